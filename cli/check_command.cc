@@ -1,0 +1,157 @@
+// `dualswarm check` (offline validator) and `dualswarm lint`.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "engine/check/checker.h"
+#include "engine/check/observation.h"
+#include "engine/lang/spec.h"
+
+namespace dualswarm::cli {
+namespace {
+
+const char kCheckHelp[] =
+    "usage: dualswarm check --spec FILE --trace FILE [options]\n"
+    "\n"
+    "Decides whether the observations in a JSON-lines trace (docs/trace-format.md)\n"
+    "are explained by some execution of the spec under the network model.\n"
+    "\n"
+    "options:\n"
+    "  --spec FILE          the .dspec spec\n"
+    "  --trace FILE         the trace, one observation per line ('-' for stdin)\n"
+    "  --network MODEL      tcp (default: per-connection FIFO, any reordering across\n"
+    "                       connections) or sync (requests served in the order sent)\n"
+    "  --json               print {\"verdict\": ...} as JSON instead of text\n"
+    "  --max-frontier N     most live explanations kept at once (default 1000000);\n"
+    "                       exceeding it ends with INCONCLUSIVE (exit 2), never ACCEPT\n"
+    "  --max-steps N        most spec steps to execute in total (default unlimited)\n"
+    "\n"
+    "exit: 0 ACCEPT, 1 REJECT, 2 bad input / spec error / INCONCLUSIVE\n";
+
+// Parses "--name value" / "--name=value" / "--flag" arguments.
+bool ParseFlags(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
+                const std::vector<std::string>& bool_flags, std::map<std::string, std::string>* out,
+                std::string* err) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      *err = absl::StrCat("unexpected argument '", a, "'");
+      return false;
+    }
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    bool takes = std::find(with_value.begin(), with_value.end(), name) != with_value.end();
+    bool is_bool = std::find(bool_flags.begin(), bool_flags.end(), name) != bool_flags.end();
+    if (!takes && !is_bool) {
+      *err = absl::StrCat("unknown option '--", name, "'");
+      return false;
+    }
+    if (takes && !has_value) {
+      if (i + 1 >= args.size()) {
+        *err = absl::StrCat("option '--", name, "' needs a value");
+        return false;
+      }
+      value = args[++i];
+    }
+    (*out)[name] = takes ? value : "true";
+  }
+  return true;
+}
+
+int BadInput(const std::string& msg) {
+  std::fprintf(stderr, "dualswarm: %s\n", msg.c_str());
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int CheckCommand(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::fputs(kCheckHelp, stdout);
+      return kExitOk;
+    }
+  std::map<std::string, std::string> f;
+  std::string err;
+  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps"}, {"json"}, &f, &err))
+    return BadInput(absl::StrCat(err, "\n\n", kCheckHelp));
+  if (!f.count("spec") || !f.count("trace"))
+    return BadInput(absl::StrCat("check needs --spec and --trace\n\n", kCheckHelp));
+  check::CheckerOptions opts;
+  if (f.count("network")) opts.network = f["network"];
+  if (f.count("max-frontier") && (!absl::SimpleAtoi(f["max-frontier"], &opts.max_frontier) || opts.max_frontier == 0))
+    return BadInput("--max-frontier must be a positive integer");
+  if (f.count("max-steps") && !absl::SimpleAtoi(f["max-steps"], &opts.max_steps))
+    return BadInput("--max-steps must be a non-negative integer");
+  bool json = f.count("json") > 0;
+
+  auto spec = lang::LoadSpecFile(f["spec"]);
+  if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));
+  std::string trace_name = f["trace"];
+  absl::StatusOr<std::string> text;
+  if (trace_name == "-") {
+    std::string all;
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) all.append(buf, n);
+    text = all;
+    trace_name = "<stdin>";
+  } else {
+    text = lang::ReadFileToString(trace_name);
+  }
+  if (!text.ok()) return BadInput(std::string(text.status().message()));
+  auto trace = check::ParseTrace(trace_name, *text);
+  if (!trace.ok()) return BadInput(std::string(trace.status().message()));
+
+  auto start = std::chrono::steady_clock::now();
+  check::CheckerStats stats;
+  auto verdict = check::CheckTrace(*spec, *trace, opts, &stats);
+  if (!verdict.ok()) {
+    // Malformed observation sequences carry "line N: ..."; point at the file.
+    return BadInput(absl::StrCat(trace_name, ": ", verdict.status().message()));
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (json) {
+    std::printf("%s\n", check::VerdictToJson(*verdict, &stats).c_str());
+  } else {
+    std::fputs(check::FormatVerdict(*verdict).c_str(), stdout);
+    std::fprintf(stderr, "checked %llu observations in %.3f s (%llu spec steps, %llu backtracks, %llu solver calls)\n",
+                 static_cast<unsigned long long>(stats.observations), secs,
+                 static_cast<unsigned long long>(stats.handler_runs),
+                 static_cast<unsigned long long>(stats.backtracks),
+                 static_cast<unsigned long long>(stats.solver.z3_calls));
+  }
+  switch (verdict->kind) {
+    case check::Verdict::Kind::kAccept: return kExitOk;
+    case check::Verdict::Kind::kReject: return kExitRejected;
+    default: return kExitBadInput;
+  }
+}
+
+int SpecCheckCommand(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> f;
+  std::string err;
+  if (!ParseFlags(args, {"spec"}, {}, &f, &err) || !f.count("spec"))
+    return BadInput(err.empty() ? "usage: dualswarm lint --spec FILE" : err);
+  auto spec = lang::LoadSpecFile(f["spec"]);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
+    return kExitBadInput;
+  }
+  std::printf("%s: spec '%s' OK (%zu vars, %zu functions, %zu generators, hash %s)\n",
+              f["spec"].c_str(), (*spec)->name.c_str(), (*spec)->ast.vars.size(),
+              (*spec)->ast.fns.size(), (*spec)->ast.gens.size(), (*spec)->content_hash.c_str());
+  return kExitOk;
+}
+
+}  // namespace dualswarm::cli

@@ -1,0 +1,114 @@
+// The observation checker (validator): decides whether a stream of
+// observations is explained by some execution of the spec under some
+// network behaviour allowed by the network model.
+//
+// Search: an incremental depth-first search over explanations with
+// just-in-time linearization and memoisation (Lowe; Porcupine). An
+// explanation is (spec state, residual path constraints, per channel: how
+// many requests the server consumed and the responses it owes). A received
+// response is explained by consuming pending requests (in any order the
+// network model allows) only until the response's channel owes something,
+// then matching the head of that channel's queue against the observation.
+// Alternatives at each response are kept lazily on a stack; when a later
+// observation kills the current explanation the search backtracks, and
+// (observation, explanation-hash) pairs proven dead are never explored
+// again. The SUT is rejected only when no alternative is left.
+// Soundness: Z3 "unknown" counts as satisfiable; exceeding the frontier
+// bound is an error (kInconclusive), never an accept.
+#ifndef DUALSWARM_ENGINE_CHECK_CHECKER_H_
+#define DUALSWARM_ENGINE_CHECK_CHECKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/check/network.h"
+#include "engine/check/observation.h"
+#include "engine/lang/spec.h"
+#include "engine/sym/solver.h"
+
+namespace dualswarm::check {
+
+struct CheckerOptions {
+  std::string network = "tcp";
+  // Most explanations kept alive at once (alternatives on the search stack).
+  size_t max_frontier = 1'000'000;
+  // Most explanation steps (handler runs) in total; 0 = unlimited.
+  uint64_t max_steps = 0;
+  // How many death reasons a rejection reports.
+  int max_reasons = 6;
+  unsigned solver_timeout_ms = 2000;
+};
+
+// Why one explanation could not explain the rejecting observation.
+struct DeathReason {
+  std::string text;                  // field diff or conflicting constraint
+  std::string field;                 // mismatching field path, e.g. "status"
+  std::vector<int64_t> server_order; // request labels in the order the server took them
+  std::string spec_loc;              // "file:line:col" of the `send` that produced the response
+};
+
+struct Verdict {
+  enum class Kind { kAccept, kReject, kInconclusive, kSpecError };
+  Kind kind = Kind::kAccept;
+  std::string message;               // one line summary
+  // For kReject: the observation no explanation survived.
+  size_t obs_index = 0;
+  Observation observation;
+  std::vector<DeathReason> reasons;
+};
+
+const char* VerdictKindName(Verdict::Kind k);
+
+struct CheckerStats {
+  uint64_t observations = 0;
+  uint64_t handler_runs = 0;     // spec steps executed (one per path)
+  uint64_t explanations = 0;     // candidate explanations examined
+  uint64_t backtracks = 0;
+  uint64_t memo_hits = 0;
+  size_t frontier = 0;           // live alternatives now
+  size_t max_frontier_seen = 0;
+  sym::SolverStats solver;
+};
+
+class Checker {
+ public:
+  static absl::StatusOr<std::unique_ptr<Checker>> Create(std::shared_ptr<const lang::Spec> spec,
+                                                         const CheckerOptions& options);
+  ~Checker();
+
+  // Feeds the next observation. Malformed observations (label/conn
+  // inconsistencies) return InvalidArgument and are not recorded. Once the
+  // verdict is not kAccept, further observations are ignored.
+  absl::Status Observe(Observation o);
+
+  // kAccept while every observation so far is explained.
+  const Verdict& verdict() const;
+  CheckerStats stats() const;
+
+  // Model state (spec globals) of the current explanation.
+  const std::vector<ir::Value>& CurrentGlobals() const;
+
+ private:
+  struct Impl;
+  explicit Checker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience for whole traces: feeds all observations, returns the verdict.
+// Malformed traces return InvalidArgument "line N: ...".
+absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec,
+                                   const std::vector<Observation>& trace,
+                                   const CheckerOptions& options, CheckerStats* stats = nullptr);
+
+// Human-readable multi-line rendering of a verdict.
+std::string FormatVerdict(const Verdict& v);
+// {"verdict":"accept"|"reject"|..., ...}
+std::string VerdictToJson(const Verdict& v, const CheckerStats* stats);
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_CHECKER_H_

@@ -1,0 +1,52 @@
+// Network models: which sent-but-unconsumed request the server may take
+// next. The checker asks the model for the candidate channels; the model
+// knows nothing about the spec.
+//   tcp  (default): per-connection FIFO, any interleaving across
+//                   connections, unbounded delay, no loss.
+//   sync: one global order; the server takes requests in the order sent.
+// Adding a model (bounded buffers, loss) means adding a class here; the
+// spec language does not change.
+#ifndef DUALSWARM_ENGINE_CHECK_NETWORK_H_
+#define DUALSWARM_ENGINE_CHECK_NETWORK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/ir/value.h"
+
+namespace dualswarm::check {
+
+// One request the tester sent, as the checker records it.
+struct SentRequest {
+  int64_t label;
+  int channel;
+  size_t obs_index;  // index of its "sent" observation in the trace
+  uint64_t seq;      // global send order
+  ir::Value msg;
+};
+
+// Requests sent so far, per channel (a connection between two closes).
+struct SentLog {
+  std::vector<std::vector<SentRequest>> per_channel;
+};
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual absl::string_view name() const = 0;
+  // Appends the channels whose next unconsumed request the server may take
+  // now. consumed[c] = how many of channel c's requests are consumed;
+  // `before_obs`: only requests sent before this observation exist yet.
+  virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed,
+                          size_t before_obs, std::vector<int>* out) const = 0;
+};
+
+absl::StatusOr<std::unique_ptr<NetworkModel>> MakeNetworkModel(absl::string_view name);
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_NETWORK_H_

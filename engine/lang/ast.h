@@ -1,0 +1,159 @@
+// Abstract syntax of a .dspec spec. The parser builds it; the checker
+// (checks.h) resolves names to slots and builtins in place; the interpreter
+// walks it. Every node keeps the location of its first token.
+#ifndef DUALSWARM_ENGINE_LANG_AST_H_
+#define DUALSWARM_ENGINE_LANG_AST_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/ir/value.h"
+#include "engine/lang/loc.h"
+
+namespace dualswarm::lang {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class ExprKind {
+  kLiteral,  // literal (null, bool, int, string, none)
+  kName,     // identifier reference (resolved to local slot or global index)
+  kSome,     // some(e)
+  kRecord,   // { key: e, ... }
+  kList,     // [e, ...]
+  kField,    // e.name
+  kIndex,    // e[i]
+  kUnwrap,   // e!
+  kCall,     // name(args) or recv.name(args) (receiver is args[0])
+  kUnary,    // op e  (op: "!" or "-")
+  kBinary,   // e op e (== != < <= > >= + - * / %)
+  kAnd,      // e && e  (short-circuit)
+  kOr,       // e || e
+  kIf,       // if c { } else ...   args: cond, then, else (else may be null)
+  kMatch,    // match e { arms }
+  kEither,   // either { } or { } ...  args: the alternatives
+  kFresh,    // fresh int|string|bool
+  kBlock,    // { stmts; value? }
+  kAssume,   // assume e
+  kAssert,   // assert e
+  kSend,     // send conn msg
+  kOneof,    // oneof { e, e, ... }          (gen only)
+  kFreq,     // freq { w: e, ... }           (gen only)
+};
+
+enum class RefKind { kUnresolved, kLocal, kGlobal };
+
+struct Pattern {
+  enum class Kind { kWildcard, kBind, kLiteral, kNone, kSome, kRecord };
+  Kind kind = Kind::kWildcard;
+  Loc loc;
+  ir::Value literal;             // kLiteral
+  std::string name;              // kBind
+  int slot = -1;                 // kBind, set by the checker
+  std::vector<Pattern> subs;     // kSome: 1; kRecord: one per key
+  std::vector<std::string> keys; // kRecord
+};
+
+struct MatchArm {
+  Pattern pattern;
+  ExprPtr body;
+};
+
+struct Stmt {
+  enum class Kind { kLet, kAssign, kExpr };
+  Kind kind = Kind::kExpr;
+  Loc loc;
+  std::string name;  // kLet / kAssign target
+  RefKind ref = RefKind::kUnresolved;
+  int slot = -1;     // local slot or global index
+  ExprPtr value;
+};
+
+enum class Builtin {
+  kNone,
+  // strings
+  kLen, kStartsWith, kEndsWith, kContains, kSubstr, kStr,
+  // maps
+  kHas, kGet, kSet, kRemove, kKeys, kValues,
+  // lists
+  kPush, kAt,
+  // options
+  kIsSome, kIsNone, kOrElse,
+  // gen-only (meaning given by the tester)
+  kPick, kRandomWord, kRandomEtag, kRandomInt, kObserved,
+};
+
+struct Expr {
+  ExprKind kind;
+  Loc loc;
+  ir::Value literal;             // kLiteral
+  std::string name;              // kName / kField / kCall / kUnary / kBinary op
+  std::vector<ExprPtr> args;     // children
+  std::vector<std::string> keys; // kRecord keys
+  std::vector<int64_t> weights;  // kFreq
+  std::vector<Stmt> stmts;       // kBlock statements
+  ExprPtr tail;                  // kBlock value expression (may be null)
+  std::vector<MatchArm> arms;    // kMatch
+  sym::Sort fresh_sort = sym::Sort::kInt;  // kFresh
+  // Resolution (filled by the checker).
+  RefKind ref = RefKind::kUnresolved;
+  int slot = -1;                 // kName: local slot or global index
+  int fn_index = -1;             // kCall to a user function
+  Builtin builtin = Builtin::kNone;
+  int site = -1;                 // kOneof / kFreq: site number within the spec
+};
+
+struct TypeExpr {
+  std::string name;  // "int", "string", "bool", "map", "list", "option", "record", ...
+  std::vector<TypeExpr> params;
+  std::vector<std::string> fields;  // record type field names (params parallel)
+  Loc loc;
+};
+
+struct VarDecl {
+  std::string name;
+  Loc loc;
+  bool has_type = false;
+  TypeExpr type;
+  ExprPtr init;
+};
+
+struct FnDecl {
+  std::string name;
+  Loc loc;
+  std::vector<std::string> params;
+  ExprPtr body;  // a kBlock
+  int num_slots = 0;
+};
+
+struct Handler {
+  std::string request;  // name bound to the received message
+  std::string conn;     // name bound to the connection
+  Loc loc;
+  ExprPtr body;
+  int num_slots = 0;
+};
+
+struct GenDecl {
+  std::string name;
+  Loc loc;
+  ExprPtr body;
+  int num_slots = 0;
+};
+
+struct SpecAst {
+  std::string file;
+  std::string name;
+  std::vector<std::pair<std::string, Loc>> uses;
+  std::vector<VarDecl> vars;
+  std::vector<FnDecl> fns;
+  std::vector<Handler> handlers;
+  std::vector<GenDecl> gens;
+  int num_choice_sites = 0;  // oneof/freq sites numbered by the checker
+};
+
+}  // namespace dualswarm::lang
+
+#endif  // DUALSWARM_ENGINE_LANG_AST_H_

@@ -1,0 +1,293 @@
+#include "engine/lang/checks.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace dualswarm::lang {
+namespace {
+
+const BuiltinInfo kBuiltins[] = {
+    {"len", Builtin::kLen, 1, 1, false},
+    {"starts_with", Builtin::kStartsWith, 2, 2, false},
+    {"ends_with", Builtin::kEndsWith, 2, 2, false},
+    {"contains", Builtin::kContains, 2, 2, false},
+    {"substr", Builtin::kSubstr, 2, 3, false},
+    {"str", Builtin::kStr, 1, 1, false},
+    {"has", Builtin::kHas, 2, 2, false},
+    {"get", Builtin::kGet, 2, 2, false},
+    {"set", Builtin::kSet, 3, 3, false},
+    {"remove", Builtin::kRemove, 2, 2, false},
+    {"keys", Builtin::kKeys, 1, 1, false},
+    {"values", Builtin::kValues, 1, 1, false},
+    {"push", Builtin::kPush, 2, 2, false},
+    {"is_some", Builtin::kIsSome, 1, 1, false},
+    {"is_none", Builtin::kIsNone, 1, 1, false},
+    {"or_else", Builtin::kOrElse, 2, 2, false},
+    {"pick", Builtin::kPick, 1, 1, true},
+    {"random_word", Builtin::kRandomWord, 1, 1, true},
+    {"random_etag", Builtin::kRandomEtag, 0, 0, true},
+    {"random_int", Builtin::kRandomInt, 2, 2, true},
+    {"observed", Builtin::kObserved, 1, 1, true},
+};
+
+const char* kSchemas[] = {"http", "json"};
+
+enum class Context { kVarInit, kFn, kHandler, kGen };
+
+class Checker {
+ public:
+  explicit Checker(SpecAst* ast) : ast_(ast) {}
+
+  std::vector<std::string> Run() {
+    for (const auto& [name, loc] : ast_->uses) {
+      bool known = false;
+      for (const char* s : kSchemas) known |= name == s;
+      if (!known) Error(loc, absl::StrCat("unknown schema '", name, "' (known: http, json)"));
+    }
+    if (ast_->uses.size() > 1) Error(ast_->uses[1].second, "a spec uses at most one schema");
+    for (size_t i = 0; i < ast_->fns.size(); ++i) {
+      auto& f = ast_->fns[i];
+      if (FindBuiltin(f.name)) Error(f.loc, absl::StrCat("function '", f.name, "' shadows a builtin"));
+      if (!fns_.emplace(f.name, static_cast<int>(i)).second)
+        Error(f.loc, absl::StrCat("function '", f.name, "' is defined twice"));
+    }
+    for (size_t i = 0; i < ast_->vars.size(); ++i) {
+      auto& v = ast_->vars[i];
+      if (v.has_type) CheckType(v.type);
+      // Initialisers may read earlier vars only.
+      Begin(Context::kVarInit);
+      Expr(v.init.get());
+      if (!globals_.emplace(v.name, static_cast<int>(i)).second)
+        Error(v.loc, absl::StrCat("variable '", v.name, "' is declared twice"));
+    }
+    for (auto& f : ast_->fns) {
+      Begin(Context::kFn);
+      std::set<std::string> seen;
+      for (const auto& p : f.params) {
+        if (!seen.insert(p).second)
+          Error(f.loc, absl::StrCat("parameter '", p, "' appears twice"));
+        Declare(p);
+      }
+      Expr(f.body.get());
+      f.num_slots = max_slots_;
+    }
+    if (ast_->handlers.empty())
+      Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
+    if (ast_->handlers.size() > 1)
+      Error(ast_->handlers[1].loc, "a spec has exactly one `on recv` handler; branch on the request inside it");
+    for (auto& h : ast_->handlers) {
+      Begin(Context::kHandler);
+      Declare(h.request);
+      Declare(h.conn);
+      Expr(h.body.get());
+      h.num_slots = max_slots_;
+    }
+    std::set<std::string> gen_names;
+    for (auto& g : ast_->gens) {
+      if (!gen_names.insert(g.name).second)
+        Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
+      Begin(Context::kGen);
+      Expr(g.body.get());
+      g.num_slots = max_slots_;
+    }
+    ast_->num_choice_sites = sites_;
+    return std::move(errors_);
+  }
+
+ private:
+  void Error(Loc loc, std::string msg) { errors_.push_back(FormatDiag(ast_->file, loc, msg)); }
+
+  void Begin(Context c) {
+    ctx_ = c;
+    scopes_.clear();
+    scopes_.emplace_back();
+    next_slot_ = 0;
+    max_slots_ = 0;
+  }
+  int Declare(const std::string& name) {
+    int s = next_slot_++;
+    max_slots_ = std::max(max_slots_, next_slot_);
+    scopes_.back()[name] = s;
+    return s;
+  }
+  void Push() { scopes_.emplace_back(); saved_.push_back(next_slot_); }
+  void Pop() {
+    scopes_.pop_back();
+    next_slot_ = saved_.back();
+    saved_.pop_back();
+  }
+  bool Lookup(const std::string& name, RefKind* ref, int* slot) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end()) {
+        *ref = RefKind::kLocal;
+        *slot = f->second;
+        return true;
+      }
+    }
+    auto g = globals_.find(name);
+    if (g != globals_.end()) {
+      *ref = RefKind::kGlobal;
+      *slot = g->second;
+      return true;
+    }
+    return false;
+  }
+
+  void CheckType(const TypeExpr& t) {
+    static const std::map<std::string, int> kArity = {
+        {"int", 0}, {"string", 0}, {"bool", 0},   {"any", 0},   {"null", 0},
+        {"list", 1}, {"option", 1}, {"map", 2}, {"record", -1}};
+    auto it = kArity.find(t.name);
+    if (it == kArity.end()) {
+      Error(t.loc, absl::StrCat("unknown type '", t.name,
+                                "' (known: int, string, bool, any, list<T>, option<T>, map<K,V>, {f: T})"));
+      return;
+    }
+    if (it->second >= 0 && static_cast<int>(t.params.size()) != it->second)
+      Error(t.loc, absl::StrCat("type '", t.name, "' takes ", it->second, " parameter(s)"));
+    if (t.name == "map" && t.params.size() == 2 && t.params[0].name != "string")
+      Error(t.params[0].loc, "map keys must be strings");
+    for (const auto& p : t.params) CheckType(p);
+  }
+
+  void Pattern(lang::Pattern* p) {
+    switch (p->kind) {
+      case Pattern::Kind::kBind: p->slot = Declare(p->name); break;
+      case Pattern::Kind::kSome:
+      case Pattern::Kind::kRecord:
+        for (auto& s : p->subs) Pattern(&s);
+        break;
+      default: break;
+    }
+  }
+
+  void Expr(lang::Expr* e) {
+    if (e == nullptr) return;
+    switch (e->kind) {
+      case ExprKind::kName: {
+        if (!Lookup(e->name, &e->ref, &e->slot)) {
+          if (fns_.count(e->name) || FindBuiltin(e->name)) {
+            Error(e->loc, absl::StrCat("'", e->name, "' is a function; call it with (...)"));
+          } else {
+            Error(e->loc, absl::StrCat("unknown name '", e->name, "'"));
+          }
+        }
+        return;
+      }
+      case ExprKind::kBlock: {
+        Push();
+        for (auto& s : e->stmts) Stmt(&s);
+        Expr(e->tail.get());
+        Pop();
+        return;
+      }
+      case ExprKind::kMatch: {
+        Expr(e->args[0].get());
+        for (auto& arm : e->arms) {
+          Push();
+          Pattern(&arm.pattern);
+          Expr(arm.body.get());
+          Pop();
+        }
+        return;
+      }
+      case ExprKind::kCall: Call(e); break;
+      case ExprKind::kOneof:
+      case ExprKind::kFreq:
+        if (ctx_ != Context::kGen) {
+          Error(e->loc, absl::StrCat("`", e->kind == ExprKind::kOneof ? "oneof" : "freq",
+                                     "` is only allowed in `gen` blocks (use `either` in the server)"));
+        }
+        e->site = sites_++;
+        for (size_t i = 0; i < e->weights.size(); ++i)
+          if (e->weights[i] <= 0) Error(e->loc, "`freq` weights must be positive");
+        break;
+      case ExprKind::kSend:
+        if (ctx_ == Context::kGen || ctx_ == Context::kVarInit)
+          Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
+        break;
+      case ExprKind::kFresh:
+      case ExprKind::kEither:
+        if (ctx_ == Context::kVarInit)
+          Error(e->loc, "initial values must be deterministic (no `fresh`/`either`)");
+        break;
+      default: break;
+    }
+    for (auto& a : e->args) Expr(a.get());
+  }
+
+  void Call(lang::Expr* e) {
+    int argc = static_cast<int>(e->args.size());
+    auto f = fns_.find(e->name);
+    if (f != fns_.end()) {
+      e->fn_index = f->second;
+      int want = static_cast<int>(ast_->fns[f->second].params.size());
+      if (want != argc)
+        Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
+      if (ctx_ == Context::kVarInit) Error(e->loc, "initial values cannot call user functions");
+      return;
+    }
+    const BuiltinInfo* b = FindBuiltin(e->name);
+    if (b == nullptr) {
+      Error(e->loc, absl::StrCat("unknown function '", e->name, "'"));
+      return;
+    }
+    e->builtin = b->id;
+    if (argc < b->min_args || argc > b->max_args) {
+      if (b->min_args == b->max_args) {
+        Error(e->loc, absl::StrCat("'", e->name, "' takes ", b->min_args, " argument(s), got ", argc));
+      } else {
+        Error(e->loc, absl::StrCat("'", e->name, "' takes ", b->min_args, " to ", b->max_args,
+                                   " arguments, got ", argc));
+      }
+    }
+    if (b->gen_only && ctx_ != Context::kGen)
+      Error(e->loc, absl::StrCat("'", e->name, "' is a tester function, only allowed in `gen` blocks"));
+  }
+
+  void Stmt(lang::Stmt* s) {
+    switch (s->kind) {
+      case Stmt::Kind::kLet:
+        Expr(s->value.get());
+        s->ref = RefKind::kLocal;
+        s->slot = Declare(s->name);
+        return;
+      case Stmt::Kind::kAssign:
+        Expr(s->value.get());
+        if (!Lookup(s->name, &s->ref, &s->slot)) {
+          Error(s->loc, absl::StrCat("assignment to unknown name '", s->name,
+                                     "' (declare it with `let` or `var`)"));
+        } else if (s->ref == RefKind::kGlobal && ctx_ == Context::kGen) {
+          Error(s->loc, absl::StrCat("`gen` blocks read the model state but cannot assign '",
+                                     s->name, "'"));
+        }
+        return;
+      case Stmt::Kind::kExpr: Expr(s->value.get()); return;
+    }
+  }
+
+  SpecAst* ast_;
+  Context ctx_ = Context::kFn;
+  std::vector<std::map<std::string, int>> scopes_;
+  std::vector<int> saved_;
+  int next_slot_ = 0, max_slots_ = 0;
+  std::map<std::string, int> globals_;
+  std::map<std::string, int> fns_;
+  int sites_ = 0;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+const BuiltinInfo* FindBuiltin(const std::string& name) {
+  for (const auto& b : kBuiltins)
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+std::vector<std::string> CheckAndResolve(SpecAst* ast) { return Checker(ast).Run(); }
+
+}  // namespace dualswarm::lang

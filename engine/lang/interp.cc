@@ -1,0 +1,489 @@
+#include "engine/lang/interp.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace dualswarm::lang {
+namespace {
+
+using ir::Value;
+using sym::TermRef;
+
+// Internal control flow; never escapes this file.
+struct SpecFault {
+  Loc loc;
+  std::string msg;
+};
+struct PathKilled {};
+
+constexpr int kMaxCallDepth = 200;
+
+std::string Show(const Value& v) {
+  std::string s = v.ToString();
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+class Eval {
+ public:
+  Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out)
+      : spec_(spec), globals_(globals), oracle_(oracle), out_(out) {}
+
+  Value Run(const Expr* e, std::vector<Value>* frame) {
+    frame_ = frame;
+    return E(e);
+  }
+
+ private:
+  [[noreturn]] void Fault(Loc loc, std::string msg) { throw SpecFault{loc, std::move(msg)}; }
+
+  [[noreturn]] void TypeFault(Loc loc, absl::string_view what, const Value& v) {
+    Fault(loc, absl::StrCat(what, ", got ", Value::KindName(v.kind()), " ", Show(v)));
+  }
+
+  bool Truth(const Value& v, Loc loc) {
+    if (v.is_bool()) return v.as_bool();
+    if (v.is_sym() && v.as_term()->sort == sym::Sort::kBool) return oracle_->Decide(v.as_term(), loc);
+    TypeFault(loc, "condition must be a bool", v);
+  }
+
+  TermRef ScalarTerm(const Value& v, sym::Sort want, Loc loc, absl::string_view what) {
+    auto s = v.scalar_sort();
+    if (!s || *s != want)
+      TypeFault(loc, absl::StrCat(what, " must be ", sym::SortName(want)), v);
+    return v.ToTerm();
+  }
+
+  const std::string& ConcreteKey(const Value& v, Loc loc) {
+    if (v.is_string()) return v.as_string();
+    if (v.is_sym())
+      Fault(loc, absl::StrCat("map key must be concrete, got the symbolic value ", Show(v),
+                              " (maps are indexed by known strings)"));
+    TypeFault(loc, "map key must be a string", v);
+  }
+
+  int64_t ConcreteInt(const Value& v, Loc loc, absl::string_view what) {
+    if (v.is_int()) return v.as_int();
+    if (v.is_sym())
+      Fault(loc, absl::StrCat(what, " must be a concrete int here; symbolic ", Show(v),
+                              " cannot be used"));
+    TypeFault(loc, absl::StrCat(what, " must be an int"), v);
+  }
+
+  const Value& NeedMap(const Value& v, Loc loc, absl::string_view what) {
+    if (!v.is_map()) TypeFault(loc, absl::StrCat(what, " needs a map"), v);
+    return v;
+  }
+
+  // Structural equality that builds terms when symbolic leaves meet.
+  Value Equal(const Value& a, const Value& b) {
+    if (a.IsConcrete() && b.IsConcrete()) return Value::Bool(a == b);
+    if (a.is_sym() || b.is_sym()) {
+      auto sa = a.scalar_sort(), sb = b.scalar_sort();
+      if (!sa || !sb || *sa != *sb) return Value::Bool(false);
+      return Value::Sym(sym::MkEq(a.ToTerm(), b.ToTerm()));
+    }
+    if (a.kind() != b.kind()) return Value::Bool(false);
+    TermRef acc = sym::MkBool(true);
+    switch (a.kind()) {
+      case Value::Kind::kList: {
+        const auto& la = a.as_list();
+        const auto& lb = b.as_list();
+        if (la.size() != lb.size()) return Value::Bool(false);
+        for (size_t i = 0; i < la.size(); ++i) {
+          acc = sym::MkAnd(acc, Equal(la[i], lb[i]).ToTerm());
+          if (acc->op == sym::TermOp::kConstBool && !acc->ival) break;
+        }
+        break;
+      }
+      case Value::Kind::kMap: {
+        const auto& ma = a.as_map();
+        const auto& mb = b.as_map();
+        if (ma.size() != mb.size()) return Value::Bool(false);
+        for (size_t i = 0; i < ma.size(); ++i) {
+          if (ma[i].first != mb[i].first) return Value::Bool(false);
+          acc = sym::MkAnd(acc, Equal(ma[i].second, mb[i].second).ToTerm());
+          if (acc->op == sym::TermOp::kConstBool && !acc->ival) break;
+        }
+        break;
+      }
+      case Value::Kind::kOption:
+        if (a.has_value() != b.has_value()) return Value::Bool(false);
+        if (!a.has_value()) return Value::Bool(true);
+        return Equal(a.inner(), b.inner());
+      default: return Value::Bool(a == b);
+    }
+    return Value::Sym(acc);
+  }
+
+  Value E(const Expr* e) {
+    switch (e->kind) {
+      case ExprKind::kLiteral: return e->literal;
+      case ExprKind::kName:
+        return e->ref == RefKind::kLocal ? (*frame_)[e->slot] : (*globals_)[e->slot];
+      case ExprKind::kSome: return Value::Some(E(e->args[0].get()));
+      case ExprKind::kRecord: {
+        ir::MapEntries entries;
+        entries.reserve(e->keys.size());
+        for (size_t i = 0; i < e->keys.size(); ++i)
+          entries.emplace_back(e->keys[i], E(e->args[i].get()));
+        return Value::Map(std::move(entries));
+      }
+      case ExprKind::kList: {
+        std::vector<Value> items;
+        items.reserve(e->args.size());
+        for (const auto& a : e->args) items.push_back(E(a.get()));
+        return Value::List(std::move(items));
+      }
+      case ExprKind::kField: {
+        Value base = E(e->args[0].get());
+        if (base.is_option())
+          Fault(e->loc, absl::StrCat("field '", e->name, "' of an option; unwrap it first with `!` or `match`"));
+        if (!base.is_map()) TypeFault(e->loc, absl::StrCat("field '", e->name, "' needs a record"), base);
+        const Value* f = base.Find(e->name);
+        if (f == nullptr) {
+          std::vector<std::string> names;
+          for (const auto& [k, v] : base.as_map()) names.push_back(k);
+          Fault(e->loc, absl::StrCat("record has no field '", e->name, "' (fields: ",
+                                     absl::StrJoin(names, ", "), "); use has()/get() for optional fields"));
+        }
+        return *f;
+      }
+      case ExprKind::kIndex: {
+        Value base = E(e->args[0].get());
+        Value idx = E(e->args[1].get());
+        if (base.is_list()) {
+          int64_t i = ConcreteInt(idx, e->args[1]->loc, "list index");
+          const auto& l = base.as_list();
+          if (i < 0 || i >= static_cast<int64_t>(l.size()))
+            Fault(e->loc, absl::StrCat("list index ", i, " out of range (length ", l.size(), ")"));
+          return l[static_cast<size_t>(i)];
+        }
+        if (!base.is_map()) TypeFault(e->loc, "indexing needs a map or a list", base);
+        const std::string& k = ConcreteKey(idx, e->args[1]->loc);
+        const Value* f = base.Find(k);
+        if (f == nullptr)
+          Fault(e->loc, absl::StrCat("key \"", k, "\" is absent; check with has() or use get()"));
+        return *f;
+      }
+      case ExprKind::kUnwrap: {
+        Value o = E(e->args[0].get());
+        if (!o.is_option()) TypeFault(e->loc, "`!` unwraps an option", o);
+        if (!o.has_value()) Fault(e->loc, "unwrapped `none` with `!`");
+        return o.inner();
+      }
+      case ExprKind::kCall: return Call(e);
+      case ExprKind::kUnary: {
+        Value v = E(e->args[0].get());
+        if (e->name == "!") {
+          if (v.is_bool()) return Value::Bool(!v.as_bool());
+          return Value::Sym(sym::MkNot(ScalarTerm(v, sym::Sort::kBool, e->loc, "operand of `!`")));
+        }
+        if (v.is_int()) return Value::Int(-v.as_int());
+        return Value::Sym(sym::MkSub(sym::MkInt(0), ScalarTerm(v, sym::Sort::kInt, e->loc, "operand of `-`")));
+      }
+      case ExprKind::kBinary: return Binary(e);
+      case ExprKind::kAnd: {
+        Value l = E(e->args[0].get());
+        if (!Truth(l, e->args[0]->loc)) return Value::Bool(false);
+        Value r = E(e->args[1].get());
+        if (r.is_bool() || (r.is_sym() && r.as_term()->sort == sym::Sort::kBool)) return r;
+        TypeFault(e->args[1]->loc, "operand of `&&` must be a bool", r);
+      }
+      case ExprKind::kOr: {
+        Value l = E(e->args[0].get());
+        if (Truth(l, e->args[0]->loc)) return Value::Bool(true);
+        Value r = E(e->args[1].get());
+        if (r.is_bool() || (r.is_sym() && r.as_term()->sort == sym::Sort::kBool)) return r;
+        TypeFault(e->args[1]->loc, "operand of `||` must be a bool", r);
+      }
+      case ExprKind::kIf: {
+        if (Truth(E(e->args[0].get()), e->args[0]->loc)) return E(e->args[1].get());
+        if (e->args[2]) return E(e->args[2].get());
+        return Value::Null();
+      }
+      case ExprKind::kMatch: {
+        Value v = E(e->args[0].get());
+        for (const auto& arm : e->arms)
+          if (MatchPattern(arm.pattern, v)) return E(arm.body.get());
+        Fault(e->loc, absl::StrCat("no `match` arm matches ", Show(v)));
+      }
+      case ExprKind::kEither: {
+        int n = static_cast<int>(e->args.size());
+        int k = oracle_->Choose(n, e->loc);
+        return E(e->args[static_cast<size_t>(k)].get());
+      }
+      case ExprKind::kFresh: return oracle_->Fresh(e->fresh_sort, e->loc);
+      case ExprKind::kBlock: {
+        for (const auto& s : e->stmts) {
+          Value v = E(s.value.get());
+          if (s.kind == Stmt::Kind::kExpr) continue;
+          if (s.ref == RefKind::kLocal) {
+            (*frame_)[s.slot] = std::move(v);
+          } else {
+            (*globals_)[s.slot] = std::move(v);
+          }
+        }
+        return e->tail ? E(e->tail.get()) : Value::Null();
+      }
+      case ExprKind::kAssume: {
+        Value c = E(e->args[0].get());
+        if (c.is_bool()) {
+          if (!c.as_bool()) throw PathKilled{};
+          return Value::Null();
+        }
+        TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assume` condition");
+        if (!oracle_->Assume(t, e->loc)) throw PathKilled{};
+        return Value::Null();
+      }
+      case ExprKind::kAssert: {
+        Value c = E(e->args[0].get());
+        if (c.is_bool()) {
+          if (!c.as_bool()) Fault(e->loc, "assertion failed");
+          return Value::Null();
+        }
+        TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assert` condition");
+        if (oracle_->Possible(sym::MkNot(t)))
+          Fault(e->loc, absl::StrCat("assertion may fail: ", sym::TermToString(t),
+                                     " does not hold on every path"));
+        return Value::Null();
+      }
+      case ExprKind::kSend: {
+        Value conn = E(e->args[0].get());
+        Value msg = E(e->args[1].get());
+        if (out_ == nullptr) Fault(e->loc, "`send` is not allowed here");
+        out_->sends.push_back({std::move(conn), std::move(msg), e->loc});
+        return Value::Null();
+      }
+      case ExprKind::kOneof:
+      case ExprKind::kFreq: Fault(e->loc, "`oneof`/`freq` only run in the tester's `gen` blocks");
+    }
+    Fault(e->loc, "internal error: unknown expression");
+  }
+
+  bool MatchPattern(const Pattern& p, const Value& v) {
+    switch (p.kind) {
+      case Pattern::Kind::kWildcard: return true;
+      case Pattern::Kind::kBind: (*frame_)[p.slot] = v; return true;
+      case Pattern::Kind::kNone: return v.is_option() && !v.has_value();
+      case Pattern::Kind::kSome:
+        return v.is_option() && v.has_value() && MatchPattern(p.subs[0], v.inner());
+      case Pattern::Kind::kRecord: {
+        if (!v.is_map()) return false;
+        for (size_t i = 0; i < p.keys.size(); ++i) {
+          const Value* f = v.Find(p.keys[i]);
+          if (f == nullptr || !MatchPattern(p.subs[i], *f)) return false;
+        }
+        return true;
+      }
+      case Pattern::Kind::kLiteral: {
+        Value eq = Equal(v, p.literal);
+        if (eq.is_bool()) return eq.as_bool();
+        return oracle_->Decide(eq.as_term(), p.loc);
+      }
+    }
+    return false;
+  }
+
+  Value Compare(const Expr* e, const Value& a, const Value& b) {
+    const std::string& op = e->name;
+    if (a.is_string() && b.is_string()) {
+      int c = a.as_string().compare(b.as_string());
+      if (op == "<") return Value::Bool(c < 0);
+      if (op == "<=") return Value::Bool(c <= 0);
+      if (op == ">") return Value::Bool(c > 0);
+      return Value::Bool(c >= 0);
+    }
+    TermRef x = ScalarTerm(a, sym::Sort::kInt, e->loc, absl::StrCat("left operand of `", op, "`"));
+    TermRef y = ScalarTerm(b, sym::Sort::kInt, e->loc, absl::StrCat("right operand of `", op, "`"));
+    if (op == "<") return Value::Sym(sym::MkLt(x, y));
+    if (op == "<=") return Value::Sym(sym::MkLe(x, y));
+    if (op == ">") return Value::Sym(sym::MkLt(y, x));
+    return Value::Sym(sym::MkLe(y, x));
+  }
+
+  Value Binary(const Expr* e) {
+    Value a = E(e->args[0].get());
+    Value b = E(e->args[1].get());
+    const std::string& op = e->name;
+    if (op == "==") return Equal(a, b);
+    if (op == "!=") {
+      Value eq = Equal(a, b);
+      return eq.is_bool() ? Value::Bool(!eq.as_bool()) : Value::Sym(sym::MkNot(eq.as_term()));
+    }
+    if (op == "<" || op == "<=" || op == ">" || op == ">=") return Compare(e, a, b);
+    if (op == "+") {
+      if (a.is_int() && b.is_int()) return Value::Int(a.as_int() + b.as_int());
+      if (a.is_string() && b.is_string()) return Value::String(a.as_string() + b.as_string());
+      if (a.is_list() && b.is_list()) {
+        std::vector<Value> items = a.as_list();
+        items.insert(items.end(), b.as_list().begin(), b.as_list().end());
+        return Value::List(std::move(items));
+      }
+      auto sa = a.scalar_sort(), sb = b.scalar_sort();
+      if (sa && sb && *sa == *sb && *sa == sym::Sort::kInt)
+        return Value::Sym(sym::MkAdd(a.ToTerm(), b.ToTerm()));
+      if (sa && sb && *sa == *sb && *sa == sym::Sort::kString)
+        return Value::Sym(sym::MkConcat(a.ToTerm(), b.ToTerm()));
+      Fault(e->loc, absl::StrCat("`+` needs two ints, two strings or two lists, got ",
+                                 Value::KindName(a.kind()), " and ", Value::KindName(b.kind())));
+    }
+    if (op == "-" || op == "*") {
+      if (a.is_int() && b.is_int())
+        return Value::Int(op == "-" ? a.as_int() - b.as_int() : a.as_int() * b.as_int());
+      TermRef x = ScalarTerm(a, sym::Sort::kInt, e->loc, absl::StrCat("left operand of `", op, "`"));
+      TermRef y = ScalarTerm(b, sym::Sort::kInt, e->loc, absl::StrCat("right operand of `", op, "`"));
+      return Value::Sym(op == "-" ? sym::MkSub(x, y) : sym::MkMul(x, y));
+    }
+    // "/" and "%": concrete only.
+    int64_t x = ConcreteInt(a, e->loc, absl::StrCat("left operand of `", op, "`"));
+    int64_t y = ConcreteInt(b, e->loc, absl::StrCat("right operand of `", op, "`"));
+    if (y == 0) Fault(e->loc, "division by zero");
+    return Value::Int(op == "/" ? x / y : x % y);
+  }
+
+  Value Call(const Expr* e) {
+    std::vector<Value> args;
+    args.reserve(e->args.size());
+    for (const auto& a : e->args) args.push_back(E(a.get()));
+    if (e->fn_index >= 0) {
+      const FnDecl& f = spec_->ast.fns[static_cast<size_t>(e->fn_index)];
+      if (++depth_ > kMaxCallDepth)
+        Fault(e->loc, absl::StrCat("call depth exceeds ", kMaxCallDepth, " (runaway recursion in '", f.name, "'?)"));
+      std::vector<Value> frame(static_cast<size_t>(f.num_slots));
+      for (size_t i = 0; i < args.size(); ++i) frame[i] = std::move(args[i]);
+      std::vector<Value>* saved = frame_;
+      frame_ = &frame;
+      Value r = E(f.body.get());
+      frame_ = saved;
+      --depth_;
+      return r;
+    }
+    return CallBuiltin(e, args);
+  }
+
+  Value CallBuiltin(const Expr* e, std::vector<Value>& a) {
+    Loc loc = e->loc;
+    auto str = [&](size_t i) {
+      return ScalarTerm(a[i], sym::Sort::kString, loc, absl::StrCat("argument ", i + 1, " of ", e->name));
+    };
+    auto integer = [&](size_t i) {
+      return ScalarTerm(a[i], sym::Sort::kInt, loc, absl::StrCat("argument ", i + 1, " of ", e->name));
+    };
+    switch (e->builtin) {
+      case Builtin::kLen:
+        if (a[0].is_list()) return Value::Int(static_cast<int64_t>(a[0].as_list().size()));
+        if (a[0].is_map()) return Value::Int(static_cast<int64_t>(a[0].as_map().size()));
+        return Value::Sym(sym::MkLen(str(0)));
+      case Builtin::kStartsWith: return Value::Sym(sym::MkPrefixOf(str(1), str(0)));
+      case Builtin::kEndsWith: return Value::Sym(sym::MkSuffixOf(str(1), str(0)));
+      case Builtin::kContains:
+        if (a[0].is_list()) {
+          TermRef acc = sym::MkBool(false);
+          for (const auto& x : a[0].as_list()) acc = sym::MkOr(acc, Equal(x, a[1]).ToTerm());
+          return Value::Sym(acc);
+        }
+        return Value::Sym(sym::MkContains(str(0), str(1)));
+      case Builtin::kSubstr: {
+        TermRef s = str(0), start = integer(1);
+        TermRef len = a.size() > 2 ? integer(2) : sym::MkSub(sym::MkLen(s), start);
+        return Value::Sym(sym::MkSubstr(s, start, len));
+      }
+      case Builtin::kStr:
+        if (a[0].is_string()) return a[0];
+        return Value::String(absl::StrCat(ConcreteInt(a[0], loc, "argument of str")));
+      case Builtin::kHas: return Value::Bool(NeedMap(a[0], loc, "has").Find(ConcreteKey(a[1], loc)) != nullptr);
+      case Builtin::kGet: {
+        const Value* f = NeedMap(a[0], loc, "get").Find(ConcreteKey(a[1], loc));
+        return f ? Value::Some(*f) : Value::None();
+      }
+      case Builtin::kSet: return NeedMap(a[0], loc, "set").Set(ConcreteKey(a[1], loc), a[2]);
+      case Builtin::kRemove: return NeedMap(a[0], loc, "remove").Remove(ConcreteKey(a[1], loc));
+      case Builtin::kKeys: {
+        std::vector<Value> ks;
+        for (const auto& [k, v] : NeedMap(a[0], loc, "keys").as_map()) ks.push_back(Value::String(k));
+        return Value::List(std::move(ks));
+      }
+      case Builtin::kValues: {
+        std::vector<Value> vs;
+        for (const auto& [k, v] : NeedMap(a[0], loc, "values").as_map()) vs.push_back(v);
+        return Value::List(std::move(vs));
+      }
+      case Builtin::kPush: {
+        if (!a[0].is_list()) TypeFault(loc, "push needs a list", a[0]);
+        std::vector<Value> items = a[0].as_list();
+        items.push_back(a[1]);
+        return Value::List(std::move(items));
+      }
+      case Builtin::kIsSome:
+      case Builtin::kIsNone:
+        if (!a[0].is_option()) TypeFault(loc, absl::StrCat(e->name, " needs an option"), a[0]);
+        return Value::Bool(a[0].has_value() == (e->builtin == Builtin::kIsSome));
+      case Builtin::kOrElse:
+        if (!a[0].is_option()) TypeFault(loc, "or_else needs an option", a[0]);
+        return a[0].has_value() ? a[0].inner() : a[1];
+      default:
+        Fault(loc, absl::StrCat("'", e->name, "' only runs in the tester's `gen` blocks"));
+    }
+  }
+
+  const Spec* spec_;
+  std::vector<Value>* globals_;
+  Oracle* oracle_;
+  StepOutput* out_;
+  std::vector<Value>* frame_ = nullptr;
+  int depth_ = 0;
+};
+
+class NoChoiceOracle : public Oracle {
+ public:
+  int Choose(int, Loc) override { return 0; }
+  Value Fresh(sym::Sort, Loc) override { return Value::Null(); }
+  bool Decide(const TermRef&, Loc) override { return false; }
+  bool Assume(const TermRef&, Loc) override { return false; }
+  bool Possible(const TermRef&) override { return true; }
+};
+
+}  // namespace
+
+absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request,
+                                     const Value& conn, Oracle* oracle, StepOutput* out) const {
+  const Handler& h = spec_->ast.handlers[0];
+  out->globals = globals;
+  out->sends.clear();
+  out->killed = false;
+  std::vector<Value> frame(static_cast<size_t>(h.num_slots));
+  frame[0] = request;
+  frame[1] = conn;
+  Eval ev(spec_, &out->globals, oracle, out);
+  try {
+    ev.Run(h.body.get(), &frame);
+  } catch (const SpecFault& f) {
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
+  } catch (const PathKilled&) {
+    out->killed = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {
+  std::vector<Value> globals(spec.ast.vars.size());
+  NoChoiceOracle oracle;
+  Eval ev(&spec, &globals, &oracle, nullptr);
+  std::vector<Value> frame;
+  for (size_t i = 0; i < spec.ast.vars.size(); ++i) {
+    try {
+      globals[i] = ev.Run(spec.ast.vars[i].init.get(), &frame);
+    } catch (const SpecFault& f) {
+      return absl::InvalidArgumentError(FormatDiag(spec.file, f.loc, f.msg));
+    } catch (const PathKilled&) {
+      return absl::InvalidArgumentError(
+          FormatDiag(spec.file, spec.ast.vars[i].loc, "initial value may not `assume`"));
+    }
+  }
+  return globals;
+}
+
+}  // namespace dualswarm::lang

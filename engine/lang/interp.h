@@ -1,0 +1,65 @@
+// Interpreter for spec code. Runs one handler invocation (one atomic server
+// step) along one path: every nondeterministic decision (an `either`, a
+// `fresh` value, a branch on a symbolic condition, a symbolic `assume`) is
+// delegated to an Oracle, so the same interpreter serves the symbolic
+// checker (which enumerates paths) and the concrete simulator (which picks
+// at random).
+#ifndef DUALSWARM_ENGINE_LANG_INTERP_H_
+#define DUALSWARM_ENGINE_LANG_INTERP_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/ir/value.h"
+#include "engine/lang/spec.h"
+
+namespace dualswarm::lang {
+
+class Oracle {
+ public:
+  virtual ~Oracle() = default;
+  // Picks one of n alternatives of an `either` (n >= 2).
+  virtual int Choose(int n, Loc loc) = 0;
+  // Value of `fresh SORT`.
+  virtual ir::Value Fresh(sym::Sort sort, Loc loc) = 0;
+  // Branch on a non-constant boolean term; the oracle records the
+  // assumption it makes and returns the branch taken.
+  virtual bool Decide(const sym::TermRef& cond, Loc loc) = 0;
+  // `assume` on a non-constant term: false kills the path.
+  virtual bool Assume(const sym::TermRef& cond, Loc loc) = 0;
+  // Whether cond can hold under the current path (for symbolic `assert`).
+  virtual bool Possible(const sym::TermRef& cond) = 0;
+};
+
+struct SendRecord {
+  ir::Value conn;
+  ir::Value msg;
+  Loc loc;
+};
+
+struct StepOutput {
+  std::vector<ir::Value> globals;
+  std::vector<SendRecord> sends;
+  bool killed = false;  // an `assume` failed: this path does not exist
+};
+
+class Interpreter {
+ public:
+  explicit Interpreter(const Spec* spec) : spec_(spec) {}
+
+  // Runs the handler on `request` received from `conn`. A spec bug (failed
+  // assert, type error, unwrap of none, ...) returns FailedPrecondition with
+  // "file:line:col: message".
+  absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request,
+                          const ir::Value& conn, Oracle* oracle, StepOutput* out) const;
+
+  // Evaluates the `var` initialisers in order.
+  static absl::StatusOr<std::vector<ir::Value>> EvalInitialGlobals(const Spec& spec);
+
+ private:
+  const Spec* spec_;
+};
+
+}  // namespace dualswarm::lang
+
+#endif  // DUALSWARM_ENGINE_LANG_INTERP_H_

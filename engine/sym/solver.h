@@ -1,0 +1,49 @@
+// Solver: decides satisfiability of a conjunction of symbolic constraints.
+// Constant constraints never reach Z3 (the concrete fast path); results are
+// cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
+// reported as kUnknown and callers treat them as possibly satisfiable, so a
+// hard query can never turn into a false rejection.
+#ifndef DUALSWARM_ENGINE_SYM_SOLVER_H_
+#define DUALSWARM_ENGINE_SYM_SOLVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/sym/term.h"
+
+namespace dualswarm::sym {
+
+struct SolverStats {
+  uint64_t checks = 0;       // Check() calls
+  uint64_t fast_path = 0;    // answered without Z3 (constants only)
+  uint64_t cache_hits = 0;
+  uint64_t z3_calls = 0;
+  uint64_t z3_unknown = 0;
+  double z3_seconds = 0;
+};
+
+class Solver {
+ public:
+  enum class Result { kSat, kUnsat, kUnknown };
+
+  explicit Solver(unsigned timeout_ms = 2000);
+  ~Solver();
+  Solver(const Solver&) = delete;
+  Solver& operator=(const Solver&) = delete;
+
+  Result Check(const std::vector<TermRef>& constraints);
+  // Convenience: Check(constraints + extra) != kUnsat.
+  bool MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra);
+
+  const SolverStats& stats() const { return stats_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  SolverStats stats_;
+};
+
+}  // namespace dualswarm::sym
+
+#endif  // DUALSWARM_ENGINE_SYM_SOLVER_H_

@@ -1,0 +1,96 @@
+// Symbolic terms: the expressions the spec builds when an operation touches
+// a `fresh` value. Terms are immutable DAGs shared by pointer. The smart
+// constructors fold constants, so a term whose operands are all concrete is
+// always a constant node; substitution of bound variables re-folds.
+#ifndef DUALSWARM_ENGINE_SYM_TERM_H_
+#define DUALSWARM_ENGINE_SYM_TERM_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dualswarm::sym {
+
+enum class Sort : uint8_t { kBool, kInt, kString };
+const char* SortName(Sort s);
+
+enum class TermOp : uint8_t {
+  kVar,
+  kConstBool,
+  kConstInt,
+  kConstString,
+  kEq,
+  kNot,
+  kAnd,
+  kOr,
+  kAdd,
+  kSub,
+  kMul,
+  kLt,
+  kLe,
+  kConcat,
+  kLen,
+  kPrefixOf,  // PrefixOf(p, s): p is a prefix of s
+  kSuffixOf,  // SuffixOf(p, s)
+  kContains,  // Contains(s, p)
+  kSubstr,    // Substr(s, start, len)
+  kIte,
+};
+
+struct TermNode;
+using TermRef = std::shared_ptr<const TermNode>;
+
+struct TermNode {
+  TermOp op;
+  Sort sort;
+  int64_t ival = 0;       // kConstInt / kConstBool (0/1) / kVar: variable id
+  std::string sval;       // kConstString / kVar: human-readable origin
+  std::vector<TermRef> args;
+  uint64_t hash = 0;
+
+  bool IsConst() const {
+    return op == TermOp::kConstBool || op == TermOp::kConstInt ||
+           op == TermOp::kConstString;
+  }
+};
+
+// Constructors. All fold constants; none throw. Sort errors are the caller's
+// job (the interpreter checks sorts before building).
+TermRef MkVar(Sort sort, int64_t id, std::string origin);
+TermRef MkBool(bool b);
+TermRef MkInt(int64_t i);
+TermRef MkString(std::string s);
+TermRef MkEq(TermRef a, TermRef b);
+TermRef MkNot(TermRef a);
+TermRef MkAnd(TermRef a, TermRef b);
+TermRef MkOr(TermRef a, TermRef b);
+TermRef MkAdd(TermRef a, TermRef b);
+TermRef MkSub(TermRef a, TermRef b);
+TermRef MkMul(TermRef a, TermRef b);
+TermRef MkLt(TermRef a, TermRef b);
+TermRef MkLe(TermRef a, TermRef b);
+TermRef MkConcat(TermRef a, TermRef b);
+TermRef MkLen(TermRef s);
+TermRef MkPrefixOf(TermRef prefix, TermRef s);
+TermRef MkSuffixOf(TermRef suffix, TermRef s);
+TermRef MkContains(TermRef s, TermRef part);
+TermRef MkSubstr(TermRef s, TermRef start, TermRef len);
+TermRef MkIte(TermRef c, TermRef t, TermRef e);
+
+bool TermEqual(const TermRef& a, const TermRef& b);
+bool MentionsVar(const TermRef& t);
+void CollectVars(const TermRef& t, std::vector<TermRef>* out);
+
+// Variable bindings: variable id -> constant term.
+using Bindings = std::unordered_map<int64_t, TermRef>;
+TermRef Substitute(const TermRef& t, const Bindings& b);
+
+// Renders a term in spec-like syntax, e.g. `len(etag#3) == 5`.
+std::string TermToString(const TermRef& t);
+
+}  // namespace dualswarm::sym
+
+#endif  // DUALSWARM_ENGINE_SYM_TERM_H_
