@@ -1,6 +1,8 @@
 #include "engine/check/checker.h"
 
 #include <algorithm>
+#include <deque>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -230,7 +232,77 @@ bool IsVarEqConst(const TermRef& c) {
 
 }  // namespace
 
-struct Checker::Impl {
+// Checks the label/connection discipline of a trace and maps connections
+// to channels (a connection between two closes).
+class TraceValidator {
+ public:
+  // Returns the observation's channel (-1 when it has none).
+  absl::StatusOr<int> Accept(const Observation& o) {
+    auto bad = [&](std::string msg) {
+      return absl::InvalidArgumentError(o.line ? absl::StrCat("line ", o.line, ": ", msg) : msg);
+    };
+    switch (o.kind) {
+      case Observation::Kind::kSent: {
+        if (labels_.count(o.label)) return bad(absl::StrCat("label ", o.label, " is used twice"));
+        int ch;
+        auto it = conn_channel_.find(o.conn);
+        if (it == conn_channel_.end()) {
+          ch = static_cast<int>(unanswered_.size());
+          unanswered_.emplace_back();
+          conn_channel_[o.conn] = ch;
+        } else {
+          ch = it->second;
+        }
+        labels_.insert(o.label);
+        unanswered_[static_cast<size_t>(ch)].push_back(o.label);
+        return ch;
+      }
+      case Observation::Kind::kReceived: {
+        auto it = conn_channel_.find(o.conn);
+        if (it == conn_channel_.end() || unanswered_[static_cast<size_t>(it->second)].empty())
+          return bad(absl::StrCat("response label ", o.label, " on conn ", o.conn,
+                                  " but no request is outstanding on that connection"));
+        auto& q = unanswered_[static_cast<size_t>(it->second)];
+        if (o.label != q.front() + 1)
+          return bad(absl::StrCat("response label ", o.label, " on conn ", o.conn,
+                                  " does not answer the oldest outstanding request there (expected label ",
+                                  q.front() + 1, ")"));
+        q.pop_front();
+        return it->second;
+      }
+      case Observation::Kind::kClosed: {
+        auto it = conn_channel_.find(o.conn);
+        if (it == conn_channel_.end()) return -1;
+        int ch = it->second;
+        unanswered_[static_cast<size_t>(ch)].clear();
+        conn_channel_.erase(it);
+        return ch;
+      }
+      case Observation::Kind::kTimeout: {
+        auto it = conn_channel_.find(o.conn);
+        bool ok = it != conn_channel_.end() &&
+                  std::find(unanswered_[static_cast<size_t>(it->second)].begin(),
+                            unanswered_[static_cast<size_t>(it->second)].end(),
+                            o.label) != unanswered_[static_cast<size_t>(it->second)].end();
+        if (!ok)
+          return bad(absl::StrCat("timeout for label ", o.label, " on conn ", o.conn,
+                                  ", which is not an outstanding request there"));
+        return it->second;
+      }
+    }
+    return -1;
+  }
+  // Whether `conn` is open (has a channel).
+  bool IsOpen(int64_t conn) const { return conn_channel_.count(conn) > 0; }
+
+ private:
+  std::unordered_map<int64_t, int> conn_channel_;
+  std::vector<std::deque<int64_t>> unanswered_;
+  std::unordered_set<int64_t> labels_;
+};
+
+// The explanation search over one partition of the trace.
+struct Search {
   struct Task {
     Explanation e;
     size_t next_k = 0;
@@ -249,14 +321,11 @@ struct Checker::Impl {
   lang::Interpreter interp;
   sym::Solver solver;
 
-  // The trace so far and what it implies.
+  // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs;
   std::vector<int> obs_channel;                       // channel of each observation (-1 none)
   SentLog log;
   std::vector<size_t> closed_at;                      // per channel; SIZE_MAX while open
-  std::unordered_map<int64_t, int> conn_channel;      // open connection -> channel
-  std::vector<std::vector<int64_t>> unanswered;       // per channel, FIFO of request labels
-  std::unordered_set<int64_t> labels;
   uint64_t seq = 0;
 
   // Search state.
@@ -269,75 +338,25 @@ struct Checker::Impl {
   size_t furthest = 0;
   CheckerStats st;
 
-  Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o, std::unique_ptr<NetworkModel> m)
+  Search(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o, std::unique_ptr<NetworkModel> m)
       : spec(std::move(s)), opts(o), model(std::move(m)), interp(spec.get()),
         solver(o.solver_timeout_ms) {
     cur.globals = std::make_shared<const std::vector<Value>>(spec->initial_globals);
   }
 
-  absl::Status Append(Observation o) {
-    auto bad = [&](std::string msg) {
-      return absl::InvalidArgumentError(
-          o.line ? absl::StrCat("line ", o.line, ": ", msg) : msg);
-    };
-    int ch = -1;
-    switch (o.kind) {
-      case Observation::Kind::kSent: {
-        if (labels.count(o.label)) return bad(absl::StrCat("label ", o.label, " is used twice"));
-        auto it = conn_channel.find(o.conn);
-        if (it == conn_channel.end()) {
-          ch = static_cast<int>(log.per_channel.size());
-          log.per_channel.emplace_back();
-          closed_at.push_back(SIZE_MAX);
-          unanswered.emplace_back();
-          conn_channel[o.conn] = ch;
-        } else {
-          ch = it->second;
-        }
-        labels.insert(o.label);
-        log.per_channel[ch].push_back({o.label, ch, obs.size(), seq++, o.msg});
-        unanswered[ch].push_back(o.label);
-        break;
+  void Append(Observation o, int ch) {
+    if (o.kind == Observation::Kind::kSent) {
+      if (static_cast<size_t>(ch) >= log.per_channel.size()) {
+        log.per_channel.resize(static_cast<size_t>(ch) + 1);
+        closed_at.resize(static_cast<size_t>(ch) + 1, SIZE_MAX);
       }
-      case Observation::Kind::kReceived: {
-        auto it = conn_channel.find(o.conn);
-        if (it == conn_channel.end() || unanswered[it->second].empty())
-          return bad(absl::StrCat("response label ", o.label, " on conn ", o.conn,
-                                  " but no request is outstanding on that connection"));
-        ch = it->second;
-        int64_t want = unanswered[ch].front() + 1;
-        if (o.label != want)
-          return bad(absl::StrCat("response label ", o.label, " on conn ", o.conn,
-                                  " does not answer the oldest outstanding request there (expected label ",
-                                  want, ")"));
-        unanswered[ch].erase(unanswered[ch].begin());
-        break;
-      }
-      case Observation::Kind::kClosed: {
-        auto it = conn_channel.find(o.conn);
-        if (it != conn_channel.end()) {
-          ch = it->second;
-          closed_at[ch] = obs.size();
-          unanswered[ch].clear();
-          conn_channel.erase(it);
-        }
-        break;
-      }
-      case Observation::Kind::kTimeout: {
-        auto it = conn_channel.find(o.conn);
-        bool ok = it != conn_channel.end() &&
-                  std::find(unanswered[it->second].begin(), unanswered[it->second].end(),
-                            o.label) != unanswered[it->second].end();
-        if (!ok)
-          return bad(absl::StrCat("timeout for label ", o.label, " on conn ", o.conn,
-                                  ", which is not an outstanding request there"));
-        break;
-      }
+      log.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs.size(), seq++, o.msg});
+    } else if (o.kind == Observation::Kind::kClosed && ch >= 0) {
+      closed_at[static_cast<size_t>(ch)] = obs.size();
     }
     obs.push_back(std::move(o));
     obs_channel.push_back(ch);
     ++st.observations;
-    return absl::OkStatus();
   }
 
   // Adds constraints (binding variables that are equated with constants and
@@ -613,6 +632,84 @@ struct Checker::Impl {
   }
 };
 
+// Routes observations to one search per partition (P-compositionality: a
+// spec may declare `partition q => KEY;` when requests with different keys
+// touch disjoint state; checking the parts separately is exponentially
+// cheaper). Without a declaration everything is one partition.
+struct Checker::Impl {
+  struct Part {
+    TraceValidator validator;
+    std::unique_ptr<Search> search;
+  };
+
+  std::shared_ptr<const lang::Spec> spec;
+  CheckerOptions opts;
+  lang::Interpreter interp;
+  TraceValidator global;
+  std::map<std::string, Part> parts;
+  std::unordered_map<int64_t, Part*> part_of_label;
+  Part* last = nullptr;
+  Verdict verdict;
+  std::vector<ir::Value> initial;
+
+  Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
+      : spec(std::move(s)), opts(o), interp(spec.get()), initial(spec->initial_globals) {}
+
+  absl::StatusOr<Part*> PartFor(const Observation& o) {
+    std::string key;
+    if (spec->ast.has_partition) {
+      auto k = interp.PartitionKey(o.msg);
+      if (!k.ok()) return k.status();
+      key = k->ToString();
+    }
+    auto it = parts.find(key);
+    if (it == parts.end()) {
+      auto model = MakeNetworkModel(opts.network);
+      if (!model.ok()) return model.status();
+      Part p;
+      p.search = std::make_unique<Search>(spec, opts, std::move(*model));
+      it = parts.emplace(key, std::move(p)).first;
+    }
+    return &it->second;
+  }
+
+  absl::Status Observe(Observation o) {
+    auto ch = global.Accept(o);
+    if (!ch.ok()) return ch.status();
+    std::vector<Part*> targets;
+    switch (o.kind) {
+      case Observation::Kind::kSent: {
+        auto p = PartFor(o);
+        if (!p.ok()) {
+          verdict.kind = Verdict::Kind::kSpecError;
+          verdict.message = std::string(p.status().message());
+          return absl::OkStatus();
+        }
+        part_of_label[o.label] = *p;
+        targets.push_back(*p);
+        break;
+      }
+      case Observation::Kind::kReceived: targets.push_back(part_of_label.at(o.label - 1)); break;
+      case Observation::Kind::kTimeout: targets.push_back(part_of_label.at(o.label)); break;
+      case Observation::Kind::kClosed:
+        for (auto& [k, p] : parts) targets.push_back(&p);
+        break;
+    }
+    for (Part* p : targets) {
+      auto pch = p->validator.Accept(o);
+      if (!pch.ok()) return pch.status();  // cannot happen after the global check
+      p->search->Append(o, *pch);
+      p->search->Advance();
+      last = p;
+      if (p->search->verdict.kind != Verdict::Kind::kAccept) {
+        verdict = p->search->verdict;
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 Checker::Checker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Checker::~Checker() = default;
 
@@ -621,28 +718,42 @@ absl::StatusOr<std::unique_ptr<Checker>> Checker::Create(std::shared_ptr<const l
   auto model = MakeNetworkModel(options.network);
   if (!model.ok()) return model.status();
   if (options.max_frontier == 0) return absl::InvalidArgumentError("max_frontier must be positive");
-  return std::unique_ptr<Checker>(
-      new Checker(std::make_unique<Impl>(std::move(spec), options, std::move(*model))));
+  return std::unique_ptr<Checker>(new Checker(std::make_unique<Impl>(std::move(spec), options)));
 }
 
 absl::Status Checker::Observe(Observation o) {
   if (impl_->verdict.kind != Verdict::Kind::kAccept) return absl::OkStatus();
-  absl::Status s = impl_->Append(std::move(o));
-  if (!s.ok()) return s;
-  impl_->Advance();
-  return absl::OkStatus();
+  return impl_->Observe(std::move(o));
 }
 
 const Verdict& Checker::verdict() const { return impl_->verdict; }
 
 CheckerStats Checker::stats() const {
-  CheckerStats s = impl_->st;
-  s.frontier = impl_->frontier;
-  s.solver = impl_->solver.stats();
+  CheckerStats s;
+  for (const auto& [k, p] : impl_->parts) {
+    const CheckerStats& x = p.search->st;
+    s.observations += x.observations;
+    s.handler_runs += x.handler_runs;
+    s.explanations += x.explanations;
+    s.backtracks += x.backtracks;
+    s.memo_hits += x.memo_hits;
+    s.frontier += p.search->frontier;
+    s.max_frontier_seen = std::max(s.max_frontier_seen, x.max_frontier_seen);
+    const sym::SolverStats& y = p.search->solver.stats();
+    s.solver.checks += y.checks;
+    s.solver.fast_path += y.fast_path;
+    s.solver.cache_hits += y.cache_hits;
+    s.solver.z3_calls += y.z3_calls;
+    s.solver.z3_unknown += y.z3_unknown;
+    s.solver.z3_seconds += y.z3_seconds;
+  }
+  s.partitions = impl_->parts.size();
   return s;
 }
 
-const std::vector<ir::Value>& Checker::CurrentGlobals() const { return *impl_->cur.globals; }
+const std::vector<ir::Value>& Checker::CurrentGlobals() const {
+  return impl_->last ? *impl_->last->search->cur.globals : impl_->initial;
+}
 
 const char* VerdictKindName(Verdict::Kind k) {
   switch (k) {

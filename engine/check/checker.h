@@ -71,6 +71,7 @@ struct CheckerStats {
   uint64_t memo_hits = 0;
   size_t frontier = 0;           // live alternatives now
   size_t max_frontier_seen = 0;
+  size_t partitions = 0;         // independent parts checked (see `partition`)
   sym::SolverStats solver;
 };
 
@@ -89,7 +90,8 @@ class Checker {
   const Verdict& verdict() const;
   CheckerStats stats() const;
 
-  // Model state (spec globals) of the current explanation.
+  // Model state (spec globals) of the current explanation of the partition
+  // that took the latest observation.
   const std::vector<ir::Value>& CurrentGlobals() const;
 
  private:

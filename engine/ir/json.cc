@@ -57,10 +57,12 @@ class Parser {
     return true;
   }
 
+  // `depth` counts the arrays/objects enclosing this value.
   bool ParseValue(int depth, Value* out) {
-    if (depth > kMaxDepth) return Fail("nesting deeper than 256 levels");
     if (pos_ >= s_.size()) return Fail("unexpected end of input, expected a value");
     char c = s_[pos_];
+    if ((c == '[' || c == '{') && depth >= kMaxDepth)
+      return Fail("nesting deeper than 256 levels");
     switch (c) {
       case 'n':
         if (!Literal("null")) return false;
@@ -98,6 +100,8 @@ class Parser {
     }
     if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
       return Fail("expected a digit");
+    if (s_[pos_] == '0' && pos_ + 1 < s_.size() && s_[pos_ + 1] >= '0' && s_[pos_ + 1] <= '9')
+      return Fail("leading zeros are not allowed in numbers");
     uint64_t mag = 0;
     while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
       uint64_t d = static_cast<uint64_t>(s_[pos_] - '0');
@@ -183,6 +187,10 @@ class Parser {
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
+          if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            pos_ -= 6;
+            return Fail("unpaired low surrogate");
+          }
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             uint32_t lo;
             if (s_.substr(pos_, 2) != "\\u") return Fail("unpaired surrogate");

@@ -118,6 +118,7 @@ struct VarDecl {
   bool has_type = false;
   TypeExpr type;
   ExprPtr init;
+  int num_slots = 0;  // locals (`let`, match bindings) inside the initialiser
 };
 
 struct FnDecl {
@@ -143,6 +144,14 @@ struct GenDecl {
   int num_slots = 0;
 };
 
+// `partition q => KEY;`: requests whose keys differ touch disjoint state.
+struct PartitionDecl {
+  std::string request;
+  Loc loc;
+  ExprPtr key;
+  int num_slots = 0;
+};
+
 struct SpecAst {
   std::string file;
   std::string name;
@@ -151,6 +160,8 @@ struct SpecAst {
   std::vector<FnDecl> fns;
   std::vector<Handler> handlers;
   std::vector<GenDecl> gens;
+  bool has_partition = false;
+  PartitionDecl partition;
   int num_choice_sites = 0;  // oneof/freq sites numbered by the checker
 };
 

@@ -34,7 +34,7 @@ const BuiltinInfo kBuiltins[] = {
 
 const char* kSchemas[] = {"http", "json"};
 
-enum class Context { kVarInit, kFn, kHandler, kGen };
+enum class Context { kVarInit, kFn, kHandler, kGen, kPartition };
 
 class Checker {
  public:
@@ -59,6 +59,7 @@ class Checker {
       // Initialisers may read earlier vars only.
       Begin(Context::kVarInit);
       Expr(v.init.get());
+      v.num_slots = max_slots_;
       if (!globals_.emplace(v.name, static_cast<int>(i)).second)
         Error(v.loc, absl::StrCat("variable '", v.name, "' is declared twice"));
     }
@@ -83,6 +84,12 @@ class Checker {
       Declare(h.conn);
       Expr(h.body.get());
       h.num_slots = max_slots_;
+    }
+    if (ast_->has_partition) {
+      Begin(Context::kPartition);
+      Declare(ast_->partition.request);
+      Expr(ast_->partition.key.get());
+      ast_->partition.num_slots = max_slots_;
     }
     std::set<std::string> gen_names;
     for (auto& g : ast_->gens) {
@@ -168,6 +175,12 @@ class Checker {
     if (e == nullptr) return;
     switch (e->kind) {
       case ExprKind::kName: {
+        if (ctx_ == Context::kPartition && Lookup(e->name, &e->ref, &e->slot) &&
+            e->ref == RefKind::kGlobal) {
+          Error(e->loc, absl::StrCat("a partition key depends on the request only; '", e->name,
+                                     "' is server state"));
+          return;
+        }
         if (!Lookup(e->name, &e->ref, &e->slot)) {
           if (fns_.count(e->name) || FindBuiltin(e->name)) {
             Error(e->loc, absl::StrCat("'", e->name, "' is a function; call it with (...)"));
@@ -206,13 +219,13 @@ class Checker {
           if (e->weights[i] <= 0) Error(e->loc, "`freq` weights must be positive");
         break;
       case ExprKind::kSend:
-        if (ctx_ == Context::kGen || ctx_ == Context::kVarInit)
+        if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
           Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
         break;
       case ExprKind::kFresh:
       case ExprKind::kEither:
-        if (ctx_ == Context::kVarInit)
-          Error(e->loc, "initial values must be deterministic (no `fresh`/`either`)");
+        if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
+          Error(e->loc, "initial values and partition keys must be deterministic (no `fresh`/`either`)");
         break;
       default: break;
     }
@@ -227,7 +240,8 @@ class Checker {
       int want = static_cast<int>(ast_->fns[f->second].params.size());
       if (want != argc)
         Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
-      if (ctx_ == Context::kVarInit) Error(e->loc, "initial values cannot call user functions");
+      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
+        Error(e->loc, "initial values and partition keys cannot call user functions");
       return;
     }
     const BuiltinInfo* b = FindBuiltin(e->name);

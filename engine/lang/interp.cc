@@ -1,6 +1,7 @@
 #include "engine/lang/interp.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -181,7 +182,10 @@ class Eval {
           if (v.is_bool()) return Value::Bool(!v.as_bool());
           return Value::Sym(sym::MkNot(ScalarTerm(v, sym::Sort::kBool, e->loc, "operand of `!`")));
         }
-        if (v.is_int()) return Value::Int(-v.as_int());
+        if (v.is_int()) {
+          if (v.as_int() == INT64_MIN) Fault(e->loc, "integer overflow in `-`");
+          return Value::Int(-v.as_int());
+        }
         return Value::Sym(sym::MkSub(sym::MkInt(0), ScalarTerm(v, sym::Sort::kInt, e->loc, "operand of `-`")));
       }
       case ExprKind::kBinary: return Binary(e);
@@ -315,7 +319,11 @@ class Eval {
     }
     if (op == "<" || op == "<=" || op == ">" || op == ">=") return Compare(e, a, b);
     if (op == "+") {
-      if (a.is_int() && b.is_int()) return Value::Int(a.as_int() + b.as_int());
+      if (a.is_int() && b.is_int()) {
+        int64_t r;
+        if (__builtin_add_overflow(a.as_int(), b.as_int(), &r)) Fault(e->loc, "integer overflow in `+`");
+        return Value::Int(r);
+      }
       if (a.is_string() && b.is_string()) return Value::String(a.as_string() + b.as_string());
       if (a.is_list() && b.is_list()) {
         std::vector<Value> items = a.as_list();
@@ -331,8 +339,13 @@ class Eval {
                                  Value::KindName(a.kind()), " and ", Value::KindName(b.kind())));
     }
     if (op == "-" || op == "*") {
-      if (a.is_int() && b.is_int())
-        return Value::Int(op == "-" ? a.as_int() - b.as_int() : a.as_int() * b.as_int());
+      if (a.is_int() && b.is_int()) {
+        int64_t r;
+        bool overflow = op == "-" ? __builtin_sub_overflow(a.as_int(), b.as_int(), &r)
+                                  : __builtin_mul_overflow(a.as_int(), b.as_int(), &r);
+        if (overflow) Fault(e->loc, absl::StrCat("integer overflow in `", op, "`"));
+        return Value::Int(r);
+      }
       TermRef x = ScalarTerm(a, sym::Sort::kInt, e->loc, absl::StrCat("left operand of `", op, "`"));
       TermRef y = ScalarTerm(b, sym::Sort::kInt, e->loc, absl::StrCat("right operand of `", op, "`"));
       return Value::Sym(op == "-" ? sym::MkSub(x, y) : sym::MkMul(x, y));
@@ -341,6 +354,10 @@ class Eval {
     int64_t x = ConcreteInt(a, e->loc, absl::StrCat("left operand of `", op, "`"));
     int64_t y = ConcreteInt(b, e->loc, absl::StrCat("right operand of `", op, "`"));
     if (y == 0) Fault(e->loc, "division by zero");
+    if (x == INT64_MIN && y == -1) {  // traps in hardware; the remainder is 0
+      if (op == "%") return Value::Int(0);
+      Fault(e->loc, "integer overflow in `/`");
+    }
     return Value::Int(op == "/" ? x / y : x % y);
   }
 
@@ -468,12 +485,28 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
   return absl::OkStatus();
 }
 
+absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
+  const PartitionDecl& p = spec_->ast.partition;
+  std::vector<Value> globals;  // unused: keys cannot read state
+  std::vector<Value> frame(static_cast<size_t>(std::max(p.num_slots, 1)));
+  frame[0] = request;
+  NoChoiceOracle oracle;
+  Eval ev(spec_, &globals, &oracle, nullptr);
+  try {
+    return ev.Run(p.key.get(), &frame);
+  } catch (const SpecFault& f) {
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
+  } catch (const PathKilled&) {
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, p.loc, "partition key may not `assume`"));
+  }
+}
+
 absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {
   std::vector<Value> globals(spec.ast.vars.size());
   NoChoiceOracle oracle;
   Eval ev(&spec, &globals, &oracle, nullptr);
-  std::vector<Value> frame;
   for (size_t i = 0; i < spec.ast.vars.size(); ++i) {
+    std::vector<Value> frame(static_cast<size_t>(spec.ast.vars[i].num_slots));
     try {
       globals[i] = ev.Run(spec.ast.vars[i].init.get(), &frame);
     } catch (const SpecFault& f) {

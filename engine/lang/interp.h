@@ -53,6 +53,10 @@ class Interpreter {
   absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request,
                           const ir::Value& conn, Oracle* oracle, StepOutput* out) const;
 
+  // Evaluates the spec's `partition` key for a request (the spec must have
+  // one); spec bugs return FailedPrecondition with file:line:col.
+  absl::StatusOr<ir::Value> PartitionKey(const ir::Value& request) const;
+
   // Evaluates the `var` initialisers in order.
   static absl::StatusOr<std::vector<ir::Value>> EvalInitialGlobals(const Spec& spec);
 

@@ -18,11 +18,16 @@ bool IsKeyword(absl::string_view s) {
   static const char* kWords[] = {"spec", "use",    "var",    "fn",     "on",   "recv",  "from",
                                  "gen",  "let",    "if",     "else",   "match", "either", "or",
                                  "fresh", "assume", "assert", "send",  "true", "false", "null",
-                                 "none", "some",   "oneof",  "freq"};
+                                 "none", "some",   "oneof",  "freq", "partition"};
   for (const char* w : kWords)
     if (s == w) return true;
   return false;
 }
+
+// Deepest expression/type/pattern nesting accepted. Every later pass
+// (checks, interpreter, destructors) recurses over the tree, so a bound here
+// keeps a hostile or generated spec from overflowing the stack.
+constexpr int kMaxNesting = 1000;
 
 class Parser {
  public:
@@ -44,6 +49,7 @@ class Parser {
         ParseItem(&r.ast);
       } catch (const SyntaxError& e) {
         r.errors.push_back(FormatDiag(file_, e.loc, e.msg));
+        depth_ = 0;
         SkipToItem();
       }
     }
@@ -79,6 +85,17 @@ class Parser {
   [[noreturn]] void Fail(const Token& at, std::string msg) {
     throw SyntaxError{at.loc, std::move(msg)};
   }
+  // One more level of nesting at `at`; Fails beyond kMaxNesting.
+  void Deeper(const Token& at) {
+    if (++depth_ > kMaxNesting)
+      Fail(at, absl::StrCat("nested more than ", kMaxNesting, " levels deep"));
+  }
+  // Scoped Deeper() for recursive descent.
+  struct Nest {
+    Nest(Parser* p, const Token& at) : p(p) { p->Deeper(at); }
+    ~Nest() { --p->depth_; }
+    Parser* p;
+  };
   void ExpectP(absl::string_view p) {
     if (!IsP(p)) Fail(Peek(), absl::StrCat("expected '", p, "', found ", Describe(Peek())));
     Next();
@@ -98,7 +115,7 @@ class Parser {
     int depth = 0;
     while (Peek().kind != Tok::kEof) {
       if (depth == 0 && pos_ > 0 &&
-          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use")) &&
+          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use") || IsW("partition")) &&
           (Peek().loc.col == 1 || IsP(";", -1) || IsP("}", -1)))
         return;
       if (IsP("{")) ++depth;
@@ -152,6 +169,15 @@ class Parser {
       h.conn = ExpectIdent("the connection name");
       h.body = ParseBlock();
       ast->handlers.push_back(std::move(h));
+    } else if (IsW("partition")) {
+      Next();
+      if (ast->has_partition) Fail(t, "a spec has at most one `partition` declaration");
+      ast->has_partition = true;
+      ast->partition.loc = t.loc;
+      ast->partition.request = ExpectIdent("the request name (`partition REQ => KEY;`)");
+      ExpectP("=>");
+      ast->partition.key = ParseExpr();
+      ExpectP(";");
     } else if (IsW("gen")) {
       Next();
       GenDecl g;
@@ -160,11 +186,13 @@ class Parser {
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
     } else {
-      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv` or `gen`, found ", Describe(t)));
+      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `partition` or `gen`, found ",
+                           Describe(t)));
     }
   }
 
   TypeExpr ParseType() {
+    Nest nest(this, Peek());
     TypeExpr ty;
     ty.loc = Peek().loc;
     if (IsP("{")) {
@@ -177,6 +205,11 @@ class Parser {
         if (!IsP("}")) ExpectP(",");
       }
       Next();
+      return ty;
+    }
+    if (IsW("null")) {  // a keyword, but also the name of the null type
+      Next();
+      ty.name = "null";
       return ty;
     }
     ty.name = ExpectIdent("a type");
@@ -205,6 +238,7 @@ class Parser {
   }
 
   ExprPtr ParseBlock() {
+    Nest nest(this, Peek());
     Loc loc = Peek().loc;
     ExpectP("{");
     auto b = NewExpr(ExprKind::kBlock, loc);
@@ -244,36 +278,50 @@ class Parser {
     return b;
   }
 
-  ExprPtr ParseExpr() { return ParseOr(); }
+  ExprPtr ParseExpr() {
+    Nest nest(this, Peek());
+    return ParseOr();
+  }
 
   ExprPtr ParseOr() {
     auto l = ParseAnd();
+    int saved = depth_;
     while (IsP("||")) {
+      Deeper(Peek());  // each operator makes the (left-leaning) tree deeper
       Loc loc = Next().loc;
       auto e = NewExpr(ExprKind::kOr, loc);
       e->args.push_back(std::move(l));
       e->args.push_back(ParseAnd());
       l = std::move(e);
     }
+    depth_ = saved;
     return l;
   }
   ExprPtr ParseAnd() {
     auto l = ParseEq();
+    int saved = depth_;
     while (IsP("&&")) {
+      Deeper(Peek());
       Loc loc = Next().loc;
       auto e = NewExpr(ExprKind::kAnd, loc);
       e->args.push_back(std::move(l));
       e->args.push_back(ParseEq());
       l = std::move(e);
     }
+    depth_ = saved;
     return l;
   }
   ExprPtr Binary(ExprPtr l, ExprPtr (Parser::*sub)(), std::initializer_list<const char*> ops) {
+    int saved = depth_;
     while (true) {
       const char* found = nullptr;
       for (const char* op : ops)
         if (IsP(op)) found = op;
-      if (!found) return l;
+      if (!found) {
+        depth_ = saved;
+        return l;
+      }
+      Deeper(Peek());
       Loc loc = Next().loc;
       auto e = NewExpr(ExprKind::kBinary, loc);
       e->name = found;
@@ -288,6 +336,7 @@ class Parser {
   ExprPtr ParseMul() { return Binary(ParseUnary(), &Parser::ParseUnary, {"*", "/", "%"}); }
   ExprPtr ParseUnary() {
     if (IsP("!") || IsP("-")) {
+      Nest nest(this, Peek());
       const Token& t = Next();
       auto e = NewExpr(ExprKind::kUnary, t.loc);
       e->name = t.text;
@@ -298,7 +347,9 @@ class Parser {
   }
   ExprPtr ParsePostfix() {
     auto e = ParsePrimary();
+    int saved = depth_;
     while (true) {
+      if (IsP(".") || IsP("[") || IsP("!")) Deeper(Peek());
       if (IsP(".")) {
         Loc loc = Next().loc;
         std::string name = ExpectIdent("a field or method name after '.'");
@@ -327,6 +378,7 @@ class Parser {
         u->args.push_back(std::move(e));
         e = std::move(u);
       } else {
+        depth_ = saved;
         return e;
       }
     }
@@ -430,6 +482,7 @@ class Parser {
       if (IsW("else")) {
         Next();
         if (IsW("if")) {
+          Nest nest(this, Peek());
           e->args.push_back(ParseWord());
         } else {
           e->args.push_back(ParseBlock());
@@ -514,6 +567,7 @@ class Parser {
   }
 
   Pattern ParsePattern() {
+    Nest nest(this, Peek());
     Pattern p;
     const Token& t = Peek();
     p.loc = t.loc;
@@ -583,6 +637,7 @@ class Parser {
   absl::string_view file_;
   std::vector<Token> t_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ bool Conforms(const ir::Value& v, const TypeExpr& t, std::string* why) {
 }  // namespace
 
 std::string StableHashHex(absl::string_view data) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis (14695981039346656037)
   for (unsigned char c : data) {
     h ^= c;
     h *= 1099511628211ull;

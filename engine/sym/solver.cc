@@ -40,7 +40,10 @@ struct Solver::Impl {
       }
       case TermOp::kConstBool: return ctx.bool_val(t->ival != 0);
       case TermOp::kConstInt: return ctx.int_val(static_cast<int64_t>(t->ival));
-      case TermOp::kConstString: return ctx.string_val(t->sval);
+      // Byte-exact (Z3_mk_lstring): no escape processing, NULs kept, one
+      // character per byte, as the concrete folding counts them.
+      case TermOp::kConstString:
+        return ctx.string_val(t->sval.data(), static_cast<unsigned>(t->sval.size()));
       case TermOp::kEq: return a(0) == a(1);
       case TermOp::kNot: return !a(0);
       case TermOp::kAnd: return a(0) && a(1);

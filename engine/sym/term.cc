@@ -95,16 +95,25 @@ TermRef MkOr(TermRef a, TermRef b) {
   if (IsFalse(b)) return a;
   return Make(TermOp::kOr, Sort::kBool, {a, b});
 }
+// Integer constants fold only when the result fits in 64 bits; otherwise
+// the node is kept and Z3 (unbounded integers) decides, so folding never
+// disagrees with the solver by wrapping around.
 TermRef MkAdd(TermRef a, TermRef b) {
-  if (a->IsConst() && b->IsConst()) return MkInt(a->ival + b->ival);
+  int64_t r;
+  if (a->IsConst() && b->IsConst() && !__builtin_add_overflow(a->ival, b->ival, &r))
+    return MkInt(r);
   return Make(TermOp::kAdd, Sort::kInt, {a, b});
 }
 TermRef MkSub(TermRef a, TermRef b) {
-  if (a->IsConst() && b->IsConst()) return MkInt(a->ival - b->ival);
+  int64_t r;
+  if (a->IsConst() && b->IsConst() && !__builtin_sub_overflow(a->ival, b->ival, &r))
+    return MkInt(r);
   return Make(TermOp::kSub, Sort::kInt, {a, b});
 }
 TermRef MkMul(TermRef a, TermRef b) {
-  if (a->IsConst() && b->IsConst()) return MkInt(a->ival * b->ival);
+  int64_t r;
+  if (a->IsConst() && b->IsConst() && !__builtin_mul_overflow(a->ival, b->ival, &r))
+    return MkInt(r);
   return Make(TermOp::kMul, Sort::kInt, {a, b});
 }
 TermRef MkLt(TermRef a, TermRef b) {

@@ -1,0 +1,281 @@
+// Soundness: traces produced by running a spec itself (random choices,
+// random network delays, several connections, pipelining) are always
+// accepted. Sensitivity: single-field corruptions of small kv traces get
+// exactly the verdict an independent brute-force checker gives.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
+#include "engine/harness/simulator.h"
+#include "engine/ir/json.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+
+namespace dualswarm {
+namespace {
+
+using check::Observation;
+using ir::Value;
+
+std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
+  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+Value Rec(std::vector<std::pair<std::string, Value>> e) { return Value::Map(std::move(e)); }
+
+std::string Pick(harness::Rng& rng, const std::vector<std::string>& from) {
+  return from[rng() % from.size()];
+}
+
+Value KvRequest(harness::Rng& rng) {
+  static const std::vector<std::string> keys = {"a", "b", "c"};
+  static const std::vector<std::string> vals = {"x", "y", "z"};
+  std::string key = Pick(rng, keys);
+  switch (rng() % 4) {
+    case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
+    case 1:
+      return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
+                  {"value", Value::String(Pick(rng, vals))}});
+    case 2:
+      return Rec({{"op", Value::String("append")}, {"key", Value::String(key)},
+                  {"value", Value::String(Pick(rng, vals))}});
+    default: {
+      Value expected = rng() % 3 == 0 ? Value::Null() : Value::String(Pick(rng, vals));
+      return Rec({{"op", Value::String("cas")}, {"key", Value::String(key)}, {"expected", expected},
+                  {"value", Value::String(Pick(rng, vals))}});
+    }
+  }
+}
+
+Value HttpRequest(harness::Rng& rng) {
+  static const std::vector<std::string> paths = {"/a", "/b", "/c/", "/d"};
+  static const std::vector<std::string> tags = {"\"a1\"", "\"b2\"", "W/\"c3\"", "\"c3\"", "*", "x"};
+  static const std::vector<std::string> bodies = {"one", "two", "three"};
+  static const std::vector<std::string> methods = {"GET", "GET", "PUT", "PUT", "DELETE", "POST"};
+  std::string method = Pick(rng, methods);
+  ir::MapEntries headers;
+  int h = static_cast<int>(rng() % 4);
+  if (h == 1) headers.emplace_back("if-match", Value::String(Pick(rng, tags)));
+  if (h == 2) headers.emplace_back("if-none-match", Value::String(Pick(rng, tags)));
+  if (h == 3) {
+    headers.emplace_back("if-match", Value::String(Pick(rng, tags)));
+    headers.emplace_back("if-none-match", Value::String(Pick(rng, tags)));
+  }
+  return Rec({{"method", Value::String(method)},
+              {"path", Value::String(Pick(rng, paths))},
+              {"headers", Value::Map(std::move(headers))},
+              {"body", Value::String(method == "PUT" ? Pick(rng, bodies) : "")}});
+}
+
+void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& gen, int traces,
+                       int requests, int connections, int max_in_flight, uint64_t seed0,
+                       const std::string& network = "tcp") {
+  auto spec = Shipped(spec_name);
+  int checked = 0;
+  for (int i = 0; i < traces; ++i) {
+    harness::SimOptions so;
+    so.seed = seed0 + static_cast<uint64_t>(i);
+    so.requests = requests;
+    so.connections = connections;
+    so.max_in_flight = max_in_flight;
+    auto trace = harness::Simulate(*spec, gen, so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    check::CheckerOptions co;
+    co.network = network;
+    auto v = check::CheckTrace(spec, *trace, co);
+    ASSERT_TRUE(v.ok()) << v.status();
+    if (v->kind != check::Verdict::Kind::kAccept) {
+      std::string dump;
+      for (const auto& o : *trace) absl::StrAppend(&dump, check::ObservationToJson(o), "\n");
+      FAIL() << spec_name << " seed " << so.seed << ": " << check::FormatVerdict(*v) << "\n" << dump;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, traces);
+}
+
+TEST(Soundness, KvSingleConnection) {
+  ExpectAllAccepted("kv.dspec", KvRequest, 300, 60, 1, 1, 1000);
+}
+TEST(Soundness, KvFourConnections) {
+  ExpectAllAccepted("kv.dspec", KvRequest, 1500, 60, 4, 1, 2000);
+}
+TEST(Soundness, KvEightConnections) {
+  ExpectAllAccepted("kv.dspec", KvRequest, 300, 80, 8, 1, 4000);
+}
+TEST(Soundness, KvPipelinedSixConnections) {
+  ExpectAllAccepted("kv.dspec", KvRequest, 500, 60, 6, 2, 5000);
+}
+TEST(Soundness, HttpSingleConnection) {
+  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 1, 1, 7000);
+}
+TEST(Soundness, HttpThreeConnections) {
+  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 1000, 40, 3, 1, 8000);
+}
+TEST(Soundness, HttpPipelined) {
+  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 3, 2, 9500);
+}
+TEST(Soundness, SyncNetworkOnSingleConnection) {
+  ExpectAllAccepted("kv.dspec", KvRequest, 200, 60, 1, 1, 11000, "sync");
+}
+
+// --- Independent brute-force kv checker (no spec interpreter): enumerate
+// every server order that respects per-connection FIFO and real time
+// (a request whose response was seen before another was sent goes first),
+// run a hand-written kv map, compare the observed fields.
+struct Op {
+  int64_t label;
+  int64_t conn;
+  Value req;
+  size_t sent_at;
+  std::optional<size_t> recv_at;
+  Value resp;
+};
+
+bool ExpectedMatches(const Value& expected, const Value& observed) {
+  if (!observed.is_map()) return false;
+  for (const auto& [k, v] : expected.as_map()) {
+    const Value* o = observed.Find(k);
+    if (o == nullptr || *o != v) return false;
+  }
+  return true;
+}
+
+Value KvApply(std::map<std::string, std::string>& store, const Value& q) {
+  const std::string& op = q.Find("op")->as_string();
+  const std::string& key = q.Find("key")->as_string();
+  auto it = store.find(key);
+  if (op == "get")
+    return Rec({{"value", it == store.end() ? Value::Null() : Value::String(it->second)}});
+  if (op == "put") {
+    store[key] = q.Find("value")->as_string();
+    return Rec({{"ok", Value::Bool(true)}});
+  }
+  if (op == "append") {
+    store[key] = (it == store.end() ? "" : it->second) + q.Find("value")->as_string();
+    return Rec({{"ok", Value::Bool(true)}});
+  }
+  const Value& e = *q.Find("expected");
+  bool eq = e.is_null() ? it == store.end() : (it != store.end() && e.as_string() == it->second);
+  if (eq) store[key] = q.Find("value")->as_string();
+  return Rec({{"ok", Value::Bool(eq)}});
+}
+
+bool BruteForce(const std::vector<Op>& ops, std::vector<bool>& used, std::vector<size_t>& order,
+                size_t answered_total, size_t answered_used) {
+  if (answered_used == answered_total) {
+    std::map<std::string, std::string> store;
+    for (size_t i : order) {
+      Value r = KvApply(store, ops[i].req);
+      if (ops[i].recv_at && !ExpectedMatches(r, ops[i].resp)) return false;
+    }
+    return true;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (used[i]) continue;
+    bool ok = true;
+    for (size_t j = 0; j < ops.size() && ok; ++j) {
+      if (used[j] || j == i) continue;
+      // j must come before i if j's response was seen before i was sent, or
+      // j precedes i on the same connection.
+      if (ops[j].recv_at && *ops[j].recv_at < ops[i].sent_at) ok = false;
+      if (ops[j].conn == ops[i].conn && ops[j].label < ops[i].label) ok = false;
+    }
+    if (!ok) continue;
+    used[i] = true;
+    order.push_back(i);
+    bool found = BruteForce(ops, used, order, answered_total,
+                            answered_used + (ops[i].recv_at ? 1 : 0));
+    order.pop_back();
+    used[i] = false;
+    if (found) return true;
+  }
+  return false;
+}
+
+bool BruteForceAccepts(const std::vector<Observation>& trace) {
+  std::vector<Op> ops;
+  std::map<int64_t, size_t> by_label;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const Observation& o = trace[i];
+    if (o.kind == Observation::Kind::kSent) {
+      by_label[o.label] = ops.size();
+      ops.push_back({o.label, o.conn, o.msg, i, std::nullopt, Value()});
+    } else if (o.kind == Observation::Kind::kReceived) {
+      Op& op = ops[by_label.at(o.label - 1)];
+      op.recv_at = i;
+      op.resp = o.msg;
+    }
+  }
+  size_t answered = 0;
+  for (const auto& op : ops) answered += op.recv_at ? 1 : 0;
+  std::vector<bool> used(ops.size(), false);
+  std::vector<size_t> order;
+  return BruteForce(ops, used, order, answered, 0);
+}
+
+// One random single-field corruption of a received message.
+std::vector<Observation> Corrupt(std::vector<Observation> trace, harness::Rng& rng) {
+  std::vector<size_t> received;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].kind == Observation::Kind::kReceived) received.push_back(i);
+  if (received.empty()) return trace;
+  Observation& o = trace[received[rng() % received.size()]];
+  static const std::vector<Value> values = {Value::Null(), Value::String("x"), Value::String("y"),
+                                            Value::String("xy"), Value::String("z"),
+                                            Value::Bool(true), Value::Bool(false)};
+  ir::MapEntries e = o.msg.as_map();
+  switch (rng() % 4) {
+    case 0:  // drop a field
+      if (!e.empty()) e.erase(e.begin());
+      break;
+    case 1:  // add an unrelated field (must not matter)
+      e.emplace_back("extra", Value::Int(1));
+      break;
+    default:  // replace a field's value
+      if (!e.empty()) e[0].second = values[rng() % values.size()];
+  }
+  o.msg = Value::Map(std::move(e));
+  return trace;
+}
+
+TEST(Sensitivity, CorruptedKvTracesMatchBruteForce) {
+  auto spec = Shipped("kv.dspec");
+  harness::Rng rng(42);
+  int rejected = 0, accepted = 0;
+  for (int i = 0; i < 600; ++i) {
+    harness::SimOptions so;
+    so.seed = 30000 + static_cast<uint64_t>(i);
+    so.requests = 7;
+    so.connections = 3;
+    so.max_in_flight = 1;
+    auto trace = harness::Simulate(*spec, KvRequest, so);
+    ASSERT_TRUE(trace.ok());
+    ASSERT_TRUE(BruteForceAccepts(*trace)) << "brute force rejects a spec-produced trace, seed " << so.seed;
+    auto bad = Corrupt(*trace, rng);
+    bool expect_accept = BruteForceAccepts(bad);
+    auto v = check::CheckTrace(spec, bad, check::CheckerOptions{});
+    ASSERT_TRUE(v.ok()) << v.status();
+    bool got_accept = v->kind == check::Verdict::Kind::kAccept;
+    if (got_accept != expect_accept) {
+      std::string dump;
+      for (const auto& o : bad) absl::StrAppend(&dump, check::ObservationToJson(o), "\n");
+      FAIL() << "seed " << so.seed << ": brute force says " << (expect_accept ? "accept" : "reject")
+             << ", checker says " << check::FormatVerdict(*v) << dump;
+    }
+    (expect_accept ? accepted : rejected)++;
+  }
+  // The corruptions must exercise both outcomes substantially.
+  EXPECT_GT(rejected, 200);
+  EXPECT_GT(accepted, 50);
+}
+
+}  // namespace
+}  // namespace dualswarm

@@ -1,0 +1,490 @@
+// Unit tests for engine/sym: constant folding in the smart constructors
+// (MkSubstr must agree with SMT-LIB str.substr, also out of range), the
+// canonical operand order of MkEq, Substitute, and the Solver (sat/unsat on
+// string constraints, the concrete fast path, the result cache, agreement
+// of concrete folding with Z3).
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/sym/solver.h"
+#include "engine/sym/term.h"
+#include "gtest/gtest.h"
+
+namespace dualswarm::sym {
+
+// gtest prints results by name (found by ADL, so outside the anonymous namespace).
+void PrintTo(Solver::Result r, std::ostream* os) {
+  *os << (r == Solver::Result::kSat ? "sat" : r == Solver::Result::kUnsat ? "unsat" : "unknown");
+}
+
+namespace {
+
+using R = Solver::Result;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+TermRef SVar(int64_t id, const std::string& name = "s") { return MkVar(Sort::kString, id, name); }
+TermRef IVar(int64_t id, const std::string& name = "n") { return MkVar(Sort::kInt, id, name); }
+TermRef BVar(int64_t id, const std::string& name = "b") { return MkVar(Sort::kBool, id, name); }
+
+void ExpectConstString(const TermRef& t, const std::string& want) {
+  ASSERT_EQ(t->op, TermOp::kConstString) << TermToString(t);
+  EXPECT_EQ(t->sval, want);
+}
+void ExpectConstInt(const TermRef& t, int64_t want) {
+  ASSERT_EQ(t->op, TermOp::kConstInt) << TermToString(t);
+  EXPECT_EQ(t->ival, want);
+}
+void ExpectConstBool(const TermRef& t, bool want) {
+  ASSERT_EQ(t->op, TermOp::kConstBool) << TermToString(t);
+  EXPECT_EQ(t->ival != 0, want) << TermToString(t);
+}
+
+// ---------------------------------------------------------------- folding
+
+TEST(TermTest, ConstantsCarryTheirSort) {
+  EXPECT_EQ(MkBool(true)->sort, Sort::kBool);
+  EXPECT_EQ(MkInt(1)->sort, Sort::kInt);
+  EXPECT_EQ(MkString("x")->sort, Sort::kString);
+  EXPECT_TRUE(MkString("x")->IsConst());
+  EXPECT_FALSE(SVar(1)->IsConst());
+  EXPECT_STREQ(SortName(Sort::kString), "string");
+}
+
+TEST(TermTest, ArithmeticFolds) {
+  ExpectConstInt(MkAdd(MkInt(2), MkInt(3)), 5);
+  ExpectConstInt(MkSub(MkInt(2), MkInt(3)), -1);
+  ExpectConstInt(MkMul(MkInt(-4), MkInt(3)), -12);
+  ExpectConstBool(MkLt(MkInt(1), MkInt(2)), true);
+  ExpectConstBool(MkLt(MkInt(2), MkInt(2)), false);
+  ExpectConstBool(MkLe(MkInt(2), MkInt(2)), true);
+  ExpectConstBool(MkLe(MkInt(3), MkInt(2)), false);
+  EXPECT_EQ(MkAdd(IVar(1), MkInt(1))->op, TermOp::kAdd);
+  EXPECT_EQ(MkLt(IVar(1), MkInt(1))->op, TermOp::kLt);
+}
+
+TEST(TermTest, BooleanFolds) {
+  auto b = BVar(1);
+  ExpectConstBool(MkNot(MkBool(true)), false);
+  ExpectConstBool(MkAnd(MkBool(true), MkBool(true)), true);
+  ExpectConstBool(MkAnd(b, MkBool(false)), false);
+  ExpectConstBool(MkAnd(MkBool(false), b), false);
+  EXPECT_TRUE(TermEqual(MkAnd(MkBool(true), b), b));
+  EXPECT_TRUE(TermEqual(MkAnd(b, MkBool(true)), b));
+  ExpectConstBool(MkOr(b, MkBool(true)), true);
+  ExpectConstBool(MkOr(MkBool(true), b), true);
+  EXPECT_TRUE(TermEqual(MkOr(MkBool(false), b), b));
+  EXPECT_TRUE(TermEqual(MkOr(b, MkBool(false)), b));
+  // Double negation cancels.
+  EXPECT_EQ(MkNot(b)->op, TermOp::kNot);
+  EXPECT_TRUE(TermEqual(MkNot(MkNot(b)), b));
+}
+
+TEST(TermTest, StringFolds) {
+  ExpectConstString(MkConcat(MkString("ab"), MkString("cd")), "abcd");
+  ExpectConstInt(MkLen(MkString("")), 0);
+  ExpectConstInt(MkLen(MkString("hello")), 5);
+  ExpectConstBool(MkPrefixOf(MkString("he"), MkString("hello")), true);
+  ExpectConstBool(MkPrefixOf(MkString("hello"), MkString("he")), false);
+  ExpectConstBool(MkPrefixOf(MkString("hex"), MkString("hello")), false);
+  ExpectConstBool(MkPrefixOf(MkString(""), MkString("")), true);
+  ExpectConstBool(MkSuffixOf(MkString("lo"), MkString("hello")), true);
+  ExpectConstBool(MkSuffixOf(MkString("hello!"), MkString("hello")), false);
+  ExpectConstBool(MkSuffixOf(MkString("he"), MkString("hello")), false);
+  ExpectConstBool(MkContains(MkString("hello"), MkString("ell")), true);
+  ExpectConstBool(MkContains(MkString("hello"), MkString("elo")), false);
+  ExpectConstBool(MkContains(MkString(""), MkString("")), true);
+}
+
+TEST(TermTest, StringIdentitiesWithVariables) {
+  auto s = SVar(1);
+  // Empty-string identities need no solver.
+  EXPECT_TRUE(TermEqual(MkConcat(MkString(""), s), s));
+  EXPECT_TRUE(TermEqual(MkConcat(s, MkString("")), s));
+  ExpectConstBool(MkPrefixOf(MkString(""), s), true);
+  ExpectConstBool(MkSuffixOf(MkString(""), s), true);
+  ExpectConstBool(MkContains(s, MkString("")), true);
+  EXPECT_EQ(MkLen(s)->op, TermOp::kLen);
+  EXPECT_EQ(MkLen(s)->sort, Sort::kInt);
+  EXPECT_EQ(MkConcat(s, MkString("x"))->op, TermOp::kConcat);
+}
+
+TEST(TermTest, IteFolds) {
+  auto x = IVar(1), y = IVar(2);
+  EXPECT_TRUE(TermEqual(MkIte(MkBool(true), x, y), x));
+  EXPECT_TRUE(TermEqual(MkIte(MkBool(false), x, y), y));
+  EXPECT_TRUE(TermEqual(MkIte(BVar(3), x, x), x));
+  auto ite = MkIte(BVar(3), x, y);
+  EXPECT_EQ(ite->op, TermOp::kIte);
+  EXPECT_EQ(ite->sort, Sort::kInt);
+}
+
+// SMT-LIB: str.substr(s, i, n) is "" when n <= 0, i < 0 or i >= |s|;
+// otherwise the longest substring starting at i with length <= n.
+TEST(TermTest, SubstrFoldsLikeSmtLib) {
+  struct Case {
+    const char* s;
+    int64_t i, n;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"hello", 0, 5, "hello"}, {"hello", 1, 3, "ell"},  {"hello", 3, 10, "lo"},
+      {"hello", 4, 1, "o"},     {"hello", 5, 1, ""},     {"hello", 6, 1, ""},
+      {"hello", -1, 2, ""},     {"hello", 0, 0, ""},     {"hello", 2, -1, ""},
+      {"", 0, 0, ""},           {"", 0, 1, ""},          {"hello", 0, kMax, "hello"},
+      {"hello", 2, kMax, "llo"}, {"hello", kMin, 3, ""}, {"hello", kMax, 3, ""},
+      {"hello", 1, kMin, ""},
+  };
+  for (const auto& c : cases) {
+    TermRef t = MkSubstr(MkString(c.s), MkInt(c.i), MkInt(c.n));
+    ASSERT_EQ(t->op, TermOp::kConstString);
+    EXPECT_EQ(t->sval, c.want) << "substr(\"" << c.s << "\", " << c.i << ", " << c.n << ")";
+  }
+}
+
+// The folded result must be exactly what Z3 computes for str.substr.
+TEST(TermTest, SubstrFoldingAgreesWithZ3) {
+  Solver solver;
+  const std::vector<std::tuple<std::string, int64_t, int64_t>> cases = {
+      {"hello", 1, 3}, {"hello", 3, 10}, {"hello", 5, 1},  {"hello", 7, 2},
+      {"hello", -1, 2}, {"hello", 2, 0}, {"hello", 2, -3}, {"", 0, 2},
+      {"ab", 1, 1},     {"abc", 0, 100},
+  };
+  int64_t id = 100;
+  for (const auto& [s, i, n] : cases) {
+    auto x = SVar(++id, "x"), start = IVar(++id, "i"), len = IVar(++id, "l");
+    TermRef folded = MkSubstr(MkString(s), MkInt(i), MkInt(n));
+    ASSERT_TRUE(folded->IsConst());
+    // With x, start, len pinned to the same constants but kept symbolic, Z3
+    // must not find a different result.
+    std::vector<TermRef> cs = {MkEq(x, MkString(s)), MkEq(start, MkInt(i)), MkEq(len, MkInt(n)),
+                               MkNot(MkEq(MkSubstr(x, start, len), folded))};
+    EXPECT_EQ(solver.Check(cs), R::kUnsat) << "substr(\"" << s << "\", " << i << ", " << n
+                                           << ") folded to \"" << folded->sval << "\"";
+    cs.back() = MkEq(MkSubstr(x, start, len), folded);
+    EXPECT_EQ(solver.Check(cs), R::kSat);
+  }
+}
+
+TEST(TermTest, SubstrWithSymbolicOperandStaysSymbolic) {
+  auto t = MkSubstr(SVar(1), MkInt(0), MkInt(2));
+  EXPECT_EQ(t->op, TermOp::kSubstr);
+  EXPECT_EQ(t->sort, Sort::kString);
+  EXPECT_EQ(TermToString(t), "substr(s#1, 0, 2)");
+}
+
+// ----------------------------------------------------------------- MkEq
+
+TEST(TermTest, EqFoldsConstants) {
+  ExpectConstBool(MkEq(MkString("a"), MkString("a")), true);
+  ExpectConstBool(MkEq(MkString("a"), MkString("b")), false);
+  ExpectConstBool(MkEq(MkInt(3), MkInt(3)), true);
+  ExpectConstBool(MkEq(MkInt(3), MkInt(4)), false);
+  ExpectConstBool(MkEq(MkBool(true), MkBool(false)), false);
+  // Syntactically equal non-constant operands.
+  auto s = SVar(1);
+  ExpectConstBool(MkEq(s, s), true);
+  ExpectConstBool(MkEq(MkConcat(s, MkString("x")), MkConcat(SVar(1), MkString("x"))), true);
+}
+
+TEST(TermTest, EqCanonicalOrder) {
+  auto x = SVar(1, "x"), y = SVar(2, "y");
+  TermRef xy = MkEq(x, y), yx = MkEq(y, x);
+  ASSERT_EQ(xy->op, TermOp::kEq);
+  EXPECT_TRUE(TermEqual(xy, yx));
+  EXPECT_EQ(xy->hash, yx->hash);
+  // The smaller hash goes left.
+  EXPECT_LE(xy->args[0]->hash, xy->args[1]->hash);
+  // Constants go right, whichever side they came from.
+  TermRef a = MkEq(MkString("k"), x), b = MkEq(x, MkString("k"));
+  ASSERT_EQ(a->op, TermOp::kEq);
+  EXPECT_TRUE(TermEqual(a, b));
+  EXPECT_TRUE(a->args[1]->IsConst());
+  EXPECT_TRUE(TermEqual(a->args[0], x));
+  // A compound term against a constant.
+  TermRef c = MkEq(MkInt(5), MkLen(x));
+  EXPECT_TRUE(c->args[1]->IsConst());
+  EXPECT_TRUE(TermEqual(c, MkEq(MkLen(x), MkInt(5))));
+}
+
+TEST(TermTest, EqOnBoolWithConstantSimplifies) {
+  auto b = BVar(1);
+  EXPECT_TRUE(TermEqual(MkEq(b, MkBool(true)), b));
+  EXPECT_TRUE(TermEqual(MkEq(MkBool(true), b), b));
+  EXPECT_TRUE(TermEqual(MkEq(b, MkBool(false)), MkNot(b)));
+  EXPECT_TRUE(TermEqual(MkEq(MkBool(false), b), MkNot(b)));
+}
+
+TEST(TermTest, TermEqualDistinguishesStructure) {
+  auto x = SVar(1), y = SVar(2);
+  EXPECT_FALSE(TermEqual(x, y));
+  EXPECT_FALSE(TermEqual(MkString("a"), MkString("b")));
+  EXPECT_FALSE(TermEqual(MkInt(1), MkBool(true)));
+  EXPECT_FALSE(TermEqual(IVar(1), SVar(1)));  // same id, different sort
+  EXPECT_FALSE(TermEqual(MkConcat(x, y), MkConcat(y, x)));
+  EXPECT_FALSE(TermEqual(MkSub(IVar(1), IVar(2)), MkSub(IVar(2), IVar(1))));
+  EXPECT_TRUE(TermEqual(MkConcat(x, y), MkConcat(SVar(1), SVar(2))));
+}
+
+// ------------------------------------------------------------ Substitute
+
+TEST(TermTest, SubstituteRefoldsToConstants) {
+  auto e = SVar(1, "etag"), n = IVar(2, "n");
+  TermRef t = MkAnd(MkPrefixOf(MkString("W/"), e), MkLt(MkLen(e), n));
+  Bindings b;
+  b[1] = MkString("W/\"abc\"");
+  TermRef partly = Substitute(t, b);
+  EXPECT_FALSE(partly->IsConst());
+  EXPECT_TRUE(MentionsVar(partly));
+  // prefix folds to true, so the conjunction collapses to its other half.
+  EXPECT_TRUE(TermEqual(partly, MkLt(MkInt(7), n)));
+  b[2] = MkInt(8);
+  ExpectConstBool(Substitute(t, b), true);
+  b[2] = MkInt(7);
+  ExpectConstBool(Substitute(t, b), false);
+  // The original term is unchanged.
+  EXPECT_EQ(t->op, TermOp::kAnd);
+}
+
+TEST(TermTest, SubstituteEveryOperator) {
+  auto s = SVar(1), i = IVar(2), c = BVar(3);
+  Bindings b;
+  b[1] = MkString("hello");
+  b[2] = MkInt(2);
+  b[3] = MkBool(true);
+  ExpectConstBool(Substitute(MkEq(s, MkString("hello")), b), true);
+  ExpectConstBool(Substitute(MkNot(c), b), false);
+  ExpectConstBool(Substitute(MkOr(c, MkEq(i, MkInt(9))), b), true);
+  ExpectConstInt(Substitute(MkAdd(i, MkInt(1)), b), 3);
+  ExpectConstInt(Substitute(MkSub(i, MkInt(5)), b), -3);
+  ExpectConstInt(Substitute(MkMul(i, i), b), 4);
+  ExpectConstBool(Substitute(MkLe(i, MkInt(2)), b), true);
+  ExpectConstString(Substitute(MkConcat(s, s), b), "hellohello");
+  ExpectConstInt(Substitute(MkLen(s), b), 5);
+  ExpectConstBool(Substitute(MkSuffixOf(MkString("llo"), s), b), true);
+  ExpectConstBool(Substitute(MkContains(s, MkString("ell")), b), true);
+  ExpectConstString(Substitute(MkSubstr(s, i, MkInt(2)), b), "ll");
+  ExpectConstString(Substitute(MkSubstr(s, i, MkInt(100)), b), "llo");
+  ExpectConstInt(Substitute(MkIte(c, i, MkInt(0)), b), 2);
+}
+
+TEST(TermTest, SubstituteWithoutBindingsReturnsSameNode) {
+  auto t = MkConcat(SVar(1), MkString("x"));
+  Bindings none;
+  EXPECT_EQ(Substitute(t, none).get(), t.get());
+  Bindings other;
+  other[99] = MkString("zzz");
+  EXPECT_EQ(Substitute(t, other).get(), t.get());
+}
+
+TEST(TermTest, SubstituteKeepsEqCanonical) {
+  auto x = SVar(1), y = SVar(2), z = SVar(3);
+  Bindings b;
+  b[1] = z;  // not a constant: rename x to z
+  TermRef t = Substitute(MkEq(x, y), b);
+  EXPECT_TRUE(TermEqual(t, MkEq(y, z)));
+  EXPECT_TRUE(TermEqual(t, MkEq(z, y)));
+}
+
+TEST(TermTest, CollectVarsAndMentionsVar) {
+  auto x = SVar(1), n = IVar(2);
+  TermRef t = MkAnd(MkEq(MkLen(x), n), MkPrefixOf(MkString("a"), MkConcat(x, x)));
+  std::vector<TermRef> vars;
+  CollectVars(t, &vars);
+  ASSERT_EQ(vars.size(), 2u);
+  EXPECT_TRUE(MentionsVar(t));
+  EXPECT_FALSE(MentionsVar(MkConcat(MkString("a"), MkString("b"))));
+}
+
+TEST(TermTest, TermToString) {
+  auto e = SVar(3, "etag");
+  EXPECT_EQ(TermToString(MkEq(MkLen(e), MkInt(5))), "(len(etag#3) == 5)");
+  EXPECT_EQ(TermToString(MkNot(MkEq(e, MkString("x")))), "(etag#3 != \"x\")");
+  EXPECT_EQ(TermToString(MkPrefixOf(MkString("W/"), e)), "starts_with(etag#3, \"W/\")");
+  EXPECT_EQ(TermToString(MkString("a\"b")), "\"a\\\"b\"");
+  EXPECT_EQ(TermToString(MkVar(Sort::kInt, 4, "")), "v#4");
+}
+
+// Integer arithmetic on constants must not silently wrap around: Z3 integers
+// are unbounded, so a folded constant that wrapped would disagree with what
+// the solver says about the very same term before substitution.
+TEST(TermTest, FoldingDoesNotWrapAroundOnOverflow) {
+  Solver solver;
+  auto x = IVar(1, "x");
+  // x + 1 < x is false for every mathematical integer x.
+  TermRef wraps = MkLt(MkAdd(x, MkInt(1)), x);
+  EXPECT_EQ(solver.Check({MkEq(x, MkInt(kMax)), wraps}), R::kUnsat);
+  Bindings b;
+  b[1] = MkInt(kMax);
+  TermRef folded = Substitute(wraps, b);
+  // Either left for Z3 (which says unsat) or folded to false; never `true`.
+  EXPECT_NE(solver.Check({folded}), R::kSat) << TermToString(folded);
+  b[1] = MkInt(kMin);
+  EXPECT_NE(solver.Check({Substitute(MkLt(x, MkSub(x, MkInt(1))), b)}), R::kSat);
+  b[1] = MkInt(kMax);
+  EXPECT_NE(solver.Check({Substitute(MkLt(MkMul(x, MkInt(2)), MkInt(0)), b)}), R::kSat);
+}
+
+// ---------------------------------------------------------------- Solver
+
+TEST(SolverTest, FastPathForConstants) {
+  Solver solver;
+  EXPECT_EQ(solver.Check({}), R::kSat);
+  EXPECT_EQ(solver.Check({MkBool(true), MkBool(true)}), R::kSat);
+  EXPECT_EQ(solver.Check({MkBool(true), MkBool(false)}), R::kUnsat);
+  // A false constant decides even when symbolic constraints are present.
+  EXPECT_EQ(solver.Check({MkEq(SVar(1), MkString("a")), MkBool(false)}), R::kUnsat);
+  EXPECT_EQ(solver.stats().checks, 4u);
+  EXPECT_EQ(solver.stats().fast_path, 4u);
+  EXPECT_EQ(solver.stats().z3_calls, 0u);
+}
+
+TEST(SolverTest, MaybeSatFastPath) {
+  Solver solver;
+  EXPECT_FALSE(solver.MaybeSat({}, MkBool(false)));
+  EXPECT_TRUE(solver.MaybeSat({}, MkBool(true)));
+  EXPECT_EQ(solver.stats().z3_calls, 0u);
+  auto s = SVar(1);
+  EXPECT_TRUE(solver.MaybeSat({MkEq(MkLen(s), MkInt(3))}, MkPrefixOf(MkString("ab"), s)));
+  EXPECT_FALSE(solver.MaybeSat({MkEq(MkLen(s), MkInt(1))}, MkPrefixOf(MkString("ab"), s)));
+}
+
+TEST(SolverTest, StringPrefixConstraints) {
+  Solver solver;
+  auto t = SVar(1, "tag");
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("W/"), t)}), R::kSat);
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("W/"), t), MkNot(MkPrefixOf(MkString("W"), t))}),
+            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkPrefixOf(MkString("ac"), t)}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkPrefixOf(MkString("abc"), t)}), R::kSat);
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkEq(t, MkString("xab"))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkSuffixOf(MkString("\""), t), MkPrefixOf(MkString("\""), t),
+                          MkEq(MkLen(t), MkInt(1))}),
+            R::kSat);  // t == "\""
+  EXPECT_EQ(solver.Check({MkContains(t, MkString("xyz")), MkLt(MkLen(t), MkInt(3))}), R::kUnsat);
+}
+
+TEST(SolverTest, StringLengthConstraints) {
+  Solver solver;
+  auto s = SVar(1);
+  EXPECT_EQ(solver.Check({MkEq(MkLen(s), MkInt(0)), MkNot(MkEq(s, MkString("")))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkLt(MkLen(s), MkInt(0))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(MkLen(s), MkInt(4)), MkEq(s, MkString("abcd"))}), R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(MkLen(s), MkInt(4)), MkEq(s, MkString("abc"))}), R::kUnsat);
+}
+
+TEST(SolverTest, StringConcatConstraints) {
+  Solver solver;
+  auto a = SVar(1, "a"), b = SVar(2, "b");
+  // a + "-" + b == "x-y" with |a| == 1.
+  TermRef cat = MkConcat(MkConcat(a, MkString("-")), b);
+  EXPECT_EQ(solver.Check({MkEq(cat, MkString("x-y")), MkEq(MkLen(a), MkInt(1))}), R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(cat, MkString("x-y")), MkEq(a, MkString("x")),
+                          MkNot(MkEq(b, MkString("y")))}),
+            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(cat, MkString("xy"))}), R::kUnsat);  // no '-' in "xy"
+  // len(a + b) == len(a) + len(b).
+  EXPECT_EQ(solver.Check({MkNot(MkEq(MkLen(MkConcat(a, b)), MkAdd(MkLen(a), MkLen(b))))}),
+            R::kUnsat);
+  // Quoting an ETag: "\"" + t + "\"" == "\"v1\"" forces t == "v1".
+  auto t = SVar(3, "t");
+  TermRef quoted = MkConcat(MkConcat(MkString("\""), t), MkString("\""));
+  EXPECT_EQ(solver.Check({MkEq(quoted, MkString("\"v1\"")), MkNot(MkEq(t, MkString("v1")))}),
+            R::kUnsat);
+}
+
+TEST(SolverTest, IntAndBoolConstraints) {
+  Solver solver;
+  auto n = IVar(1), m = IVar(2), b = BVar(3);
+  EXPECT_EQ(solver.Check({MkLt(n, m), MkLt(m, n)}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkLe(n, m), MkLe(m, n), MkNot(MkEq(n, m))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(MkMul(n, MkInt(2)), MkInt(7))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(MkSub(n, m), MkInt(3)), MkEq(m, MkInt(kMax))}), R::kSat);
+  EXPECT_EQ(solver.Check({b, MkNot(b)}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkOr(b, MkEq(n, MkInt(1))), MkNot(b)}), R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(MkIte(b, n, m), MkInt(5)), MkEq(n, MkInt(4)), MkEq(m, MkInt(6))}),
+            R::kUnsat);
+}
+
+TEST(SolverTest, CacheHitsAreCounted) {
+  Solver solver;
+  auto s = SVar(1);
+  TermRef c1 = MkPrefixOf(MkString("W/"), s);
+  TermRef c2 = MkEq(MkLen(s), MkInt(5));
+  EXPECT_EQ(solver.Check({c1, c2}), R::kSat);
+  EXPECT_EQ(solver.stats().z3_calls, 1u);
+  EXPECT_EQ(solver.stats().cache_hits, 0u);
+  // Same set again, in another order, with a duplicate and a true constant.
+  EXPECT_EQ(solver.Check({c2, c1}), R::kSat);
+  EXPECT_EQ(solver.Check({c1, MkBool(true), c2, c1}), R::kSat);
+  // Structurally equal terms built anew hit the cache too.
+  EXPECT_EQ(solver.Check({MkEq(MkLen(SVar(1)), MkInt(5)), MkPrefixOf(MkString("W/"), SVar(1))}),
+            R::kSat);
+  EXPECT_EQ(solver.stats().z3_calls, 1u);
+  EXPECT_EQ(solver.stats().cache_hits, 3u);
+  EXPECT_EQ(solver.stats().checks, 4u);
+  // Unsat answers are cached as well.
+  TermRef c3 = MkEq(MkLen(s), MkInt(1));
+  EXPECT_EQ(solver.Check({c1, c3}), R::kUnsat);
+  EXPECT_EQ(solver.Check({c3, c1}), R::kUnsat);
+  EXPECT_EQ(solver.stats().z3_calls, 2u);
+  EXPECT_EQ(solver.stats().cache_hits, 4u);
+  EXPECT_EQ(solver.stats().z3_unknown, 0u);
+  EXPECT_GE(solver.stats().z3_seconds, 0.0);
+}
+
+TEST(SolverTest, ChecksAreIndependent) {
+  // push/pop: constraints of one check do not leak into the next.
+  Solver solver;
+  auto s = SVar(1);
+  EXPECT_EQ(solver.Check({MkEq(s, MkString("a"))}), R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(s, MkString("b"))}), R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(s, MkString("a")), MkEq(s, MkString("b"))}), R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(s, MkString("c"))}), R::kSat);
+}
+
+TEST(SolverTest, VariablesOfDifferentSortsWithTheSameIdAreDistinct) {
+  Solver solver;
+  EXPECT_EQ(solver.Check({MkEq(IVar(1), MkInt(3)), MkEq(SVar(1), MkString("x")), BVar(1)}),
+            R::kSat);
+}
+
+// Concrete folding and Z3 must agree on what a string constant is. Spec
+// strings are byte strings (len("é") == 2 when folded); the solver must see
+// the same bytes, or a symbolic path would be judged differently from the
+// concrete one.
+TEST(SolverTest, StringConstantsReachZ3Verbatim) {
+  Solver solver;
+  const std::vector<std::string> samples = {
+      "plain",
+      "back\\slash",
+      "a\\u{62}c",      // looks like an SMT-LIB escape; is 8 bytes here
+      "a\\x41",         // likewise
+      std::string("nul\0byte", 8),
+      "caf\xC3\xA9",    // UTF-8: 5 bytes
+  };
+  int64_t id = 0;
+  for (const std::string& s : samples) {
+    auto x = SVar(++id, "x");
+    int64_t bytes = static_cast<int64_t>(s.size());
+    ExpectConstInt(MkLen(MkString(s)), bytes);
+    EXPECT_EQ(solver.Check({MkEq(x, MkString(s)), MkEq(MkLen(x), MkInt(bytes))}), R::kSat)
+        << "Z3 disagrees with len(\"" << s << "\") == " << bytes;
+    // Distinct spec strings stay distinct for Z3.
+    EXPECT_EQ(solver.Check({MkEq(x, MkString(s)), MkEq(x, MkString(s + "!"))}), R::kUnsat);
+  }
+  // "a\u{62}c" (8 bytes) and "abc" are different strings.
+  auto y = SVar(100, "y");
+  EXPECT_EQ(solver.Check({MkEq(y, MkString("a\\u{62}c")), MkEq(y, MkString("abc"))}), R::kUnsat);
+  auto z = SVar(101, "z");
+  EXPECT_EQ(solver.Check({MkEq(z, MkString(std::string("nul\0byte", 8))), MkEq(z, MkString("nul"))}),
+            R::kUnsat);
+}
+
+}  // namespace
+}  // namespace dualswarm::sym
