@@ -125,6 +125,7 @@ int CheckCommand(const std::vector<std::string>& args) {
     std::printf("%s\n", check::VerdictToJson(*verdict, &stats).c_str());
   } else {
     std::fputs(check::FormatVerdict(*verdict).c_str(), stdout);
+    std::fflush(stdout);
     std::fprintf(stderr, "checked %llu observations in %.3f s (%llu spec steps, %llu backtracks, %llu solver calls)\n",
                  static_cast<unsigned long long>(stats.observations), secs,
                  static_cast<unsigned long long>(stats.handler_runs),

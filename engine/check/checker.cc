@@ -65,9 +65,11 @@ struct Explanation {
     return h;
   }
 
-  std::vector<int64_t> ServerOrder() const {
+  // The last `limit` request labels in the order the server took them.
+  std::vector<int64_t> ServerOrder(size_t limit = 64) const {
     std::vector<int64_t> out;
-    for (const History* p = history.get(); p; p = p->prev.get()) out.push_back(p->label);
+    for (const History* p = history.get(); p && out.size() < limit; p = p->prev.get())
+      out.push_back(p->label);
     std::reverse(out.begin(), out.end());
     return out;
   }
@@ -457,12 +459,16 @@ struct Search {
     return absl::OkStatus();
   }
 
-  void RecordDeath(size_t at_obs, DeathReason r) {
+  // Keeps why an explanation of observation `at_obs` died, if that is the
+  // furthest observation reached so far. Cheap when it is not kept.
+  void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
+                   std::string spec_loc) {
     if (at_obs > furthest) {
       furthest = at_obs;
       verdict.reasons.clear();
     }
     if (at_obs < furthest || static_cast<int>(verdict.reasons.size()) >= opts.max_reasons) return;
+    DeathReason r{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)};
     for (const auto& x : verdict.reasons)
       if (x.text == r.text && x.server_order == r.server_order) return;
     verdict.reasons.push_back(std::move(r));
@@ -488,12 +494,12 @@ struct Search {
         Mismatch mm;
         std::string why;
         if (!MatchMessage(head.msg, o.msg, "", &cs, &mm)) {
-          RecordDeath(f.obs, {absl::StrCat(mm.field, ": ", mm.text), mm.field, e.ServerOrder(),
-                              lang::FormatLoc(spec->file, head.loc)});
+          RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field,
+                      lang::FormatLoc(spec->file, head.loc));
           continue;
         }
         if (!Constrain(&c, cs, &why)) {
-          RecordDeath(f.obs, {why, "", e.ServerOrder(), lang::FormatLoc(spec->file, head.loc)});
+          RecordDeath(f.obs, e, why, "", lang::FormatLoc(spec->file, head.loc));
           continue;
         }
         Compact(f);
@@ -505,9 +511,10 @@ struct Search {
       auto own = std::find(cons.begin(), cons.end(), ch);
       if (own != cons.end()) std::rotate(cons.begin(), own, own + 1);
       if (cons.empty()) {
-        RecordDeath(f.obs, {"the spec's server produced no response on this connection for the "
-                            "requests it has taken (it sends nothing there)",
-                            "", e.ServerOrder(), ""});
+        RecordDeath(f.obs, e,
+                    "the spec's server produced no response on this connection for the "
+                    "requests it has taken (it sends nothing there)",
+                    "", "");
         continue;
       }
       if (t.next_k >= cons.size()) continue;
