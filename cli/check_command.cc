@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
 #include "engine/lang/spec.h"
@@ -33,55 +34,14 @@ const char kCheckHelp[] =
     "\n"
     "exit: 0 ACCEPT, 1 REJECT, 2 bad input / spec error / INCONCLUSIVE\n";
 
-// Parses "--name value" / "--name=value" / "--flag" arguments.
-bool ParseFlags(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
-                const std::vector<std::string>& bool_flags, std::map<std::string, std::string>* out,
-                std::string* err) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    if (a.rfind("--", 0) != 0) {
-      *err = absl::StrCat("unexpected argument '", a, "'");
-      return false;
-    }
-    std::string name = a.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    bool takes = std::find(with_value.begin(), with_value.end(), name) != with_value.end();
-    bool is_bool = std::find(bool_flags.begin(), bool_flags.end(), name) != bool_flags.end();
-    if (!takes && !is_bool) {
-      *err = absl::StrCat("unknown option '--", name, "'");
-      return false;
-    }
-    if (takes && !has_value) {
-      if (i + 1 >= args.size()) {
-        *err = absl::StrCat("option '--", name, "' needs a value");
-        return false;
-      }
-      value = args[++i];
-    }
-    (*out)[name] = takes ? value : "true";
-  }
-  return true;
-}
-
-int BadInput(const std::string& msg) {
-  std::fprintf(stderr, "dualswarm: %s\n", msg.c_str());
-  return kExitBadInput;
-}
-
 }  // namespace
 
 int CheckCommand(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::fputs(kCheckHelp, stdout);
-      return kExitOk;
-    }
-  std::map<std::string, std::string> f;
+  if (WantsHelp(args)) {
+    std::fputs(kCheckHelp, stdout);
+    return kExitOk;
+  }
+  FlagMap f;
   std::string err;
   if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps"}, {"json"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kCheckHelp));
@@ -140,7 +100,7 @@ int CheckCommand(const std::vector<std::string>& args) {
 }
 
 int SpecCheckCommand(const std::vector<std::string>& args) {
-  std::map<std::string, std::string> f;
+  FlagMap f;
   std::string err;
   if (!ParseFlags(args, {"spec"}, {}, &f, &err) || !f.count("spec"))
     return BadInput(err.empty() ? "usage: dualswarm lint --spec FILE" : err);

@@ -14,6 +14,7 @@ inline constexpr int kExitRejected = 1;  // the SUT or trace was rejected
 inline constexpr int kExitBadInput = 2;  // bad flags, spec, trace, or an inconclusive check
 
 int CheckCommand(const std::vector<std::string>& args);
+int TestCommand(const std::vector<std::string>& args);
 int SpecCheckCommand(const std::vector<std::string>& args);
 
 }  // namespace dualswarm::cli

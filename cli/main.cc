@@ -15,6 +15,9 @@ const char kUsage[] =
     "  check   check a recorded trace against a spec (offline validator)\n"
     "          dualswarm check --spec FILE --trace FILE [--network tcp|sync] [--json]\n"
     "                          [--max-frontier N] [--max-steps N]\n"
+    "  test    test a live server against a spec (online tester)\n"
+    "          dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [--seed N]\n"
+    "                         [--steps N] [--time S] [--connections N] [--json] ...\n"
     "  lint    load a spec and report every error with file:line:column\n"
     "          dualswarm lint --spec FILE\n"
     "\n"
@@ -32,6 +35,7 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "check") return dualswarm::cli::CheckCommand(args);
+  if (cmd == "test") return dualswarm::cli::TestCommand(args);
   if (cmd == "lint") return dualswarm::cli::SpecCheckCommand(args);
   std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return dualswarm::cli::kExitBadInput;

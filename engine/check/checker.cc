@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <random>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -339,10 +340,11 @@ struct Search {
   Verdict verdict;
   size_t furthest = 0;
   CheckerStats st;
+  std::mt19937_64 rng;
 
   Search(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o, std::unique_ptr<NetworkModel> m)
       : spec(std::move(s)), opts(o), model(std::move(m)), interp(spec.get()),
-        solver(o.solver_timeout_ms) {
+        solver(o.solver_timeout_ms), rng(o.seed) {
     cur.globals = std::make_shared<const std::vector<Value>>(spec->initial_globals);
   }
 
@@ -508,8 +510,7 @@ struct Search {
       }
       cons.clear();
       model->Consumable(log, e.consumed, f.obs, &cons);
-      auto own = std::find(cons.begin(), cons.end(), ch);
-      if (own != cons.end()) std::rotate(cons.begin(), own, own + 1);
+      OrderChannels(ch, &cons);
       if (cons.empty()) {
         RecordDeath(f.obs, e,
                     "the spec's server produced no response on this connection for the "
@@ -522,6 +523,7 @@ struct Search {
       children.clear();
       absl::Status s = Expand(e, d, f.obs, &children);
       if (!s.ok()) return s;
+      OrderChildren(&children);
       for (auto& c : children) {
         if (!f.visited.insert(c.Hash()).second) continue;
         f.work.push_back({std::move(c), 0});
@@ -540,6 +542,29 @@ struct Search {
     }
     Compact(f);
     return false;
+  }
+
+  // The response's own channel first; the others in branch order.
+  void OrderChannels(int own_ch, std::vector<int>* cons) {
+    auto own = std::find(cons->begin(), cons->end(), own_ch);
+    if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
+    auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
+    switch (opts.branch_order) {
+      case BranchOrder::kLast: std::reverse(rest, cons->end()); break;
+      case BranchOrder::kRandom: std::shuffle(rest, cons->end(), rng); break;
+      default: break;
+    }
+  }
+  void OrderChildren(std::vector<Explanation>* children) {
+    switch (opts.branch_order) {
+      case BranchOrder::kLast: std::reverse(children->begin(), children->end()); break;
+      case BranchOrder::kRandom: std::shuffle(children->begin(), children->end(), rng); break;
+      case BranchOrder::kMostConstrained:
+        std::stable_sort(children->begin(), children->end(),
+                         [](const Explanation& a, const Explanation& b) { return a.pc.size() > b.pc.size(); });
+        break;
+      case BranchOrder::kFirst: break;
+    }
   }
 
   static void Compact(Frame& f) {
@@ -760,6 +785,46 @@ CheckerStats Checker::stats() const {
 
 const std::vector<ir::Value>& Checker::CurrentGlobals() const {
   return impl_->last ? *impl_->last->search->cur.globals : impl_->initial;
+}
+
+std::vector<ir::Value> Checker::ModelState() const {
+  std::vector<ir::Value> merged = impl_->initial;
+  for (const auto& [k, p] : impl_->parts) {
+    const auto& g = *p.search->cur.globals;
+    for (size_t i = 0; i < merged.size() && i < g.size(); ++i) {
+      const ir::Value& init = impl_->initial[i];
+      if (g[i] == init) continue;
+      if (g[i].is_map() && init.is_map() && merged[i].is_map()) {
+        for (const auto& [key, v] : g[i].as_map()) {
+          const ir::Value* before = init.Find(key);
+          if (before == nullptr || *before != v) merged[i] = merged[i].Set(key, v);
+        }
+        for (const auto& [key, v] : init.as_map())
+          if (g[i].Find(key) == nullptr) merged[i] = merged[i].Remove(key);
+      } else {
+        merged[i] = g[i];
+      }
+    }
+  }
+  return merged;
+}
+
+const char* BranchOrderName(BranchOrder o) {
+  switch (o) {
+    case BranchOrder::kFirst: return "first";
+    case BranchOrder::kLast: return "last";
+    case BranchOrder::kRandom: return "random";
+    case BranchOrder::kMostConstrained: return "most-constrained";
+  }
+  return "?";
+}
+
+absl::StatusOr<BranchOrder> ParseBranchOrder(absl::string_view name) {
+  for (BranchOrder o : {BranchOrder::kFirst, BranchOrder::kLast, BranchOrder::kRandom,
+                        BranchOrder::kMostConstrained})
+    if (name == BranchOrderName(o)) return o;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown branch order \"", name, "\" (known: first, last, random, most-constrained)"));
 }
 
 const char* VerdictKindName(Verdict::Kind k) {

@@ -25,12 +25,20 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/check/network.h"
 #include "engine/check/observation.h"
 #include "engine/lang/spec.h"
 #include "engine/sym/solver.h"
 
 namespace dualswarm::check {
+
+// Which explanation the search follows first when several explain an
+// observation (and so which model state the generator reads). A swarm
+// dimension: different orders steer generation differently.
+enum class BranchOrder { kFirst, kLast, kRandom, kMostConstrained };
+const char* BranchOrderName(BranchOrder o);
+absl::StatusOr<BranchOrder> ParseBranchOrder(absl::string_view name);
 
 struct CheckerOptions {
   std::string network = "tcp";
@@ -41,6 +49,8 @@ struct CheckerOptions {
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;
+  BranchOrder branch_order = BranchOrder::kFirst;
+  uint64_t seed = 1;  // for BranchOrder::kRandom
 };
 
 // Why one explanation could not explain the rejecting observation.
@@ -93,6 +103,10 @@ class Checker {
   // Model state (spec globals) of the current explanation of the partition
   // that took the latest observation.
   const std::vector<ir::Value>& CurrentGlobals() const;
+  // Model state for the generator: the current explanation of every
+  // partition merged (map-valued globals are unioned; other globals come
+  // from the partition that changed them last).
+  std::vector<ir::Value> ModelState() const;
 
  private:
   struct Impl;

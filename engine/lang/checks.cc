@@ -224,6 +224,8 @@ class Checker {
         break;
       case ExprKind::kFresh:
       case ExprKind::kEither:
+        if (ctx_ == Context::kGen)
+          Error(e->loc, "`gen` blocks choose with `oneof`/`freq`, not `fresh`/`either` (those are the server's)");
         if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
           Error(e->loc, "initial values and partition keys must be deterministic (no `fresh`/`either`)");
         break;

@@ -18,6 +18,11 @@ struct SpecFault {
   std::string msg;
 };
 struct PathKilled {};
+// A gen alternative could not produce a value (e.g. pick from an empty list).
+struct GenNoChoice {
+  Loc loc;
+  std::string why;
+};
 
 constexpr int kMaxCallDepth = 200;
 
@@ -31,6 +36,8 @@ class Eval {
  public:
   Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out)
       : spec_(spec), globals_(globals), oracle_(oracle), out_(out) {}
+
+  void set_gen(GenContext* g) { gen_ = g; }
 
   Value Run(const Expr* e, std::vector<Value>* frame) {
     frame_ = frame;
@@ -262,7 +269,23 @@ class Eval {
         return Value::Null();
       }
       case ExprKind::kOneof:
-      case ExprKind::kFreq: Fault(e->loc, "`oneof`/`freq` only run in the tester's `gen` blocks");
+      case ExprKind::kFreq: {
+        if (gen_ == nullptr) Fault(e->loc, "`oneof`/`freq` only run in the tester's `gen` blocks");
+        std::vector<int64_t> weights = e->weights;
+        if (weights.empty()) weights.assign(e->args.size(), 1);
+        std::vector<bool> excluded(e->args.size(), false);
+        GenNoChoice last{e->loc, "no alternative is enabled"};
+        while (true) {
+          int k = gen_->ChooseAlternative(e->site, weights, excluded);
+          if (k < 0) throw last;
+          try {
+            return E(e->args[static_cast<size_t>(k)].get());
+          } catch (const GenNoChoice& g) {
+            last = g;
+            excluded[static_cast<size_t>(k)] = true;
+          }
+        }
+      }
     }
     Fault(e->loc, "internal error: unknown expression");
   }
@@ -441,8 +464,34 @@ class Eval {
       case Builtin::kOrElse:
         if (!a[0].is_option()) TypeFault(loc, "or_else needs an option", a[0]);
         return a[0].has_value() ? a[0].inner() : a[1];
-      default:
-        Fault(loc, absl::StrCat("'", e->name, "' only runs in the tester's `gen` blocks"));
+      default: break;
+    }
+    if (gen_ == nullptr) Fault(loc, absl::StrCat("'", e->name, "' only runs in the tester's `gen` blocks"));
+    switch (e->builtin) {
+      case Builtin::kPick: {
+        if (!a[0].is_list()) TypeFault(loc, "pick needs a list", a[0]);
+        const auto& l = a[0].as_list();
+        if (l.empty()) throw GenNoChoice{loc, "pick() from an empty list"};
+        return l[static_cast<size_t>(gen_->RandomInt(0, static_cast<int64_t>(l.size()) - 1))];
+      }
+      case Builtin::kRandomWord: {
+        int64_t n = ConcreteInt(a[0], loc, "random_word length");
+        if (n < 0 || n > 1'000'000) Fault(loc, "random_word length must be between 0 and 1000000");
+        return Value::String(gen_->RandomWord(n));
+      }
+      case Builtin::kRandomEtag: return Value::String(gen_->RandomEtag());
+      case Builtin::kRandomInt: {
+        int64_t lo = ConcreteInt(a[0], loc, "random_int low"), hi = ConcreteInt(a[1], loc, "random_int high");
+        if (lo > hi) Fault(loc, absl::StrCat("random_int(", lo, ", ", hi, "): low exceeds high"));
+        return Value::Int(gen_->RandomInt(lo, hi));
+      }
+      case Builtin::kObserved: {
+        if (!a[0].is_string()) TypeFault(loc, "observed needs a path string", a[0]);
+        auto hole = gen_->Observed(a[0].as_string());
+        if (!hole) throw GenNoChoice{loc, absl::StrCat("no message observed yet has ", a[0].as_string())};
+        return *hole;
+      }
+      default: Fault(loc, absl::StrCat("internal error: builtin '", e->name, "'"));
     }
   }
 
@@ -451,6 +500,7 @@ class Eval {
   Oracle* oracle_;
   StepOutput* out_;
   std::vector<Value>* frame_ = nullptr;
+  GenContext* gen_ = nullptr;
   int depth_ = 0;
 };
 
@@ -483,6 +533,30 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
     out->killed = true;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::vector<Value>& globals,
+                                          GenContext* ctx) const {
+  const GenDecl* g = nullptr;
+  for (const auto& d : spec_->ast.gens)
+    if (d.name == name) g = &d;
+  if (g == nullptr)
+    return absl::NotFoundError(absl::StrCat("spec '", spec_->name, "' has no `gen ", name, "` block"));
+  std::vector<Value> copy = globals;
+  std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
+  NoChoiceOracle oracle;
+  Eval ev(spec_, &copy, &oracle, nullptr);
+  ev.set_gen(ctx);
+  try {
+    return ev.Run(g->body.get(), &frame);
+  } catch (const SpecFault& f) {
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
+  } catch (const GenNoChoice& n) {
+    return absl::FailedPreconditionError(FormatDiag(
+        spec_->file, n.loc, absl::StrCat("`gen ", name, "` produced nothing: ", n.why)));
+  } catch (const PathKilled&) {
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, g->loc, "`gen` blocks may not `assume`"));
+  }
 }
 
 absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {

@@ -7,6 +7,8 @@
 #ifndef DUALSWARM_ENGINE_LANG_INTERP_H_
 #define DUALSWARM_ENGINE_LANG_INTERP_H_
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +33,23 @@ class Oracle {
   virtual bool Possible(const sym::TermRef& cond) = 0;
 };
 
+// The tester's side of `gen` blocks: random choices, swarm masks and the
+// live trace (for observed()).
+class GenContext {
+ public:
+  virtual ~GenContext() = default;
+  // Picks an alternative of oneof/freq site `site` (weights: one per
+  // alternative, all 1 for oneof) that is not excluded; -1 when none is.
+  virtual int ChooseAlternative(int site, const std::vector<int64_t>& weights,
+                                const std::vector<bool>& excluded) = 0;
+  virtual int64_t RandomInt(int64_t lo, int64_t hi) = 0;  // inclusive
+  virtual std::string RandomWord(int64_t length) = 0;
+  virtual std::string RandomEtag() = 0;
+  // A J-expression hole referring to a message of the trace that has
+  // `path`, or nullopt when no message has it yet.
+  virtual std::optional<ir::Value> Observed(const std::string& path) = 0;
+};
+
 struct SendRecord {
   ir::Value conn;
   ir::Value msg;
@@ -52,6 +71,12 @@ class Interpreter {
   // "file:line:col: message".
   absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request,
                           const ir::Value& conn, Oracle* oracle, StepOutput* out) const;
+
+  // Runs `gen NAME` against the model state `globals`; the result is a
+  // J-expression (holes from observed()). FailedPrecondition for spec bugs
+  // and when every alternative failed (e.g. pick() from empty lists).
+  absl::StatusOr<ir::Value> RunGen(const std::string& name, const std::vector<ir::Value>& globals,
+                                   GenContext* ctx) const;
 
   // Evaluates the spec's `partition` key for a request (the spec must have
   // one); spec bugs return FailedPrecondition with file:line:col.

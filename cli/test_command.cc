@@ -1,0 +1,195 @@
+// `dualswarm test`: the online tester against a live server.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "engine/ir/json.h"
+#include "engine/lang/spec.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::cli {
+namespace {
+
+const char kTestHelp[] =
+    "usage: dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [options]\n"
+    "\n"
+    "Generates requests from the spec's `gen request` block, sends them over several\n"
+    "connections, and checks every response online. Stops at the first response no\n"
+    "execution of the spec explains.\n"
+    "\n"
+    "options:\n"
+    "  --spec FILE            the .dspec spec\n"
+    "  --launch CMD           start the SUT: CMD runs under /bin/sh in a fresh directory;\n"
+    "                         {port} is replaced by a free loopback port, {dir} by the\n"
+    "                         directory; the whole process group is stopped at the end\n"
+    "  --target HOST:PORT     test a server that is already running\n"
+    "  --adapter http|jsonl   wire protocol (default: from the spec's `use`: http -> http,\n"
+    "                         json -> jsonl)\n"
+    "  --seed N               random seed (default 1)\n"
+    "  --steps N              requests to send (default 1000)\n"
+    "  --time S               wall-time budget in seconds (default: none)\n"
+    "  --connections N        client connections (default 4)\n"
+    "  --max-in-flight N      outstanding requests over all connections (default: connections)\n"
+    "  --branch-order O       first | last | random | most-constrained (default first)\n"
+    "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives\n"
+    "  --swarm                a random feature mask derived from the seed\n"
+    "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
+    "  --network tcp|sync     network model (default tcp)\n"
+    "  --max-frontier N       checker frontier bound (default 1000000)\n"
+    "  --ready-timeout MS     how long a launched SUT may take to accept connections (default 10000)\n"
+    "  --json                 print the result (and counterexample) as JSON\n"
+    "  --quiet                no progress output\n"
+    "\n"
+    "exit: 0 passed, 1 a finding (safety, liveness, sut-crash), 2 bad input, spec error\n"
+    "or inconclusive\n";
+
+std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r) {
+  std::string out = absl::StrCat("{\"kind\":\"", workers::OutcomeName(r.outcome), "\",\"reason\":");
+  ir::AppendJsonString(r.reason, &out);
+  absl::StrAppend(&out, ",\"spec\":{\"name\":");
+  ir::AppendJsonString(spec.name, &out);
+  absl::StrAppend(&out, ",\"hash\":\"", spec.content_hash, "\"},\"target\":");
+  ir::AppendJsonString(o.launch.empty() ? o.target : o.launch, &out);
+  absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
+                  check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"",
+                  o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
+                  ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds);
+  if (r.outcome != workers::Outcome::kPassed) {
+    out += ",\"input\":[";
+    for (size_t i = 0; i < r.inputs.size(); ++i)
+      absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr), "}");
+    out += "],\"trace\":[";
+    for (size_t i = 0; i < r.trace.size(); ++i)
+      absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(r.trace[i]));
+    absl::StrAppend(&out, "],\"verdict\":", check::VerdictToJson(r.verdict, &r.stats));
+  }
+  out += "}";
+  return out;
+}
+
+void PrintTraceTail(const std::vector<check::Observation>& trace, size_t n) {
+  size_t from = trace.size() > n ? trace.size() - n : 0;
+  if (from > 0) std::printf("  ... %zu earlier observations\n", from);
+  for (size_t i = from; i < trace.size(); ++i) {
+    const auto& o = trace[i];
+    switch (o.kind) {
+      case check::Observation::Kind::kSent:
+        std::printf("  conn %lld  -> #%lld %s\n", static_cast<long long>(o.conn), static_cast<long long>(o.label),
+                    ir::ToJson(o.msg).c_str());
+        break;
+      case check::Observation::Kind::kReceived:
+        std::printf("  conn %lld <-  #%lld %s\n", static_cast<long long>(o.conn), static_cast<long long>(o.label),
+                    ir::ToJson(o.msg).c_str());
+        break;
+      default:
+        std::printf("  conn %lld  %s\n", static_cast<long long>(o.conn), check::ObservationKindName(o.kind));
+    }
+  }
+}
+
+}  // namespace
+
+int TestCommand(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::fputs(kTestHelp, stdout);
+    return kExitOk;
+  }
+  FlagMap f;
+  std::string err;
+  if (!ParseFlags(args,
+                  {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
+                   "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
+                   "max-frontier", "ready-timeout"},
+                  {"json", "quiet", "swarm"}, &f, &err))
+    return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
+  if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
+  if (f.count("launch") == f.count("target"))
+    return BadInput("test needs exactly one of --launch CMD or --target HOST:PORT");
+  auto spec = lang::LoadSpecFile(f["spec"]);
+  if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));
+
+  workers::JobOptions o;
+  o.launch = f.count("launch") ? f["launch"] : "";
+  o.target = f.count("target") ? f["target"] : "";
+  o.adapter = f.count("adapter") ? f["adapter"] : ((*spec)->schema == "json" ? "jsonl" : "http");
+  auto num = [&](const char* name, auto* out, int64_t lo, int64_t hi) {
+    if (!f.count(name)) return true;
+    int64_t v;
+    if (!absl::SimpleAtoi(f[name], &v) || v < lo || v > hi) {
+      err = absl::StrCat("--", name, " must be an integer between ", lo, " and ", hi);
+      return false;
+    }
+    *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
+    return true;
+  };
+  o.exec.max_in_flight = -1;
+  if (!num("seed", &o.exec.seed, 0, INT64_MAX) || !num("steps", &o.exec.steps, 1, 100'000'000) ||
+      !num("connections", &o.exec.connections, 1, 1024) ||
+      !num("max-in-flight", &o.exec.max_in_flight, 1, 100000) ||
+      !num("response-timeout", &o.response_timeout_ms, 1, 86'400'000) ||
+      !num("max-frontier", &o.exec.checker.max_frontier, 1, INT64_MAX) ||
+      !num("ready-timeout", &o.ready_timeout_ms, 1, 600'000))
+    return BadInput(err);
+  if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
+  if (f.count("time") && (!absl::SimpleAtod(f["time"], &o.time_budget_s) || o.time_budget_s <= 0))
+    return BadInput("--time must be a positive number of seconds");
+  if (f.count("branch-order")) {
+    auto bo = check::ParseBranchOrder(f["branch-order"]);
+    if (!bo.ok()) return BadInput(std::string(bo.status().message()));
+    o.exec.checker.branch_order = *bo;
+  }
+  if (f.count("network")) o.exec.checker.network = f["network"];
+  if (f.count("feature-mask")) {
+    auto m = harness::FeatureMask::Parse(f["feature-mask"]);
+    if (!m.ok()) return BadInput(std::string(m.status().message()));
+    o.exec.mask = *m;
+  } else if (f.count("swarm")) {
+    o.exec.mask = harness::FeatureMask::Random(o.exec.seed, (*spec)->ast.num_choice_sites);
+  }
+  bool json = f.count("json") > 0;
+  bool quiet = f.count("quiet") > 0 || json;
+  if (!quiet) {
+    o.on_progress = [](const workers::JobProgress& p) {
+      std::fprintf(stderr, "\r  %6.1fs  sent %llu/%llu  received %llu  frontier %zu   ", p.seconds,
+                   static_cast<unsigned long long>(p.sent), static_cast<unsigned long long>(p.steps_budget),
+                   static_cast<unsigned long long>(p.received), p.frontier);
+      std::fflush(stderr);
+    };
+  }
+  auto r = workers::RunJob(*spec, o);
+  if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
+  if (!r.ok()) return BadInput(std::string(r.status().message()));
+  if (json) {
+    std::printf("%s\n", ResultJson(**spec, o, *r).c_str());
+  } else if (r->outcome == workers::Outcome::kPassed) {
+    std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "
+                "(seed %llu, %.2f s, %.0f requests/s)\n",
+                static_cast<unsigned long long>(r->sent), o.exec.connections, (*spec)->name.c_str(),
+                static_cast<unsigned long long>(o.exec.seed), r->seconds,
+                r->seconds > 0 ? static_cast<double>(r->sent) / r->seconds : 0.0);
+  } else {
+    std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r->outcome),
+                static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(o.exec.seed),
+                r->seconds);
+    std::printf("trace (most recent last):\n");
+    PrintTraceTail(r->trace, 24);
+    if (r->outcome == workers::Outcome::kSafety && r->verdict.kind == check::Verdict::Kind::kReject) {
+      std::fputs(check::FormatVerdict(r->verdict).c_str(), stdout);
+    } else {
+      std::printf("%s\n", r->reason.c_str());
+    }
+  }
+  switch (r->outcome) {
+    case workers::Outcome::kPassed: return kExitOk;
+    case workers::Outcome::kSafety:
+    case workers::Outcome::kLiveness:
+    case workers::Outcome::kSutCrash: return kExitRejected;
+    default: return kExitBadInput;
+  }
+}
+
+}  // namespace dualswarm::cli

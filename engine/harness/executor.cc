@@ -1,0 +1,237 @@
+#include "engine/harness/executor.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "engine/lang/interp.h"
+
+namespace dualswarm::harness {
+
+using ir::Value;
+
+bool FeatureMask::Disabled(int site, int alt) const {
+  if (site < 0 || static_cast<size_t>(site) >= disabled.size() || alt >= 64) return false;
+  return (disabled[static_cast<size_t>(site)] >> alt) & 1;
+}
+
+std::string FeatureMask::ToString() const {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < disabled.size(); ++i)
+    if (disabled[i]) parts.push_back(absl::StrCat(i, ":", absl::Hex(disabled[i])));
+  return absl::StrJoin(parts, ",");
+}
+
+absl::StatusOr<FeatureMask> FeatureMask::Parse(absl::string_view text) {
+  FeatureMask m;
+  if (text.empty()) return m;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::vector<absl::string_view> kv = absl::StrSplit(part, ':');
+    uint64_t site = 0, bits = 0;
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &site) || site > 10000 ||
+        !absl::SimpleHexAtoi(kv[1], &bits))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "feature mask \"", text, "\": expected SITE:HEXBITS[,SITE:HEXBITS...], e.g. 0:5,2:1"));
+    if (m.disabled.size() <= site) m.disabled.resize(site + 1, 0);
+    m.disabled[site] = bits;
+  }
+  return m;
+}
+
+FeatureMask FeatureMask::Random(uint64_t seed, int sites) {
+  std::mt19937_64 rng(seed ^ 0x5eed5eed5eedull);
+  FeatureMask m;
+  m.disabled.resize(static_cast<size_t>(std::max(sites, 0)), 0);
+  for (auto& bits : m.disabled)
+    for (int i = 0; i < 16; ++i)
+      if (rng() % 3 == 0) bits |= uint64_t{1} << i;
+  return m;
+}
+
+// The tester side of `gen`: random choices from the executor's seed, the
+// swarm mask, and holes into the live trace.
+class Executor::Gen : public lang::GenContext {
+ public:
+  Gen(std::mt19937_64* rng, const FeatureMask* mask, const std::vector<ir::LabeledMessage>* msgs)
+      : rng_(rng), mask_(mask), msgs_(msgs) {}
+
+  int ChooseAlternative(int site, const std::vector<int64_t>& weights,
+                        const std::vector<bool>& excluded) override {
+    // The mask applies unless it would leave nothing.
+    bool any_unmasked = false;
+    for (size_t i = 0; i < weights.size(); ++i)
+      any_unmasked |= !excluded[i] && !mask_->Disabled(site, static_cast<int>(i));
+    int64_t total = 0;
+    for (size_t i = 0; i < weights.size(); ++i)
+      if (Allowed(site, i, excluded, any_unmasked)) total += weights[i];
+    if (total <= 0) return -1;
+    int64_t r = static_cast<int64_t>((*rng_)() % static_cast<uint64_t>(total));
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (!Allowed(site, i, excluded, any_unmasked)) continue;
+      if (r < weights[i]) return static_cast<int>(i);
+      r -= weights[i];
+    }
+    return -1;
+  }
+  int64_t RandomInt(int64_t lo, int64_t hi) override {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(*rng_);
+  }
+  std::string RandomWord(int64_t n) override {
+    std::string w;
+    for (int64_t i = 0; i < n; ++i) w.push_back(static_cast<char>('a' + (*rng_)() % 26));
+    return w;
+  }
+  std::string RandomEtag() override { return absl::StrCat("\"", RandomWord(6), "\""); }
+  std::optional<Value> Observed(const std::string& path) override {
+    auto jp = ir::ParseJPath(path);
+    if (!jp.ok()) return std::nullopt;
+    // Candidates: the most recent messages (newest first) that have the path.
+    std::vector<const ir::LabeledMessage*> found;
+    for (auto it = msgs_->rbegin(); it != msgs_->rend() && found.size() < 8; ++it) {
+      const Value* v = ir::FollowJPath(it->msg, *jp);
+      if (v != nullptr && (v->is_string() || v->is_int() || v->is_bool())) found.push_back(&*it);
+    }
+    if (found.empty()) return std::nullopt;
+    const ir::LabeledMessage* m = found[(*rng_)() % found.size()];
+    ir::JRef ref;
+    ref.label = m->label;
+    ref.path = *jp;
+    ref.fn = "id";
+    if ((*rng_)() % 5 == 0) {
+      const Value* v = ir::FollowJPath(m->msg, *jp);
+      if (v->is_string()) ref.fn = (*rng_)() % 2 ? "weaken" : "strip_weak";
+    }
+    auto fallback = ir::ApplyJFn(ref.fn, *ir::FollowJPath(m->msg, *jp));
+    return ir::MakeHole(ref, fallback.ok() ? &*fallback : nullptr);
+  }
+
+ private:
+  bool Allowed(int site, size_t i, const std::vector<bool>& excluded, bool use_mask) const {
+    if (excluded[i]) return false;
+    return !use_mask || !mask_->Disabled(site, static_cast<int>(i));
+  }
+  std::mt19937_64* rng_;
+  const FeatureMask* mask_;
+  const std::vector<ir::LabeledMessage>* msgs_;
+};
+
+Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
+                   std::unique_ptr<check::Checker> checker)
+    : spec_(std::move(spec)), opts_(options), checker_(std::move(checker)), rng_(options.seed),
+      outstanding_(static_cast<size_t>(options.connections)) {}
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,
+                                                           const ExecutorOptions& options) {
+  if (options.connections < 1 || options.connections > 1024)
+    return absl::InvalidArgumentError("connections must be between 1 and 1024");
+  if (options.max_in_flight < 1) return absl::InvalidArgumentError("max_in_flight must be at least 1");
+  if (!options.replay) {
+    bool has_gen = false;
+    for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen;
+    if (!has_gen)
+      return absl::InvalidArgumentError(absl::StrCat("spec '", spec->name, "' has no `gen ", options.gen,
+                                                     " { ... }` block to generate requests from"));
+  } else {
+    for (const auto& item : *options.replay)
+      if (item.conn < 0 || item.conn >= options.connections)
+        return absl::InvalidArgumentError(absl::StrCat("test input uses connection ", item.conn,
+                                                       " but only ", options.connections, " are open"));
+  }
+  check::CheckerOptions co = options.checker;
+  co.seed = options.seed;
+  auto checker = check::Checker::Create(spec, co);
+  if (!checker.ok()) return checker.status();
+  return std::unique_ptr<Executor>(new Executor(std::move(spec), options, std::move(*checker)));
+}
+
+size_t Executor::in_flight() const {
+  size_t n = 0;
+  for (const auto& q : outstanding_) n += q.size();
+  return n;
+}
+
+absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
+  if (decided() || in_flight() >= static_cast<size_t>(opts_.max_in_flight))
+    return std::optional<PlannedRequest>();
+  InputItem item;
+  if (opts_.replay) {
+    if (replay_pos_ >= opts_.replay->size()) return std::optional<PlannedRequest>();
+    item = (*opts_.replay)[replay_pos_];
+  } else {
+    if (sent_ >= opts_.steps) return std::optional<PlannedRequest>();
+    lang::Interpreter interp(spec_.get());
+    Gen gen(&rng_, &opts_.mask, &messages_);
+    auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
+    if (!jexpr.ok()) return jexpr.status();
+    item.jexpr = std::move(*jexpr);
+    item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
+  }
+  auto msg = ir::Instantiate(item.jexpr, messages_);
+  if (!msg.ok()) return msg.status();
+  PlannedRequest r{next_label_, item.conn, item.jexpr, std::move(*msg)};
+  return std::optional<PlannedRequest>(std::move(r));
+}
+
+absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
+  if (r.label != next_label_) return absl::FailedPreconditionError("requests must be sent in the order planned");
+  next_label_ += 2;
+  if (opts_.replay) ++replay_pos_;
+  ++sent_;
+  inputs_.push_back({r.conn, r.jexpr});
+  outstanding_[static_cast<size_t>(r.conn)].push_back({r.label, t_ns});
+  check::Observation o;
+  o.kind = check::Observation::Kind::kSent;
+  o.label = r.label;
+  o.conn = r.conn;
+  o.msg = r.msg;
+  o.t = t_ns;
+  messages_.push_back({r.label, r.msg});
+  observations_.push_back(o);
+  return checker_->Observe(std::move(o));
+}
+
+absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
+  if (conn < 0 || conn >= opts_.connections || outstanding_[static_cast<size_t>(conn)].empty())
+    return absl::InvalidArgumentError(absl::StrCat("a response on connection ", conn,
+                                                   ", where no request is outstanding"));
+  int64_t label = outstanding_[static_cast<size_t>(conn)].front().first + 1;
+  outstanding_[static_cast<size_t>(conn)].pop_front();
+  ++received_;
+  check::Observation o;
+  o.kind = check::Observation::Kind::kReceived;
+  o.label = label;
+  o.conn = conn;
+  o.msg = std::move(msg);
+  o.t = t_ns;
+  messages_.push_back({label, o.msg});
+  observations_.push_back(o);
+  return checker_->Observe(std::move(o));
+}
+
+absl::Status Executor::Closed(int conn, int64_t t_ns) {
+  if (conn < 0 || conn >= opts_.connections) return absl::InvalidArgumentError("no such connection");
+  outstanding_[static_cast<size_t>(conn)].clear();
+  check::Observation o;
+  o.kind = check::Observation::Kind::kClosed;
+  o.conn = conn;
+  o.t = t_ns;
+  observations_.push_back(o);
+  return checker_->Observe(std::move(o));
+}
+
+std::optional<int64_t> Executor::Overdue(int64_t now_ns, int64_t timeout_ns) const {
+  for (const auto& q : outstanding_)
+    if (!q.empty() && now_ns - q.front().second > timeout_ns) return q.front().first;
+  return std::nullopt;
+}
+
+bool Executor::finished() const {
+  if (decided()) return true;
+  bool budget_spent = opts_.replay ? replay_pos_ >= opts_.replay->size() : sent_ >= opts_.steps;
+  return budget_spent && in_flight() == 0;
+}
+
+}  // namespace dualswarm::harness

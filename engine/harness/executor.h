@@ -1,0 +1,114 @@
+// Executor: the tester's state machine, with no I/O of its own. It asks
+// the spec's `gen` block for the next request (a J-expression), fills its
+// holes from the live trace, decides on which connection it goes, and feeds
+// every sent and received message to the checker. The runner in workers/
+// moves the bytes and the clock; the same executor replays a recorded test
+// input (for shrinking and `dualswarm replay`).
+#ifndef DUALSWARM_ENGINE_HARNESS_EXECUTOR_H_
+#define DUALSWARM_ENGINE_HARNESS_EXECUTOR_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/check/checker.h"
+#include "engine/ir/jexpr.h"
+#include "engine/lang/spec.h"
+
+namespace dualswarm::harness {
+
+// Swarm testing: alternatives of oneof/freq sites that are switched off.
+// disabled[site] has bit i set when alternative i of that site is off. A
+// mask never disables every alternative of a site (the executor ignores
+// the mask for a site where it would).
+struct FeatureMask {
+  std::vector<uint64_t> disabled;
+  bool Disabled(int site, int alt) const;
+  std::string ToString() const;  // "site:hexbits,..." ("" when empty)
+  static absl::StatusOr<FeatureMask> Parse(absl::string_view text);
+  // A random mask switching off each alternative with probability 1/3.
+  static FeatureMask Random(uint64_t seed, int sites);
+};
+
+// One element of a test input: a J-expression sent on a connection.
+struct InputItem {
+  int conn = 0;
+  ir::Value jexpr;
+};
+
+struct ExecutorOptions {
+  int connections = 4;
+  int max_in_flight = 4;     // outstanding requests over all connections
+  uint64_t steps = 1000;     // requests to send
+  uint64_t seed = 1;
+  std::string gen = "request";
+  FeatureMask mask;
+  check::CheckerOptions checker;  // network model, bounds, branch order
+  // When set, send exactly these inputs in order instead of generating.
+  std::optional<std::vector<InputItem>> replay;
+};
+
+struct PlannedRequest {
+  int64_t label;
+  int conn;
+  ir::Value jexpr;
+  ir::Value msg;  // the instantiated request
+};
+
+class Executor {
+ public:
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(std::shared_ptr<const lang::Spec> spec,
+                                                          const ExecutorOptions& options);
+
+  // The next request to send now, or nullopt when the budget is spent, the
+  // in-flight limit is reached, or a verdict is in. Errors: spec bugs in
+  // `gen`, holes that cannot be filled.
+  absl::StatusOr<std::optional<PlannedRequest>> Next();
+  // The request went out at t_ns.
+  absl::Status Sent(const PlannedRequest& r, int64_t t_ns);
+  // A response arrived on `conn`: it answers the oldest request outstanding
+  // there. InvalidArgument when nothing is outstanding on conn.
+  absl::Status Received(int conn, ir::Value msg, int64_t t_ns);
+  // The connection closed; its outstanding requests stay pending forever.
+  absl::Status Closed(int conn, int64_t t_ns);
+
+  // The label of a request outstanding for longer than timeout_ns, if any.
+  std::optional<int64_t> Overdue(int64_t now_ns, int64_t timeout_ns) const;
+  // Budget spent and nothing outstanding, or the checker decided.
+  bool finished() const;
+  bool decided() const { return checker_->verdict().kind != check::Verdict::Kind::kAccept; }
+  const check::Verdict& verdict() const { return checker_->verdict(); }
+  check::CheckerStats checker_stats() const { return checker_->stats(); }
+  uint64_t sent_count() const { return sent_; }
+  uint64_t received_count() const { return received_; }
+  size_t in_flight() const;
+  const std::vector<check::Observation>& observations() const { return observations_; }
+  const std::vector<InputItem>& inputs() const { return inputs_; }
+  const ExecutorOptions& options() const { return opts_; }
+
+ private:
+  class Gen;
+  Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
+           std::unique_ptr<check::Checker> checker);
+
+  std::shared_ptr<const lang::Spec> spec_;
+  ExecutorOptions opts_;
+  std::unique_ptr<check::Checker> checker_;
+  std::mt19937_64 rng_;
+  std::vector<check::Observation> observations_;
+  std::vector<ir::LabeledMessage> messages_;           // for filling holes
+  std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
+  std::vector<InputItem> inputs_;
+  int64_t next_label_ = 1;
+  uint64_t sent_ = 0, received_ = 0;
+  size_t replay_pos_ = 0;
+};
+
+}  // namespace dualswarm::harness
+
+#endif  // DUALSWARM_ENGINE_HARNESS_EXECUTOR_H_

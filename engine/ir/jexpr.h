@@ -1,0 +1,69 @@
+// J-expressions: test inputs that survive reruns. A J-expression is a JSON
+// value with holes; a hole refers to a value in an earlier message of the
+// live trace and is written {"$ref": "LABEL.JPATH.FN"} (optionally with
+// "$else": a fallback value), e.g. {"$ref": "4.@headers@etag.weaken"}:
+// "the etag header of the message labelled 4, made weak".
+//   JPATH: "this" or a sequence of "@field" / "#index" steps.
+//   FN:    id | weaken (add W/) | strip_weak (drop W/) | succ (int + 1).
+// Holes are filled when the request is sent. Evaluation is loose: if the
+// label is missing or lacks the path in this run, the most recent message
+// that has the path is used instead; only if none has it is "$else" used.
+#ifndef DUALSWARM_ENGINE_IR_JEXPR_H_
+#define DUALSWARM_ENGINE_IR_JEXPR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/ir/value.h"
+
+namespace dualswarm::ir {
+
+struct JStep {
+  bool is_index = false;
+  std::string field;
+  int64_t index = 0;
+};
+using JPath = std::vector<JStep>;
+
+struct JRef {
+  int64_t label = 0;
+  JPath path;
+  std::string fn = "id";
+};
+
+// "this" / "@a@b#0" <-> steps. Also accepts dotted paths ("headers.etag").
+absl::StatusOr<JPath> ParseJPath(absl::string_view text);
+std::string JPathToString(const JPath& p);
+// Follows a path; nullptr when a step is missing.
+const Value* FollowJPath(const Value& v, const JPath& p);
+
+absl::StatusOr<JRef> ParseJRef(absl::string_view text);
+std::string JRefToString(const JRef& r);
+
+// A hole value: {"$ref": "..."} plus "$else" when `fallback` is given.
+Value MakeHole(const JRef& ref, const Value* fallback);
+// Whether v is a hole (a map with a string "$ref").
+bool IsHole(const Value& v);
+// Whether any hole occurs in v.
+bool HasHoles(const Value& v);
+
+// One message of the live trace that holes may refer to.
+struct LabeledMessage {
+  int64_t label;
+  Value msg;
+};
+
+// Applies a J-expression function; InvalidArgument for unknown names or a
+// value of the wrong kind.
+absl::StatusOr<Value> ApplyJFn(absl::string_view fn, const Value& v);
+
+// Fills every hole against `trace` (oldest first). NotFound when a hole can
+// be resolved neither strictly, loosely, nor by its "$else".
+absl::StatusOr<Value> Instantiate(const Value& jexpr, const std::vector<LabeledMessage>& trace);
+
+}  // namespace dualswarm::ir
+
+#endif  // DUALSWARM_ENGINE_IR_JEXPR_H_

@@ -1,0 +1,63 @@
+// Adapters: move messages between the tester and a system under test over
+// several client connections. An adapter turns request IR into bytes
+// (codec), keeps non-blocking TCP connections to the SUT (opened lazily,
+// reopened after the SUT closes one), and turns bytes back into response
+// IR. Bytes the codec cannot parse become a response carrying a
+// "malformed" field (which the checker then rejects), never a crash.
+#ifndef DUALSWARM_WORKERS_ADAPTERS_ADAPTER_H_
+#define DUALSWARM_WORKERS_ADAPTERS_ADAPTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/ir/value.h"
+
+namespace dualswarm::workers {
+
+struct AdapterEvent {
+  enum class Kind { kReceived, kClosed };
+  Kind kind;
+  int conn;
+  ir::Value msg;     // kReceived
+  std::string note;  // why a connection closed, for logs
+};
+
+// Request/response framing for one protocol.
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  virtual absl::StatusOr<std::string> Encode(const ir::Value& request) = 0;
+  // Takes complete responses off the front of `buf` (consuming their bytes).
+  // `eof`: the peer closed. On unparseable bytes, appends a response with a
+  // "malformed" field and sets *close.
+  virtual void Decode(std::string* buf, bool eof, std::vector<ir::Value>* out, bool* close) = 0;
+  // Resets per-connection parse state (a fresh connection).
+  virtual std::unique_ptr<Codec> Clone() const = 0;
+};
+
+std::unique_ptr<Codec> MakeHttpCodec(std::string host_header);
+std::unique_ptr<Codec> MakeJsonLinesCodec();
+
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+  // Queues a request on `conn` (connecting first if needed). Unavailable
+  // when the SUT cannot be reached.
+  virtual absl::Status Send(int conn, const ir::Value& request) = 0;
+  // Waits up to timeout_ms for I/O and reports what arrived.
+  virtual absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events) = 0;
+  virtual void CloseAll() = 0;
+};
+
+// kind: "http" or "jsonl". Connects to host:port (IPv4 loopback or any
+// numeric IPv4 address).
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
+                                                     int port, int connections);
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_ADAPTERS_ADAPTER_H_

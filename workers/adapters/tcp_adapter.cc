@@ -1,0 +1,199 @@
+// A codec-driven adapter over non-blocking TCP sockets and poll().
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "workers/adapters/adapter.h"
+
+namespace dualswarm::workers {
+namespace {
+
+struct Conn {
+  int fd = -1;
+  bool connecting = false;
+  std::string out;  // bytes not yet written
+  std::string in;   // bytes not yet decoded
+  std::unique_ptr<Codec> codec;
+};
+
+class TcpAdapter : public Adapter {
+ public:
+  TcpAdapter(std::unique_ptr<Codec> proto, std::string host, int port, int n)
+      : proto_(std::move(proto)), host_(std::move(host)), port_(port), conns_(static_cast<size_t>(n)) {}
+  ~TcpAdapter() override { CloseAll(); }
+
+  absl::Status Send(int conn, const ir::Value& request) override {
+    if (conn < 0 || static_cast<size_t>(conn) >= conns_.size())
+      return absl::InvalidArgumentError(absl::StrCat("no connection ", conn));
+    Conn& c = conns_[static_cast<size_t>(conn)];
+    if (c.fd < 0) {
+      absl::Status s = Open(&c);
+      if (!s.ok()) return s;
+    }
+    auto bytes = c.codec->Encode(request);
+    if (!bytes.ok()) return bytes.status();
+    c.out += *bytes;
+    Flush(&c);
+    return absl::OkStatus();
+  }
+
+  absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events) override {
+    std::vector<pollfd> fds;
+    std::vector<int> idx;
+    for (size_t i = 0; i < conns_.size(); ++i) {
+      Conn& c = conns_[i];
+      if (c.fd < 0) continue;
+      short ev = POLLIN;
+      if (c.connecting || !c.out.empty()) ev |= POLLOUT;
+      fds.push_back({c.fd, ev, 0});
+      idx.push_back(static_cast<int>(i));
+    }
+    if (fds.empty()) {
+      if (timeout_ms > 0) ::poll(nullptr, 0, timeout_ms);
+      return absl::OkStatus();
+    }
+    int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) return absl::OkStatus();
+      return absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+    }
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (!fds[k].revents) continue;
+      int i = idx[k];
+      Conn& c = conns_[static_cast<size_t>(i)];
+      if (c.connecting && (fds[k].revents & (POLLOUT | POLLERR | POLLHUP))) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+          Drop(i, absl::StrCat("connect: ", std::strerror(err)), events);
+          return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ",
+                                                     std::strerror(err)));
+        }
+        c.connecting = false;
+      }
+      if (fds[k].revents & POLLOUT) Flush(&c);
+      if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(i, events);
+    }
+    return absl::OkStatus();
+  }
+
+  void CloseAll() override {
+    for (auto& c : conns_) {
+      if (c.fd >= 0) ::close(c.fd);
+      c.fd = -1;
+      c.out.clear();
+      c.in.clear();
+    }
+  }
+
+ private:
+  absl::Status Open(Conn* c) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    if (::inet_pton(AF_INET, host_.c_str(), &addr.sin_addr) != 1) {
+      ::close(fd);
+      return absl::InvalidArgumentError(absl::StrCat("not a numeric IPv4 address: ", host_));
+    }
+    int r = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (r < 0 && errno != EINPROGRESS) {
+      int err = errno;
+      ::close(fd);
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ",
+                                                 std::strerror(err)));
+    }
+    c->fd = fd;
+    c->connecting = r < 0;
+    c->out.clear();
+    c->in.clear();
+    c->codec = proto_->Clone();
+    return absl::OkStatus();
+  }
+
+  void Flush(Conn* c) {
+    if (c->connecting || c->fd < 0) return;
+    while (!c->out.empty()) {
+      ssize_t w = ::send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
+      if (w > 0) {
+        c->out.erase(0, static_cast<size_t>(w));
+        continue;
+      }
+      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+      return;  // the read side reports the close
+    }
+  }
+
+  void ReadFrom(int i, std::vector<AdapterEvent>* events) {
+    Conn& c = conns_[static_cast<size_t>(i)];
+    char buf[65536];
+    bool eof = false;
+    std::string why;
+    while (true) {
+      ssize_t r = ::recv(c.fd, buf, sizeof buf, 0);
+      if (r > 0) {
+        c.in.append(buf, static_cast<size_t>(r));
+        if (c.in.size() > (64u << 20)) break;
+        continue;
+      }
+      if (r == 0) {
+        eof = true;
+        why = "closed by the server";
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        eof = true;
+        why = std::strerror(errno);
+      }
+      break;
+    }
+    std::vector<ir::Value> out;
+    bool close = false;
+    c.codec->Decode(&c.in, eof, &out, &close);
+    for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), ""});
+    if (eof || close) Drop(i, eof ? why : "unparseable response", events);
+  }
+
+  void Drop(int i, std::string why, std::vector<AdapterEvent>* events) {
+    Conn& c = conns_[static_cast<size_t>(i)];
+    if (c.fd >= 0) ::close(c.fd);
+    c.fd = -1;
+    c.connecting = false;
+    c.out.clear();
+    c.in.clear();
+    events->push_back({AdapterEvent::Kind::kClosed, i, ir::Value(), std::move(why)});
+  }
+
+  std::unique_ptr<Codec> proto_;
+  std::string host_;
+  int port_;
+  std::vector<Conn> conns_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
+                                                     int port, int connections) {
+  if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
+  std::unique_ptr<Codec> codec;
+  if (kind == "http") {
+    codec = MakeHttpCodec(absl::StrCat(host, ":", port));
+  } else if (kind == "jsonl") {
+    codec = MakeJsonLinesCodec();
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown adapter \"", kind, "\" (known: http, jsonl)"));
+  }
+  return std::unique_ptr<Adapter>(new TcpAdapter(std::move(codec), host, port, connections));
+}
+
+}  // namespace dualswarm::workers

@@ -1,0 +1,58 @@
+// Runner: runs one test job end to end — launches (or connects to) the SUT,
+// drives the executor through an adapter, enforces the budgets (steps, wall
+// time, response timeout) and classifies the outcome. Used by the CLI now
+// and by the worker daemon later.
+#ifndef DUALSWARM_WORKERS_RUNNER_RUNNER_H_
+#define DUALSWARM_WORKERS_RUNNER_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/harness/executor.h"
+
+namespace dualswarm::workers {
+
+struct JobProgress {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  double seconds = 0;
+  size_t frontier = 0;
+  uint64_t steps_budget = 0;
+};
+
+struct JobOptions {
+  harness::ExecutorOptions exec;
+  std::string adapter = "http";
+  std::string target;              // "HOST:PORT" of a running SUT, or
+  std::string launch;              // a command template with {port} and {dir}
+  int64_t response_timeout_ms = 5000;
+  double time_budget_s = 0;        // 0: no wall-time budget
+  int ready_timeout_ms = 10000;
+  std::function<void(const JobProgress&)> on_progress;  // about once a second
+};
+
+enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };
+const char* OutcomeName(Outcome o);  // passed | safety | liveness | spec-error | sut-crash | inconclusive
+
+struct JobResult {
+  Outcome outcome = Outcome::kPassed;
+  std::string reason;                       // one paragraph for humans
+  check::Verdict verdict;                   // the checker's verdict (safety rejections)
+  std::vector<check::Observation> trace;    // everything observed
+  std::vector<harness::InputItem> inputs;   // the test input (J-expressions)
+  check::CheckerStats stats;
+  double seconds = 0;
+  uint64_t sent = 0, received = 0;
+  int64_t overdue_label = 0;                // liveness: the unanswered request
+};
+
+// Errors (not outcomes): bad options, a SUT that cannot be started.
+absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& options);
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_RUNNER_RUNNER_H_

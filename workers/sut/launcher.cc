@@ -1,0 +1,156 @@
+#include "workers/sut/launcher.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace dualswarm::workers {
+
+absl::StatusOr<int> PickFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    ::close(fd);
+    return absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+bool CanConnect(const std::string& host, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    ::close(fd);
+    return false;
+  }
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptions& o) {
+  if (o.command.empty()) return absl::InvalidArgumentError("empty launch command");
+  auto port = PickFreePort();
+  if (!port.ok()) return port.status();
+  std::string tmpl = absl::StrCat(o.work_root, "/dualswarm-sut-XXXXXX");
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr)
+    return absl::InternalError(absl::StrCat("mkdtemp in ", o.work_root, ": ", std::strerror(errno)));
+  std::unique_ptr<SutProcess> p(new SutProcess());
+  p->dir_ = buf.data();
+  p->port_ = *port;
+  std::string cmd = absl::StrReplaceAll(o.command, {{"{port}", absl::StrCat(*port)}, {"{dir}", p->dir_}});
+  std::string log = p->dir_ + "/sut.log";
+  pid_t pid = ::fork();
+  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) {
+    ::setsid();
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    if (::chdir(p->dir_.c_str()) != 0) _exit(126);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  p->pid_ = pid;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
+  while (true) {
+    std::string status;
+    if (!p->Alive(&status))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the SUT command exited before it accepted connections (", status, "): ", cmd,
+          "\n--- sut.log ---\n", p->LogTail()));
+    if (CanConnect("127.0.0.1", *port)) return p;
+    if (std::chrono::steady_clock::now() > deadline)
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the SUT did not accept connections on 127.0.0.1:", *port, " within ", o.ready_timeout_ms,
+          " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool SutProcess::Alive(std::string* status) {
+  if (pid_ < 0) return false;
+  if (!reaped_) {
+    int st = 0;
+    pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == 0) return true;
+    reaped_ = true;
+    wait_status_ = st;
+  }
+  if (status) {
+    if (WIFEXITED(wait_status_)) {
+      *status = absl::StrCat("exit code ", WEXITSTATUS(wait_status_));
+    } else if (WIFSIGNALED(wait_status_)) {
+      *status = absl::StrCat("killed by signal ", WTERMSIG(wait_status_));
+    } else {
+      *status = "exited";
+    }
+  }
+  return false;
+}
+
+void SutProcess::Stop() {
+  if (pid_ < 0) return;
+  ::kill(-pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (Alive() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The group may outlive the leader: kill whatever is left.
+  ::kill(-pid_, SIGKILL);
+  if (!reaped_) {
+    ::waitpid(pid_, &wait_status_, 0);
+    reaped_ = true;
+  }
+}
+
+std::string SutProcess::LogTail(size_t max_bytes) const {
+  std::ifstream in(dir_ + "/sut.log", std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+SutProcess::~SutProcess() {
+  Stop();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+}  // namespace dualswarm::workers

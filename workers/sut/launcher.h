@@ -1,0 +1,57 @@
+// SUT lifecycle: starts a system under test from a command template in a
+// fresh directory on a free loopback port, waits (bounded) until it
+// accepts TCP connections, and tears down its whole process group.
+// Template placeholders: {port} and {dir}. The command runs under /bin/sh
+// in its own session; its stdout/stderr go to {dir}/sut.log.
+#ifndef DUALSWARM_WORKERS_SUT_LAUNCHER_H_
+#define DUALSWARM_WORKERS_SUT_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace dualswarm::workers {
+
+struct LaunchOptions {
+  std::string command;           // e.g. "ds-ref-webdav --port {port} --dir {dir}"
+  int ready_timeout_ms = 10000;  // how long to wait for the port to accept
+  std::string work_root = "/tmp";
+};
+
+class SutProcess {
+ public:
+  // FailedPrecondition (with the tail of sut.log) when the command exits
+  // early or never becomes ready.
+  static absl::StatusOr<std::unique_ptr<SutProcess>> Launch(const LaunchOptions& options);
+  ~SutProcess();  // Stop() and remove the directory
+
+  int port() const { return port_; }
+  const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
+  // True while the process is alive; fills *status text when it exited.
+  bool Alive(std::string* status = nullptr);
+  // SIGTERM to the process group, SIGKILL after 2 s.
+  void Stop();
+  // The last `max_bytes` of sut.log.
+  std::string LogTail(size_t max_bytes = 2000) const;
+
+ private:
+  SutProcess() = default;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string dir_;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+};
+
+// A loopback TCP port that was free a moment ago.
+absl::StatusOr<int> PickFreePort();
+// Whether 127.0.0.1:port (or host:port) accepts a TCP connection now.
+bool CanConnect(const std::string& host, int port);
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_SUT_LAUNCHER_H_
