@@ -322,7 +322,7 @@ struct Search {
   CheckerOptions opts;
   std::unique_ptr<NetworkModel> model;
   lang::Interpreter interp;
-  sym::Solver solver;
+  sym::Solver* solver;  // shared by all partitions
 
   // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs;
@@ -342,9 +342,10 @@ struct Search {
   CheckerStats st;
   std::mt19937_64 rng;
 
-  Search(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o, std::unique_ptr<NetworkModel> m)
-      : spec(std::move(s)), opts(o), model(std::move(m)), interp(spec.get()),
-        solver(o.solver_timeout_ms), rng(o.seed) {
+  Search(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o, std::unique_ptr<NetworkModel> m,
+         sym::Solver* shared_solver)
+      : spec(std::move(s)), opts(o), model(std::move(m)), interp(spec.get()), solver(shared_solver),
+        rng(o.seed) {
     cur.globals = std::make_shared<const std::vector<Value>>(spec->initial_globals);
   }
 
@@ -400,8 +401,16 @@ struct Search {
       for (auto& q : e->owed)
         for (auto& o : q) o.msg = ir::SubstituteValue(o.msg, b);
     }
+    // Only constraints that are new or changed by the bindings can make the
+    // (previously satisfiable) set unsatisfiable.
+    std::vector<TermRef> base, added;
+    for (const auto& c : all) {
+      bool old = false;
+      for (const auto& o : e->pc) old |= o.get() == c.get();
+      (old ? base : added).push_back(c);
+    }
     e->pc = std::move(all);
-    if (!e->pc.empty() && solver.Check(e->pc) == sym::Solver::Result::kUnsat) {
+    if (!added.empty() && solver->CheckAdded(base, added) == sym::Solver::Result::kUnsat) {
       std::vector<std::string> parts;
       for (const auto& c : e->pc) parts.push_back(sym::TermToString(c));
       *why = absl::StrCat("constraints cannot all hold: ", absl::StrJoin(parts, " && "),
@@ -409,6 +418,46 @@ struct Search {
       return false;
     }
     return true;
+  }
+
+  // Drops path constraints about values the explanation can no longer
+  // reach (their variables occur neither in the state nor in owed
+  // responses, nor in a constraint connected to such a variable). The pc
+  // is satisfiable, so each connected component is satisfiable on its own,
+  // and an unreachable one can never become unsatisfiable again: dropping
+  // it keeps the solver queries and the explanation hash small.
+  static void DropUnreachableConstraints(Explanation* e) {
+    if (e->pc.empty()) return;
+    std::vector<TermRef> live;
+    for (const auto& g : *e->globals) ir::CollectValueVars(g, &live);
+    for (const auto& q : e->owed)
+      for (const auto& o : q) ir::CollectValueVars(o.msg, &live);
+    auto is_live = [&](const TermRef& v) {
+      for (const auto& w : live)
+        if (w->ival == v->ival && w->sort == v->sort) return true;
+      return false;
+    };
+    std::vector<std::vector<TermRef>> vars(e->pc.size());
+    for (size_t i = 0; i < e->pc.size(); ++i) sym::CollectVars(e->pc[i], &vars[i]);
+    std::vector<bool> keep(e->pc.size(), false);
+    bool grew = true;
+    while (grew) {
+      grew = false;
+      for (size_t i = 0; i < e->pc.size(); ++i) {
+        if (keep[i]) continue;
+        bool touches = false;
+        for (const auto& v : vars[i]) touches |= is_live(v);
+        if (!touches) continue;
+        keep[i] = true;
+        grew = true;
+        for (const auto& v : vars[i])
+          if (!is_live(v)) live.push_back(v);
+      }
+    }
+    std::vector<TermRef> kept;
+    for (size_t i = 0; i < e->pc.size(); ++i)
+      if (keep[i]) kept.push_back(e->pc[i]);
+    e->pc = std::move(kept);
   }
 
   static std::string Describe(const sym::Bindings& b) {
@@ -422,7 +471,7 @@ struct Search {
   // possible way; appends the surviving explanations.
   absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
     const SentRequest& r = log.per_channel[d][static_cast<size_t>(p.consumed[d])];
-    PathOracle oracle(&solver, &p.pc, p.next_fresh);
+    PathOracle oracle(solver, &p.pc, p.next_fresh);
     lang::StepOutput so;
     Value conn = Value::Int(d);
     do {
@@ -456,6 +505,7 @@ struct Search {
       }
       std::string why;
       if (!Constrain(&c, oracle.added(), &why)) continue;
+      DropUnreachableConstraints(&c);
       out->push_back(std::move(c));
     } while (oracle.NextPath());
     return absl::OkStatus();
@@ -504,6 +554,7 @@ struct Search {
           RecordDeath(f.obs, e, why, "", lang::FormatLoc(spec->file, head.loc));
           continue;
         }
+        DropUnreachableConstraints(&c);
         Compact(f);
         *out = std::move(c);
         return true;
@@ -677,6 +728,7 @@ struct Checker::Impl {
   std::shared_ptr<const lang::Spec> spec;
   CheckerOptions opts;
   lang::Interpreter interp;
+  sym::Solver solver;
   TraceValidator global;
   std::map<std::string, Part> parts;
   std::unordered_map<int64_t, Part*> part_of_label;
@@ -685,7 +737,8 @@ struct Checker::Impl {
   std::vector<ir::Value> initial;
 
   Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
-      : spec(std::move(s)), opts(o), interp(spec.get()), initial(spec->initial_globals) {}
+      : spec(std::move(s)), opts(o), interp(spec.get()), solver(o.solver_timeout_ms),
+        initial(spec->initial_globals) {}
 
   absl::StatusOr<Part*> PartFor(const Observation& o) {
     std::string key;
@@ -699,7 +752,7 @@ struct Checker::Impl {
       auto model = MakeNetworkModel(opts.network);
       if (!model.ok()) return model.status();
       Part p;
-      p.search = std::make_unique<Search>(spec, opts, std::move(*model));
+      p.search = std::make_unique<Search>(spec, opts, std::move(*model), &solver);
       it = parts.emplace(key, std::move(p)).first;
     }
     return &it->second;
@@ -771,14 +824,8 @@ CheckerStats Checker::stats() const {
     s.memo_hits += x.memo_hits;
     s.frontier += p.search->frontier;
     s.max_frontier_seen = std::max(s.max_frontier_seen, x.max_frontier_seen);
-    const sym::SolverStats& y = p.search->solver.stats();
-    s.solver.checks += y.checks;
-    s.solver.fast_path += y.fast_path;
-    s.solver.cache_hits += y.cache_hits;
-    s.solver.z3_calls += y.z3_calls;
-    s.solver.z3_unknown += y.z3_unknown;
-    s.solver.z3_seconds += y.z3_seconds;
   }
+  s.solver = impl_->solver.stats();
   s.partitions = impl_->parts.size();
   return s;
 }

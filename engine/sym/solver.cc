@@ -12,11 +12,15 @@
 namespace dualswarm::sym {
 
 struct Solver::Impl {
+  explicit Impl(unsigned timeout_ms) : solver(ctx) {
+    z3::params p(ctx);
+    p.set("timeout", timeout_ms);
+    solver.set(p);
+  }
   z3::context ctx;
-  z3::solver solver{ctx};
+  z3::solver solver;
   // Translation memo; holds the TermRef so the node (and its address) lives.
   std::unordered_map<const TermNode*, std::pair<TermRef, z3::expr>> memo;
-  std::unordered_map<uint64_t, Result> cache;
 
   z3::expr Translate(const TermRef& t) {
     auto it = memo.find(t.get());
@@ -65,18 +69,28 @@ struct Solver::Impl {
   }
 };
 
-Solver::Solver(unsigned timeout_ms) : impl_(std::make_unique<Impl>()) {
-  z3::params p(impl_->ctx);
-  p.set("timeout", timeout_ms);
-  impl_->solver.set(p);
-}
+Solver::Solver(unsigned timeout_ms) : timeout_ms_(timeout_ms) {}
 
 Solver::~Solver() = default;
 
+namespace {
+
+// Whether t is a disequality between a string/int variable and a constant
+// or another string/int variable.
+bool IsSimpleDisequality(const TermRef& t) {
+  if (t->op != TermOp::kNot || t->args[0]->op != TermOp::kEq) return false;
+  const TermRef& a = t->args[0]->args[0];
+  const TermRef& b = t->args[0]->args[1];
+  if (a->sort == Sort::kBool) return false;
+  return (a->op == TermOp::kVar || a->IsConst()) && (b->op == TermOp::kVar || b->IsConst());
+}
+
+}  // namespace
+
 Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
   ++stats_.checks;
-  std::vector<uint64_t> hashes;
-  hashes.reserve(constraints.size());
+  std::vector<TermRef> live;
+  live.reserve(constraints.size());
   for (const auto& c : constraints) {
     if (c->op == TermOp::kConstBool) {
       if (!c->ival) {
@@ -85,28 +99,35 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
       }
       continue;
     }
-    hashes.push_back(c->hash);
+    live.push_back(c);
   }
-  if (hashes.empty()) {
+  // Only disequalities over infinite sorts (string, int): always
+  // satisfiable, since finitely many values are excluded.
+  bool only_diseq = true;
+  for (const auto& c : live) only_diseq &= IsSimpleDisequality(c);
+  if (only_diseq) {
     ++stats_.fast_path;
     return Result::kSat;
   }
+  std::vector<uint64_t> hashes;
+  hashes.reserve(live.size());
+  for (const auto& c : live) hashes.push_back(c->hash);
   std::sort(hashes.begin(), hashes.end());
   hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   uint64_t key = absl::HashOf(hashes);
-  auto it = impl_->cache.find(key);
-  if (it != impl_->cache.end()) {
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
     ++stats_.cache_hits;
     return it->second;
   }
+  if (!impl_) impl_ = std::make_unique<Impl>(timeout_ms_);
   if (impl_->memo.size() > 200000) impl_->memo.clear();
-  if (impl_->cache.size() > 200000) impl_->cache.clear();
+  if (cache_.size() > 200000) cache_.clear();
   ++stats_.z3_calls;
   auto start = std::chrono::steady_clock::now();
   Result r;
   impl_->solver.push();
-  for (const auto& c : constraints)
-    if (c->op != TermOp::kConstBool) impl_->solver.add(impl_->Translate(c));
+  for (const auto& c : live) impl_->solver.add(impl_->Translate(c));
   switch (impl_->solver.check()) {
     case z3::sat: r = Result::kSat; break;
     case z3::unsat: r = Result::kUnsat; break;
@@ -118,18 +139,46 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
   impl_->solver.pop();
   stats_.z3_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  impl_->cache.emplace(key, r);
+  cache_.emplace(key, r);
   return r;
 }
 
-bool Solver::MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra) {
-  if (extra->op == TermOp::kConstBool) {
-    if (!extra->ival) return false;
-    return Check(constraints) != Result::kUnsat;
+Solver::Result Solver::CheckAdded(const std::vector<TermRef>& base, const std::vector<TermRef>& added) {
+  // Slice: the added constraints plus every base constraint connected to
+  // them through shared variables. The rest was satisfiable on its own and
+  // shares nothing with the slice, so it cannot make the whole unsat.
+  std::vector<TermRef> vars;
+  for (const auto& c : added) CollectVars(c, &vars);
+  std::vector<TermRef> slice = added;
+  std::vector<bool> taken(base.size(), false);
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (size_t i = 0; i < base.size(); ++i) {
+      if (taken[i]) continue;
+      std::vector<TermRef> cv;
+      CollectVars(base[i], &cv);
+      bool shares = false;
+      for (const auto& v : cv)
+        for (const auto& w : vars)
+          if (v->ival == w->ival && v->sort == w->sort) shares = true;
+      if (!shares) continue;
+      taken[i] = true;
+      grew = true;
+      slice.push_back(base[i]);
+      for (const auto& v : cv) {
+        bool have = false;
+        for (const auto& w : vars) have |= v->ival == w->ival && v->sort == w->sort;
+        if (!have) vars.push_back(v);
+      }
+    }
   }
-  std::vector<TermRef> all = constraints;
-  all.push_back(extra);
-  return Check(all) != Result::kUnsat;
+  return Check(slice);
+}
+
+bool Solver::MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra) {
+  if (extra->op == TermOp::kConstBool) return extra->ival != 0;
+  return CheckAdded(constraints, {extra}) != Result::kUnsat;
 }
 
 }  // namespace dualswarm::sym

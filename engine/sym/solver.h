@@ -1,5 +1,7 @@
 // Solver: decides satisfiability of a conjunction of symbolic constraints.
-// Constant constraints never reach Z3 (the concrete fast path); results are
+// Constant constraints never reach Z3 (the concrete fast path), nor do sets
+// of plain disequalities over strings/ints (always satisfiable); queries
+// about added constraints are sliced to the variables they share; results are
 // cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
 // reported as kUnknown and callers treat them as possibly satisfiable, so a
 // hard query can never turn into a false rejection.
@@ -8,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/sym/term.h"
@@ -33,14 +36,20 @@ class Solver {
   Solver& operator=(const Solver&) = delete;
 
   Result Check(const std::vector<TermRef>& constraints);
-  // Convenience: Check(constraints + extra) != kUnsat.
+  // Satisfiability of base + added where `base` is known not to be unsat:
+  // only the added constraints and the base constraints connected to them
+  // through shared variables are checked (constraint independence).
+  Result CheckAdded(const std::vector<TermRef>& base, const std::vector<TermRef>& added);
+  // CheckAdded(constraints, {extra}) != kUnsat.
   bool MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra);
 
   const SolverStats& stats() const { return stats_; }
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  unsigned timeout_ms_;
+  std::unique_ptr<Impl> impl_;  // Z3, created on the first query that needs it
+  std::unordered_map<uint64_t, Result> cache_;
   SolverStats stats_;
 };
 
