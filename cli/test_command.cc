@@ -57,7 +57,11 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
                   check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"",
                   o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
-                  ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds);
+                  ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds,
+                  ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
+                  ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
+                  ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
+                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, "}");
   if (r.outcome != workers::Outcome::kPassed) {
     out += ",\"input\":[";
     for (size_t i = 0; i < r.inputs.size(); ++i)

@@ -12,7 +12,7 @@
 namespace dualswarm::sym {
 
 struct Solver::Impl {
-  explicit Impl(unsigned timeout_ms) : solver(ctx) {
+  explicit Impl(unsigned timeout_ms) : solver(ctx, "QF_SLIA") {
     z3::params p(ctx);
     p.set("timeout", timeout_ms);
     solver.set(p);
@@ -85,6 +85,136 @@ bool IsSimpleDisequality(const TermRef& t) {
   return (a->op == TermOp::kVar || a->IsConst()) && (b->op == TermOp::kVar || b->IsConst());
 }
 
+// Hash of a term with variables replaced by their canonical index
+// (numbered by first occurrence); with `shape_only` all variables hash the
+// same. Renaming variables does not change satisfiability, so queries that
+// differ only in variable ids share one cache entry.
+uint64_t CanonicalHash(const TermRef& t, std::vector<std::pair<int64_t, Sort>>* seen, bool shape_only) {
+  if (t->op == TermOp::kVar) {
+    if (shape_only) return absl::HashOf(0x7a11, static_cast<int>(t->sort));
+    size_t idx = 0;
+    while (idx < seen->size() && !((*seen)[idx].first == t->ival && (*seen)[idx].second == t->sort)) ++idx;
+    if (idx == seen->size()) seen->push_back({t->ival, t->sort});
+    return absl::HashOf(0x7a12, static_cast<int>(t->sort), idx);
+  }
+  if (t->args.empty()) return t->hash;
+  uint64_t h = absl::HashOf(static_cast<int>(t->op), static_cast<int>(t->sort), t->ival);
+  for (const auto& a : t->args) h = absl::HashOf(h, CanonicalHash(a, seen, shape_only));
+  return h;
+}
+
+void CollectConstants(const TermRef& t, std::vector<TermRef>* out) {
+  if (t->IsConst()) {
+    for (const auto& c : *out)
+      if (TermEqual(c, t)) return;
+    out->push_back(t);
+    return;
+  }
+  for (const auto& a : t->args) CollectConstants(a, out);
+}
+
+// Syntactic contradiction: some constraint and its negation are both present.
+bool HasComplementaryPair(const std::vector<TermRef>& live) {
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (live[i]->op != TermOp::kNot) continue;
+    for (size_t j = 0; j < live.size(); ++j)
+      if (j != i && TermEqual(live[i]->args[0], live[j])) return true;
+  }
+  return false;
+}
+
+// Tries to find a satisfying assignment among values suggested by the
+// constants in the constraints (and values distinct from all of them). A
+// witness proves satisfiability without Z3; failing to find one proves
+// nothing.
+bool FindWitness(const std::vector<TermRef>& live) {
+  std::vector<TermRef> vars, consts;
+  for (const auto& c : live) {
+    CollectVars(c, &vars);
+    CollectConstants(c, &consts);
+  }
+  if (vars.empty() || vars.size() > 4) return false;
+  // Bindings are keyed by id: give up if two variables of different sorts share one.
+  for (size_t i = 0; i < vars.size(); ++i)
+    for (size_t j = i + 1; j < vars.size(); ++j)
+      if (vars[i]->ival == vars[j]->ival) return false;
+  std::vector<std::vector<TermRef>> cands(vars.size());
+  for (size_t v = 0; v < vars.size(); ++v) {
+    auto& cs = cands[v];
+    auto add = [&](TermRef t) {
+      for (const auto& x : cs)
+        if (TermEqual(x, t)) return;
+      cs.push_back(std::move(t));
+    };
+    switch (vars[v]->sort) {
+      case Sort::kBool:
+        add(MkBool(true));
+        add(MkBool(false));
+        break;
+      case Sort::kInt:
+        for (const auto& c : consts)
+          if (c->op == TermOp::kConstInt && c->ival > INT64_MIN + 1 && c->ival < INT64_MAX - 1) {
+            add(c);
+            add(MkInt(c->ival + 1));
+            add(MkInt(c->ival - 1));
+          }
+        add(MkInt(0));
+        add(MkInt(1000003 + static_cast<int64_t>(v)));
+        break;
+      case Sort::kString:
+        for (const auto& c : consts) {
+          if (c->op != TermOp::kConstString) continue;
+          add(c);
+          add(MkString("W/" + c->sval));
+          if (c->sval.rfind("W/", 0) == 0) add(MkString(c->sval.substr(2)));
+        }
+        add(MkString(""));
+        add(MkString(std::string("\x01") + "ds" + std::to_string(v)));
+        add(MkString(std::string("W/\x01") + "ds" + std::to_string(v)));
+        break;
+    }
+  }
+  size_t combos = 1;
+  for (const auto& cs : cands) {
+    combos *= cs.size();
+    if (combos > 4096) return false;
+  }
+  std::vector<size_t> pick(vars.size(), 0);
+  for (size_t n = 0; n < combos; ++n) {
+    Bindings b;
+    size_t rest = n;
+    for (size_t v = 0; v < vars.size(); ++v) {
+      b[vars[v]->ival] = cands[v][rest % cands[v].size()];
+      rest /= cands[v].size();
+    }
+    bool ok = true;
+    for (const auto& c : live) {
+      TermRef r = Substitute(c, b);
+      if (r->op != TermOp::kConstBool || !r->ival) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+uint64_t CanonicalKey(const std::vector<TermRef>& live) {
+  std::vector<std::pair<uint64_t, size_t>> order;
+  order.reserve(live.size());
+  std::vector<std::pair<int64_t, Sort>> none;
+  for (size_t i = 0; i < live.size(); ++i) order.push_back({CanonicalHash(live[i], &none, true), i});
+  std::sort(order.begin(), order.end());
+  std::vector<std::pair<int64_t, Sort>> seen;
+  std::vector<uint64_t> hashes;
+  hashes.reserve(live.size());
+  for (const auto& [shape, i] : order) hashes.push_back(CanonicalHash(live[i], &seen, false));
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  return absl::HashOf(hashes);
+}
+
 }  // namespace
 
 Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
@@ -109,16 +239,21 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     ++stats_.fast_path;
     return Result::kSat;
   }
-  std::vector<uint64_t> hashes;
-  hashes.reserve(live.size());
-  for (const auto& c : live) hashes.push_back(c->hash);
-  std::sort(hashes.begin(), hashes.end());
-  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-  uint64_t key = absl::HashOf(hashes);
+  uint64_t key = CanonicalKey(live);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     ++stats_.cache_hits;
     return it->second;
+  }
+  if (HasComplementaryPair(live)) {
+    ++stats_.fast_path;
+    cache_.emplace(key, Result::kUnsat);
+    return Result::kUnsat;
+  }
+  if (FindWitness(live)) {
+    ++stats_.fast_path;
+    cache_.emplace(key, Result::kSat);
+    return Result::kSat;
   }
   if (!impl_) impl_ = std::make_unique<Impl>(timeout_ms_);
   if (impl_->memo.size() > 200000) impl_->memo.clear();

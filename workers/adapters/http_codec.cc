@@ -49,7 +49,6 @@ class HttpCodec : public Codec {
     std::string body;
     if (const Value* b = q.Find("body"); b != nullptr && b->is_string()) body = b->as_string();
     std::string out = absl::StrCat(method->as_string(), " ", path->as_string(), " HTTP/1.1\r\nhost: ", host_, "\r\n");
-    bool has_length = false;
     if (const Value* h = q.Find("headers"); h != nullptr && h->is_map()) {
       for (const auto& [name, v] : h->as_map()) {
         if (!ValidToken(name)) return absl::InvalidArgumentError(absl::StrCat("bad header name \"", name, "\""));
@@ -62,11 +61,16 @@ class HttpCodec : public Codec {
       }
     }
     std::string m = method->as_string();
-    if (!body.empty() || m == "PUT" || m == "POST") {
-      absl::StrAppend(&out, "content-length: ", body.size(), "\r\n");
-      has_length = true;
+    // Every third request with a body goes chunked (two chunks), so servers'
+    // both framings get exercised; the IR the checker sees is the same.
+    if (body.size() >= 2 && ++bodies_sent_ % 3 == 0) {
+      size_t half = body.size() / 2;
+      absl::StrAppend(&out, "transfer-encoding: chunked\r\n\r\n", absl::Hex(half), "\r\n",
+                      body.substr(0, half), "\r\n", absl::Hex(body.size() - half), "\r\n",
+                      body.substr(half), "\r\n0\r\n\r\n");
+      return out;
     }
-    (void)has_length;
+    if (!body.empty() || m == "PUT" || m == "POST") absl::StrAppend(&out, "content-length: ", body.size(), "\r\n");
     absl::StrAppend(&out, "\r\n", body);
     return out;
   }
@@ -227,6 +231,7 @@ class HttpCodec : public Codec {
   }
 
   std::string host_;
+  uint64_t bodies_sent_ = 0;
   bool have_head_ = false;
   int status_ = 0;
   Value headers_;

@@ -2,7 +2,8 @@
 // fresh directory on a free loopback port, waits (bounded) until it
 // accepts TCP connections, and tears down its whole process group.
 // Template placeholders: {port} and {dir}. The command runs under /bin/sh
-// in its own session; its stdout/stderr go to {dir}/sut.log.
+// in its own session, in the caller's working directory (so relative paths
+// work); its stdout/stderr go to {dir}/sut.log.
 #ifndef DUALSWARM_WORKERS_SUT_LAUNCHER_H_
 #define DUALSWARM_WORKERS_SUT_LAUNCHER_H_
 
