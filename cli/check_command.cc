@@ -28,9 +28,10 @@ const char kCheckHelp[] =
     "  --network MODEL      tcp (default: per-connection FIFO, any reordering across\n"
     "                       connections) or sync (requests served in the order sent)\n"
     "  --json               print {\"verdict\": ...} as JSON instead of text\n"
-    "  --max-frontier N     most live explanations kept at once (default 1000000);\n"
-    "                       exceeding it ends with INCONCLUSIVE (exit 2), never ACCEPT\n"
-    "  --max-steps N        most spec steps to execute in total (default unlimited)\n"
+    "  --max-frontier N     most pending explanations kept at once, per partition\n"
+    "                       (default 1000000); exceeding it ends with INCONCLUSIVE\n"
+    "                       (exit 2), never ACCEPT\n"
+    "  --max-steps N        most spec steps to execute, per partition (default unlimited)\n"
     "\n"
     "exit: 0 ACCEPT, 1 REJECT, 2 bad input / spec error / INCONCLUSIVE\n";
 
@@ -54,6 +55,8 @@ int CheckCommand(const std::vector<std::string>& args) {
   if (f.count("max-steps") && !absl::SimpleAtoi(f["max-steps"], &opts.max_steps))
     return BadInput("--max-steps must be a non-negative integer");
   bool json = f.count("json") > 0;
+  if (auto model = check::MakeNetworkModel(opts.network); !model.ok())
+    return BadInput(std::string(model.status().message()));
 
   auto spec = lang::LoadSpecFile(f["spec"]);
   if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));

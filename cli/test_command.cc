@@ -1,4 +1,6 @@
 // `dualswarm test`: the online tester against a live server.
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,6 +15,9 @@
 
 namespace dualswarm::cli {
 namespace {
+
+std::atomic<bool> g_interrupted{false};
+void OnSignal(int) { g_interrupted.store(true); }
 
 const char kTestHelp[] =
     "usage: dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [options]\n"
@@ -164,7 +169,15 @@ int TestCommand(const std::vector<std::string>& args) {
       std::fflush(stderr);
     };
   }
+  // SIGINT/SIGTERM end the run cleanly: the SUT's process group is stopped.
+  o.cancel = &g_interrupted;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
   auto r = workers::RunJob(*spec, o);
+  if (!r.ok() && absl::IsCancelled(r.status())) {
+    std::fprintf(stderr, "\ndualswarm: interrupted; the SUT was stopped\n");
+    return 130;
+  }
   if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
   if (!r.ok()) return BadInput(std::string(r.status().message()));
   if (json) {

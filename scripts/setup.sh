@@ -8,6 +8,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   libz3-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  nginx-core            # a real WebDAV server the end-to-end tests run the tester against
 )
 
 missing=()

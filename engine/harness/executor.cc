@@ -118,6 +118,72 @@ class Executor::Gen : public lang::GenContext {
   const std::vector<ir::LabeledMessage>* msgs_;
 };
 
+namespace {
+
+// Path of a string leaf equal to `want` inside v, if any.
+bool FindLeaf(const Value& v, const std::string& want, ir::JPath* path) {
+  if (v.is_string()) return v.as_string() == want;
+  if (v.is_map()) {
+    for (const auto& [k, x] : v.as_map()) {
+      path->push_back({false, k, 0});
+      if (FindLeaf(x, want, path)) return true;
+      path->pop_back();
+    }
+  } else if (v.is_list()) {
+    for (size_t i = 0; i < v.as_list().size(); ++i) {
+      path->push_back({true, "", static_cast<int64_t>(i)});
+      if (FindLeaf(v.as_list()[i], want, path)) return true;
+      path->pop_back();
+    }
+  }
+  return false;
+}
+
+// A hole for `value` when a recent response carries it (or its weak /
+// strong form), so a rerun against a fresh server sends that server's value.
+std::optional<Value> ReferenceTo(const std::string& value, const std::vector<ir::LabeledMessage>& msgs) {
+  if (value.size() < 2) return std::nullopt;
+  int looked = 0;
+  for (auto it = msgs.rbegin(); it != msgs.rend() && looked < 64; ++it) {
+    if (it->label % 2 != 0) continue;  // responses only
+    ++looked;
+    const Value* headers = it->msg.Find("headers");
+    if (headers == nullptr) continue;
+    struct Form {
+      std::string text;
+      const char* fn;
+    };
+    std::vector<Form> forms = {{value, "id"}};
+    if (value.rfind("W/", 0) == 0) {
+      forms.push_back({value.substr(2), "weaken"});
+    } else {
+      forms.push_back({"W/" + value, "strip_weak"});
+    }
+    for (const auto& f : forms) {
+      ir::JPath path = {{false, "headers", 0}};
+      if (FindLeaf(*headers, f.text, &path)) {
+        Value v = Value::String(value);
+        return ir::MakeHole({it->label, path, f.fn}, &v);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Replaces header values that came from responses by references to them.
+Value AutoReference(const Value& request, const std::vector<ir::LabeledMessage>& msgs) {
+  const Value* headers = request.Find("headers");
+  if (headers == nullptr || !headers->is_map()) return request;
+  Value h = *headers;
+  for (const auto& [k, v] : headers->as_map()) {
+    if (!v.is_string()) continue;
+    if (auto hole = ReferenceTo(v.as_string(), msgs)) h = h.Set(k, *hole);
+  }
+  return request.Set("headers", h);
+}
+
+}  // namespace
+
 Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
                    std::unique_ptr<check::Checker> checker)
     : spec_(std::move(spec)), opts_(options), checker_(std::move(checker)), rng_(options.seed),
@@ -166,7 +232,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     Gen gen(&rng_, &opts_.mask, &messages_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();
-    item.jexpr = std::move(*jexpr);
+    item.jexpr = AutoReference(*jexpr, messages_);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
   }
   auto msg = ir::Instantiate(item.jexpr, messages_);

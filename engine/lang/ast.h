@@ -78,11 +78,11 @@ enum class Builtin {
   // maps
   kHas, kGet, kSet, kRemove, kKeys, kValues,
   // lists
-  kPush, kAt,
+  kPush,
   // options
   kIsSome, kIsNone, kOrElse,
   // gen-only (meaning given by the tester)
-  kPick, kRandomWord, kRandomEtag, kRandomInt, kObserved,
+  kPick, kRandomWord, kRandomEtag, kRandomInt, kObserved, kIsConcrete,
 };
 
 struct Expr {

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 
@@ -25,6 +26,7 @@ const BuiltinInfo kBuiltins[] = {
     {"is_some", Builtin::kIsSome, 1, 1, false},
     {"is_none", Builtin::kIsNone, 1, 1, false},
     {"or_else", Builtin::kOrElse, 2, 2, false},
+    {"is_concrete", Builtin::kIsConcrete, 1, 1, true},
     {"pick", Builtin::kPick, 1, 1, true},
     {"random_word", Builtin::kRandomWord, 1, 1, true},
     {"random_etag", Builtin::kRandomEtag, 0, 0, true},
@@ -63,7 +65,9 @@ class Checker {
       if (!globals_.emplace(v.name, static_cast<int>(i)).second)
         Error(v.loc, absl::StrCat("variable '", v.name, "' is declared twice"));
     }
-    for (auto& f : ast_->fns) {
+    for (size_t fi = 0; fi < ast_->fns.size(); ++fi) {
+      auto& f = ast_->fns[fi];
+      current_fn_ = static_cast<int>(fi);
       Begin(Context::kFn);
       std::set<std::string> seen;
       for (const auto& p : f.params) {
@@ -99,6 +103,7 @@ class Checker {
       Expr(g.body.get());
       g.num_slots = max_slots_;
     }
+    ReportGenOnlyReachableFromServer();
     ast_->num_choice_sites = sites_;
     return std::move(errors_);
   }
@@ -234,11 +239,31 @@ class Checker {
     for (auto& a : e->args) Expr(a.get());
   }
 
+  // A function that (transitively) uses a tester builtin must not be
+  // called by the server: report each such call from a handler.
+  void ReportGenOnlyReachableFromServer() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const auto& [caller, callee] : fn_calls_)
+        if (gen_only_fn_.count(callee) && !gen_only_fn_.count(caller)) {
+          gen_only_fn_.insert(caller);
+          changed = true;
+        }
+    }
+    for (const auto& [callee, loc, name] : server_calls_)
+      if (gen_only_fn_.count(callee))
+        Error(loc, absl::StrCat("'", name, "' uses tester functions (pick, observed, random_...), "
+                                "so the server cannot call it"));
+  }
+
   void Call(lang::Expr* e) {
     int argc = static_cast<int>(e->args.size());
     auto f = fns_.find(e->name);
     if (f != fns_.end()) {
       e->fn_index = f->second;
+      if (ctx_ == Context::kFn) fn_calls_.push_back({current_fn_, f->second});
+      if (ctx_ == Context::kHandler) server_calls_.push_back({f->second, e->loc, e->name});
       int want = static_cast<int>(ast_->fns[f->second].params.size());
       if (want != argc)
         Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
@@ -260,7 +285,10 @@ class Checker {
                                    " arguments, got ", argc));
       }
     }
-    if (b->gen_only && ctx_ != Context::kGen)
+    // Gen-only builtins may appear in functions (which gen may call); a
+    // function that uses one fails at run time if the server calls it.
+    if (b->gen_only && ctx_ == Context::kFn) gen_only_fn_.insert(current_fn_);
+    if (b->gen_only && ctx_ != Context::kGen && ctx_ != Context::kFn)
       Error(e->loc, absl::StrCat("'", e->name, "' is a tester function, only allowed in `gen` blocks"));
   }
 
@@ -293,6 +321,10 @@ class Checker {
   std::map<std::string, int> globals_;
   std::map<std::string, int> fns_;
   int sites_ = 0;
+  int current_fn_ = -1;
+  std::set<int> gen_only_fn_;                            // functions using tester builtins
+  std::vector<std::pair<int, int>> fn_calls_;            // (caller, callee)
+  std::vector<std::tuple<int, Loc, std::string>> server_calls_;  // handler -> function
   std::vector<std::string> errors_;
 };
 

@@ -480,6 +480,7 @@ class Eval {
         return Value::String(gen_->RandomWord(n));
       }
       case Builtin::kRandomEtag: return Value::String(gen_->RandomEtag());
+      case Builtin::kIsConcrete: return Value::Bool(a[0].IsConcrete());
       case Builtin::kRandomInt: {
         int64_t lo = ConcreteInt(a[0], loc, "random_int low"), hi = ConcreteInt(a[1], loc, "random_int high");
         if (lo > hi) Fault(loc, absl::StrCat("random_int(", lo, ", ", hi, "): low exceeds high"));

@@ -85,6 +85,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   bool done = false;
   std::vector<AdapterEvent> events;
   while (!done) {
+    if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
     int64_t now = NowNs();
     if (o.time_budget_s > 0 && now - start > static_cast<int64_t>(o.time_budget_s * 1e9)) stop_sending = true;
     while (!stop_sending) {

@@ -5,6 +5,7 @@
 #ifndef DUALSWARM_WORKERS_RUNNER_RUNNER_H_
 #define DUALSWARM_WORKERS_RUNNER_RUNNER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +34,9 @@ struct JobOptions {
   double time_budget_s = 0;        // 0: no wall-time budget
   int ready_timeout_ms = 10000;
   std::function<void(const JobProgress&)> on_progress;  // about once a second
+  // When set and true, the job stops at once: the SUT is torn down and
+  // RunJob returns Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };

@@ -67,6 +67,9 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
   p->dir_ = buf.data();
   p->port_ = *port;
   std::string cmd = absl::StrReplaceAll(o.command, {{"{port}", absl::StrCat(*port)}, {"{dir}", p->dir_}});
+  // A simple command replaces the shell, so the SUT is the process we wait
+  // for and reap; compound commands keep the shell as the group leader.
+  if (cmd.find_first_of(";&|\n`$()<>") == std::string::npos) cmd = "exec " + cmd;
   std::string log = p->dir_ + "/sut.log";
   pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));

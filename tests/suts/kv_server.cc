@@ -1,0 +1,534 @@
+// ds-ref-kv: the reference JSON-lines key-value server the online tester runs
+// against specs/kv.dspec, plus seeded bugs ("mutants").
+//
+// One JSON object per line in, one per line out, in order per connection:
+//   {"op":"get","key":K}                        -> {"value":V}  (null when absent)
+//   {"op":"put","key":K,"value":V}              -> {"ok":true}
+//   {"op":"append","key":K,"value":V}           -> {"ok":true}  (absent counts as "")
+//   {"op":"cas","key":K,"expected":E,"value":V} -> {"ok":true} (set) when the current
+//                                                  value equals E (null matches absent),
+//                                                  else {"ok":false}
+//   anything else                               -> {"error":"..."}
+// Keys and values may be any JSON value (compared by canonical form); append
+// needs string operands. Every request is one atomic step.
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sut_net.h"
+
+namespace {
+
+const char kHelp[] =
+    "usage: ds-ref-kv [--port N] [--dir D] [--mutant N]\n"
+    "\n"
+    "A JSON-lines key-value server (get/put/append/cas, one JSON object per line)\n"
+    "used as a system under test. Listens on 127.0.0.1 only and prints\n"
+    "\"listening on 127.0.0.1:PORT\" when ready.\n"
+    "\n"
+    "  --port N     TCP port (0, the default, picks a free one)\n"
+    "  --dir D      working directory (created if missing; data is kept in memory)\n"
+    "  --mutant N   0 = correct server; N > 0 = seeded bug N:\n"
+    "     1  stale read: get is served from a per-connection cache that other connections' writes do not update\n"
+    "     2  lost update: append extends this connection's last-seen copy of the value, not the current one\n"
+    "     3  non-atomic cas: cas compares against a snapshot refreshed at most once a second (check-then-act race)\n"
+    "     4  append prepends instead of appending\n"
+    "     5  cas ignores the null-matches-absent rule (expected null never matches an absent key)\n"
+    "     6  get of an absent key returns \"\" instead of null\n"
+    "     7  put is acknowledged but not applied for the first key ever written (after its first write)\n"
+    "     8  write-behind: put is acknowledged but applied only after the next request has been handled\n"
+    "     9  cas answers {\"ok\":true} on a match but does not store the new value\n";
+constexpr int kMaxMutant = 9;
+
+enum Mutant : int {
+  kCorrect = 0,
+  kStaleRead = 1,
+  kLostUpdate = 2,
+  kCasRace = 3,
+  kAppendPrepend = 4,
+  kCasNullAbsent = 5,
+  kGetAbsentEmpty = 6,
+  kPutIgnoredOneKey = 7,
+  kWriteBehind = 8,
+  kCasNoSet = 9,
+};
+
+constexpr size_t kMaxLine = 1u << 20;
+constexpr int kMaxDepth = 64;
+
+// ------------------------------------------------------------------ JSON
+
+// A parsed JSON value, kept as its canonical text (no insignificant
+// whitespace, object members sorted by key) plus, for strings, the decoded
+// bytes. Canonical text makes equality structural.
+struct Json {
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+  Type type = Type::kNull;
+  std::string canon;
+  std::string str;  // decoded, for kString
+};
+
+void AppendQuoted(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case '\t': *out += "\\t"; break;
+      case '\b': *out += "\\b"; break;
+      case '\f': *out += "\\f"; break;
+      default:
+        if (ch < 0x20 || ch == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          *out += buf;
+        } else {
+          out->push_back(static_cast<char>(ch));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendUtf8(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// Recursive-descent parser over one line (RFC 8259). Depth-limited.
+class JsonParser {
+ public:
+  explicit JsonParser(std::string_view s) : s_(s) {}
+
+  // Parses a top-level object into its members (last duplicate wins).
+  bool ParseObjectLine(std::map<std::string, Json>* members, std::string* err) {
+    SkipWs();
+    if (!Peek('{')) return Fail(err, "expected a JSON object");
+    Json v;
+    if (!ParseValue(&v, 0, members)) return Fail(err, error_);
+    SkipWs();
+    if (i_ != s_.size()) return Fail(err, "trailing characters after the JSON object");
+    return true;
+  }
+
+ private:
+  bool Fail(std::string* err, const std::string& msg) {
+    *err = msg + " at column " + std::to_string(i_ + 1);
+    return false;
+  }
+  bool Error(const char* msg) {
+    if (error_.empty()) error_ = msg;
+    return false;
+  }
+  void SkipWs() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r' || s_[i_] == '\n')) ++i_;
+  }
+  bool Peek(char ch) const { return i_ < s_.size() && s_[i_] == ch; }
+  bool Literal(std::string_view lit) {
+    if (s_.substr(i_, lit.size()) != lit) return Error("invalid literal");
+    i_ += lit.size();
+    return true;
+  }
+
+  // `top` receives the members when the value is the top-level object.
+  bool ParseValue(Json* v, int depth, std::map<std::string, Json>* top = nullptr) {
+    if (depth > kMaxDepth) return Error("nesting too deep");
+    SkipWs();
+    if (i_ >= s_.size()) return Error("unexpected end of input");
+    char ch = s_[i_];
+    if (ch == '{') {
+      ++i_;
+      std::map<std::string, Json> members;
+      SkipWs();
+      if (Peek('}')) {
+        ++i_;
+      } else {
+        for (;;) {
+          SkipWs();
+          if (!Peek('"')) return Error("expected a member name");
+          std::string key;
+          if (!ParseString(&key)) return false;
+          SkipWs();
+          if (!Peek(':')) return Error("expected ':'");
+          ++i_;
+          Json m;
+          if (!ParseValue(&m, depth + 1)) return false;
+          members[key] = std::move(m);
+          SkipWs();
+          if (Peek(',')) {
+            ++i_;
+            continue;
+          }
+          if (Peek('}')) {
+            ++i_;
+            break;
+          }
+          return Error("expected ',' or '}'");
+        }
+      }
+      v->type = Json::Type::kObject;
+      v->canon = "{";
+      bool first = true;
+      for (const auto& [k, m] : members) {
+        if (!first) v->canon += ",";
+        first = false;
+        AppendQuoted(&v->canon, k);
+        v->canon += ":" + m.canon;
+      }
+      v->canon += "}";
+      if (top) *top = std::move(members);
+      return true;
+    }
+    if (ch == '[') {
+      ++i_;
+      v->type = Json::Type::kArray;
+      v->canon = "[";
+      SkipWs();
+      if (Peek(']')) {
+        ++i_;
+      } else {
+        for (bool first = true;; first = false) {
+          Json e;
+          if (!ParseValue(&e, depth + 1)) return false;
+          if (!first) v->canon += ",";
+          v->canon += e.canon;
+          SkipWs();
+          if (Peek(',')) {
+            ++i_;
+            continue;
+          }
+          if (Peek(']')) {
+            ++i_;
+            break;
+          }
+          return Error("expected ',' or ']'");
+        }
+      }
+      v->canon += "]";
+      return true;
+    }
+    if (ch == '"') {
+      v->type = Json::Type::kString;
+      if (!ParseString(&v->str)) return false;
+      v->canon.clear();
+      AppendQuoted(&v->canon, v->str);
+      return true;
+    }
+    if (ch == 't') {
+      v->type = Json::Type::kBool;
+      v->canon = "true";
+      return Literal("true");
+    }
+    if (ch == 'f') {
+      v->type = Json::Type::kBool;
+      v->canon = "false";
+      return Literal("false");
+    }
+    if (ch == 'n') {
+      v->type = Json::Type::kNull;
+      v->canon = "null";
+      return Literal("null");
+    }
+    if (ch == '-' || (ch >= '0' && ch <= '9')) return ParseNumber(v);
+    return Error("unexpected character");
+  }
+
+  bool ParseNumber(Json* v) {
+    size_t start = i_;
+    auto digits = [&] {
+      size_t b = i_;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+      return i_ > b;
+    };
+    if (Peek('-')) ++i_;
+    if (Peek('0')) {
+      ++i_;
+    } else if (!digits()) {
+      return Error("invalid number");
+    }
+    if (Peek('.')) {
+      ++i_;
+      if (!digits()) return Error("invalid number");
+    }
+    if (Peek('e') || Peek('E')) {
+      ++i_;
+      if (Peek('+') || Peek('-')) ++i_;
+      if (!digits()) return Error("invalid number");
+    }
+    v->type = Json::Type::kNumber;
+    v->canon = std::string(s_.substr(start, i_ - start));
+    return true;
+  }
+
+  bool Hex4(uint32_t* out) {
+    if (i_ + 4 > s_.size()) return Error("truncated \\u escape");
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      char ch = s_[i_++];
+      int d = (ch >= '0' && ch <= '9') ? ch - '0'
+              : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10
+              : (ch >= 'A' && ch <= 'F') ? ch - 'A' + 10
+                                         : -1;
+      if (d < 0) return Error("invalid \\u escape");
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    *out = v;
+    return true;
+  }
+
+  bool ParseString(std::string* out) {
+    ++i_;  // opening quote
+    out->clear();
+    for (;;) {
+      if (i_ >= s_.size()) return Error("unterminated string");
+      unsigned char ch = static_cast<unsigned char>(s_[i_++]);
+      if (ch == '"') return true;
+      if (ch < 0x20) return Error("control character in string");
+      if (ch != '\\') {
+        out->push_back(static_cast<char>(ch));
+        continue;
+      }
+      if (i_ >= s_.size()) return Error("unterminated escape");
+      char e = s_[i_++];
+      switch (e) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '/': out->push_back('/'); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
+        case 'u': {
+          uint32_t cp;
+          if (!Hex4(&cp)) return false;
+          if (cp >= 0xd800 && cp <= 0xdbff) {
+            uint32_t lo;
+            if (s_.substr(i_, 2) != "\\u") return Error("unpaired surrogate");
+            i_ += 2;
+            if (!Hex4(&lo)) return false;
+            if (lo < 0xdc00 || lo > 0xdfff) return Error("unpaired surrogate");
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+            return Error("unpaired surrogate");
+          }
+          AppendUtf8(out, cp);
+          break;
+        }
+        default: return Error("invalid escape");
+      }
+    }
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  std::string error_;
+};
+
+// ---------------------------------------------------------------- server
+
+std::string ErrorLine(const std::string& msg) {
+  std::string out = "{\"error\":";
+  AppendQuoted(&out, msg);
+  return out + "}\n";
+}
+
+struct ConnState {
+  // Mutants 1 and 2: this connection's copy of values it saw or wrote
+  // (canonical JSON; "null" = absent).
+  std::unordered_map<std::string, std::string> seen;
+};
+
+class KvServer : public dsut::Handler {
+ public:
+  explicit KvServer(int mutant) : m_(mutant) {}
+
+  void OnOpen(dsut::Conn& c) override { conns_[c.id]; }
+  void OnClose(dsut::Conn& c) override { conns_.erase(c.id); }
+
+  void OnInput(dsut::Conn& c) override {
+    ConnState& st = conns_[c.id];
+    size_t pos = 0;
+    while (!c.close_after_flush) {
+      size_t nl = c.in.find('\n', pos);
+      std::string_view line;
+      if (nl == std::string::npos) {
+        if (c.in.size() - pos > kMaxLine) {
+          c.out += ErrorLine("line longer than 1 MiB; closing");
+          c.close_after_flush = true;
+          pos = c.in.size();
+          break;
+        }
+        if (!c.peer_eof || pos == c.in.size()) break;
+        // The peer closed after a last line without a newline: answer it.
+        line = std::string_view(c.in).substr(pos);
+        pos = c.in.size();
+      } else {
+        if (nl - pos > kMaxLine) {
+          c.out += ErrorLine("line longer than 1 MiB; closing");
+          c.close_after_flush = true;
+          pos = c.in.size();
+          break;
+        }
+        line = std::string_view(c.in).substr(pos, nl - pos);
+        pos = nl + 1;
+      }
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      c.out += HandleLine(line, st);
+      ApplyWriteBehind();
+    }
+    c.in.erase(0, pos);
+  }
+
+ private:
+  bool M(int n) const { return m_ == n; }
+
+  // Canonical text of the current value ("null" when absent).
+  std::string Current(const std::string& key) const {
+    auto it = store_.find(key);
+    return it == store_.end() ? "null" : it->second;
+  }
+  void Set(const std::string& key, std::string value) {
+    if (M(kWriteBehind)) new_pending_ = std::make_pair(key, std::move(value));
+    else store_[key] = std::move(value);
+  }
+  void ApplyWriteBehind() {
+    if (!M(kWriteBehind)) return;
+    if (pending_) store_[pending_->first] = std::move(pending_->second);
+    pending_ = std::move(new_pending_);
+    new_pending_.reset();
+  }
+
+  std::string HandleLine(std::string_view line, ConnState& st) {
+    std::map<std::string, Json> q;
+    std::string err;
+    if (!JsonParser(line).ParseObjectLine(&q, &err)) return ErrorLine("malformed request: " + err);
+    auto field = [&](const char* name) -> const Json* {
+      auto it = q.find(name);
+      return it == q.end() ? nullptr : &it->second;
+    };
+    const Json* op = field("op");
+    const Json* key = field("key");
+    const Json* value = field("value");
+    const Json* expected = field("expected");
+    if (!op || op->type != Json::Type::kString) return ErrorLine("missing or non-string \"op\"");
+    const std::string& o = op->str;
+    if (o != "get" && o != "put" && o != "append" && o != "cas")
+      return ErrorLine("unknown op \"" + o + "\" (expected get, put, append or cas)");
+    if (!key) return ErrorLine("missing \"key\"");
+    const std::string& k = key->canon;
+    if (o == "get") {
+      std::string cur = Current(k);
+      if (M(kStaleRead)) {
+        auto [it, fresh] = st.seen.emplace(k, cur);
+        cur = it->second;
+      } else if (M(kLostUpdate)) {
+        st.seen[k] = cur;
+      }
+      if (cur == "null" && M(kGetAbsentEmpty) && !store_.count(k)) cur = "\"\"";
+      return "{\"value\":" + cur + "}\n";
+    }
+    if (!value) return ErrorLine("missing \"value\"");
+    if (o == "put") {
+      if (M(kPutIgnoredOneKey)) {
+        if (!first_key_) {
+          first_key_ = k;
+        } else if (*first_key_ == k) {
+          return "{\"ok\":true}\n";  // acknowledged, not applied
+        }
+      }
+      Set(k, value->canon);
+      st.seen[k] = value->canon;
+      return "{\"ok\":true}\n";
+    }
+    if (o == "append") {
+      std::string base = Current(k);
+      if (M(kLostUpdate)) {
+        if (auto it = st.seen.find(k); it != st.seen.end()) base = it->second;
+      }
+      std::string base_str;
+      if (base != "null") {
+        std::map<std::string, Json> dummy;
+        std::string wrapped = "{\"v\":" + base + "}";
+        std::string e;
+        JsonParser(wrapped).ParseObjectLine(&dummy, &e);
+        const Json& bv = dummy["v"];
+        if (bv.type != Json::Type::kString) return ErrorLine("append to a non-string value");
+        base_str = bv.str;
+      }
+      if (value->type != Json::Type::kString) return ErrorLine("append needs a string \"value\"");
+      std::string next = M(kAppendPrepend) ? value->str + base_str : base_str + value->str;
+      std::string canon;
+      AppendQuoted(&canon, next);
+      if (!first_key_) first_key_ = k;
+      Set(k, canon);
+      st.seen[k] = canon;
+      return "{\"ok\":true}\n";
+    }
+    // cas
+    if (!expected) return ErrorLine("missing \"expected\"");
+    std::string cur = Current(k);
+    bool absent = !store_.count(k);
+    if (M(kCasRace)) {  // the bug: compare against a stale snapshot
+      auto now = std::chrono::steady_clock::now();
+      if (now - snapshot_time_ >= std::chrono::milliseconds(1000)) {
+        snapshot_ = store_;
+        snapshot_time_ = now;
+      }
+      auto it = snapshot_.find(k);
+      absent = it == snapshot_.end();
+      cur = absent ? "null" : it->second;
+    }
+    bool match = cur == expected->canon;
+    if (M(kCasNullAbsent) && absent) match = false;
+    if (!match) {
+      st.seen[k] = cur;
+      return "{\"ok\":false}\n";
+    }
+    if (!M(kCasNoSet)) {
+      if (!first_key_) first_key_ = k;
+      Set(k, value->canon);
+    }
+    st.seen[k] = value->canon;
+    return "{\"ok\":true}\n";
+  }
+
+  const int m_;
+  std::unordered_map<std::string, std::string> store_;  // canonical key -> canonical value
+  std::unordered_map<uint64_t, ConnState> conns_;
+  std::optional<std::string> first_key_;                 // mutant 7
+  std::unordered_map<std::string, std::string> snapshot_;  // mutant 3
+  std::chrono::steady_clock::time_point snapshot_time_{};
+  std::optional<std::pair<std::string, std::string>> pending_, new_pending_;  // mutant 8
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dsut::Options opts = dsut::ParseOptionsOrExit(argc, argv, kHelp, kMaxMutant);
+  KvServer server(opts.mutant);
+  return dsut::Serve(opts, "ds-ref-kv", server);
+}
