@@ -23,6 +23,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# ccache: share hits between checkouts in different directories.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+
 BUILD_DIR=${BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "== configuring $BUILD_DIR"

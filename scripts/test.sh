@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 BUILD_DIR=${BUILD_DIR:-build}
 echo "== building"
 ninja -C "$BUILD_DIR"
