@@ -15,6 +15,7 @@ inline constexpr int kExitBadInput = 2;  // bad flags, spec, trace, or an inconc
 
 int CheckCommand(const std::vector<std::string>& args);
 int TestCommand(const std::vector<std::string>& args);
+int ReplayCommand(const std::vector<std::string>& args);
 int SpecCheckCommand(const std::vector<std::string>& args);
 
 }  // namespace dualswarm::cli

@@ -18,6 +18,8 @@ const char kUsage[] =
     "  test    test a live server against a spec (online tester)\n"
     "          dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [--seed N]\n"
     "                         [--steps N] [--time S] [--connections N] [--json] ...\n"
+    "  replay  rerun a saved counterexample against a fresh SUT\n"
+    "          dualswarm replay CX.json (--launch CMD | --target HOST:PORT) [--times N]\n"
     "  lint    load a spec and report every error with file:line:column\n"
     "          dualswarm lint --spec FILE\n"
     "\n"
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "check") return dualswarm::cli::CheckCommand(args);
   if (cmd == "test") return dualswarm::cli::TestCommand(args);
+  if (cmd == "replay") return dualswarm::cli::ReplayCommand(args);
   if (cmd == "lint") return dualswarm::cli::SpecCheckCommand(args);
   std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return dualswarm::cli::kExitBadInput;

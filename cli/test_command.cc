@@ -12,6 +12,8 @@
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "workers/runner/runner.h"
+#include "workers/runner/shrink_job.h"
+#include "engine/harness/counterexample.h"
 
 namespace dualswarm::cli {
 namespace {
@@ -46,6 +48,12 @@ const char kTestHelp[] =
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
     "  --ready-timeout MS     how long a launched SUT may take to accept connections (default 10000)\n"
+    "  --no-shrink            report the failing input as found (default: shrink it by\n"
+    "                         rerunning candidates against fresh SUTs; needs --launch)\n"
+    "  --shrink-reruns N      shrinking budget in reruns (default 300)\n"
+    "  --shrink-time S        shrinking budget in seconds (default 60)\n"
+    "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
+    "                         for `dualswarm replay FILE`\n"
     "  --json                 print the result (and counterexample) as JSON\n"
     "  --quiet                no progress output\n"
     "\n"
@@ -112,8 +120,8 @@ int TestCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args,
                   {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
                    "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
-                   "max-frontier", "ready-timeout"},
-                  {"json", "quiet", "swarm"}, &f, &err))
+                   "max-frontier", "ready-timeout", "save", "shrink-reruns", "shrink-time"},
+                  {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
   if (f.count("launch") == f.count("target"))
@@ -180,7 +188,47 @@ int TestCommand(const std::vector<std::string>& args) {
   }
   if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
   if (!r.ok()) return BadInput(std::string(r.status().message()));
-  if (json) {
+  bool finding = r->outcome == workers::Outcome::kSafety || r->outcome == workers::Outcome::kLiveness ||
+                 r->outcome == workers::Outcome::kSutCrash;
+  if (finding) {
+    workers::ShrinkJobOptions so;
+    so.shrink = !f.count("no-shrink");
+    if (!num("shrink-reruns", &so.max_reruns, 0, 1'000'000)) return BadInput(err);
+    if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
+      return BadInput("--shrink-time must be a non-negative number of seconds");
+    if (so.shrink && o.launch.empty() && !quiet)
+      std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
+    if (so.shrink && !o.launch.empty() && !quiet) {
+      std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r->outcome),
+                   static_cast<unsigned long long>(r->sent));
+      so.on_progress = [](int reruns, size_t size) {
+        std::fprintf(stderr, "\r  shrinking: %d reruns, %zu requests left   ", reruns, size);
+        std::fflush(stderr);
+      };
+    }
+    auto cx = workers::MakeCounterexample(*spec, o, *r, so);
+    if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
+    if (!cx.ok() && absl::IsCancelled(cx.status())) {
+      std::fprintf(stderr, "\ndualswarm: interrupted; the SUT was stopped\n");
+      return 130;
+    }
+    if (!cx.ok()) return BadInput(absl::StrCat("shrinking failed: ", cx.status().message()));
+    std::string cx_json = harness::CounterexampleToJson(*cx);
+    if (f.count("save")) {
+      FILE* out = std::fopen(f["save"].c_str(), "w");
+      if (out == nullptr) return BadInput(absl::StrCat("cannot write ", f["save"]));
+      std::fprintf(out, "%s\n", cx_json.c_str());
+      std::fclose(out);
+    }
+    if (json) {
+      std::printf("%s\n", cx_json.c_str());
+    } else {
+      std::printf("%s after %llu requests (seed %llu, %.2f s)\n\n%s", workers::OutcomeName(r->outcome),
+                  static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(o.exec.seed),
+                  r->seconds, harness::RenderSequenceDiagram(*cx).c_str());
+      if (f.count("save")) std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
+    }
+  } else if (json) {
     std::printf("%s\n", ResultJson(**spec, o, *r).c_str());
   } else if (r->outcome == workers::Outcome::kPassed) {
     std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "

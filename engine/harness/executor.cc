@@ -170,6 +170,19 @@ std::optional<Value> ReferenceTo(const std::string& value, const std::vector<ir:
   return std::nullopt;
 }
 
+// Labels of the holes in a J-expression.
+void HoleLabels(const Value& j, std::vector<int64_t>* out) {
+  if (ir::IsHole(j)) {
+    if (auto ref = ir::ParseJRef(j.Find("$ref")->as_string()); ref.ok()) out->push_back(ref->label);
+    return;
+  }
+  if (j.is_map()) {
+    for (const auto& [k, v] : j.as_map()) HoleLabels(v, out);
+  } else if (j.is_list()) {
+    for (const auto& v : j.as_list()) HoleLabels(v, out);
+  }
+}
+
 // Replaces header values that came from responses by references to them.
 Value AutoReference(const Value& request, const std::vector<ir::LabeledMessage>& msgs) {
   const Value* headers = request.Find("headers");
@@ -234,6 +247,20 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     if (!jexpr.ok()) return jexpr.status();
     item.jexpr = AutoReference(*jexpr, messages_);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
+  }
+  // A hole that refers to the response of a request still outstanding waits
+  // for it (causality as in the original run); references to requests this
+  // run never sent are resolved loosely at once.
+  std::vector<int64_t> refs;
+  HoleLabels(item.jexpr, &refs);
+  for (int64_t label : refs) {
+    if (label % 2 != 0 || label - 1 >= next_label_) continue;
+    bool have = false;
+    for (auto it = messages_.rbegin(); it != messages_.rend() && !have; ++it) have = it->label == label;
+    bool outstanding = false;
+    for (const auto& q : outstanding_)
+      for (const auto& [l, t] : q) outstanding |= l == label - 1;
+    if (!have && outstanding) return std::optional<PlannedRequest>();
   }
   auto msg = ir::Instantiate(item.jexpr, messages_);
   if (!msg.ok()) return msg.status();

@@ -1,0 +1,269 @@
+#include "engine/harness/counterexample.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/ir/json.h"
+#include "engine/lang/spec.h"
+
+namespace dualswarm::harness {
+namespace {
+
+using check::Observation;
+using ir::Value;
+
+const Observation* FindLabel(const std::vector<Observation>& trace, int64_t label) {
+  for (const auto& o : trace)
+    if (o.label == label &&
+        (o.kind == Observation::Kind::kSent || o.kind == Observation::Kind::kReceived))
+      return &o;
+  return nullptr;
+}
+
+// "GET" / "put": what kind of request this was, without its arguments.
+std::string RequestKind(const Value& req) {
+  for (const char* f : {"method", "op"})
+    if (const Value* v = req.Find(f); v != nullptr && v->is_string()) return v->as_string();
+  return "request";
+}
+
+std::string StatusSummary(const Value& resp) {
+  if (const Value* s = resp.Find("status"); s != nullptr && s->is_int()) return absl::StrCat("status=", s->as_int());
+  if (resp.Find("malformed")) return "malformed";
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : resp.as_map()) keys.push_back(k);
+  return absl::StrCat("keys=", absl::StrJoin(keys, ","));
+}
+
+std::string Clip(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n - 3) + "...";
+  return s;
+}
+
+std::string Quoted(const std::string& s, size_t n) {
+  std::string out;
+  ir::AppendJsonString(Clip(s, n), &out);
+  return out;
+}
+
+// A short rendering of a message for the diagram.
+std::string Summarize(const Value& m) {
+  if (m.Find("method") && m.Find("path")) {  // HTTP request
+    std::string s = absl::StrCat(m.Find("method")->ToString().substr(1, m.Find("method")->ToString().size() - 2),
+                                 " ", m.Find("path")->is_string() ? m.Find("path")->as_string() : "?");
+    if (const Value* h = m.Find("headers"); h && h->is_map())
+      for (const auto& [k, v] : h->as_map())
+        if (k.rfind("if-", 0) == 0) absl::StrAppend(&s, " ", k, ": ", v.is_string() ? v.as_string() : ir::ToJson(v));
+    if (const Value* b = m.Find("body"); b && b->is_string() && !b->as_string().empty())
+      absl::StrAppend(&s, " ", Quoted(b->as_string(), 16));
+    return s;
+  }
+  if (m.Find("status") && m.Find("status")->is_int()) {  // HTTP response
+    std::string s = absl::StrCat(m.Find("status")->as_int());
+    if (const Value* h = m.Find("headers"); h && h->is_map())
+      if (const Value* e = h->Find("etag")) absl::StrAppend(&s, " etag: ", e->is_string() ? e->as_string() : "?");
+    if (const Value* b = m.Find("body"); b && b->is_string() && !b->as_string().empty())
+      absl::StrAppend(&s, " ", Quoted(b->as_string(), 16));
+    if (const Value* bad = m.Find("malformed")) absl::StrAppend(&s, " MALFORMED ", Clip(ir::ToJson(*bad), 40));
+    return s;
+  }
+  return Clip(ir::ToJson(m), 60);
+}
+
+Value ObservationValue(const Observation& o) {
+  auto v = ir::ParseJson(check::ObservationToJson(o));
+  return v.ok() ? *v : Value::Null();
+}
+
+const Value* Need(const Value& v, const char* key, Value::Kind kind, std::string* err) {
+  const Value* f = v.Find(key);
+  if (f == nullptr || f->kind() != kind) {
+    if (err->empty())
+      *err = absl::StrCat("counterexample field \"", key, "\" is missing or not a ", Value::KindName(kind));
+    return nullptr;
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& trace) {
+  // Which spec `send` an explanation died at depends on which explanations
+  // were still alive (on timing and on how far shrinking got), so the
+  // signature is built from what is stable for one bug: the kind of the
+  // failing request (method/op plus the names of its conditional headers)
+  // and the shape of what the SUT answered.
+  std::vector<std::string> parts = {v.kind};
+  auto request_shape = [&](int64_t label) {
+    const Observation* req = FindLabel(trace, label);
+    if (req == nullptr) return std::string("?");
+    std::string shape = RequestKind(req->msg);
+    if (const Value* h = req->msg.Find("headers"); h && h->is_map())
+      for (const auto& [k, x] : h->as_map())
+        if (k.rfind("if-", 0) == 0) absl::StrAppend(&shape, "+", k);
+    return shape;
+  };
+  if (v.kind == "safety") {
+    parts.push_back(request_shape(v.label - 1));
+    if (const Observation* resp = FindLabel(trace, v.label)) parts.push_back(StatusSummary(resp->msg));
+  } else if (v.kind == "liveness") {
+    parts.push_back(request_shape(v.label));
+  } else {
+    // spec-error / sut-crash: the first line of the reason without numbers.
+    std::string first = v.reason.substr(0, v.reason.find('\n'));
+    first.erase(std::remove_if(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; }),
+                first.end());
+    parts.push_back(first);
+  }
+  return lang::StableHashHex(absl::StrJoin(parts, "|"));
+}
+
+std::string CounterexampleToJson(const Counterexample& cx) {
+  std::string out = "{\"version\":1,\"spec\":{\"name\":";
+  ir::AppendJsonString(cx.spec_name, &out);
+  out += ",\"hash\":";
+  ir::AppendJsonString(cx.spec_hash, &out);
+  out += ",\"file\":";
+  ir::AppendJsonString(cx.spec_file, &out);
+  out += "},\"target\":";
+  ir::AppendJsonString(cx.target, &out);
+  out += ",\"adapter\":";
+  ir::AppendJsonString(cx.adapter, &out);
+  absl::StrAppend(&out, ",\"seed\":", cx.seed, ",\"branch_order\":");
+  ir::AppendJsonString(cx.branch_order, &out);
+  out += ",\"feature_mask\":";
+  ir::AppendJsonString(cx.feature_mask, &out);
+  absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
+                  ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"input\":[");
+  for (size_t i = 0; i < cx.input.size(); ++i)
+    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr), "}");
+  out += "],\"trace\":[";
+  for (size_t i = 0; i < cx.trace.size(); ++i) absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
+  out += "],\"verdict\":{\"kind\":";
+  ir::AppendJsonString(cx.verdict.kind, &out);
+  out += ",\"reason\":";
+  ir::AppendJsonString(cx.verdict.reason, &out);
+  out += ",\"field\":";
+  ir::AppendJsonString(cx.verdict.field, &out);
+  out += ",\"spec_loc\":";
+  ir::AppendJsonString(cx.verdict.spec_loc, &out);
+  absl::StrAppend(&out, ",\"label\":", cx.verdict.label, ",\"details\":[");
+  for (size_t i = 0; i < cx.verdict.details.size(); ++i) {
+    if (i) out += ",";
+    ir::AppendJsonString(cx.verdict.details[i], &out);
+  }
+  out += "]},\"signature\":";
+  ir::AppendJsonString(cx.signature, &out);
+  absl::StrAppend(&out, ",\"original_size\":", cx.original_size, ",\"shrunk_size\":", cx.shrunk_size,
+                  ",\"shrink\":{\"reruns\":", cx.shrink_reruns, ",\"milliseconds\":",
+                  static_cast<int64_t>(cx.shrink_seconds * 1000),
+                  ",\"complete\":", cx.shrink_complete ? "true" : "false", "}}");
+  return out;
+}
+
+absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
+  auto parsed = ir::ParseJson(text);
+  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("counterexample: ", parsed.status().message()));
+  const Value& v = *parsed;
+  std::string err;
+  Counterexample cx;
+  const Value* spec = Need(v, "spec", Value::Kind::kMap, &err);
+  const Value* input = Need(v, "input", Value::Kind::kList, &err);
+  const Value* trace = Need(v, "trace", Value::Kind::kList, &err);
+  const Value* verdict = Need(v, "verdict", Value::Kind::kMap, &err);
+  const Value* seed = Need(v, "seed", Value::Kind::kInt, &err);
+  const Value* conns = Need(v, "connections", Value::Kind::kInt, &err);
+  if (!err.empty()) return absl::InvalidArgumentError(err);
+  auto str = [&](const Value& m, const char* k) {
+    const Value* f = m.Find(k);
+    return f && f->is_string() ? f->as_string() : std::string();
+  };
+  auto num = [&](const Value& m, const char* k, int64_t d) {
+    const Value* f = m.Find(k);
+    return f && f->is_int() ? f->as_int() : d;
+  };
+  cx.spec_name = str(*spec, "name");
+  cx.spec_hash = str(*spec, "hash");
+  cx.spec_file = str(*spec, "file");
+  cx.target = str(v, "target");
+  cx.adapter = str(v, "adapter");
+  cx.seed = static_cast<uint64_t>(seed->as_int());
+  cx.branch_order = str(v, "branch_order");
+  cx.feature_mask = str(v, "feature_mask");
+  cx.connections = static_cast<int>(conns->as_int());
+  if (cx.connections < 1 || cx.connections > 1024)
+    return absl::InvalidArgumentError("counterexample \"connections\" must be between 1 and 1024");
+  cx.max_in_flight = static_cast<int>(num(v, "max_in_flight", cx.connections));
+  cx.response_timeout_ms = num(v, "response_timeout_ms", 5000);
+  for (const auto& item : input->as_list()) {
+    const Value* c = item.Find("conn");
+    const Value* j = item.Find("jexpr");
+    if (c == nullptr || !c->is_int() || j == nullptr || c->as_int() < 0 || c->as_int() >= cx.connections)
+      return absl::InvalidArgumentError("counterexample input items need \"conn\" (a valid connection) and \"jexpr\"");
+    cx.input.push_back({static_cast<int>(c->as_int()), *j});
+  }
+  for (const auto& o : trace->as_list()) {
+    auto obs = check::ObservationFromValue(o);
+    if (!obs.ok()) return absl::InvalidArgumentError(absl::StrCat("counterexample trace: ", obs.status().message()));
+    cx.trace.push_back(std::move(*obs));
+  }
+  cx.verdict.kind = str(*verdict, "kind");
+  cx.verdict.reason = str(*verdict, "reason");
+  cx.verdict.field = str(*verdict, "field");
+  cx.verdict.spec_loc = str(*verdict, "spec_loc");
+  cx.verdict.label = num(*verdict, "label", 0);
+  if (const Value* d = verdict->Find("details"); d && d->is_list())
+    for (const auto& x : d->as_list())
+      if (x.is_string()) cx.verdict.details.push_back(x.as_string());
+  cx.signature = str(v, "signature");
+  cx.original_size = static_cast<size_t>(num(v, "original_size", 0));
+  cx.shrunk_size = static_cast<size_t>(num(v, "shrunk_size", static_cast<int64_t>(cx.input.size())));
+  if (const Value* s = v.Find("shrink"); s && s->is_map()) {
+    cx.shrink_reruns = static_cast<int>(num(*s, "reruns", 0));
+    cx.shrink_seconds = static_cast<double>(num(*s, "milliseconds", 0)) / 1000;
+    cx.shrink_complete = s->Find("complete") && s->Find("complete")->is_bool() && s->Find("complete")->as_bool();
+  }
+  return cx;
+}
+
+std::string RenderSequenceDiagram(const Counterexample& cx) {
+  constexpr size_t kLane = 34;
+  int lanes = 1;
+  for (const auto& o : cx.trace) lanes = std::max(lanes, static_cast<int>(o.conn) + 1);
+  std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ",
+                                 cx.verdict.kind, ", signature ", cx.signature, "\n\n ");
+  for (int c = 0; c < lanes; ++c) {
+    std::string head = absl::StrCat("conn ", c);
+    head.resize(kLane, ' ');
+    out += head;
+  }
+  out += "\n";
+  for (const auto& o : cx.trace) {
+    std::string row(static_cast<size_t>(o.conn) * kLane + 1, ' ');
+    bool failing = false;
+    switch (o.kind) {
+      case Observation::Kind::kSent:
+        absl::StrAppend(&row, "--> #", o.label, " ", Summarize(o.msg));
+        failing = cx.verdict.kind == "liveness" && o.label == cx.verdict.label;
+        break;
+      case Observation::Kind::kReceived:
+        absl::StrAppend(&row, "<-- #", o.label, " ", Summarize(o.msg));
+        failing = cx.verdict.kind == "safety" && o.label == cx.verdict.label;
+        break;
+      case Observation::Kind::kClosed: absl::StrAppend(&row, "x-- connection closed"); break;
+      case Observation::Kind::kTimeout: absl::StrAppend(&row, "... #", o.label, " timed out"); break;
+    }
+    if (failing) absl::StrAppend(&row, cx.verdict.kind == "liveness" ? "   <== NO RESPONSE" : "   <== REJECTED");
+    out += row + "\n";
+  }
+  absl::StrAppend(&out, "\n", cx.verdict.kind, ": ", cx.verdict.reason, "\n");
+  for (const auto& d : cx.verdict.details) absl::StrAppend(&out, "  - ", d, "\n");
+  absl::StrAppend(&out, "input: ", cx.shrunk_size, " requests (", cx.original_size, " before shrinking",
+                  cx.shrink_reruns ? absl::StrCat(", ", cx.shrink_reruns, " reruns") : "",
+                  cx.shrink_complete || !cx.shrink_reruns ? "" : ", shrinking stopped by its budget", ")\n");
+  return out;
+}
+
+}  // namespace dualswarm::harness

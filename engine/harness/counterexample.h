@@ -1,0 +1,67 @@
+// Counterexamples: everything needed to understand and replay a failure —
+// spec identity, target, swarm parameters, the (shrunk) test input as
+// J-expressions, the concrete trace of the last failing run, the verdict,
+// and a signature that groups failures with the same cause. Serialised as
+// JSON (docs/counterexample.md) and drawn as a terminal sequence diagram.
+#ifndef DUALSWARM_ENGINE_HARNESS_COUNTEREXAMPLE_H_
+#define DUALSWARM_ENGINE_HARNESS_COUNTEREXAMPLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/check/observation.h"
+#include "engine/harness/executor.h"
+
+namespace dualswarm::harness {
+
+struct Verdict {
+  std::string kind;      // safety | liveness | spec-error | sut-crash
+  std::string reason;    // human-readable
+  std::string field;     // mismatching field path (safety), e.g. "status"
+  std::string spec_loc;  // file:line:col of the spec `send` that could not match
+  int64_t label = 0;     // the rejected response / the overdue request
+  std::vector<std::string> details;  // why each remaining explanation died
+};
+
+struct Counterexample {
+  std::string spec_name;
+  std::string spec_hash;
+  std::string spec_file;
+  std::string target;    // launch command template or HOST:PORT
+  std::string adapter;
+  uint64_t seed = 0;
+  std::string branch_order = "first";
+  std::string feature_mask;
+  int connections = 1;
+  int max_in_flight = 1;
+  int64_t response_timeout_ms = 5000;
+  std::vector<InputItem> input;             // shrunk test input
+  std::vector<check::Observation> trace;    // last failing run
+  Verdict verdict;
+  std::string signature;                    // 16 hex digits
+  size_t original_size = 0;                 // requests before shrinking
+  size_t shrunk_size = 0;                   // requests after shrinking
+  int shrink_reruns = 0;
+  double shrink_seconds = 0;
+  bool shrink_complete = false;             // false when a budget ended it
+};
+
+// Stable across reruns and machines: kind + the failing request's kind
+// (method/op and the names of its conditional headers) + a summary of the
+// observed answer (HTTP status, or the answer's field names). Never includes
+// ETag values, timestamps, labels, seeds or spec locations (which depend on
+// which explanations happened to be alive).
+std::string ComputeSignature(const Verdict& v, const std::vector<check::Observation>& trace);
+
+std::string CounterexampleToJson(const Counterexample& cx);
+absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text);
+
+// One lane per connection, an arrow per message with its label, the
+// failing message marked, the reason underneath.
+std::string RenderSequenceDiagram(const Counterexample& cx);
+
+}  // namespace dualswarm::harness
+
+#endif  // DUALSWARM_ENGINE_HARNESS_COUNTEREXAMPLE_H_

@@ -1,0 +1,56 @@
+// Shrinker: makes a failing test input small while it keeps failing the
+// same way. Delta debugging (ddmin) over the list of (connection,
+// J-expression) requests, then per-request simplification (drop headers
+// and fields, shorten bodies, move requests to connection 0). Every
+// candidate is rerun through a callback (the runner restarts a fresh SUT);
+// it is kept only if the rerun reproduces the failure with the same
+// signature, retrying flaky candidates. Budgeted in reruns and time.
+#ifndef DUALSWARM_ENGINE_HARNESS_SHRINKER_H_
+#define DUALSWARM_ENGINE_HARNESS_SHRINKER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/check/observation.h"
+#include "engine/harness/counterexample.h"
+#include "engine/harness/executor.h"
+
+namespace dualswarm::harness {
+
+// What one rerun of a candidate input produced.
+struct RerunOutcome {
+  bool reproduced = false;               // failed with the same signature
+  std::vector<InputItem> sent;           // the requests actually sent (a prefix)
+  std::vector<check::Observation> trace;
+  Verdict verdict;
+};
+
+using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<InputItem>&)>;
+
+struct ShrinkOptions {
+  int max_reruns = 300;
+  double max_seconds = 60;
+  int attempts = 2;  // a candidate that does not reproduce is retried this often
+  // Seconds since shrinking started (the caller owns the clock).
+  std::function<double()> elapsed;
+  // Called after every rerun: (reruns so far, current input size).
+  std::function<void(int, size_t)> on_progress;
+};
+
+struct ShrinkResult {
+  std::vector<InputItem> input;
+  RerunOutcome last;      // the last reproducing run of `input`
+  int reruns = 0;
+  bool complete = false;  // false when a budget stopped it
+};
+
+// `failing` is the input of the original failing run and `original` that
+// run's outcome. Errors from the rerun callback abort shrinking.
+absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const RerunOutcome& original,
+                                    const RerunFn& rerun, const ShrinkOptions& options);
+
+}  // namespace dualswarm::harness
+
+#endif  // DUALSWARM_ENGINE_HARNESS_SHRINKER_H_

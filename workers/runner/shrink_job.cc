@@ -1,0 +1,114 @@
+#include "workers/runner/shrink_job.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/harness/shrinker.h"
+
+namespace dualswarm::workers {
+
+harness::Verdict VerdictOf(const JobResult& r) {
+  harness::Verdict v;
+  v.kind = OutcomeName(r.outcome);
+  v.reason = r.reason;
+  if (r.outcome == Outcome::kLiveness) v.label = r.overdue_label;
+  if (r.outcome == Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
+    v.label = r.verdict.observation.label;
+    // The smallest (location, field) among the reasons: stable whichever
+    // explanation the search happened to try first.
+    const check::DeathReason* best = nullptr;
+    for (const auto& d : r.verdict.reasons) {
+      v.details.push_back(d.text);
+      if (d.spec_loc.empty()) continue;
+      if (!best || std::tie(d.spec_loc, d.field) < std::tie(best->spec_loc, best->field)) best = &d;
+    }
+    if (best) {
+      v.field = best->field;
+      v.spec_loc = best->spec_loc;
+    }
+  }
+  return v;
+}
+
+JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<harness::InputItem>& input) {
+  JobOptions o;
+  o.adapter = cx.adapter;
+  o.exec.seed = cx.seed;
+  o.exec.connections = cx.connections;
+  o.exec.max_in_flight = cx.max_in_flight;
+  if (auto bo = check::ParseBranchOrder(cx.branch_order); bo.ok()) o.exec.checker.branch_order = *bo;
+  if (auto m = harness::FeatureMask::Parse(cx.feature_mask); m.ok()) o.exec.mask = *m;
+  o.response_timeout_ms = cx.response_timeout_ms;
+  o.exec.replay = input;
+  return o;
+}
+
+absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const lang::Spec> spec,
+                                                           const JobOptions& job, const JobResult& result,
+                                                           const ShrinkJobOptions& options) {
+  harness::Counterexample cx;
+  cx.spec_name = spec->name;
+  cx.spec_hash = spec->content_hash;
+  cx.spec_file = spec->file;
+  cx.target = job.launch.empty() ? job.target : job.launch;
+  cx.adapter = job.adapter;
+  cx.seed = job.exec.seed;
+  cx.branch_order = check::BranchOrderName(job.exec.checker.branch_order);
+  cx.feature_mask = job.exec.mask.ToString();
+  cx.connections = job.exec.connections;
+  cx.max_in_flight = job.exec.max_in_flight;
+  cx.response_timeout_ms = job.response_timeout_ms;
+  cx.verdict = VerdictOf(result);
+  cx.signature = harness::ComputeSignature(cx.verdict, result.trace);
+  cx.input = result.inputs;
+  cx.trace = result.trace;
+  cx.original_size = result.inputs.size();
+  cx.shrunk_size = result.inputs.size();
+  cx.shrink_complete = false;
+  bool shrinkable = result.outcome == Outcome::kSafety || result.outcome == Outcome::kLiveness ||
+                    result.outcome == Outcome::kSutCrash;
+  if (!options.shrink || job.launch.empty() || !shrinkable) return cx;
+
+  const std::string signature = cx.signature;
+  auto rerun = [&](const std::vector<harness::InputItem>& input) -> absl::StatusOr<harness::RerunOutcome> {
+    JobOptions o = ReplayOptions(cx, input);
+    o.launch = job.launch;
+    o.ready_timeout_ms = job.ready_timeout_ms;
+    o.cancel = job.cancel;
+    auto r = RunJob(spec, o);
+    if (!r.ok()) return r.status();
+    harness::RerunOutcome out;
+    out.verdict = VerdictOf(*r);
+    out.sent = r->inputs;
+    out.trace = r->trace;
+    out.reproduced = r->outcome != Outcome::kPassed &&
+                     harness::ComputeSignature(out.verdict, r->trace) == signature;
+    return out;
+  };
+  harness::RerunOutcome original;
+  original.reproduced = true;
+  original.sent = result.inputs;
+  original.trace = result.trace;
+  original.verdict = cx.verdict;
+  harness::ShrinkOptions so;
+  so.max_reruns = options.max_reruns;
+  so.max_seconds = options.max_seconds;
+  so.attempts = options.attempts;
+  auto start = std::chrono::steady_clock::now();
+  so.elapsed = [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  so.on_progress = options.on_progress;
+  auto shrunk = harness::Shrink(result.inputs, original, rerun, so);
+  if (!shrunk.ok()) return shrunk.status();
+  cx.input = shrunk->input;
+  cx.trace = shrunk->last.trace;
+  cx.verdict = shrunk->last.verdict;
+  cx.shrunk_size = shrunk->input.size();
+  cx.shrink_reruns = shrunk->reruns;
+  cx.shrink_seconds = so.elapsed();
+  cx.shrink_complete = shrunk->complete;
+  return cx;
+}
+
+}  // namespace dualswarm::workers

@@ -1,0 +1,40 @@
+// Turns a failed job into a counterexample: shrinks its input by rerunning
+// candidates against fresh SUTs (each rerun is a RunJob that launches the
+// SUT anew) and replays counterexamples.
+#ifndef DUALSWARM_WORKERS_RUNNER_SHRINK_JOB_H_
+#define DUALSWARM_WORKERS_RUNNER_SHRINK_JOB_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/harness/counterexample.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::workers {
+
+struct ShrinkJobOptions {
+  bool shrink = true;       // false: report the unshrunk input
+  int max_reruns = 300;
+  double max_seconds = 60;
+  int attempts = 2;         // reruns of a candidate before it is discarded
+  std::function<void(int reruns, size_t size)> on_progress;
+};
+
+// The checker's or runner's verdict in counterexample form.
+harness::Verdict VerdictOf(const JobResult& r);
+
+// Builds (and, when possible, shrinks) the counterexample of a failed job.
+// Shrinking needs a launch command (a fresh SUT per rerun); with a running
+// target the input is reported unshrunk.
+absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const lang::Spec> spec,
+                                                           const JobOptions& job, const JobResult& result,
+                                                           const ShrinkJobOptions& options);
+
+// Job options that rerun exactly `input` with the counterexample's settings.
+JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<harness::InputItem>& input);
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_RUNNER_SHRINK_JOB_H_
