@@ -89,27 +89,13 @@ const Value* Need(const Value& v, const char* key, Value::Kind kind, std::string
 
 }  // namespace
 
-std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& trace) {
-  // Which spec `send` an explanation died at depends on which explanations
-  // were still alive (on timing and on how far shrinking got), so the
-  // signature is built from what is stable for one bug: the kind of the
-  // failing request (method/op plus the names of its conditional headers)
-  // and the shape of what the SUT answered.
+std::string FailureClass(const Verdict& v, const std::vector<Observation>& trace) {
   std::vector<std::string> parts = {v.kind};
-  auto request_shape = [&](int64_t label) {
-    const Observation* req = FindLabel(trace, label);
-    if (req == nullptr) return std::string("?");
-    std::string shape = RequestKind(req->msg);
-    if (const Value* h = req->msg.Find("headers"); h && h->is_map())
-      for (const auto& [k, x] : h->as_map())
-        if (k.rfind("if-", 0) == 0) absl::StrAppend(&shape, "+", k);
-    return shape;
-  };
   if (v.kind == "safety") {
-    parts.push_back(request_shape(v.label - 1));
+    if (const Observation* req = FindLabel(trace, v.label - 1)) parts.push_back(RequestKind(req->msg));
     if (const Observation* resp = FindLabel(trace, v.label)) parts.push_back(StatusSummary(resp->msg));
   } else if (v.kind == "liveness") {
-    parts.push_back(request_shape(v.label));
+    if (const Observation* req = FindLabel(trace, v.label)) parts.push_back(RequestKind(req->msg));
   } else {
     // spec-error / sut-crash: the first line of the reason without numbers.
     std::string first = v.reason.substr(0, v.reason.find('\n'));
@@ -117,7 +103,19 @@ std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& t
                 first.end());
     parts.push_back(first);
   }
-  return lang::StableHashHex(absl::StrJoin(parts, "|"));
+  return absl::StrJoin(parts, "|");
+}
+
+std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& trace) {
+  std::string key = FailureClass(v, trace);
+  if (v.kind == "safety") {
+    // What the spec expected instead: the `send` (within the spec file) of
+    // the primary explanation (see Verdict::spec_loc).
+    std::string loc = v.spec_loc;
+    if (size_t slash = loc.rfind('/'); slash != std::string::npos) loc = loc.substr(slash + 1);
+    absl::StrAppend(&key, "|", loc);
+  }
+  return lang::StableHashHex(key);
 }
 
 std::string CounterexampleToJson(const Counterexample& cx) {
@@ -138,7 +136,8 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
                   ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"input\":[");
   for (size_t i = 0; i < cx.input.size(); ++i)
-    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr), "}");
+    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr),
+                    ",\"after\":[", absl::StrJoin(cx.input[i].after, ","), "]}");
   out += "],\"trace\":[";
   for (size_t i = 0; i < cx.trace.size(); ++i) absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
   out += "],\"verdict\":{\"kind\":";
@@ -149,7 +148,12 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   ir::AppendJsonString(cx.verdict.field, &out);
   out += ",\"spec_loc\":";
   ir::AppendJsonString(cx.verdict.spec_loc, &out);
-  absl::StrAppend(&out, ",\"label\":", cx.verdict.label, ",\"details\":[");
+  out += ",\"spec_locs\":[";
+  for (size_t i = 0; i < cx.verdict.spec_locs.size(); ++i) {
+    if (i) out += ",";
+    ir::AppendJsonString(cx.verdict.spec_locs[i], &out);
+  }
+  absl::StrAppend(&out, "],\"label\":", cx.verdict.label, ",\"details\":[");
   for (size_t i = 0; i < cx.verdict.details.size(); ++i) {
     if (i) out += ",";
     ir::AppendJsonString(cx.verdict.details[i], &out);
@@ -202,7 +206,12 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     const Value* j = item.Find("jexpr");
     if (c == nullptr || !c->is_int() || j == nullptr || c->as_int() < 0 || c->as_int() >= cx.connections)
       return absl::InvalidArgumentError("counterexample input items need \"conn\" (a valid connection) and \"jexpr\"");
-    cx.input.push_back({static_cast<int>(c->as_int()), *j});
+    harness::InputItem in{static_cast<int>(c->as_int()), *j, {}};
+    if (const Value* a = item.Find("after"); a && a->is_list())
+      for (const auto& x : a->as_list())
+        if (x.is_int() && x.as_int() >= 0 && x.as_int() < static_cast<int64_t>(cx.input.size()))
+          in.after.push_back(static_cast<int>(x.as_int()));
+    cx.input.push_back(std::move(in));
   }
   for (const auto& o : trace->as_list()) {
     auto obs = check::ObservationFromValue(o);
@@ -214,6 +223,9 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   cx.verdict.field = str(*verdict, "field");
   cx.verdict.spec_loc = str(*verdict, "spec_loc");
   cx.verdict.label = num(*verdict, "label", 0);
+  if (const Value* d = verdict->Find("spec_locs"); d && d->is_list())
+    for (const auto& x : d->as_list())
+      if (x.is_string()) cx.verdict.spec_locs.push_back(x.as_string());
   if (const Value* d = verdict->Find("details"); d && d->is_list())
     for (const auto& x : d->as_list())
       if (x.is_string()) cx.verdict.details.push_back(x.as_string());

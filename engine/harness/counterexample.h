@@ -20,7 +20,8 @@ struct Verdict {
   std::string kind;      // safety | liveness | spec-error | sut-crash
   std::string reason;    // human-readable
   std::string field;     // mismatching field path (safety), e.g. "status"
-  std::string spec_loc;  // file:line:col of the spec `send` that could not match
+  std::string spec_loc;  // the `send` the primary dying explanation expected (file:line:col)
+  std::vector<std::string> spec_locs;  // every `send` the dying explanations expected
   int64_t label = 0;     // the rejected response / the overdue request
   std::vector<std::string> details;  // why each remaining explanation died
 };
@@ -48,11 +49,15 @@ struct Counterexample {
   bool shrink_complete = false;             // false when a budget ended it
 };
 
-// Stable across reruns and machines: kind + the failing request's kind
-// (method/op and the names of its conditional headers) + a summary of the
-// observed answer (HTTP status, or the answer's field names). Never includes
-// ETag values, timestamps, labels, seeds or spec locations (which depend on
-// which explanations happened to be alive).
+// The class of a failure: kind + the failing request's method/op + a
+// summary of the answer (HTTP status or field names). Shrinking keeps a
+// candidate when its failure has the same class, so it may simplify
+// headers and payloads away.
+std::string FailureClass(const Verdict& v, const std::vector<check::Observation>& trace);
+// The signature findings are grouped by: the failure class plus, for
+// safety, the spec `send` the primary dying explanation expected.
+// Stable across reruns and machines; never includes ETag values,
+// timestamps, labels or seeds.
 std::string ComputeSignature(const Verdict& v, const std::vector<check::Observation>& trace);
 
 std::string CounterexampleToJson(const Counterexample& cx);

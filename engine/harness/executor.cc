@@ -233,12 +233,19 @@ size_t Executor::in_flight() const {
 }
 
 absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
-  if (decided() || in_flight() >= static_cast<size_t>(opts_.max_in_flight))
+  if (draining_ && in_flight() == 0) draining_ = false;
+  if (decided() || draining_ || in_flight() >= static_cast<size_t>(opts_.max_in_flight))
     return std::optional<PlannedRequest>();
   InputItem item;
   if (opts_.replay) {
     if (replay_pos_ >= opts_.replay->size()) return std::optional<PlannedRequest>();
     item = (*opts_.replay)[replay_pos_];
+    // Causal order of the recorded run: wait for the responses it had seen,
+    // unless nothing is in flight any more (they were lost: go on).
+    for (int pos : item.after)
+      if (pos >= 0 && static_cast<size_t>(pos) < sent_ &&
+          (static_cast<size_t>(pos) >= answered_.size() || !answered_[static_cast<size_t>(pos)]) && in_flight() > 0)
+        return std::optional<PlannedRequest>();
   } else {
     if (sent_ >= opts_.steps) return std::optional<PlannedRequest>();
     lang::Interpreter interp(spec_.get());
@@ -271,9 +278,15 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
 absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
   if (r.label != next_label_) return absl::FailedPreconditionError("requests must be sent in the order planned");
   next_label_ += 2;
-  if (opts_.replay) ++replay_pos_;
+  if (opts_.replay) {
+    ++replay_pos_;
+  } else if (opts_.drain_probability > 0 &&
+             std::uniform_real_distribution<double>(0, 1)(rng_) < opts_.drain_probability) {
+    draining_ = true;
+  }
   ++sent_;
-  inputs_.push_back({r.conn, r.jexpr});
+  inputs_.push_back({r.conn, r.jexpr, answered_since_send_});
+  answered_since_send_.clear();
   outstanding_[static_cast<size_t>(r.conn)].push_back({r.label, t_ns});
   check::Observation o;
   o.kind = check::Observation::Kind::kSent;
@@ -291,6 +304,10 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
     return absl::InvalidArgumentError(absl::StrCat("a response on connection ", conn,
                                                    ", where no request is outstanding"));
   int64_t label = outstanding_[static_cast<size_t>(conn)].front().first + 1;
+  size_t pos = static_cast<size_t>(label / 2 - 1);
+  if (answered_.size() <= pos) answered_.resize(pos + 1, false);
+  answered_[pos] = true;
+  answered_since_send_.push_back(static_cast<int>(pos));
   outstanding_[static_cast<size_t>(conn)].pop_front();
   ++received_;
   check::Observation o;

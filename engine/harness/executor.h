@@ -39,6 +39,11 @@ struct FeatureMask {
 struct InputItem {
   int conn = 0;
   ir::Value jexpr;
+  // Positions (in the input) of earlier requests whose responses had
+  // arrived when this one was sent: a replay waits for them, so it keeps
+  // the causal order of the run it came from. Only responses that arrived
+  // since the previous request are listed (the rest is implied).
+  std::vector<int> after;
 };
 
 struct ExecutorOptions {
@@ -47,6 +52,10 @@ struct ExecutorOptions {
   uint64_t steps = 1000;     // requests to send
   uint64_t seed = 1;
   std::string gen = "request";
+  // After a request, with this probability the executor lets everything in
+  // flight drain before sending more: the pauses expose servers that only
+  // answer when more bytes arrive.
+  double drain_probability = 1.0 / 16;
   FeatureMask mask;
   check::CheckerOptions checker;  // network model, bounds, branch order
   // When set, send exactly these inputs in order instead of generating.
@@ -107,6 +116,9 @@ class Executor {
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;
   size_t replay_pos_ = 0;
+  std::vector<int> answered_since_send_;   // positions answered since the last send
+  std::vector<bool> answered_;             // per position in this run
+  bool draining_ = false;
 };
 
 }  // namespace dualswarm::harness

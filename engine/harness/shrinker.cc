@@ -18,9 +18,14 @@ class ShrinkRun {
     return reruns_ >= o_.max_reruns || (o_.elapsed && o_.elapsed() > o_.max_seconds);
   }
 
-  // Reruns the candidate; on reproduction, *input becomes what was sent.
+  // Reruns the candidate until it reproduced `confirm` times (kept: *input
+  // becomes what the last reproducing run sent) or failed `attempts` times
+  // (discarded). Requiring repeated reproduction steers shrinking towards
+  // counterexamples that replay reliably.
   absl::StatusOr<bool> Try(const std::vector<InputItem>& candidate, std::vector<InputItem>* input) {
-    for (int a = 0; a < std::max(o_.attempts, 1); ++a) {
+    int ok = 0, failed = 0;
+    RerunOutcome good;
+    while (ok < std::max(o_.confirm, 1) && failed < std::max(o_.attempts, 1)) {
       if (OutOfBudget()) {
         budget_hit_ = true;
         return false;
@@ -30,12 +35,16 @@ class ShrinkRun {
       if (!r.ok()) return r.status();
       if (o_.on_progress) o_.on_progress(reruns_, input->size());
       if (r->reproduced) {
-        *input = r->sent.empty() ? candidate : r->sent;
-        last_ = std::move(*r);
-        return true;
+        ++ok;
+        good = std::move(*r);
+      } else {
+        ++failed;
       }
     }
-    return false;
+    if (ok < std::max(o_.confirm, 1)) return false;
+    *input = good.sent.empty() ? candidate : good.sent;
+    last_ = std::move(good);
+    return true;
   }
 
   int reruns() const { return reruns_; }
@@ -81,18 +90,19 @@ Value ShiftLabels(const Value& j, size_t start, size_t end) {
 // Simpler variants of one request, most aggressive first.
 std::vector<InputItem> Simplifications(const InputItem& item) {
   std::vector<InputItem> out;
-  if (item.conn != 0) out.push_back({0, item.jexpr});
+  if (item.conn != 0) out.push_back({0, item.jexpr, item.after});
   const Value& j = item.jexpr;
   if (!j.is_map()) return out;
   if (const Value* h = j.Find("headers"); h && h->is_map()) {
-    for (const auto& [k, v] : h->as_map()) out.push_back({item.conn, j.Set("headers", h->Remove(k))});
+    for (const auto& [k, v] : h->as_map()) out.push_back({item.conn, j.Set("headers", h->Remove(k)), item.after});
   }
   for (const auto& [k, v] : j.as_map()) {
     if (!v.is_string() || v.as_string().empty()) continue;
     if (k == "method" || k == "path" || k == "op" || k == "key") continue;  // identity, not payload
-    out.push_back({item.conn, j.Set(k, Value::String(""))});
+    out.push_back({item.conn, j.Set(k, Value::String("")), item.after});
     if (v.as_string().size() > 1)
-      out.push_back({item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2)))});
+      out.push_back({item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2))),
+                     item.after});
   }
   return out;
 }
@@ -113,8 +123,14 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
     for (size_t start = 0; start < input.size() && !run.budget_hit(); start += chunk) {
       std::vector<InputItem> candidate(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(start));
       size_t end = std::min(input.size(), start + chunk);
-      for (size_t k = end; k < input.size(); ++k)
-        candidate.push_back({input[k].conn, ShiftLabels(input[k].jexpr, start, end)});
+      for (size_t k = end; k < input.size(); ++k) {
+        std::vector<int> after;
+        for (int p : input[k].after) {
+          if (static_cast<size_t>(p) < start) after.push_back(p);
+          else if (static_cast<size_t>(p) >= end) after.push_back(p - static_cast<int>(end - start));
+        }
+        candidate.push_back({input[k].conn, ShiftLabels(input[k].jexpr, start, end), std::move(after)});
+      }
       if (candidate.empty()) continue;
       auto ok = run.Try(candidate, &input);
       if (!ok.ok()) return ok.status();
@@ -130,7 +146,22 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
     }
   }
 
-  // 2. Simplify each request; keep a change when the failure survives it.
+  // 2. Everything on one connection: the server then takes the requests in
+  // a fixed order, which makes the counterexample replay deterministically.
+  if (!run.budget_hit()) {
+    std::vector<InputItem> one = input;
+    bool differs = false;
+    for (auto& item : one) {
+      differs |= item.conn != 0;
+      item.conn = 0;
+    }
+    if (differs) {
+      auto ok = run.Try(one, &input);
+      if (!ok.ok()) return ok.status();
+    }
+  }
+
+  // 3. Simplify each request; keep a change when the failure survives it.
   for (size_t i = 0; i < input.size() && !run.budget_hit(); ++i) {
     bool changed = true;
     while (changed && !run.budget_hit() && i < input.size()) {

@@ -32,7 +32,8 @@ using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<Inp
 struct ShrinkOptions {
   int max_reruns = 300;
   double max_seconds = 60;
-  int attempts = 2;  // a candidate that does not reproduce is retried this often
+  int attempts = 2;  // a candidate may fail to reproduce this often before it is discarded
+  int confirm = 2;   // ... and must reproduce this often to be kept (reliable replays)
   // Seconds since shrinking started (the caller owns the clock).
   std::function<double()> elapsed;
   // Called after every rerun: (reruns so far, current input size).

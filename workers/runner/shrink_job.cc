@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "engine/harness/shrinker.h"
 
@@ -14,13 +15,17 @@ harness::Verdict VerdictOf(const JobResult& r) {
   if (r.outcome == Outcome::kLiveness) v.label = r.overdue_label;
   if (r.outcome == Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
     v.label = r.verdict.observation.label;
-    // The smallest (location, field) among the reasons: stable whichever
-    // explanation the search happened to try first.
+    // The primary explanation: one whose status the SUT contradicted (the
+    // expectation a reader names the bug by: "404 expected"), else the
+    // smallest (location, field) — stable whichever explanation the search
+    // happened to try first.
     const check::DeathReason* best = nullptr;
+    auto rank = [](const check::DeathReason& d) { return std::make_tuple(d.field != "status", d.spec_loc, d.field); };
     for (const auto& d : r.verdict.reasons) {
       v.details.push_back(d.text);
       if (d.spec_loc.empty()) continue;
-      if (!best || std::tie(d.spec_loc, d.field) < std::tie(best->spec_loc, best->field)) best = &d;
+      v.spec_locs.push_back(d.spec_loc);
+      if (!best || rank(d) < rank(*best)) best = &d;
     }
     if (best) {
       v.field = best->field;
@@ -69,7 +74,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
                     result.outcome == Outcome::kSutCrash;
   if (!options.shrink || job.launch.empty() || !shrinkable) return cx;
 
-  const std::string signature = cx.signature;
+  const std::string failure_class = harness::FailureClass(cx.verdict, result.trace);
   auto rerun = [&](const std::vector<harness::InputItem>& input) -> absl::StatusOr<harness::RerunOutcome> {
     JobOptions o = ReplayOptions(cx, input);
     o.launch = job.launch;
@@ -82,7 +87,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     out.sent = r->inputs;
     out.trace = r->trace;
     out.reproduced = r->outcome != Outcome::kPassed &&
-                     harness::ComputeSignature(out.verdict, r->trace) == signature;
+                     harness::FailureClass(out.verdict, r->trace) == failure_class;
     return out;
   };
   harness::RerunOutcome original;
@@ -105,6 +110,9 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   cx.trace = shrunk->last.trace;
   cx.verdict = shrunk->last.verdict;
   cx.shrunk_size = shrunk->input.size();
+  // The signature of the minimal counterexample: with the noise gone, the
+  // spec locations it names are the ones this bug always reaches.
+  cx.signature = harness::ComputeSignature(cx.verdict, cx.trace);
   cx.shrink_reruns = shrunk->reruns;
   cx.shrink_seconds = so.elapsed();
   cx.shrink_complete = shrunk->complete;

@@ -1,0 +1,164 @@
+// Shrinking and counterexamples against the reference servers: every
+// mutant's shrunk counterexample replays on fresh servers, the classic
+// mutants shrink to their textbook size, and signatures group by cause.
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/harness/counterexample.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+#include "workers/runner/runner.h"
+#include "workers/runner/shrink_job.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
+  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+std::string Launch(const std::string& bin, int mutant) {
+  return absl::StrCat(bin, " --port {port} --dir {dir} --mutant ", mutant);
+}
+
+JobOptions Options(const std::string& launch, const std::string& adapter, uint64_t seed) {
+  JobOptions o;
+  o.launch = launch;
+  o.adapter = adapter;
+  o.exec.seed = seed;
+  o.exec.steps = 1000;
+  o.exec.connections = 4;
+  o.exec.max_in_flight = 4;
+  o.response_timeout_ms = 500;
+  return o;
+}
+
+// Finds mutant `m` (trying seeds from `seed`) and shrinks the finding.
+// Returns false when the mutant number does not exist.
+bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bin, const std::string& adapter,
+                   int m, uint64_t seed, harness::Counterexample* cx) {
+  for (uint64_t s = seed; s < seed + 40; ++s) {
+    JobOptions o = Options(Launch(bin, m), adapter, s);
+    auto r = RunJob(spec, o);
+    if (!r.ok()) return false;
+    if (r->outcome == Outcome::kPassed) continue;
+    ShrinkJobOptions so;
+    so.max_reruns = 200;
+    so.max_seconds = 30;
+    auto c = MakeCounterexample(spec, o, *r, so);
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return true;
+    *cx = *c;
+    return true;
+  }
+  ADD_FAILURE() << "mutant " << m << " not found in 40 seeds";
+  return true;
+}
+
+int Replays(std::shared_ptr<const lang::Spec> spec, const harness::Counterexample& cx, const std::string& launch,
+            int times) {
+  int same = 0;
+  for (int i = 0; i < times; ++i) {
+    JobOptions o = ReplayOptions(cx, cx.input);
+    o.launch = launch;
+    auto r = RunJob(spec, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) continue;
+    if (r->outcome != Outcome::kPassed && harness::ComputeSignature(VerdictOf(*r), r->trace) == cx.signature) ++same;
+  }
+  return same;
+}
+
+void EveryMutantReplays(const std::string& spec_name, const std::string& bin, const std::string& adapter,
+                        int at_least) {
+  auto spec = Shipped(spec_name);
+  int mutants = 0;
+  for (int m = 1; m < 200; ++m) {
+    harness::Counterexample cx;
+    if (!FindAndShrink(spec, bin, adapter, m, 1, &cx)) break;
+    ++mutants;
+    if (cx.input.empty()) continue;  // failure already reported
+    // The saved form must round-trip.
+    auto back = harness::CounterexampleFromJson(harness::CounterexampleToJson(cx));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->signature, cx.signature);
+    EXPECT_EQ(back->input.size(), cx.input.size());
+    int same = Replays(spec, *back, Launch(bin, m), 10);
+    std::printf("mutant %d: %s, %zu -> %zu requests in %d reruns, %d/10 replays reproduce %s\n", m,
+                cx.verdict.kind.c_str(), cx.original_size, cx.shrunk_size, cx.shrink_reruns, same,
+                cx.signature.c_str());
+    EXPECT_GE(same, 9) << "mutant " << m << "\n" << harness::RenderSequenceDiagram(cx);
+    EXPECT_LE(cx.shrunk_size, cx.original_size);
+  }
+  EXPECT_GE(mutants, at_least);
+}
+
+TEST(Shrinking, EveryWebdavMutantReplaysOnFreshServers) {
+  EveryMutantReplays("http_webdav.dspec", DS_REF_WEBDAV, "http", 20);
+}
+
+TEST(Shrinking, EveryKvMutantReplaysOnFreshServers) {
+  EveryMutantReplays("kv.dspec", DS_REF_KV, "jsonl", 6);
+}
+
+size_t Messages(const harness::Counterexample& cx) {
+  size_t n = 0;
+  for (const auto& o : cx.trace)
+    n += o.kind == check::Observation::Kind::kSent || o.kind == check::Observation::Kind::kReceived;
+  return n;
+}
+
+TEST(Shrinking, NotModifiedMutantShrinksToFourMessages) {
+  // Mutant 6 answers 200 where If-None-Match requires 304.
+  auto spec = Shipped("http_webdav.dspec");
+  harness::Counterexample cx;
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 6, 1, &cx));
+  EXPECT_LE(Messages(cx), 4u) << harness::RenderSequenceDiagram(cx);
+  EXPECT_TRUE(cx.shrink_complete);
+}
+
+TEST(Shrinking, Missing404MutantShrinksToTwoMessages) {
+  auto spec = Shipped("http_webdav.dspec");
+  harness::Counterexample cx;
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 1, 1, &cx));
+  EXPECT_LE(Messages(cx), 2u) << harness::RenderSequenceDiagram(cx);
+}
+
+TEST(Signatures, SameMutantFromTenSeedsGroupsTogether) {
+  auto spec = Shipped("http_webdav.dspec");
+  for (int m : {6, 1}) {
+    std::set<std::string> sigs;
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      harness::Counterexample cx;
+      ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", m, seed * 100, &cx));
+      sigs.insert(cx.signature);
+    }
+    EXPECT_EQ(sigs.size(), 1u) << "mutant " << m;
+  }
+}
+
+TEST(Signatures, DifferentMutantsDiffer) {
+  auto spec = Shipped("http_webdav.dspec");
+  harness::Counterexample a, b, c;
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 1, 1, &a));   // missing 404
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 6, 1, &b));   // 200 instead of 304
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 8, 1, &c));   // an unanswered request
+  EXPECT_NE(a.signature, b.signature);
+  EXPECT_NE(a.signature, c.signature);
+  EXPECT_NE(b.signature, c.signature);
+  EXPECT_EQ(c.verdict.kind, "liveness");
+}
+
+TEST(Counterexamples, RejectsMalformedFiles) {
+  EXPECT_FALSE(harness::CounterexampleFromJson("{").ok());
+  EXPECT_FALSE(harness::CounterexampleFromJson("{}").ok());
+  auto bad_conn = harness::CounterexampleFromJson(
+      R"({"spec":{},"input":[{"conn":9,"jexpr":{}}],"trace":[],"verdict":{},"seed":1,"connections":2})");
+  EXPECT_FALSE(bad_conn.ok());
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
