@@ -163,7 +163,8 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   absl::StrAppend(&out, ",\"original_size\":", cx.original_size, ",\"shrunk_size\":", cx.shrunk_size,
                   ",\"shrink\":{\"reruns\":", cx.shrink_reruns, ",\"milliseconds\":",
                   static_cast<int64_t>(cx.shrink_seconds * 1000),
-                  ",\"complete\":", cx.shrink_complete ? "true" : "false", "}}");
+                  ",\"complete\":", cx.shrink_complete ? "true" : "false", "},\"replays\":{\"verified\":",
+                  cx.replays_verified, ",\"reproduced\":", cx.replays_reproduced, "}}");
   return out;
 }
 
@@ -232,6 +233,10 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   cx.signature = str(v, "signature");
   cx.original_size = static_cast<size_t>(num(v, "original_size", 0));
   cx.shrunk_size = static_cast<size_t>(num(v, "shrunk_size", static_cast<int64_t>(cx.input.size())));
+  if (const Value* r = v.Find("replays"); r && r->is_map()) {
+    cx.replays_verified = static_cast<int>(num(*r, "verified", 0));
+    cx.replays_reproduced = static_cast<int>(num(*r, "reproduced", 0));
+  }
   if (const Value* s = v.Find("shrink"); s && s->is_map()) {
     cx.shrink_reruns = static_cast<int>(num(*s, "reruns", 0));
     cx.shrink_seconds = static_cast<double>(num(*s, "milliseconds", 0)) / 1000;
@@ -275,6 +280,9 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
   absl::StrAppend(&out, "input: ", cx.shrunk_size, " requests (", cx.original_size, " before shrinking",
                   cx.shrink_reruns ? absl::StrCat(", ", cx.shrink_reruns, " reruns") : "",
                   cx.shrink_complete || !cx.shrink_reruns ? "" : ", shrinking stopped by its budget", ")\n");
+  if (cx.replays_verified > 0)
+    absl::StrAppend(&out, "replayed on fresh SUTs: ", cx.replays_reproduced, " of ", cx.replays_verified,
+                    " reproduced", cx.replays_reproduced < cx.replays_verified ? " (flaky: the failure depends on timing)" : "", "\n");
   return out;
 }
 

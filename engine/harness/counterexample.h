@@ -47,6 +47,8 @@ struct Counterexample {
   int shrink_reruns = 0;
   double shrink_seconds = 0;
   bool shrink_complete = false;             // false when a budget ended it
+  int replays_verified = 0;                 // replays of the shrunk input after shrinking
+  int replays_reproduced = 0;               // ... that reproduced the signature
 };
 
 // The class of a failure: kind + the failing request's method/op + a

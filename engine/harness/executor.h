@@ -44,6 +44,10 @@ struct InputItem {
   // the causal order of the run it came from. Only responses that arrived
   // since the previous request are listed (the rest is implied).
   std::vector<int> after;
+
+  friend bool operator==(const InputItem& a, const InputItem& b) {
+    return a.conn == b.conn && a.jexpr == b.jexpr && a.after == b.after;
+  }
 };
 
 struct ExecutorOptions {

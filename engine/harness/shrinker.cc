@@ -115,6 +115,26 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   run.set_last(original);
   std::vector<InputItem> input = original.sent.empty() ? failing : original.sent;
 
+  // 0. One request at a time (each waits for the previous response), on
+  // the same connections: if the failure survives that, the server's order
+  // is fixed and every later candidate replays deterministically. (Step 2
+  // then tries moving everything onto one connection.)
+  if (input.size() > 1) {
+    std::vector<InputItem> sequential = input;
+    for (size_t k = 0; k < sequential.size(); ++k) {
+      sequential[k].after.clear();
+      if (k > 0) sequential[k].after.push_back(static_cast<int>(k) - 1);
+    }
+    auto ok = run.Try(sequential, &input);
+    if (!ok.ok()) return ok.status();
+    if (*ok) {
+      // What was sent keeps the waits the run observed; restore the chain.
+      for (size_t k = 1; k < input.size(); ++k)
+        if (std::find(input[k].after.begin(), input[k].after.end(), static_cast<int>(k) - 1) == input[k].after.end())
+          input[k].after.push_back(static_cast<int>(k) - 1);
+    }
+  }
+
   // 1. ddmin over the request list: try dropping each of n chunks.
   size_t n = 2;
   while (input.size() >= 2 && !run.budget_hit()) {
@@ -126,8 +146,12 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
       for (size_t k = end; k < input.size(); ++k) {
         std::vector<int> after;
         for (int p : input[k].after) {
-          if (static_cast<size_t>(p) < start) after.push_back(p);
-          else if (static_cast<size_t>(p) >= end) after.push_back(p - static_cast<int>(end - start));
+          // A wait for a dropped request becomes a wait for the last kept
+          // request before it, so sequential chains stay sequential.
+          int q = static_cast<size_t>(p) < start ? p
+                  : static_cast<size_t>(p) >= end ? p - static_cast<int>(end - start)
+                                                  : static_cast<int>(start) - 1;
+          if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
         }
         candidate.push_back({input[k].conn, ShiftLabels(input[k].jexpr, start, end), std::move(after)});
       }

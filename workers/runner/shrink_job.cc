@@ -99,6 +99,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   so.max_reruns = options.max_reruns;
   so.max_seconds = options.max_seconds;
   so.attempts = options.attempts;
+  so.confirm = options.confirm;
   auto start = std::chrono::steady_clock::now();
   so.elapsed = [start] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -106,6 +107,22 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   so.on_progress = options.on_progress;
   auto shrunk = harness::Shrink(result.inputs, original, rerun, so);
   if (!shrunk.ok()) return shrunk.status();
+  // Shrink again from the result while that keeps helping: a small input
+  // often admits steps (e.g. going sequential) the large one did not.
+  int reruns = shrunk->reruns;
+  for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
+    harness::ShrinkOptions again = so;
+    again.max_reruns = so.max_reruns - reruns;
+    if (again.max_reruns <= 0) break;
+    auto next = harness::Shrink(shrunk->input, shrunk->last, rerun, again);
+    if (!next.ok()) return next.status();
+    reruns += next->reruns;
+    bool smaller = next->input.size() < shrunk->input.size();
+    bool sequentialized = next->input != shrunk->input;
+    shrunk = std::move(next);
+    if (!smaller && !sequentialized) break;
+  }
+  shrunk->reruns = reruns;
   cx.input = shrunk->input;
   cx.trace = shrunk->last.trace;
   cx.verdict = shrunk->last.verdict;
@@ -116,6 +133,16 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   cx.shrink_reruns = shrunk->reruns;
   cx.shrink_seconds = so.elapsed();
   cx.shrink_complete = shrunk->complete;
+  // How reliably does the result replay? (Races in the SUT can make a
+  // counterexample reproduce only sometimes; callers may look for a better one.)
+  int same = 0;
+  for (int i = 0; i < options.verify; ++i) {
+    auto r = rerun(cx.input);
+    if (!r.ok()) return r.status();
+    same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == cx.signature;
+  }
+  cx.replays_verified = options.verify;
+  cx.replays_reproduced = same;
   return cx;
 }
 

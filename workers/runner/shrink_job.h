@@ -18,7 +18,9 @@ struct ShrinkJobOptions {
   bool shrink = true;       // false: report the unshrunk input
   int max_reruns = 300;
   double max_seconds = 60;
-  int attempts = 2;         // reruns of a candidate before it is discarded
+  int attempts = 2;         // failed reruns before a candidate is discarded
+  int confirm = 3;          // reproductions before a candidate is kept
+  int verify = 5;           // replays of the result that measure its replay rate
   std::function<void(int reruns, size_t size)> on_progress;
 };
 
