@@ -9,6 +9,11 @@ PACKAGES=(
   libz3-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nginx-core            # a real WebDAV server the end-to-end tests run the tester against
+  # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
+  # client; the server binaries for the embedded database and the integration
+  # tests), Prometheus metrics.
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libpqxx-dev postgresql prometheus-cpp-dev
 )
 
 missing=()

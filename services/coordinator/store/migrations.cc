@@ -1,0 +1,187 @@
+#include "services/coordinator/store/migrations.h"
+
+namespace dualswarm::coord {
+
+namespace {
+
+// v1: everything the coordinator stores. Times are timestamptz; seeds are
+// uint64 stored bit-for-bit in bigint.
+constexpr const char* kV1 = R"sql(
+-- Microseconds since the epoch (0 for NULL): how times leave the database.
+CREATE FUNCTION ds_us(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE AS
+  $$ SELECT COALESCE((extract(epoch FROM t) * 1000000)::bigint, 0) $$;
+
+-- Spec versions, content-addressed: hash = hex SHA-256 of source.
+CREATE TABLE specs (
+  hash          text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+  seq           bigserial UNIQUE NOT NULL,          -- upload order, for paging
+  name          text NOT NULL,
+  file_name     text NOT NULL,
+  source        text NOT NULL,
+  choice_sites  integer NOT NULL DEFAULT 0,
+  created_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX specs_by_name ON specs (name, seq DESC);
+
+-- SUT profiles (admin only).
+CREATE TABLE targets (
+  id                   bigserial PRIMARY KEY,
+  name                 text NOT NULL UNIQUE,
+  adapter              text NOT NULL,
+  address              text NOT NULL DEFAULT '',
+  launch               text NOT NULL DEFAULT '',
+  readiness_probe      text NOT NULL DEFAULT 'tcp',
+  readiness_timeout_ms integer NOT NULL DEFAULT 10000,
+  reset_policy         text NOT NULL DEFAULT 'restart-per-job'
+                       CHECK (reset_policy IN ('restart-per-job', 'none')),
+  labels               text[] NOT NULL DEFAULT '{}',
+  created_at           timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE campaigns (
+  id             bigserial PRIMARY KEY,
+  name           text NOT NULL UNIQUE,
+  cron           text NOT NULL,
+  template       jsonb NOT NULL,          -- RunTemplate in protobuf's JSON mapping
+  paused         boolean NOT NULL DEFAULT false,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  last_fired_at  timestamptz,
+  last_run_id    bigint
+);
+
+-- Runs: one spec version against one target, expanded into jobs.
+CREATE TABLE runs (
+  id                    bigserial PRIMARY KEY,
+  spec_hash             text NOT NULL REFERENCES specs (hash),
+  target_id             bigint NOT NULL REFERENCES targets (id),
+  jobs                  integer NOT NULL CHECK (jobs > 0),
+  seed                  bigint NOT NULL,
+  stop_at_first_finding boolean NOT NULL DEFAULT false,
+  gen                   text NOT NULL DEFAULT 'request',
+  -- per-job budget
+  steps                 bigint NOT NULL,
+  time_budget_ms        bigint NOT NULL,
+  connections           integer NOT NULL,
+  max_in_flight         integer NOT NULL,
+  response_timeout_ms   bigint NOT NULL,
+  network               text NOT NULL,
+  max_frontier          bigint NOT NULL,
+  state                 text NOT NULL DEFAULT 'queued'
+                        CHECK (state IN ('queued', 'running', 'passed', 'failed', 'cancelled', 'error')),
+  error                 text NOT NULL DEFAULT '',
+  submitted_by          text NOT NULL DEFAULT '',
+  campaign_id           bigint REFERENCES campaigns (id) ON DELETE SET NULL,
+  created_at            timestamptz NOT NULL DEFAULT now(),
+  started_at            timestamptz,
+  finished_at           timestamptz
+);
+CREATE INDEX runs_by_state ON runs (state, id DESC);
+
+-- Jobs: the swarm of a run. A job is leased (state 'leased', lease_token,
+-- lease_expires_at) by one worker at a time; an expired lease may be taken
+-- over by another worker, which gets a new token.
+CREATE TABLE jobs (
+  id                bigserial PRIMARY KEY,
+  run_id            bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  idx               integer NOT NULL,
+  seed              bigint NOT NULL,
+  branch_order      text NOT NULL,
+  feature_mask      text NOT NULL,
+  state             text NOT NULL DEFAULT 'queued'
+                    CHECK (state IN ('queued', 'leased', 'passed', 'failed', 'error', 'cancelled')),
+  lease_token       text,
+  lease_expires_at  timestamptz,
+  worker_id         text,
+  attempts          integer NOT NULL DEFAULT 0,
+  outcome           text NOT NULL DEFAULT '',
+  reason            text NOT NULL DEFAULT '',
+  updated_at        timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (run_id, idx)
+);
+CREATE INDEX jobs_leasable ON jobs (id) WHERE state IN ('queued', 'leased');
+CREATE INDEX jobs_by_run_state ON jobs (run_id, state);
+
+-- One row per lease: the history of who ran a job and how it ended.
+CREATE TABLE job_attempts (
+  id            bigserial PRIMARY KEY,
+  job_id        bigint NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  attempt       integer NOT NULL,
+  lease_token   text NOT NULL UNIQUE,
+  worker_id     text,
+  leased_at     timestamptz NOT NULL DEFAULT now(),
+  completed_at  timestamptz,
+  outcome       text NOT NULL DEFAULT '',
+  seconds       double precision NOT NULL DEFAULT 0,
+  sent          bigint NOT NULL DEFAULT 0,
+  received      bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX job_attempts_by_job ON job_attempts (job_id);
+
+-- Findings: counterexamples grouped by signature per spec version and target.
+CREATE TABLE findings (
+  id                          bigserial PRIMARY KEY,
+  spec_hash                   text NOT NULL REFERENCES specs (hash),
+  target_id                   bigint NOT NULL REFERENCES targets (id),
+  signature                   text NOT NULL,
+  kind                        text NOT NULL,
+  reason                      text NOT NULL DEFAULT '',
+  count                       bigint NOT NULL DEFAULT 0,
+  first_seen                  timestamptz NOT NULL DEFAULT now(),
+  last_seen                   timestamptz NOT NULL DEFAULT now(),
+  smallest_counterexample_id  bigint,
+  smallest_size               integer,
+  UNIQUE (spec_hash, target_id, signature)
+);
+CREATE INDEX findings_by_last_seen ON findings (last_seen DESC, id DESC);
+
+CREATE TABLE counterexamples (
+  id             bigserial PRIMARY KEY,
+  finding_id     bigint NOT NULL REFERENCES findings (id) ON DELETE CASCADE,
+  run_id         bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  job_id         bigint NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+  lease_token    text NOT NULL UNIQUE,  -- one per completed lease
+  kind           text NOT NULL,
+  reason         text NOT NULL DEFAULT '',
+  diff           text NOT NULL DEFAULT '',
+  signature      text NOT NULL,
+  input_json     text NOT NULL DEFAULT '',
+  trace_json     text NOT NULL DEFAULT '',
+  size           integer NOT NULL DEFAULT 0,
+  unshrunk_size  integer NOT NULL DEFAULT 0,
+  created_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX counterexamples_by_finding ON counterexamples (finding_id, size, id);
+CREATE INDEX counterexamples_by_run ON counterexamples (run_id);
+
+CREATE TABLE workers (
+  id                 text PRIMARY KEY,
+  name               text NOT NULL,
+  slots              integer NOT NULL,
+  adapters           text[] NOT NULL DEFAULT '{}',
+  labels             text[] NOT NULL DEFAULT '{}',
+  version            text NOT NULL DEFAULT '',
+  registered_at      timestamptz NOT NULL DEFAULT now(),
+  last_heartbeat_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- Bearer tokens; only their SHA-256 is stored.
+CREATE TABLE api_tokens (
+  id          bigserial PRIMARY KEY,
+  token_hash  text NOT NULL UNIQUE CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  role        text NOT NULL CHECK (role IN ('admin', 'submitter', 'worker')),
+  name        text NOT NULL DEFAULT '',
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  revoked_at  timestamptz
+);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, "initial schema", kV1},
+  };
+  return kMigrations;
+}
+
+}  // namespace dualswarm::coord

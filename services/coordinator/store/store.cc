@@ -1,0 +1,1113 @@
+#include "services/coordinator/store/store.h"
+
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <utility>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "services/coordinator/store/migrations.h"
+#include "services/coordinator/store/swarm.h"
+
+namespace dualswarm::coord {
+namespace {
+
+// Any number; identifies the coordinator's migration lock among advisory locks.
+constexpr int64_t kMigrationLockKey = 0x6473776d69677231;  // "dswmigr1"
+
+constexpr int kDefaultSteps = 1000;
+constexpr int kDefaultConnections = 4;
+constexpr int kDefaultMaxInFlight = 4;
+constexpr int kDefaultResponseTimeoutMs = 5000;
+
+std::string Hex(const unsigned char* data, size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    out += kHex[data[i] >> 4];
+    out += kHex[data[i] & 15];
+  }
+  return out;
+}
+
+// A PostgreSQL array literal of text values, passed as ONE parameter (and
+// cast in SQL), never spliced into the statement.
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string Int64Array(const std::vector<int64_t>& items) {
+  return absl::StrCat("{", absl::StrJoin(items, ","), "}");
+}
+
+// Names of labels and adapters travel as comma-joined lists.
+bool IsListItem(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+          c == ':' || c == '='))
+      return false;
+  return true;
+}
+
+absl::Status CheckList(const char* what, const std::vector<std::string>& items) {
+  if (items.size() > 64) return absl::InvalidArgumentError(absl::StrCat("too many ", what));
+  for (const auto& s : items)
+    if (!IsListItem(s))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad ", what, " \"", s, "\": use 1-64 characters from [A-Za-z0-9_.:=-]"));
+  return absl::OkStatus();
+}
+
+bool IsName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+      return false;
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  return absl::StrSplit(s, ',', absl::SkipEmpty());
+}
+
+int64_t I64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<int64_t>(); }
+std::string Str(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
+
+absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
+  if (token.empty()) return 0;
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(token, &v) || v < 0)
+    return absl::InvalidArgumentError(absl::StrCat("bad page token \"", token, "\""));
+  return v;
+}
+
+int PageSize(const Page& page) { return std::clamp(page.size <= 0 ? 50 : page.size, 1, 500); }
+
+// ---- row readers: the column lists and the readers must agree ----
+
+constexpr const char* kSpecCols =
+    "hash, name, file_name, source, choice_sites, ds_us(created_at), seq";
+SpecRow ReadSpec(const pqxx::row& r) {
+  SpecRow s;
+  s.hash = Str(r[0]);
+  s.name = Str(r[1]);
+  s.file_name = Str(r[2]);
+  s.source = Str(r[3]);
+  s.choice_sites = static_cast<int>(I64(r[4]));
+  s.created_at = I64(r[5]);
+  return s;
+}
+
+constexpr const char* kTargetCols =
+    "id, name, adapter, address, launch, readiness_probe, readiness_timeout_ms, reset_policy, "
+    "array_to_string(labels, ','), ds_us(created_at)";
+TargetRow ReadTarget(const pqxx::row& r) {
+  TargetRow t;
+  t.id = I64(r[0]);
+  t.name = Str(r[1]);
+  t.adapter = Str(r[2]);
+  t.address = Str(r[3]);
+  t.launch = Str(r[4]);
+  t.readiness_probe = Str(r[5]);
+  t.readiness_timeout_ms = static_cast<int>(I64(r[6]));
+  t.reset_policy = Str(r[7]);
+  t.labels = SplitList(Str(r[8]));
+  t.created_at = I64(r[9]);
+  return t;
+}
+
+// Runs with their job counts (one lateral aggregate per run).
+constexpr const char* kRunSelect =
+    "SELECT r.id, r.spec_hash, r.target_id, r.jobs, r.seed, r.stop_at_first_finding, r.gen, "
+    "r.steps, r.time_budget_ms, r.connections, r.max_in_flight, r.response_timeout_ms, "
+    "r.network, r.max_frontier, r.state, r.error, r.submitted_by, COALESCE(r.campaign_id, 0), "
+    "ds_us(r.created_at), ds_us(r.started_at), ds_us(r.finished_at), "
+    "c.queued, c.leased, c.passed, c.failed, c.error, c.cancelled, c.total "
+    "FROM runs r CROSS JOIN LATERAL ("
+    "  SELECT count(*) FILTER (WHERE state = 'queued') AS queued,"
+    "         count(*) FILTER (WHERE state = 'leased') AS leased,"
+    "         count(*) FILTER (WHERE state = 'passed') AS passed,"
+    "         count(*) FILTER (WHERE state = 'failed') AS failed,"
+    "         count(*) FILTER (WHERE state = 'error') AS error,"
+    "         count(*) FILTER (WHERE state = 'cancelled') AS cancelled,"
+    "         count(*) AS total"
+    "  FROM jobs WHERE run_id = r.id) c ";
+RunRow ReadRun(const pqxx::row& r) {
+  RunRow run;
+  run.id = I64(r[0]);
+  run.tmpl.spec_hash = Str(r[1]);
+  run.tmpl.target_id = I64(r[2]);
+  run.tmpl.jobs = static_cast<int>(I64(r[3]));
+  run.tmpl.seed = static_cast<uint64_t>(I64(r[4]));
+  run.tmpl.stop_at_first_finding = r[5].as<bool>();
+  run.tmpl.gen = Str(r[6]);
+  run.tmpl.budget.steps = static_cast<uint64_t>(I64(r[7]));
+  run.tmpl.budget.time_budget_ms = I64(r[8]);
+  run.tmpl.budget.connections = static_cast<int>(I64(r[9]));
+  run.tmpl.budget.max_in_flight = static_cast<int>(I64(r[10]));
+  run.tmpl.budget.response_timeout_ms = I64(r[11]);
+  run.tmpl.budget.network = Str(r[12]);
+  run.tmpl.budget.max_frontier = static_cast<uint64_t>(I64(r[13]));
+  run.state = Str(r[14]);
+  run.error = Str(r[15]);
+  run.submitted_by = Str(r[16]);
+  run.campaign_id = I64(r[17]);
+  run.created_at = I64(r[18]);
+  run.started_at = I64(r[19]);
+  run.finished_at = I64(r[20]);
+  run.counts.queued = static_cast<int>(I64(r[21]));
+  run.counts.leased = static_cast<int>(I64(r[22]));
+  run.counts.passed = static_cast<int>(I64(r[23]));
+  run.counts.failed = static_cast<int>(I64(r[24]));
+  run.counts.error = static_cast<int>(I64(r[25]));
+  run.counts.cancelled = static_cast<int>(I64(r[26]));
+  run.counts.total = static_cast<int>(I64(r[27]));
+  return run;
+}
+
+constexpr const char* kJobCols =
+    "id, run_id, idx, seed, branch_order, feature_mask, state, COALESCE(lease_token, ''), "
+    "ds_us(lease_expires_at), COALESCE(worker_id, ''), attempts, outcome";
+JobRow ReadJob(const pqxx::row& r, int base = 0) {
+  JobRow j;
+  j.id = I64(r[base + 0]);
+  j.run_id = I64(r[base + 1]);
+  j.index = static_cast<int>(I64(r[base + 2]));
+  j.seed = static_cast<uint64_t>(I64(r[base + 3]));
+  j.branch_order = Str(r[base + 4]);
+  j.feature_mask = Str(r[base + 5]);
+  j.state = Str(r[base + 6]);
+  j.lease_token = Str(r[base + 7]);
+  j.lease_expires_at = I64(r[base + 8]);
+  j.worker_id = Str(r[base + 9]);
+  j.attempts = static_cast<int>(I64(r[base + 10]));
+  j.outcome = Str(r[base + 11]);
+  return j;
+}
+
+constexpr const char* kFindingCols =
+    "id, signature, kind, spec_hash, target_id, reason, count, ds_us(first_seen), "
+    "ds_us(last_seen), COALESCE(smallest_counterexample_id, 0)";
+FindingRow ReadFinding(const pqxx::row& r) {
+  FindingRow f;
+  f.id = I64(r[0]);
+  f.signature = Str(r[1]);
+  f.kind = Str(r[2]);
+  f.spec_hash = Str(r[3]);
+  f.target_id = I64(r[4]);
+  f.reason = Str(r[5]);
+  f.count = I64(r[6]);
+  f.first_seen = I64(r[7]);
+  f.last_seen = I64(r[8]);
+  f.smallest_counterexample_id = I64(r[9]);
+  return f;
+}
+
+// Brings a run's state in line with its jobs. The caller holds the run's
+// row lock (SELECT ... FOR UPDATE), so concurrent completions of the same
+// run see each other's effects.
+void RefreshRun(pqxx::work& w, int64_t run_id) {
+  pqxx::row run = w.exec_params1(
+      "SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
+  std::string state = run[0].as<std::string>();
+  bool stop_at_first = run[1].as<bool>();
+  if (state != "queued" && state != "running") return;  // final states stay
+  pqxx::row c = w.exec_params1(
+      "SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'leased'),"
+      "       count(*) FILTER (WHERE state = 'failed'), count(*) FILTER (WHERE state = 'error'),"
+      "       count(*) FILTER (WHERE state IN ('passed', 'failed', 'error'))"
+      " FROM jobs WHERE run_id = $1",
+      run_id);
+  int64_t queued = c[0].as<int64_t>(), leased = c[1].as<int64_t>(), failed = c[2].as<int64_t>(),
+          errors = c[3].as<int64_t>(), done = c[4].as<int64_t>();
+  if (failed > 0 && stop_at_first) {
+    w.exec_params0(
+        "UPDATE jobs SET state = 'cancelled', reason = 'run stopped at its first finding',"
+        " updated_at = now() WHERE run_id = $1 AND state IN ('queued', 'leased')",
+        run_id);
+    w.exec_params0(
+        "UPDATE runs SET state = 'failed', started_at = COALESCE(started_at, now()),"
+        " finished_at = now() WHERE id = $1",
+        run_id);
+    return;
+  }
+  if (queued + leased == 0) {
+    std::string final_state = failed > 0 ? "failed" : errors > 0 ? "error" : "passed";
+    std::string error = final_state == "error" ? absl::StrCat(errors, " job(s) could not run") : "";
+    w.exec_params0(
+        "UPDATE runs SET state = $2, error = $3, started_at = COALESCE(started_at, now()),"
+        " finished_at = now() WHERE id = $1",
+        run_id, final_state, error);
+    return;
+  }
+  if (state == "queued" && (leased > 0 || done > 0))
+    w.exec_params0(
+        "UPDATE runs SET state = 'running', started_at = COALESCE(started_at, now()) WHERE id = $1",
+        run_id);
+}
+
+absl::Status ValidateBudget(JobBudget* b) {
+  if (b->steps == 0) b->steps = kDefaultSteps;
+  if (b->connections == 0) b->connections = kDefaultConnections;
+  if (b->max_in_flight == 0) b->max_in_flight = kDefaultMaxInFlight;
+  if (b->response_timeout_ms == 0) b->response_timeout_ms = kDefaultResponseTimeoutMs;
+  if (b->network.empty()) b->network = "tcp";
+  if (b->steps > 1'000'000'000) return absl::InvalidArgumentError("budget.steps must be at most 1e9");
+  if (b->time_budget_ms < 0 || b->time_budget_ms > 7LL * 24 * 3600 * 1000)
+    return absl::InvalidArgumentError("budget.time_budget_ms must be between 0 and one week");
+  if (b->connections < 1 || b->connections > 256)
+    return absl::InvalidArgumentError("budget.connections must be between 1 and 256");
+  if (b->max_in_flight < 1 || b->max_in_flight > 1024)
+    return absl::InvalidArgumentError("budget.max_in_flight must be between 1 and 1024");
+  if (b->response_timeout_ms < 1 || b->response_timeout_ms > 3600 * 1000)
+    return absl::InvalidArgumentError("budget.response_timeout_ms must be between 1 ms and one hour");
+  if (b->network != "tcp" && b->network != "sync")
+    return absl::InvalidArgumentError(
+        absl::StrCat("budget.network must be \"tcp\" or \"sync\", got \"", b->network, "\""));
+  if (b->max_frontier > (uint64_t{1} << 40))
+    return absl::InvalidArgumentError("budget.max_frontier is too large");
+  return absl::OkStatus();
+}
+
+bool IsOutcome(const std::string& o) {
+  return o == "passed" || o == "failed" || o == "inconclusive" || o == "error";
+}
+bool IsKind(const std::string& k) {
+  return k == "safety" || k == "liveness" || k == "spec-error" || k == "sut-crash";
+}
+
+// Classifies a database exception. `broken`: the connection must not be reused.
+absl::Status MapException(const char* what, const std::exception& e, bool* broken,
+                          bool* retryable) {
+  *broken = false;
+  *retryable = false;
+  std::string msg = absl::StrCat(what, ": ", absl::StripAsciiWhitespace(e.what()));
+  if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
+    *broken = true;
+    return absl::UnavailableError(
+        absl::StrCat(msg, " (the database went away during commit; the outcome is unknown)"));
+  }
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr) {
+    *broken = true;
+    *retryable = true;
+    return absl::UnavailableError(absl::StrCat("database unavailable: ", msg));
+  }
+  if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
+    const std::string& state = sql->sqlstate();
+    if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" ||
+        state == "57P03" || absl::StartsWith(state, "53")) {
+      *broken = absl::StartsWith(state, "08") || absl::StartsWith(state, "57");
+      return absl::UnavailableError(absl::StrCat("database unavailable: ", msg));
+    }
+    if (state == "40001" || state == "40P01") {
+      *retryable = true;
+      return absl::AbortedError(msg);
+    }
+    if (state == "23505") return absl::AlreadyExistsError(msg);
+    if (absl::StartsWith(state, "22") || absl::StartsWith(state, "23"))
+      return absl::InvalidArgumentError(msg);
+    return absl::InternalError(absl::StrCat(msg, " [SQLSTATE ", state, "]"));
+  }
+  return absl::InternalError(msg);
+}
+
+}  // namespace
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return Hex(digest, sizeof digest);
+}
+
+// ---------------------------------------------------------------------------
+// Connections and transactions
+
+struct Store::Conn {
+  explicit Conn(const std::string& url) : c(url) {}
+  pqxx::connection c;
+};
+
+Store::Store(Options options) : options_(std::move(options)) {
+  if (options_.pool_size < 1) options_.pool_size = 1;
+  if (options_.max_attempts < 1) options_.max_attempts = 1;
+}
+
+Store::~Store() = default;
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(Options options) {
+  std::unique_ptr<Store> store(new Store(std::move(options)));
+  auto applied = store->Migrate();
+  if (!applied.ok()) return applied.status();
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<Store::Conn>> Store::Acquire(bool* fresh) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
+    if (!idle_.empty()) {
+      auto conn = std::move(idle_.back());
+      idle_.pop_back();
+      *fresh = false;
+      return conn;
+    }
+    ++open_;
+  }
+  *fresh = true;
+  try {
+    return std::make_unique<Conn>(options_.url);
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --open_;
+    }
+    cv_.notify_one();
+    return absl::UnavailableError(
+        absl::StrCat("database unavailable: cannot connect: ", absl::StripAsciiWhitespace(e.what())));
+  }
+}
+
+void Store::Release(std::unique_ptr<Conn> conn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (conn != nullptr && conn->c.is_open()) {
+      idle_.push_back(std::move(conn));
+    } else {
+      --open_;
+    }
+  }
+  cv_.notify_one();
+}
+
+void Store::DropIdle() {
+  std::vector<std::unique_ptr<Conn>> drop;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    drop.swap(idle_);
+    open_ -= static_cast<int>(drop.size());
+  }
+  cv_.notify_all();
+}
+
+// Runs fn(work) in a transaction on a pooled connection; commits when fn
+// returns OK. Retries a few times on serialization failures and deadlocks,
+// and once on a pooled connection found broken (the server restarted): the
+// transaction had not committed, so running it again is safe.
+template <typename T, typename Fn>
+absl::StatusOr<T> Store::Run(const char* what, Fn&& fn) {
+  absl::Status last;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    bool fresh = false;
+    auto conn = Acquire(&fresh);
+    if (!conn.ok()) return conn.status();
+    bool broken = false, retryable = false;
+    try {
+      absl::StatusOr<T> result;
+      {
+        pqxx::work w((*conn)->c);
+        result = fn(w);
+        if (result.ok()) w.commit();
+      }
+      Release(std::move(*conn));
+      return result;
+    } catch (const std::exception& e) {
+      last = MapException(what, e, &broken, &retryable);
+    }
+    if (broken) {
+      conn->reset();
+      DropIdle();  // after a server restart every pooled connection is stale
+    }
+    Release(std::move(*conn));
+    if (!retryable) return last;
+    if (absl::IsUnavailable(last) && fresh) return last;  // a new connection failed: really down
+  }
+  return last;
+}
+
+// ---------------------------------------------------------------------------
+// Migrations
+
+absl::StatusOr<int> Store::Migrate() {
+  return Run<int>("applying migrations", [&](pqxx::work& w) -> absl::StatusOr<int> {
+    // One coordinator at a time; the lock ends with the transaction.
+    w.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
+    w.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "  version integer PRIMARY KEY,"
+        "  name text NOT NULL,"
+        "  applied_at timestamptz NOT NULL DEFAULT now())");
+    int current = static_cast<int>(
+        w.exec1("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0].as<int64_t>());
+    int newest = Migrations().empty() ? 0 : Migrations().back().version;
+    if (current > newest)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the database schema is version ", current, ", newer than this coordinator's (", newest,
+          "); upgrade the coordinator"));
+    int applied = 0;
+    for (const Migration& m : Migrations()) {
+      if (m.version <= current) continue;
+      w.exec(m.sql);
+      w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version,
+                    std::string(m.name));
+      ++applied;
+    }
+    return applied;
+  });
+}
+
+absl::StatusOr<int> Store::SchemaVersion() {
+  return Run<int>("reading the schema version", [&](pqxx::work& w) -> absl::StatusOr<int> {
+    pqxx::row r = w.exec1(
+        "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0"
+        " ELSE (SELECT COALESCE(max(version), 0) FROM schema_migrations) END");
+    return static_cast<int>(r[0].as<int64_t>());
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Specs
+
+absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::string& file_name,
+                                       const std::string& source, int choice_sites, bool* created) {
+  if (name.empty() || name.size() > 200) return absl::InvalidArgumentError("bad spec name");
+  if (source.size() > (1u << 20)) return absl::InvalidArgumentError("spec source exceeds 1 MiB");
+  std::string hash = Sha256Hex(source);
+  bool made = false;
+  auto row = Run<SpecRow>("storing a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+    pqxx::result ins = w.exec_params(
+        "INSERT INTO specs (hash, name, file_name, source, choice_sites) VALUES ($1, $2, $3, $4, $5)"
+        " ON CONFLICT (hash) DO NOTHING RETURNING hash",
+        hash, name, file_name, source, choice_sites);
+    made = !ins.empty();
+    return ReadSpec(w.exec_params1(
+        absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash));
+  });
+  if (row.ok() && created != nullptr) *created = made;
+  return row;
+}
+
+absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
+  return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec version ", hash));
+    return ReadSpec(r[0]);
+  });
+}
+
+absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
+  return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
+        name);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec named \"", name, "\""));
+    return ReadSpec(r[0]);
+  });
+}
+
+absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const Page& page) {
+  auto before = ParsePageToken(page.after);
+  if (!before.ok()) return before.status();
+  int size = PageSize(page);
+  return Run<Listing<SpecRow>>("listing specs", [&](pqxx::work& w) -> absl::StatusOr<Listing<SpecRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kSpecCols,
+                     " FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
+                     " ORDER BY seq DESC LIMIT $3"),
+        name, *before, size + 1);
+    Listing<SpecRow> out;
+    for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i) {
+      out.items.push_back(ReadSpec(r[i]));
+      out.items.back().source.clear();
+    }
+    if (static_cast<int>(r.size()) > size) out.next = std::to_string(I64(r[size - 1][6]));
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Targets
+
+absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& t) {
+  if (!IsName(t.name))
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad target name \"", t.name, "\": use 1-64 characters from [A-Za-z0-9_.-]"));
+  if (t.adapter != "http" && t.adapter != "jsonl")
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown adapter \"", t.adapter, "\" (known: http, jsonl)"));
+  if (t.address.empty() == t.launch.empty())
+    return absl::InvalidArgumentError("a target needs exactly one of address and launch");
+  if (!t.address.empty()) {
+    size_t colon = t.address.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(t.address.substr(colon + 1), &port) || port < 1 || port > 65535)
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
+  }
+  if (t.launch.size() > 4096) return absl::InvalidArgumentError("launch command exceeds 4 KiB");
+  if (!t.launch.empty() && !absl::StrContains(t.launch, "{port}"))
+    return absl::InvalidArgumentError(
+        "the launch command must contain {port} (the worker picks a free port per job)");
+  std::string probe = t.readiness_probe.empty() ? "tcp" : t.readiness_probe;
+  if (probe != "tcp" && !(absl::StartsWith(probe, "http:/") && probe.size() < 1024))
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad readiness probe \"", probe, "\": want \"tcp\" or \"http:/PATH\""));
+  int ready_ms = t.readiness_timeout_ms == 0 ? 10000 : t.readiness_timeout_ms;
+  if (ready_ms < 1 || ready_ms > 600000)
+    return absl::InvalidArgumentError("readiness timeout must be between 1 ms and 10 minutes");
+  std::string reset = t.reset_policy;
+  if (reset.empty()) reset = t.launch.empty() ? "none" : "restart-per-job";
+  if (reset != "none" && reset != "restart-per-job")
+    return absl::InvalidArgumentError(absl::StrCat("unknown reset policy \"", reset, "\""));
+  if (reset == "restart-per-job" && t.launch.empty())
+    return absl::InvalidArgumentError("reset policy restart-per-job needs a launch command");
+  if (auto st = CheckList("label", t.labels); !st.ok()) return st;
+  return Run<TargetRow>("creating a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
+                     " readiness_timeout_ms, reset_policy, labels)"
+                     " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','))"
+                     " ON CONFLICT (name) DO NOTHING RETURNING ",
+                     kTargetCols),
+        t.name, t.adapter, t.address, t.launch, probe, ready_ms, reset, absl::StrJoin(t.labels, ","));
+    if (r.empty())
+      return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
+    return ReadTarget(r[0]);
+  });
+}
+
+absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
+  return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id = $1"), id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no target ", id));
+    return ReadTarget(r[0]);
+  });
+}
+
+absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
+  return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no target named \"", name, "\""));
+    return ReadTarget(r[0]);
+  });
+}
+
+absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
+  auto after = ParsePageToken(page.after);
+  if (!after.ok()) return after.status();
+  int size = PageSize(page);
+  return Run<Listing<TargetRow>>("listing targets", [&](pqxx::work& w) -> absl::StatusOr<Listing<TargetRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
+        *after, size + 1);
+    Listing<TargetRow> out;
+    for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i)
+      out.items.push_back(ReadTarget(r[i]));
+    if (static_cast<int>(r.size()) > size) out.next = std::to_string(out.items.back().id);
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Runs
+
+absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string& submitted_by,
+                                        int64_t campaign_id) {
+  RunTemplate t = in;
+  if (t.jobs < 1 || t.jobs > kMaxJobsPerRun)
+    return absl::InvalidArgumentError(
+        absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t.jobs));
+  if (auto st = ValidateBudget(&t.budget); !st.ok()) return st;
+  if (t.gen.empty()) t.gen = "request";
+  if (!IsName(t.gen)) return absl::InvalidArgumentError(absl::StrCat("bad gen name \"", t.gen, "\""));
+  if (t.seed == 0) {
+    std::random_device rd;
+    t.seed = (uint64_t{rd()} << 32) ^ rd();
+    if (t.seed == 0) t.seed = 1;
+  }
+  return Run<RunRow>("submitting a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+    pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
+    if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
+    int sites = static_cast<int>(I64(spec[0][0]));
+    if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
+      return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
+    const JobBudget& b = t.budget;
+    int64_t id = w.exec_params1(
+                      "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
+                      " gen, steps, time_budget_ms, connections, max_in_flight,"
+                      " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+                      " NULLIF($15::bigint, 0)) RETURNING id",
+                      t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed),
+                      t.stop_at_first_finding, t.gen, static_cast<int64_t>(b.steps),
+                      b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
+                      b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
+                     .as<int64_t>();
+    std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
+    std::vector<int64_t> seeds;
+    std::vector<std::string> orders, masks;
+    for (const SwarmJob& j : swarm) {
+      seeds.push_back(static_cast<int64_t>(j.seed));
+      orders.push_back(j.branch_order);
+      masks.push_back(j.feature_mask);
+    }
+    w.exec_params0(
+        "INSERT INTO jobs (run_id, idx, seed, branch_order, feature_mask)"
+        " SELECT $1::bigint, u.i - 1, u.s, u.b, u.m"
+        " FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(s, b, m, i)",
+        id, Int64Array(seeds), TextArray(orders), TextArray(masks));
+    return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
+  });
+}
+
+absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
+  return Run<RunRow>("reading a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+    pqxx::result r = w.exec_params(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
+    return ReadRun(r[0]);
+  });
+}
+
+absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
+  auto before = ParsePageToken(page.after);
+  if (!before.ok()) return before.status();
+  int size = PageSize(page);
+  return Run<Listing<RunRow>>("listing runs", [&](pqxx::work& w) -> absl::StatusOr<Listing<RunRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat(kRunSelect,
+                     "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
+                     " AND ($3::bigint = 0 OR r.target_id = $3::bigint) AND ($4::bigint = 0 OR r.id < $4::bigint)"
+                     " ORDER BY r.id DESC LIMIT $5"),
+        filter.state, filter.spec_hash, filter.target_id, *before, size + 1);
+    Listing<RunRow> out;
+    for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i)
+      out.items.push_back(ReadRun(r[i]));
+    if (static_cast<int>(r.size()) > size) out.next = std::to_string(out.items.back().id);
+    return out;
+  });
+}
+
+absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
+  return Run<RunRow>("cancelling a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+    // Lock order everywhere: the run, then its jobs.
+    pqxx::result run = w.exec_params("SELECT state FROM runs WHERE id = $1 FOR UPDATE", id);
+    if (run.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
+    std::string state = run[0][0].as<std::string>();
+    if (state == "queued" || state == "running") {
+      w.exec_params0(
+          "UPDATE jobs SET state = 'cancelled', reason = 'run cancelled', updated_at = now()"
+          " WHERE run_id = $1 AND state IN ('queued', 'leased')",
+          id);
+      w.exec_params0("UPDATE runs SET state = 'cancelled', finished_at = now() WHERE id = $1", id);
+    }
+    return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
+  });
+}
+
+absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
+  return Run<std::vector<JobRow>>("listing jobs", [&](pqxx::work& w) -> absl::StatusOr<std::vector<JobRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kJobCols, " FROM jobs WHERE run_id = $1 ORDER BY idx"), run_id);
+    std::vector<JobRow> out;
+    for (const auto& row : r) out.push_back(ReadJob(row));
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Job queue
+
+absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req) {
+  if (req.max_jobs < 1 || req.max_jobs > kMaxLeaseBatch)
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_jobs must be between 1 and ", kMaxLeaseBatch, ", got ", req.max_jobs));
+  if (req.lease_ms < 100 || req.lease_ms > 24LL * 3600 * 1000)
+    return absl::InvalidArgumentError("lease length must be between 100 ms and one day");
+  if (auto st = CheckList("adapter", req.adapters); !st.ok()) return st;
+  if (auto st = CheckList("label", req.labels); !st.ok()) return st;
+  std::string adapters = absl::StrJoin(req.adapters, ",");
+  std::string labels = absl::StrJoin(req.labels, ",");
+  return Run<std::vector<LeasedJob>>("leasing jobs", [&](pqxx::work& w) -> absl::StatusOr<std::vector<LeasedJob>> {
+    // Candidates: queued jobs and jobs whose lease expired, oldest first,
+    // skipping rows another lessee holds. Each gets a fresh token; the
+    // lease is recorded as an attempt; a queued run becomes running (unless
+    // its row is busy: then the next completion or refresh does it).
+    pqxx::result r = w.exec_params(
+        absl::StrCat(
+            "WITH cand AS ("
+            "  SELECT j.id FROM jobs j"
+            "  JOIN runs r ON r.id = j.run_id JOIN targets t ON t.id = r.target_id"
+            "  WHERE (j.state = 'queued' OR (j.state = 'leased' AND j.lease_expires_at < now()"
+            "                                AND j.attempts < $5))"
+            "    AND ($3 = '' OR t.adapter = ANY (string_to_array($3, ',')))"
+            "    AND t.labels <@ string_to_array($4, ',')"
+            "  ORDER BY j.id LIMIT $2"
+            "  FOR UPDATE OF j SKIP LOCKED),"
+            " leased AS ("
+            "  UPDATE jobs j SET state = 'leased', lease_token = gen_random_uuid()::text,"
+            "    lease_expires_at = now() + $6::float8 * interval '1 millisecond',"
+            "    worker_id = NULLIF($1, ''), attempts = j.attempts + 1, updated_at = now()"
+            "  FROM cand WHERE j.id = cand.id"
+            "  RETURNING j.*),"
+            " attempt AS ("
+            "  INSERT INTO job_attempts (job_id, attempt, lease_token, worker_id)"
+            "  SELECT id, attempts, lease_token, worker_id FROM leased),"
+            " started AS ("
+            "  UPDATE runs SET state = 'running', started_at = now()"
+            "  WHERE id IN (SELECT id FROM runs WHERE state = 'queued'"
+            "               AND id IN (SELECT run_id FROM leased) FOR UPDATE SKIP LOCKED))"
+            " SELECT ",
+            "leased.id, leased.run_id, leased.idx, leased.seed, leased.branch_order,"
+            " leased.feature_mask, leased.state, leased.lease_token, ds_us(leased.lease_expires_at),"
+            " COALESCE(leased.worker_id, ''), leased.attempts, leased.outcome,"
+            " r.spec_hash, r.target_id, r.steps, r.time_budget_ms, r.connections, r.max_in_flight,"
+            " r.response_timeout_ms, r.network, r.max_frontier, r.gen"
+            " FROM leased JOIN runs r ON r.id = leased.run_id ORDER BY leased.id"),
+        req.worker_id, req.max_jobs, adapters, labels, options_.max_attempts, req.lease_ms);
+    std::vector<LeasedJob> out;
+    for (const auto& row : r) {
+      LeasedJob lj;
+      lj.job = ReadJob(row, 0);
+      lj.spec_hash = Str(row[12]);
+      lj.target_id = I64(row[13]);
+      lj.budget.steps = static_cast<uint64_t>(I64(row[14]));
+      lj.budget.time_budget_ms = I64(row[15]);
+      lj.budget.connections = static_cast<int>(I64(row[16]));
+      lj.budget.max_in_flight = static_cast<int>(I64(row[17]));
+      lj.budget.response_timeout_ms = I64(row[18]);
+      lj.budget.network = Str(row[19]);
+      lj.budget.max_frontier = static_cast<uint64_t>(I64(row[20]));
+      lj.gen = Str(row[21]);
+      out.push_back(std::move(lj));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
+                                                 const std::vector<HeartbeatJob>& jobs,
+                                                 int64_t lease_ms) {
+  if (lease_ms < 100 || lease_ms > 24LL * 3600 * 1000)
+    return absl::InvalidArgumentError("lease length must be between 100 ms and one day");
+  if (jobs.size() > 1024) return absl::InvalidArgumentError("too many jobs in one heartbeat");
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens;
+  for (const auto& j : jobs) {
+    if (j.lease_token.size() > 64) return absl::InvalidArgumentError("bad lease token");
+    ids.push_back(j.job_id);
+    tokens.push_back(j.lease_token);
+  }
+  return Run<HeartbeatResult>("heartbeat", [&](pqxx::work& w) -> absl::StatusOr<HeartbeatResult> {
+    HeartbeatResult out;
+    if (!worker_id.empty())
+      w.exec_params0("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", worker_id);
+    if (ids.empty()) return out;
+    pqxx::result r = w.exec_params(
+        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
+        " ext AS ("
+        "  UPDATE jobs j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond',"
+        "    updated_at = now()"
+        "  FROM h WHERE j.id = h.id AND j.lease_token = h.token AND j.state = 'leased'"
+        "  RETURNING j.id)"
+        " SELECT h.id,"
+        "   CASE WHEN h.id IN (SELECT id FROM ext) THEN 'extended'"
+        "        WHEN j.state = 'cancelled' AND j.lease_token = h.token THEN 'cancel'"
+        "        ELSE 'lost' END,"
+        "   ds_us(now() + $3::float8 * interval '1 millisecond')"
+        " FROM h LEFT JOIN jobs j ON j.id = h.id",
+        Int64Array(ids), TextArray(tokens), lease_ms);
+    for (const auto& row : r) {
+      std::string what = Str(row[1]);
+      int64_t id = I64(row[0]);
+      (what == "extended" ? out.extended : what == "cancel" ? out.cancel : out.lost).push_back(id);
+      out.extended_until = I64(row[2]);
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
+  if (!IsOutcome(c.outcome))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown outcome \"", c.outcome, "\" (known: passed, failed, inconclusive, error)"));
+  if (c.lease_token.empty() || c.lease_token.size() > 64)
+    return absl::InvalidArgumentError("a completion needs its lease token");
+  NewCounterexample cx;
+  if (c.outcome == "failed") {
+    if (!c.counterexample.has_value())
+      return absl::InvalidArgumentError("a failed job must report its counterexample");
+    cx = *c.counterexample;
+    if (!IsKind(cx.kind))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
+    if (cx.signature.empty()) cx.signature = Sha256Hex(absl::StrCat(cx.kind, "\n", cx.reason)).substr(0, 16);
+    if (cx.signature.size() > 200) return absl::InvalidArgumentError("signature too long");
+    if (cx.input_json.size() + cx.trace_json.size() > (8u << 20))
+      return absl::InvalidArgumentError("counterexample exceeds 8 MiB");
+  }
+  return Run<CompletionResult>("completing a job", [&](pqxx::work& w) -> absl::StatusOr<CompletionResult> {
+    CompletionResult out;
+    pqxx::result jr = w.exec_params("SELECT run_id FROM jobs WHERE id = $1", c.job_id);
+    if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
+    int64_t run_id = I64(jr[0][0]);
+    // Lock order everywhere: the run, then its jobs.
+    pqxx::row run = w.exec_params1(
+        "SELECT state, spec_hash, target_id FROM runs WHERE id = $1 FOR UPDATE", run_id);
+    pqxx::row job = w.exec_params1(
+        "SELECT state, COALESCE(lease_token, '') FROM jobs WHERE id = $1 FOR UPDATE", c.job_id);
+    pqxx::result att = w.exec_params(
+        "SELECT id, completed_at IS NOT NULL FROM job_attempts WHERE lease_token = $1 AND job_id = $2",
+        c.lease_token, c.job_id);
+    if (att.empty())
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", c.job_id, " was never leased with this token"));
+    if (att[0][1].as<bool>()) {
+      out.duplicate = true;
+      return out;
+    }
+    std::string job_state = Str(job[0]);
+    if (Str(job[1]) != c.lease_token)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "stale lease: job ", c.job_id, " was leased again after this lease expired"));
+    w.exec_params0(
+        "UPDATE job_attempts SET completed_at = now(), outcome = $2, seconds = $3, sent = $4,"
+        " received = $5 WHERE id = $1",
+        I64(att[0][0]), c.outcome, c.seconds, static_cast<int64_t>(c.sent),
+        static_cast<int64_t>(c.received));
+    if (job_state == "cancelled") {
+      out.run_stopped = true;
+      w.exec_params0("UPDATE jobs SET outcome = $2, updated_at = now() WHERE id = $1", c.job_id,
+                     c.outcome);
+    } else {
+      std::string new_state = c.outcome == "failed" ? "failed"
+                              : c.outcome == "error" ? "error"
+                                                     : "passed";
+      w.exec_params0(
+          "UPDATE jobs SET state = $2, outcome = $3, reason = $4, updated_at = now() WHERE id = $1",
+          c.job_id, new_state, c.outcome, c.reason);
+    }
+    if (c.outcome == "failed") {
+      std::string spec_hash = Str(run[1]);
+      int64_t target_id = I64(run[2]);
+      int64_t finding = w.exec_params1(
+                             "INSERT INTO findings (spec_hash, target_id, signature, kind, reason)"
+                             " VALUES ($1, $2, $3, $4, $5)"
+                             " ON CONFLICT (spec_hash, target_id, signature)"
+                             " DO UPDATE SET last_seen = now() RETURNING id",
+                             spec_hash, target_id, cx.signature, cx.kind, cx.reason)[0]
+                            .as<int64_t>();
+      int64_t cx_id = w.exec_params1(
+                           "INSERT INTO counterexamples (finding_id, run_id, job_id, lease_token,"
+                           " kind, reason, diff, signature, input_json, trace_json, size,"
+                           " unshrunk_size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                           " RETURNING id",
+                           finding, run_id, c.job_id, c.lease_token, cx.kind, cx.reason, cx.diff,
+                           cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size)[0]
+                          .as<int64_t>();
+      w.exec_params0(
+          "UPDATE findings SET count = count + 1, last_seen = now(),"
+          " smallest_counterexample_id = CASE WHEN smallest_size IS NULL OR $3 < smallest_size"
+          "   THEN $2 ELSE smallest_counterexample_id END,"
+          " reason = CASE WHEN smallest_size IS NULL OR $3 < smallest_size THEN $4 ELSE reason END,"
+          " smallest_size = LEAST(COALESCE(smallest_size, $3), $3)"
+          " WHERE id = $1",
+          finding, cx_id, cx.size, cx.reason);
+    }
+    std::string run_state = Str(run[0]);
+    if (run_state != "queued" && run_state != "running") out.run_stopped = true;
+    RefreshRun(w, run_id);
+    return out;
+  });
+}
+
+absl::StatusOr<int> Store::RequeueExpiredLeases() {
+  return Run<int>("re-queueing expired leases", [&](pqxx::work& w) -> absl::StatusOr<int> {
+    pqxx::result runs = w.exec(
+        "SELECT DISTINCT run_id FROM jobs WHERE state = 'leased' AND lease_expires_at < now()"
+        " ORDER BY run_id");
+    int changed = 0;
+    for (const auto& rr : runs) {
+      int64_t run_id = I64(rr[0]);
+      // Lock order: the run, then its jobs.
+      w.exec_params("SELECT 1 FROM runs WHERE id = $1 FOR UPDATE", run_id);
+      pqxx::result r = w.exec_params(
+          "UPDATE jobs SET state = CASE WHEN attempts >= $2 THEN 'error' ELSE 'queued' END,"
+          "  reason = CASE WHEN attempts >= $2"
+          "    THEN 'lease expired ' || attempts || ' times (worker lost?)' ELSE reason END,"
+          "  updated_at = now()"
+          " WHERE run_id = $1 AND state = 'leased' AND lease_expires_at < now() RETURNING id",
+          run_id, options_.max_attempts);
+      changed += static_cast<int>(r.size());
+      RefreshRun(w, run_id);
+    }
+    return changed;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Findings
+
+absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_hash,
+                                                        int64_t target_id, int64_t run_id,
+                                                        const Page& page) {
+  auto offset = ParsePageToken(page.after);
+  if (!offset.ok()) return offset.status();
+  int size = PageSize(page);
+  return Run<Listing<FindingRow>>("listing findings", [&](pqxx::work& w) -> absl::StatusOr<Listing<FindingRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kFindingCols,
+                     " FROM findings f WHERE ($1 = '' OR spec_hash = $1) AND ($2::bigint = 0 OR target_id = $2::bigint)"
+                     " AND ($3::bigint = 0 OR EXISTS (SELECT 1 FROM counterexamples c"
+                     "                         WHERE c.finding_id = f.id AND c.run_id = $3::bigint))"
+                     " ORDER BY last_seen DESC, id DESC OFFSET $4 LIMIT $5"),
+        spec_hash, target_id, run_id, *offset, size + 1);
+    Listing<FindingRow> out;
+    for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i)
+      out.items.push_back(ReadFinding(r[i]));
+    if (static_cast<int>(r.size()) > size) out.next = std::to_string(*offset + size);
+    return out;
+  });
+}
+
+absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
+  return Run<FindingRow>("reading a finding", [&](pqxx::work& w) -> absl::StatusOr<FindingRow> {
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no finding ", id));
+    return ReadFinding(r[0]);
+  });
+}
+
+absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id,
+                                                                          int limit) {
+  limit = std::clamp(limit <= 0 ? 10 : limit, 1, 100);
+  return Run<std::vector<CounterexampleRow>>(
+      "listing counterexamples", [&](pqxx::work& w) -> absl::StatusOr<std::vector<CounterexampleRow>> {
+        pqxx::result r = w.exec_params(
+            "SELECT c.id, c.finding_id, c.run_id, c.job_id, r.spec_hash, r.target_id, j.seed,"
+            " j.branch_order, j.feature_mask, c.kind, c.reason, c.diff, c.signature, c.input_json,"
+            " c.trace_json, c.size, c.unshrunk_size, ds_us(c.created_at)"
+            " FROM counterexamples c JOIN jobs j ON j.id = c.job_id JOIN runs r ON r.id = c.run_id"
+            " WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2",
+            finding_id, limit);
+        std::vector<CounterexampleRow> out;
+        for (const auto& row : r) {
+          CounterexampleRow c;
+          c.id = I64(row[0]);
+          c.finding_id = I64(row[1]);
+          c.run_id = I64(row[2]);
+          c.job_id = I64(row[3]);
+          c.spec_hash = Str(row[4]);
+          c.target_id = I64(row[5]);
+          c.seed = static_cast<uint64_t>(I64(row[6]));
+          c.branch_order = Str(row[7]);
+          c.feature_mask = Str(row[8]);
+          c.cx.kind = Str(row[9]);
+          c.cx.reason = Str(row[10]);
+          c.cx.diff = Str(row[11]);
+          c.cx.signature = Str(row[12]);
+          c.cx.input_json = Str(row[13]);
+          c.cx.trace_json = Str(row[14]);
+          c.cx.size = static_cast<int>(I64(row[15]));
+          c.cx.unshrunk_size = static_cast<int>(I64(row[16]));
+          c.created_at = I64(row[17]);
+          out.push_back(std::move(c));
+        }
+        return out;
+      });
+}
+
+// ---------------------------------------------------------------------------
+// Workers and tokens
+
+absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
+  if (info.name.empty() || info.name.size() > 200) return absl::InvalidArgumentError("bad worker name");
+  if (info.slots < 1 || info.slots > 256)
+    return absl::InvalidArgumentError("slots must be between 1 and 256");
+  if (auto st = CheckList("adapter", info.adapters); !st.ok()) return st;
+  if (auto st = CheckList("label", info.labels); !st.ok()) return st;
+  return Run<std::string>("registering a worker", [&](pqxx::work& w) -> absl::StatusOr<std::string> {
+    return w.exec_params1(
+                "INSERT INTO workers (id, name, slots, adapters, labels, version)"
+                " VALUES (gen_random_uuid()::text, $1, $2, string_to_array($3, ','),"
+                " string_to_array($4, ','), $5) RETURNING id",
+                info.name, info.slots, absl::StrJoin(info.adapters, ","),
+                absl::StrJoin(info.labels, ","), info.version.substr(0, 200))[0]
+        .as<std::string>();
+  });
+}
+
+absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
+  return Run<WorkerInfo>("reading a worker", [&](pqxx::work& w) -> absl::StatusOr<WorkerInfo> {
+    pqxx::result r = w.exec_params(
+        "SELECT name, slots, array_to_string(adapters, ','), array_to_string(labels, ','), version"
+        " FROM workers WHERE id = $1",
+        id);
+    if (r.empty())
+      return absl::NotFoundError(absl::StrCat("unknown worker \"", id, "\": register first"));
+    WorkerInfo info;
+    info.name = Str(r[0][0]);
+    info.slots = static_cast<int>(I64(r[0][1]));
+    info.adapters = SplitList(Str(r[0][2]));
+    info.labels = SplitList(Str(r[0][3]));
+    info.version = Str(r[0][4]);
+    return info;
+  });
+}
+
+absl::StatusOr<std::string> Store::CreateToken(const std::string& role, const std::string& name) {
+  if (role != "admin" && role != "submitter" && role != "worker")
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown role \"", role, "\" (known: admin, submitter, worker)"));
+  unsigned char raw[32];
+  if (RAND_bytes(raw, sizeof raw) != 1) return absl::InternalError("no randomness for a token");
+  std::string token = absl::StrCat("dst_", Hex(raw, sizeof raw));
+  std::string hash = Sha256Hex(token);
+  auto st = Run<int>("creating a token", [&](pqxx::work& w) -> absl::StatusOr<int> {
+    w.exec_params0("INSERT INTO api_tokens (token_hash, role, name) VALUES ($1, $2, $3)", hash, role,
+                   name.substr(0, 200));
+    return 0;
+  });
+  if (!st.ok()) return st.status();
+  return token;
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> Store::Authenticate(const std::string& token) {
+  if (token.empty() || token.size() > 200) return absl::UnauthenticatedError("missing or malformed token");
+  std::string hash = Sha256Hex(token);
+  return Run<std::pair<std::string, std::string>>(
+      "checking a token", [&](pqxx::work& w) -> absl::StatusOr<std::pair<std::string, std::string>> {
+        pqxx::result r = w.exec_params(
+            "SELECT role, name FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL", hash);
+        if (r.empty()) return absl::UnauthenticatedError("unknown or revoked token");
+        return std::make_pair(Str(r[0][0]), Str(r[0][1]));
+      });
+}
+
+}  // namespace dualswarm::coord

@@ -1,0 +1,305 @@
+// Store: everything the coordinator keeps, in PostgreSQL through libpqxx —
+// spec versions, targets, runs and their swarm of jobs, the job queue
+// (leases), counterexamples grouped into findings, workers and API tokens.
+//
+// Thread-safe: each call takes a connection from a small pool and runs in
+// one transaction. Every value reaches SQL as a parameter. Errors:
+//   UNAVAILABLE          the database cannot be reached (the call may be
+//                        retried; the pool reconnects on the next call)
+//   NOT_FOUND            an unknown id
+//   INVALID_ARGUMENT     a malformed request (with the reason)
+//   ALREADY_EXISTS       a taken unique name
+//   FAILED_PRECONDITION  a stale lease, a schema newer than this binary
+//
+// The job queue is at-least-once: LeaseJobs hands out queued jobs and jobs
+// whose lease expired (SELECT ... FOR UPDATE SKIP LOCKED, so concurrent
+// lessees never get the same job), each lease with a fresh token and an
+// expiry; Heartbeat extends leases; CompleteJob is accepted once per token,
+// repeated harmlessly, and refused for a lease that was superseded.
+#ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
+#define DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace dualswarm::coord {
+
+// Times are microseconds since the Unix epoch; 0 means "not set".
+using Micros = int64_t;
+
+struct SpecRow {
+  std::string hash;       // hex SHA-256 of source
+  std::string name;
+  std::string file_name;
+  std::string source;     // empty in listings
+  int choice_sites = 0;
+  Micros created_at = 0;
+};
+
+struct TargetRow {
+  int64_t id = 0;
+  std::string name;
+  std::string adapter;               // "http" | "jsonl"
+  std::string address;               // HOST:PORT, or
+  std::string launch;                // command template with {port} and {dir}
+  std::string readiness_probe = "tcp";
+  int readiness_timeout_ms = 10000;
+  std::string reset_policy;          // "restart-per-job" | "none" ("" = by address/launch)
+  std::vector<std::string> labels;
+  Micros created_at = 0;
+};
+
+struct JobBudget {
+  uint64_t steps = 0;                // 0 = default (1000)
+  int64_t time_budget_ms = 0;        // 0 = none
+  int connections = 0;               // 0 = default (4)
+  int max_in_flight = 0;             // 0 = default (4)
+  int64_t response_timeout_ms = 0;   // 0 = default (5000)
+  std::string network;               // "" = "tcp"
+  uint64_t max_frontier = 0;         // 0 = engine default
+};
+
+struct RunTemplate {
+  std::string spec_hash;
+  int64_t target_id = 0;
+  int jobs = 1;
+  uint64_t seed = 0;                 // 0 = random
+  bool stop_at_first_finding = false;
+  JobBudget budget;
+  std::string gen;                   // "" = "request"
+};
+
+struct JobCounts {
+  int queued = 0, leased = 0, passed = 0, failed = 0, error = 0, cancelled = 0, total = 0;
+};
+
+struct RunRow {
+  int64_t id = 0;
+  RunTemplate tmpl;                  // as stored: seed and defaults filled in
+  std::string state;                 // queued | running | passed | failed | cancelled | error
+  JobCounts counts;
+  std::string error;
+  std::string submitted_by;
+  int64_t campaign_id = 0;
+  Micros created_at = 0, started_at = 0, finished_at = 0;
+};
+
+struct JobRow {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  int index = 0;
+  uint64_t seed = 0;
+  std::string branch_order;
+  std::string feature_mask;
+  std::string state;                 // queued | leased | passed | failed | error | cancelled
+  std::string lease_token;           // current (or last) lease
+  Micros lease_expires_at = 0;
+  std::string worker_id;
+  int attempts = 0;                  // leases handed out so far
+  std::string outcome;               // passed | failed | inconclusive | error ("" before completion)
+};
+
+// A job as handed to a worker: the row plus what it needs from its run.
+struct LeasedJob {
+  JobRow job;
+  std::string spec_hash;
+  int64_t target_id = 0;
+  JobBudget budget;
+  std::string gen;
+};
+
+struct LeaseRequest {
+  std::string worker_id;             // recorded on the job and attempt ("" allowed in tests)
+  int max_jobs = 1;                  // 1..256
+  int64_t lease_ms = 30000;          // lease length
+  std::vector<std::string> adapters; // jobs whose target uses one of these (empty: any)
+  std::vector<std::string> labels;   // jobs whose target's labels are all among these
+};
+
+struct NewCounterexample {
+  std::string kind;                  // safety | liveness | spec-error | sut-crash
+  std::string reason, diff, signature;
+  std::string input_json, trace_json;
+  int size = 0, unshrunk_size = 0;
+};
+
+struct Completion {
+  int64_t job_id = 0;
+  std::string lease_token;
+  std::string outcome;               // passed | failed | inconclusive | error
+  std::string reason;
+  std::optional<NewCounterexample> counterexample;  // required for "failed"
+  double seconds = 0;
+  uint64_t sent = 0, received = 0;
+};
+
+struct CompletionResult {
+  bool duplicate = false;    // this lease was completed before; nothing changed
+  bool run_stopped = false;  // the job's run was cancelled/stopped; the result was only recorded
+};
+
+struct HeartbeatJob {
+  int64_t job_id = 0;
+  std::string lease_token;
+};
+
+struct HeartbeatResult {
+  std::vector<int64_t> extended;   // leases extended
+  std::vector<int64_t> cancel;     // jobs whose run was cancelled or stopped
+  std::vector<int64_t> lost;       // leases no longer held (superseded, completed, unknown)
+  Micros extended_until = 0;
+};
+
+struct FindingRow {
+  int64_t id = 0;
+  std::string signature, kind, spec_hash, reason;
+  int64_t target_id = 0;
+  int64_t count = 0;
+  Micros first_seen = 0, last_seen = 0;
+  int64_t smallest_counterexample_id = 0;
+};
+
+struct CounterexampleRow {
+  int64_t id = 0, finding_id = 0, run_id = 0, job_id = 0;
+  std::string spec_hash;
+  int64_t target_id = 0;
+  uint64_t seed = 0;
+  std::string branch_order, feature_mask;
+  NewCounterexample cx;
+  Micros created_at = 0;
+};
+
+struct WorkerInfo {
+  std::string name;
+  int slots = 1;
+  std::vector<std::string> adapters, labels;
+  std::string version;
+};
+
+// Paging: `after` is the page token of the previous page ("" for the first).
+struct Page {
+  int size = 50;       // clamped to 1..500
+  std::string after;
+};
+
+template <typename T>
+struct Listing {
+  std::vector<T> items;
+  std::string next;  // "" on the last page
+};
+
+struct RunFilter {
+  std::string state;      // "" = any
+  std::string spec_hash;  // "" = any
+  int64_t target_id = 0;  // 0 = any
+};
+
+class Store {
+ public:
+  struct Options {
+    std::string url;        // libpq connection string or postgresql:// URL
+    int pool_size = 8;      // connections kept open at most
+    int max_attempts = 5;   // a job whose lease expired this many times becomes 'error'
+  };
+
+  // Connects and applies pending migrations. UNAVAILABLE if the database
+  // cannot be reached.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(Options options);
+  ~Store();
+
+  // Applies every migration newer than the database's schema version, all in
+  // one transaction (serialised across coordinators by an advisory lock).
+  // Returns how many were applied (0: already up to date).
+  absl::StatusOr<int> Migrate();
+  absl::StatusOr<int> SchemaVersion();
+
+  // --- specs ---
+  // Stores a version (a no-op for a source already stored); `created` tells which.
+  absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name,
+                                  const std::string& source, int choice_sites, bool* created);
+  absl::StatusOr<SpecRow> GetSpec(const std::string& hash);
+  absl::StatusOr<SpecRow> GetLatestSpec(const std::string& name);
+  absl::StatusOr<Listing<SpecRow>> ListSpecs(const std::string& name, const Page& page);
+
+  // --- targets ---
+  absl::StatusOr<TargetRow> CreateTarget(const TargetRow& target);
+  absl::StatusOr<TargetRow> GetTarget(int64_t id);
+  absl::StatusOr<TargetRow> GetTargetByName(const std::string& name);
+  absl::StatusOr<Listing<TargetRow>> ListTargets(const Page& page);
+
+  // --- runs ---
+  // Validates the template, fills in defaults and a random seed if 0, and
+  // creates the run with its swarm of jobs (ExpandSwarm).
+  absl::StatusOr<RunRow> SubmitRun(const RunTemplate& tmpl, const std::string& submitted_by,
+                                   int64_t campaign_id = 0);
+  absl::StatusOr<RunRow> GetRun(int64_t id);
+  absl::StatusOr<Listing<RunRow>> ListRuns(const RunFilter& filter, const Page& page);
+  // Cancels every job not yet done; a finished run is left as it is.
+  absl::StatusOr<RunRow> CancelRun(int64_t id);
+  absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t run_id);
+
+  // --- job queue ---
+  absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& request);
+  absl::StatusOr<HeartbeatResult> Heartbeat(const std::string& worker_id,
+                                            const std::vector<HeartbeatJob>& jobs,
+                                            int64_t lease_ms);
+  absl::StatusOr<CompletionResult> CompleteJob(const Completion& completion);
+  // Puts jobs whose lease expired back in the queue (or into 'error' after
+  // max_attempts leases). LeaseJobs takes expired leases over by itself; this
+  // keeps states and counts honest when no worker is leasing. Returns how
+  // many jobs changed.
+  absl::StatusOr<int> RequeueExpiredLeases();
+
+  // --- findings ---
+  absl::StatusOr<Listing<FindingRow>> ListFindings(const std::string& spec_hash, int64_t target_id,
+                                                   int64_t run_id, const Page& page);
+  absl::StatusOr<FindingRow> GetFinding(int64_t id);
+  absl::StatusOr<std::vector<CounterexampleRow>> ListCounterexamples(int64_t finding_id, int limit);
+
+  // --- workers ---
+  absl::StatusOr<std::string> RegisterWorker(const WorkerInfo& info);
+  // A registered worker; NOT_FOUND for an unknown id.
+  absl::StatusOr<WorkerInfo> GetWorker(const std::string& id);
+
+  // --- API tokens ---
+  // Creates a token for `role` (admin | submitter | worker) and returns it;
+  // only its hash is stored.
+  absl::StatusOr<std::string> CreateToken(const std::string& role, const std::string& name);
+  // The role and name of a valid token; UNAUTHENTICATED otherwise.
+  absl::StatusOr<std::pair<std::string, std::string>> Authenticate(const std::string& token);
+
+ private:
+  explicit Store(Options options);
+
+  struct Conn;  // a pqxx connection (store.cc); pqxx::connection is a typedef in 6.4
+  absl::StatusOr<std::unique_ptr<Conn>> Acquire(bool* fresh);
+  void Release(std::unique_ptr<Conn> conn);
+  void DropIdle();
+  template <typename T, typename Fn>
+  absl::StatusOr<T> Run(const char* what, Fn&& fn);
+
+  Options options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Conn>> idle_;
+  int open_ = 0;  // connections handed out or idle
+};
+
+// Hex SHA-256 (spec content addresses, token hashes).
+std::string Sha256Hex(const std::string& data);
+
+// The store's limits, shared with the service layer's validation.
+inline constexpr int kMaxJobsPerRun = 100000;
+inline constexpr int kMaxLeaseBatch = 256;
+
+}  // namespace dualswarm::coord
+
+#endif  // DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_

@@ -1,0 +1,78 @@
+// Test fixture for integration tests: a real PostgreSQL (EmbeddedPostgres)
+// in a fresh temporary directory per test, and a Store opened on it.
+#ifndef DUALSWARM_TESTS_INTEGRATION_PG_FIXTURE_H_
+#define DUALSWARM_TESTS_INTEGRATION_PG_FIXTURE_H_
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "services/coordinator/store/embedded_pg.h"
+#include "services/coordinator/store/store.h"
+
+namespace dualswarm::coord::testing {
+
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& s) { return s.status(); }
+inline const absl::Status& StatusOf(const absl::Status& s) { return s; }
+
+// ASSERT that a Status or StatusOr is OK, printing it otherwise.
+#define DS_ASSERT_OK(expr)                                                    \
+  do {                                                                        \
+    const auto& ds_st_ = (expr);                                              \
+    ASSERT_TRUE(ds_st_.ok()) << #expr << ": "                                 \
+                             << ::dualswarm::coord::testing::StatusOf(ds_st_); \
+  } while (0)
+
+class PgTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ds-itest-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    tmp_ = tmpl;
+    // As root the server runs as user postgres, which must reach the cluster.
+    chmod(tmp_.c_str(), 0711);
+    StartDb(0);
+    if (HasFatalFailure()) return;
+    auto store = Store::Open(StoreOptions());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+  }
+
+  void TearDown() override {
+    store_.reset();
+    if (pg_ != nullptr) (void)pg_->Stop();
+    pg_.reset();
+    std::error_code ec;
+    if (!tmp_.empty()) std::filesystem::remove_all(tmp_, ec);
+  }
+
+  // (Re)starts the database; port 0 picks a free one.
+  void StartDb(int port) {
+    EmbeddedPostgres::Options o;
+    o.root = tmp_ + "/db";
+    o.port = port;
+    o.unsafe_fast = true;
+    pg_ = std::make_unique<EmbeddedPostgres>(o);
+    absl::Status st = pg_->Start();
+    ASSERT_TRUE(st.ok()) << st;
+  }
+
+  virtual Store::Options StoreOptions() {
+    Store::Options o;
+    o.url = pg_->ConnectionString();
+    return o;
+  }
+
+  std::string tmp_;
+  std::unique_ptr<EmbeddedPostgres> pg_;
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace dualswarm::coord::testing
+
+#endif  // DUALSWARM_TESTS_INTEGRATION_PG_FIXTURE_H_

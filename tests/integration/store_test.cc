@@ -1,0 +1,729 @@
+// Integration tests of the coordinator's store against a real PostgreSQL
+// (started per test in a temporary directory): migrations, restarts, swarm
+// expansion, the job queue under concurrency, lease expiry, stale and
+// repeated completions, cancellation, stop-at-first-finding, findings, and
+// a database outage (UNAVAILABLE, then recovery).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "services/coordinator/store/migrations.h"
+#include "services/coordinator/store/swarm.h"
+#include "tests/integration/pg_fixture.h"
+
+namespace dualswarm::coord {
+namespace {
+
+using testing::PgTest;
+using Clock = std::chrono::steady_clock;
+
+class StoreTest : public PgTest {
+ protected:
+  // A spec, a target and a run of `jobs` jobs.
+  RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
+    bool created = false;
+    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
+                                choice_sites, &created);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    if (target_id_ == 0) {
+      TargetRow t;
+      t.name = "kv-ref";
+      t.adapter = "jsonl";
+      t.launch = "/bin/kv --port {port}";
+      auto target = store_->CreateTarget(t);
+      EXPECT_TRUE(target.ok()) << target.status();
+      target_id_ = target.ok() ? target->id : 0;
+    }
+    RunTemplate tmpl;
+    tmpl.spec_hash = spec.ok() ? spec->hash : "";
+    tmpl.target_id = target_id_;
+    tmpl.jobs = jobs;
+    tmpl.seed = seed;
+    tmpl.stop_at_first_finding = stop_at_first;
+    auto run = store_->SubmitRun(tmpl, "test");
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *run : RunRow{};
+  }
+
+  std::vector<LeasedJob> Lease(Store* store, int max, int64_t lease_ms = 30000,
+                               const std::string& worker = "") {
+    LeaseRequest req;
+    req.worker_id = worker;
+    req.max_jobs = max;
+    req.lease_ms = lease_ms;
+    auto jobs = store->LeaseJobs(req);
+    EXPECT_TRUE(jobs.ok()) << jobs.status();
+    return jobs.ok() ? *jobs : std::vector<LeasedJob>{};
+  }
+
+  absl::StatusOr<CompletionResult> Complete(const JobRow& job, const std::string& outcome = "passed",
+                                            const std::string& signature = "sig-a", int size = 3) {
+    Completion c;
+    c.job_id = job.id;
+    c.lease_token = job.lease_token;
+    c.outcome = outcome;
+    if (outcome == "failed") {
+      NewCounterexample cx;
+      cx.kind = "safety";
+      cx.reason = absl::StrCat("bad response (size ", size, ")");
+      cx.signature = signature;
+      cx.input_json = "[]";
+      cx.size = size;
+      cx.unshrunk_size = size * 10;
+      c.counterexample = cx;
+    }
+    return store_->CompleteJob(c);
+  }
+
+  int64_t QueryInt(const std::string& sql) {
+    pqxx::connection c(pg_->ConnectionString());
+    pqxx::work w(c);
+    return w.exec1(sql)[0].as<int64_t>();
+  }
+
+  int64_t target_id_ = 0;
+  int next_spec_ = 0;
+};
+
+// ---------------------------------------------------------------- migrations
+
+TEST_F(StoreTest, MigrationsFromEmptyThenReapplyingIsANoOp) {
+  // SetUp opened the store on an empty database: every migration applied.
+  auto version = store_->SchemaVersion();
+  DS_ASSERT_OK(version);
+  EXPECT_EQ(*version, Migrations().back().version);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"),
+            static_cast<int64_t>(Migrations().size()));
+  for (const char* table : {"specs", "targets", "runs", "jobs", "job_attempts", "counterexamples",
+                            "findings", "workers", "api_tokens", "campaigns"})
+    EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM pg_tables WHERE tablename = '", table, "'")),
+              1)
+        << table;
+
+  auto again = store_->Migrate();
+  DS_ASSERT_OK(again);
+  EXPECT_EQ(*again, 0);
+  // A second coordinator opening the same database applies nothing either.
+  auto second = Store::Open(StoreOptions());
+  DS_ASSERT_OK(second);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"),
+            static_cast<int64_t>(Migrations().size()));
+}
+
+TEST_F(StoreTest, ConcurrentMigrationsApplyOnce) {
+  // Fresh database, four coordinators starting at once.
+  {
+    pqxx::connection c(pg_->ConnectionString("postgres"));
+    pqxx::nontransaction w(c);
+    w.exec("CREATE DATABASE fresh");
+  }
+  Store::Options o;
+  o.url = pg_->ConnectionString("fresh");
+  std::vector<std::thread> threads;
+  std::atomic<int> applied{0}, failures{0};
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      auto s = Store::Open(o);
+      if (!s.ok()) {
+        ++failures;
+        return;
+      }
+      auto v = (*s)->SchemaVersion();
+      if (v.ok() && *v == Migrations().back().version) ++applied;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(applied.load(), 4);
+  pqxx::connection c(pg_->ConnectionString("fresh"));
+  pqxx::work w(c);
+  EXPECT_EQ(w.exec1("SELECT count(*) FROM schema_migrations")[0].as<int64_t>(),
+            static_cast<int64_t>(Migrations().size()));
+}
+
+TEST_F(StoreTest, NewerSchemaIsRefused) {
+  {
+    pqxx::connection c(pg_->ConnectionString());
+    pqxx::work w(c);
+    w.exec("INSERT INTO schema_migrations (version, name) VALUES (9999, 'from the future')");
+    w.commit();
+  }
+  auto s = Store::Open(StoreOptions());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+}
+
+TEST_F(StoreTest, RestartKeepsEverything) {
+  RunRow run = Submit(5);
+  auto leased = Lease(store_.get(), 2);
+  ASSERT_EQ(leased.size(), 2u);
+  DS_ASSERT_OK(Complete(leased[0].job, "failed"));
+  auto token = store_->CreateToken("submitter", "ci");
+  DS_ASSERT_OK(token);
+
+  store_.reset();
+  DS_ASSERT_OK(pg_->Stop());
+  StartDb(0);  // a new server process on a new port, same data directory
+  ASSERT_FALSE(HasFatalFailure());
+  auto reopened = Store::Open(StoreOptions());
+  DS_ASSERT_OK(reopened);
+  store_ = std::move(*reopened);
+  auto applied = store_->Migrate();
+  DS_ASSERT_OK(applied);
+  EXPECT_EQ(*applied, 0);
+
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->state, "running");
+  EXPECT_EQ(got->counts.total, 5);
+  EXPECT_EQ(got->counts.failed, 1);
+  EXPECT_EQ(got->counts.leased, 1);
+  EXPECT_EQ(got->counts.queued, 3);
+  EXPECT_EQ(got->tmpl.seed, 42u);
+  auto jobs = store_->ListJobs(run.id);
+  DS_ASSERT_OK(jobs);
+  EXPECT_EQ(jobs->size(), 5u);
+  auto findings = store_->ListFindings("", 0, run.id, Page{});
+  DS_ASSERT_OK(findings);
+  EXPECT_EQ(findings->items.size(), 1u);
+  auto who = store_->Authenticate(*token);
+  DS_ASSERT_OK(who);
+  EXPECT_EQ(who->first, "submitter");
+  // The lease taken before the restart is still valid.
+  DS_ASSERT_OK(Complete(leased[1].job));
+}
+
+// ---------------------------------------------------------------- specs, targets, tokens
+
+TEST_F(StoreTest, SpecsAreContentAddressed) {
+  bool created = false;
+  auto a = store_->PutSpec("kv", "kv.dspec", "spec kv; var x = 1;", 0, &created);
+  DS_ASSERT_OK(a);
+  EXPECT_TRUE(created);
+  EXPECT_EQ(a->hash, Sha256Hex("spec kv; var x = 1;"));
+  auto again = store_->PutSpec("kv", "other.dspec", "spec kv; var x = 1;", 0, &created);
+  DS_ASSERT_OK(again);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(again->hash, a->hash);
+  EXPECT_EQ(again->file_name, "kv.dspec");  // the first upload wins
+  auto b = store_->PutSpec("kv", "kv.dspec", "spec kv; var x = 2;", 0, &created);
+  DS_ASSERT_OK(b);
+  EXPECT_TRUE(created);
+  auto latest = store_->GetLatestSpec("kv");
+  DS_ASSERT_OK(latest);
+  EXPECT_EQ(latest->hash, b->hash);
+  EXPECT_EQ(latest->source, "spec kv; var x = 2;");
+
+  // Paging, newest first.
+  for (int i = 0; i < 5; ++i) DS_ASSERT_OK(store_->PutSpec("p", "p.dspec", absl::StrCat("p", i), 0, nullptr));
+  Page page;
+  page.size = 2;
+  std::vector<std::string> seen;
+  for (int guard = 0; guard < 10; ++guard) {
+    auto l = store_->ListSpecs("p", page);
+    DS_ASSERT_OK(l);
+    for (const auto& s : l->items) seen.push_back(s.hash);
+    if (l->next.empty()) break;
+    page.after = l->next;
+  }
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen.front(), Sha256Hex("p4"));
+  EXPECT_EQ(seen.back(), Sha256Hex("p0"));
+
+  EXPECT_EQ(store_->GetSpec(std::string(64, '0')).status().code(), absl::StatusCode::kNotFound);
+  // Values are parameters, never SQL.
+  auto evil = store_->ListSpecs("x' OR '1'='1", Page{});
+  DS_ASSERT_OK(evil);
+  EXPECT_TRUE(evil->items.empty());
+  Page bad;
+  bad.after = "1; DROP TABLE specs";
+  EXPECT_EQ(store_->ListSpecs("", bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, TargetsAreValidated) {
+  TargetRow t;
+  t.name = "web";
+  t.adapter = "http";
+  t.address = "127.0.0.1:8080";
+  auto a = store_->CreateTarget(t);
+  DS_ASSERT_OK(a);
+  EXPECT_EQ(a->reset_policy, "none");
+  EXPECT_EQ(store_->CreateTarget(t).status().code(), absl::StatusCode::kAlreadyExists);
+  TargetRow bad = t;
+  bad.name = "other";
+  bad.adapter = "smtp";
+  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.adapter = "http";
+  bad.launch = "/bin/server";
+  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.address = "";
+  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument)
+      << "launch without {port}";
+  bad.launch = "/bin/server --port {port}";
+  bad.labels = {"linux", "big,box"};
+  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.labels = {"linux", "x86"};
+  auto ok = store_->CreateTarget(bad);
+  DS_ASSERT_OK(ok);
+  EXPECT_EQ(ok->labels, (std::vector<std::string>{"linux", "x86"}));
+  EXPECT_EQ(ok->reset_policy, "restart-per-job");
+  EXPECT_EQ(store_->GetTarget(12345).status().code(), absl::StatusCode::kNotFound);
+  auto by_name = store_->GetTargetByName("other");
+  DS_ASSERT_OK(by_name);
+  EXPECT_EQ(by_name->id, ok->id);
+}
+
+TEST_F(StoreTest, TokensAreStoredHashed) {
+  auto token = store_->CreateToken("admin", "root");
+  DS_ASSERT_OK(token);
+  EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM api_tokens WHERE token_hash = '",
+                                  Sha256Hex(*token), "'")),
+            1);
+  pqxx::connection c(pg_->ConnectionString());
+  pqxx::work w(c);
+  EXPECT_TRUE(w.exec_params("SELECT 1 FROM api_tokens WHERE token_hash = $1 OR name = $1", *token)
+                  .empty())
+      << "the plain token must not be stored";
+  auto who = store_->Authenticate(*token);
+  DS_ASSERT_OK(who);
+  EXPECT_EQ(who->first, "admin");
+  EXPECT_EQ(store_->Authenticate(*token + "x").status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(store_->Authenticate("").status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(store_->CreateToken("root", "x").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// ---------------------------------------------------------------- swarm expansion
+
+TEST(SwarmExpansion, DistinctSeedsOrdersAndMasks) {
+  auto jobs = ExpandSwarm(7, 1000, 6);
+  ASSERT_EQ(jobs.size(), 1000u);
+  std::set<uint64_t> seeds;
+  std::set<std::string> masks;
+  std::map<std::string, int> orders;
+  for (const auto& j : jobs) {
+    seeds.insert(j.seed);
+    masks.insert(j.feature_mask);
+    orders[j.branch_order]++;
+  }
+  EXPECT_EQ(seeds.size(), 1000u);
+  EXPECT_EQ(masks.size(), 1000u);
+  EXPECT_EQ(jobs[0].feature_mask, "") << "job 0 runs with every feature on";
+  EXPECT_EQ(orders, (std::map<std::string, int>{
+                        {"first", 250}, {"last", 250}, {"random", 250}, {"most-constrained", 250}}));
+  // Deterministic, and a different base seed gives different jobs.
+  auto again = ExpandSwarm(7, 1000, 6);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(again[i].seed, jobs[i].seed);
+    EXPECT_EQ(again[i].feature_mask, jobs[i].feature_mask);
+  }
+  EXPECT_NE(ExpandSwarm(8, 1, 6)[0].seed, jobs[0].seed);
+  // No choice sites: masks cannot differ, seeds still do.
+  auto plain = ExpandSwarm(7, 10, 0);
+  for (const auto& j : plain) EXPECT_EQ(j.feature_mask, "");
+}
+
+TEST_F(StoreTest, SubmitStoresTheSwarmOnTheJobRows) {
+  RunRow run = Submit(64, false, 1234, 6);
+  EXPECT_EQ(run.state, "queued");
+  EXPECT_EQ(run.counts.total, 64);
+  EXPECT_EQ(run.counts.queued, 64);
+  EXPECT_EQ(run.tmpl.budget.steps, 1000u) << "defaults are stored explicitly";
+  EXPECT_EQ(run.tmpl.budget.network, "tcp");
+  auto jobs = store_->ListJobs(run.id);
+  DS_ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->size(), 64u);
+  auto expected = ExpandSwarm(1234, 64, 6);
+  std::set<uint64_t> seeds;
+  std::set<std::string> masks, orders;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    const JobRow& j = (*jobs)[i];
+    EXPECT_EQ(j.index, static_cast<int>(i));
+    EXPECT_EQ(j.seed, expected[i].seed) << "uint64 seeds survive bigint storage";
+    EXPECT_EQ(j.branch_order, expected[i].branch_order);
+    EXPECT_EQ(j.feature_mask, expected[i].feature_mask);
+    seeds.insert(j.seed);
+    masks.insert(j.feature_mask);
+    orders.insert(j.branch_order);
+  }
+  EXPECT_EQ(seeds.size(), 64u);
+  EXPECT_EQ(masks.size(), 64u);
+  EXPECT_EQ(orders.size(), 4u);
+  // Seeds above 2^63 (negative as bigint) round-trip.
+  bool has_high = std::any_of(jobs->begin(), jobs->end(),
+                              [](const JobRow& j) { return j.seed > (uint64_t{1} << 63); });
+  EXPECT_TRUE(has_high);
+}
+
+TEST_F(StoreTest, SubmitValidates) {
+  RunRow ok = Submit(1);
+  RunTemplate t = ok.tmpl;
+  t.jobs = 0;
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kInvalidArgument);
+  t.jobs = kMaxJobsPerRun + 1;
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kInvalidArgument);
+  t.jobs = 1;
+  t.budget.network = "udp";
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kInvalidArgument);
+  t.budget.network = "";
+  t.budget.connections = 100000;
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kInvalidArgument);
+  t.budget.connections = 0;
+  t.spec_hash = std::string(64, 'a');
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kNotFound);
+  t.spec_hash = ok.tmpl.spec_hash;
+  t.target_id = 999;
+  EXPECT_EQ(store_->SubmitRun(t, "").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetRun(999).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->CancelRun(999).status().code(), absl::StatusCode::kNotFound);
+}
+
+// ---------------------------------------------------------------- job queue
+
+TEST_F(StoreTest, EightConcurrentLesseesNeverReceiveTheSameJob) {
+  constexpr int kJobs = 400;
+  RunRow run = Submit(kJobs);
+  // Eight lessees, each with its own store (its own connection), as eight
+  // coordinator replicas would be.
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < 8; ++i) {
+    Store::Options o = StoreOptions();
+    o.pool_size = 1;
+    auto s = Store::Open(o);
+    DS_ASSERT_OK(s);
+    stores.push_back(std::move(*s));
+  }
+  std::mutex mu;
+  std::map<int64_t, int> times_leased;
+  std::set<int> lessees_with_jobs;
+  std::atomic<int> errors{0};
+  auto deadline = Clock::now() + std::chrono::seconds(90);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      Store* s = stores[i].get();
+      while (Clock::now() < deadline) {
+        LeaseRequest req;
+        req.worker_id = absl::StrCat("w", i);
+        req.max_jobs = 1 + i % 4;
+        req.lease_ms = 60000;  // no expiry during the test: every lease is a first lease
+        auto jobs = s->LeaseJobs(req);
+        if (!jobs.ok()) {
+          ++errors;
+          return;
+        }
+        if (jobs->empty()) return;
+        for (const auto& lj : *jobs) {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            times_leased[lj.job.id]++;
+            lessees_with_jobs.insert(i);
+          }
+          Completion c;
+          c.job_id = lj.job.id;
+          c.lease_token = lj.job.lease_token;
+          c.outcome = "passed";
+          if (!s->CompleteJob(c).ok()) ++errors;
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(lessees_with_jobs.size(), 2u) << "the lessees did run concurrently";
+  EXPECT_EQ(times_leased.size(), static_cast<size_t>(kJobs));
+  for (const auto& [id, n] : times_leased) EXPECT_EQ(n, 1) << "job " << id << " leased " << n << " times";
+  auto done = store_->GetRun(run.id);
+  DS_ASSERT_OK(done);
+  EXPECT_EQ(done->counts.passed, kJobs);
+  EXPECT_EQ(done->state, "passed");
+  EXPECT_NE(done->finished_at, 0);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM job_attempts"), kJobs);
+}
+
+TEST_F(StoreTest, ExpiredLeaseIsReleasedAndStaleCompletionRefused) {
+  Submit(1);
+  auto first = Lease(store_.get(), 1, 300, "worker-a");
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].job.attempts, 1);
+  EXPECT_TRUE(Lease(store_.get(), 1, 300, "worker-b").empty()) << "the lease is still valid";
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto second = Lease(store_.get(), 1, 30000, "worker-b");
+  ASSERT_EQ(second.size(), 1u) << "the expired lease is handed out again";
+  EXPECT_EQ(second[0].job.id, first[0].job.id);
+  EXPECT_NE(second[0].job.lease_token, first[0].job.lease_token);
+  EXPECT_EQ(second[0].job.attempts, 2);
+  EXPECT_EQ(second[0].job.worker_id, "worker-b");
+
+  // Worker A wakes up late: its lease was superseded.
+  auto stale = Complete(first[0].job);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition) << stale.status();
+  auto hb = store_->Heartbeat("worker-a", {{first[0].job.id, first[0].job.lease_token}}, 30000);
+  DS_ASSERT_OK(hb);
+  EXPECT_EQ(hb->lost, std::vector<int64_t>{first[0].job.id});
+  EXPECT_TRUE(hb->extended.empty());
+
+  auto fresh = Complete(second[0].job);
+  DS_ASSERT_OK(fresh);
+  EXPECT_FALSE(fresh->duplicate);
+  auto jobs = store_->ListJobs(second[0].job.run_id);
+  DS_ASSERT_OK(jobs);
+  EXPECT_EQ((*jobs)[0].state, "passed");
+  // Still refused after the job is done.
+  EXPECT_EQ(Complete(first[0].job).status().code(), absl::StatusCode::kFailedPrecondition);
+  // A token that was never issued.
+  JobRow forged = second[0].job;
+  forged.lease_token = "00000000-0000-0000-0000-000000000000";
+  EXPECT_EQ(Complete(forged).status().code(), absl::StatusCode::kFailedPrecondition);
+  forged.id = 999999;
+  EXPECT_EQ(Complete(forged).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, HeartbeatExtendsTheLease) {
+  Submit(1);
+  auto leased = Lease(store_.get(), 1, 400, "w");
+  ASSERT_EQ(leased.size(), 1u);
+  auto until = leased[0].job.lease_expires_at;
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto hb = store_->Heartbeat("w", {{leased[0].job.id, leased[0].job.lease_token}}, 400);
+    DS_ASSERT_OK(hb);
+    EXPECT_EQ(hb->extended, std::vector<int64_t>{leased[0].job.id});
+    EXPECT_GT(hb->extended_until, until);
+  }
+  // 800 ms after the lease was taken with 400 ms: still ours thanks to the heartbeats.
+  EXPECT_TRUE(Lease(store_.get(), 1, 400, "other").empty());
+  DS_ASSERT_OK(Complete(leased[0].job));
+}
+
+TEST_F(StoreTest, CompletingTwiceIsHarmless) {
+  RunRow run = Submit(2);
+  auto leased = Lease(store_.get(), 2);
+  ASSERT_EQ(leased.size(), 2u);
+  auto first = Complete(leased[0].job, "failed", "sig-x", 4);
+  DS_ASSERT_OK(first);
+  EXPECT_FALSE(first->duplicate);
+  auto second = Complete(leased[0].job, "failed", "sig-x", 4);
+  DS_ASSERT_OK(second);
+  EXPECT_TRUE(second->duplicate);
+  // A retry with a different outcome changes nothing either.
+  auto third = Complete(leased[0].job, "passed");
+  DS_ASSERT_OK(third);
+  EXPECT_TRUE(third->duplicate);
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->counts.failed, 1);
+  EXPECT_EQ(got->counts.passed, 0);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM counterexamples"), 1);
+  EXPECT_EQ(QueryInt("SELECT count FROM findings"), 1);
+  DS_ASSERT_OK(Complete(leased[1].job));
+  DS_ASSERT_OK(Complete(leased[1].job));
+  got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->counts.passed, 1);
+}
+
+TEST_F(StoreTest, CancelStopsLeasing) {
+  RunRow run = Submit(10);
+  auto leased = Lease(store_.get(), 3);
+  ASSERT_EQ(leased.size(), 3u);
+  auto cancelled = store_->CancelRun(run.id);
+  DS_ASSERT_OK(cancelled);
+  EXPECT_EQ(cancelled->state, "cancelled");
+  EXPECT_EQ(cancelled->counts.cancelled, 10);
+  EXPECT_TRUE(Lease(store_.get(), 10).empty());
+  // Leased jobs learn it at their next heartbeat...
+  std::vector<HeartbeatJob> hb_jobs;
+  for (const auto& lj : leased) hb_jobs.push_back({lj.job.id, lj.job.lease_token});
+  auto hb = store_->Heartbeat("", hb_jobs, 30000);
+  DS_ASSERT_OK(hb);
+  EXPECT_EQ(hb->cancel.size(), 3u);
+  EXPECT_TRUE(hb->extended.empty());
+  // ... and a completion arriving anyway is recorded, not counted.
+  auto late = Complete(leased[0].job);
+  DS_ASSERT_OK(late);
+  EXPECT_TRUE(late->run_stopped);
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->state, "cancelled");
+  EXPECT_EQ(got->counts.cancelled, 10);
+  // Cancelling again is a no-op; a finished run stays finished.
+  DS_ASSERT_OK(store_->CancelRun(run.id));
+  RunRow other = Submit(1);
+  auto l = Lease(store_.get(), 1);
+  ASSERT_EQ(l.size(), 1u);
+  DS_ASSERT_OK(Complete(l[0].job));
+  auto after = store_->CancelRun(other.id);
+  DS_ASSERT_OK(after);
+  EXPECT_EQ(after->state, "passed");
+}
+
+TEST_F(StoreTest, StopAtFirstFinding) {
+  RunRow run = Submit(10, /*stop_at_first=*/true);
+  auto leased = Lease(store_.get(), 3);
+  ASSERT_EQ(leased.size(), 3u);
+  DS_ASSERT_OK(Complete(leased[0].job, "passed"));
+  auto failed = Complete(leased[1].job, "failed");
+  DS_ASSERT_OK(failed);
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->counts.passed, 1);
+  EXPECT_EQ(got->counts.failed, 1);
+  EXPECT_EQ(got->counts.cancelled, 8);
+  EXPECT_TRUE(Lease(store_.get(), 10).empty());
+  auto hb = store_->Heartbeat("", {{leased[2].job.id, leased[2].job.lease_token}}, 30000);
+  DS_ASSERT_OK(hb);
+  EXPECT_EQ(hb->cancel, std::vector<int64_t>{leased[2].job.id});
+}
+
+TEST_F(StoreTest, ExpiredLeasesRequeueAndGiveUpAfterMaxAttempts) {
+  store_.reset();
+  Store::Options o = StoreOptions();
+  o.max_attempts = 2;
+  auto s = Store::Open(o);
+  DS_ASSERT_OK(s);
+  store_ = std::move(*s);
+  RunRow run = Submit(2);
+  ASSERT_EQ(Lease(store_.get(), 2, 150).size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  auto requeued = store_->RequeueExpiredLeases();
+  DS_ASSERT_OK(requeued);
+  EXPECT_EQ(*requeued, 2);
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->counts.queued, 2);
+  auto again = Lease(store_.get(), 2, 150);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].job.attempts, 2);
+  DS_ASSERT_OK(Complete(again[0].job));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_TRUE(Lease(store_.get(), 2, 150).empty()) << "attempts exhausted";
+  requeued = store_->RequeueExpiredLeases();
+  DS_ASSERT_OK(requeued);
+  EXPECT_EQ(*requeued, 1);
+  got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->counts.error, 1);
+  EXPECT_EQ(got->counts.passed, 1);
+  EXPECT_EQ(got->state, "error");
+  EXPECT_NE(got->error, "");
+}
+
+TEST_F(StoreTest, LeasesMatchAdaptersAndLabels) {
+  TargetRow t;
+  t.name = "labelled";
+  t.adapter = "http";
+  t.address = "127.0.0.1:80";
+  t.labels = {"gpu"};
+  auto target = store_->CreateTarget(t);
+  DS_ASSERT_OK(target);
+  bool created;
+  auto spec = store_->PutSpec("s", "s.dspec", "spec s;", 0, &created);
+  DS_ASSERT_OK(spec);
+  RunTemplate tmpl;
+  tmpl.spec_hash = spec->hash;
+  tmpl.target_id = target->id;
+  tmpl.jobs = 2;
+  DS_ASSERT_OK(store_->SubmitRun(tmpl, ""));
+  LeaseRequest req;
+  req.max_jobs = 2;
+  req.adapters = {"jsonl"};
+  req.labels = {"gpu"};
+  EXPECT_TRUE(store_->LeaseJobs(req)->empty()) << "wrong adapter";
+  req.adapters = {"http", "jsonl"};
+  req.labels = {"cpu"};
+  EXPECT_TRUE(store_->LeaseJobs(req)->empty()) << "missing label";
+  req.labels = {"cpu", "gpu"};
+  auto got = store_->LeaseJobs(req);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->size(), 2u);
+  req.max_jobs = 0;
+  EXPECT_EQ(store_->LeaseJobs(req).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
+  RunRow run = Submit(4);
+  auto leased = Lease(store_.get(), 4);
+  ASSERT_EQ(leased.size(), 4u);
+  DS_ASSERT_OK(Complete(leased[0].job, "failed", "sig-a", 9));
+  DS_ASSERT_OK(Complete(leased[1].job, "failed", "sig-a", 2));
+  DS_ASSERT_OK(Complete(leased[2].job, "failed", "sig-b", 5));
+  DS_ASSERT_OK(Complete(leased[3].job, "passed"));
+  auto list = store_->ListFindings(run.tmpl.spec_hash, 0, 0, Page{});
+  DS_ASSERT_OK(list);
+  ASSERT_EQ(list->items.size(), 2u);
+  std::map<std::string, FindingRow> by_sig;
+  for (const auto& f : list->items) by_sig[f.signature] = f;
+  EXPECT_EQ(by_sig["sig-a"].count, 2);
+  EXPECT_EQ(by_sig["sig-b"].count, 1);
+  auto cxs = store_->ListCounterexamples(by_sig["sig-a"].id, 10);
+  DS_ASSERT_OK(cxs);
+  ASSERT_EQ(cxs->size(), 2u);
+  EXPECT_EQ((*cxs)[0].cx.size, 2) << "smallest first";
+  EXPECT_EQ(by_sig["sig-a"].smallest_counterexample_id, (*cxs)[0].id);
+  EXPECT_EQ(by_sig["sig-a"].reason, "bad response (size 2)");
+  EXPECT_EQ((*cxs)[0].seed, leased[1].job.seed) << "replayable: the job's swarm dimensions";
+  EXPECT_EQ((*cxs)[0].feature_mask, leased[1].job.feature_mask);
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->state, "failed");
+  // A failed completion without its counterexample is malformed.
+  RunRow r2 = Submit(1);
+  auto l2 = Lease(store_.get(), 1);
+  ASSERT_EQ(l2.size(), 1u);
+  Completion c;
+  c.job_id = l2[0].job.id;
+  c.lease_token = l2[0].job.lease_token;
+  c.outcome = "failed";
+  EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.outcome = "exploded";
+  EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
+  (void)r2;
+}
+
+TEST_F(StoreTest, DatabaseOutageIsUnavailableThenRecovers) {
+  RunRow run = Submit(3);
+  auto leased = Lease(store_.get(), 1);
+  ASSERT_EQ(leased.size(), 1u);
+  // Fill the pool with several connections, all stale after the restart.
+  {
+    std::vector<std::thread> readers;
+    for (int i = 0; i < 6; ++i)
+      readers.emplace_back([&] {
+        for (int k = 0; k < 20; ++k) (void)store_->GetRun(run.id);
+      });
+    for (auto& t : readers) t.join();
+  }
+  int port = pg_->port();
+  DS_ASSERT_OK(pg_->Stop());
+
+  auto down = store_->GetRun(run.id);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.status().code(), absl::StatusCode::kUnavailable) << down.status();
+  auto lease_down = store_->LeaseJobs(LeaseRequest{});
+  EXPECT_EQ(lease_down.status().code(), absl::StatusCode::kUnavailable) << lease_down.status();
+  auto complete_down = Complete(leased[0].job);
+  EXPECT_EQ(complete_down.status().code(), absl::StatusCode::kUnavailable);
+
+  StartDb(port);  // same port: the store's URL still points there
+  ASSERT_FALSE(HasFatalFailure());
+  auto up = store_->GetRun(run.id);
+  DS_ASSERT_OK(up);
+  EXPECT_EQ(up->counts.leased, 1);
+  // The completion that failed during the outage succeeds on retry.
+  DS_ASSERT_OK(Complete(leased[0].job));
+  auto after = store_->GetRun(run.id);
+  DS_ASSERT_OK(after);
+  EXPECT_EQ(after->counts.passed, 1);
+}
+
+}  // namespace
+}  // namespace dualswarm::coord
