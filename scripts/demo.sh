@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 BUILD_DIR=${BUILD_DIR:-build}
-echo "== building the dualswarm CLI"
-ninja -C "$BUILD_DIR" dualswarm
+echo "== building the dualswarm CLI and the reference servers"
+ninja -C "$BUILD_DIR" dualswarm ds-ref-webdav
 DS="$BUILD_DIR/dualswarm"
 
 run() {  # run EXPECTED_EXIT description args...
@@ -37,5 +37,14 @@ run 1 "kv stale read after the write was acknowledged: rejected" \
   check --spec specs/kv.dspec --trace specs/examples/kv_stale_read.jsonl
 run 1 "the same, as JSON" \
   check --spec specs/kv.dspec --trace specs/examples/kv_stale_read.jsonl --json
+WEBDAV="$BUILD_DIR/tests/suts/ds-ref-webdav --port {port} --dir {dir}"
+CX=$(mktemp /tmp/dualswarm-demo-cx.XXXXXX.json)
+run 0 "the online tester against a correct WebDAV server (2000 requests, 4 connections)" \
+  test --spec specs/http_webdav.dspec --launch "$WEBDAV" --steps 2000 --quiet
+run 1 "the same against a server that answers 200 where 304 is required: found, shrunk, drawn" \
+  test --spec specs/http_webdav.dspec --launch "$WEBDAV --mutant 6" --steps 2000 --save "$CX" --quiet
+run 1 "replay the saved counterexample on 5 fresh servers" \
+  replay "$CX" --launch "$WEBDAV --mutant 6" --times 5
+rm -f "$CX"
 echo
 echo "demo: all verdicts as expected"
