@@ -32,7 +32,7 @@ JobOptions Options(const std::string& launch, const std::string& adapter, uint64
   o.exec.steps = 1000;
   o.exec.connections = 4;
   o.exec.max_in_flight = 4;
-  o.response_timeout_ms = 500;
+  o.response_timeout_ms = 1000;  // generous: CI runs two test binaries at once
   return o;
 }
 
