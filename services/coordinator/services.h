@@ -1,0 +1,50 @@
+// The coordinator's gRPC services (proto/dualswarm/v1) over the Store:
+// SpecService, TargetService, RunService, FindingService and WorkerService.
+// Each RPC validates its request, checks the caller's role, calls the store
+// and maps absl::Status codes to gRPC codes unchanged.
+//
+// Auth: a bearer token in the "authorization" metadata ("Bearer TOKEN").
+// Missing or unknown token: UNAUTHENTICATED; a role that may not call the
+// RPC: PERMISSION_DENIED. Roles:
+//   admin      everything
+//   submitter  specs, runs, findings, reading targets
+//   worker     WorkerService
+#ifndef DUALSWARM_SERVICES_COORDINATOR_SERVICES_H_
+#define DUALSWARM_SERVICES_COORDINATOR_SERVICES_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "services/coordinator/store/store.h"
+
+namespace dualswarm::coord {
+
+struct ServiceOptions {
+  bool require_auth = true;       // false: every caller is an anonymous admin (local use, tests)
+  int64_t lease_ms = 30000;       // how long a lease lasts without a heartbeat
+  int64_t max_wait_ms = 60000;    // longest LeaseJobs long-poll
+  int64_t watch_poll_ms = 250;    // how often Watch looks for changes
+};
+
+class CoordinatorServices {
+ public:
+  CoordinatorServices(Store* store, ServiceOptions options);
+  ~CoordinatorServices();
+  // Register these with a grpc::ServerBuilder; they live as long as this object.
+  std::vector<grpc::Service*> services();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// absl::Status -> grpc::Status (the codes are numerically the same).
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace dualswarm::coord
+
+#endif  // DUALSWARM_SERVICES_COORDINATOR_SERVICES_H_

@@ -1,0 +1,447 @@
+// End-to-end test of the dualswarm-coordinator binary over real gRPC: it
+// starts with an embedded PostgreSQL in a temporary directory, tokens are
+// made with `dualswarm-coordinator token create` next to the running server,
+// and a client drives specs (validate/create/get/list), targets, runs and the
+// worker protocol (register, lease, heartbeat, complete), checks the auth
+// rules, and finally stops the server with SIGTERM.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "dualswarm/v1/finding.grpc.pb.h"
+#include "dualswarm/v1/run.grpc.pb.h"
+#include "dualswarm/v1/spec.grpc.pb.h"
+#include "dualswarm/v1/target.grpc.pb.h"
+#include "dualswarm/v1/worker.grpc.pb.h"
+#include "gtest/gtest.h"
+
+extern char** environ;
+
+namespace {
+
+namespace v1 = ::dualswarm::v1;
+using Clock = std::chrono::steady_clock;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a command to completion; returns its exit code and stdout.
+int RunToEnd(const std::vector<std::string>& argv, std::string* out) {
+  std::string path = std::filesystem::temp_directory_path() / ("ds-cmd-" + std::to_string(getpid()));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *out = Slurp(path);
+  unlink(path.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ds-coord-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    tmp_ = tmpl;
+    chmod(tmp_.c_str(), 0711);
+    data_dir_ = tmp_ + "/data";
+    log_ = tmp_ + "/coordinator.log";
+    std::vector<std::string> argv = {DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0",
+                                     "--data-dir", data_dir_, "--lease-ms", "1000"};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ASSERT_EQ(posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    // Wait for "listening on 127.0.0.1:PORT".
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    int port = 0;
+    while (Clock::now() < deadline && port == 0) {
+      std::string log = Slurp(log_);
+      size_t at = log.find("listening on 127.0.0.1:");
+      if (at != std::string::npos) {
+        std::string rest = log.substr(at + std::strlen("listening on 127.0.0.1:"));
+        ASSERT_TRUE(absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port));
+      } else {
+        int status;
+        ASSERT_EQ(waitpid(pid_, &status, WNOHANG), 0) << "the coordinator exited:\n" << log;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+    ASSERT_GT(port, 0) << Slurp(log_);
+    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
+    admin_ = Token("admin");
+    submitter_ = Token("submitter");
+    worker_ = Token("worker");
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      // The watchdog stops the embedded server after a SIGKILL.
+      std::string pidfile = data_dir_ + "/pg/postmaster.pid";
+      auto deadline = Clock::now() + std::chrono::seconds(20);
+      while (access(pidfile.c_str(), F_OK) == 0 && Clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(tmp_, ec);
+  }
+
+  std::string Token(const std::string& role) {
+    std::string out;
+    int rc = RunToEnd({DUALSWARM_COORDINATOR, "token", "create", "--role", role, "--name",
+                       role + "-test", "--data-dir", data_dir_},
+                      &out);
+    EXPECT_EQ(rc, 0) << out;
+    return std::string(absl::StripAsciiWhitespace(out));
+  }
+
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    return ctx;
+  }
+
+  std::string tmp_, data_dir_, log_;
+  pid_t pid_ = -1;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::string admin_, submitter_, worker_;
+};
+
+TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
+  auto specs = v1::SpecService::NewStub(channel_);
+  auto targets = v1::TargetService::NewStub(channel_);
+  auto runs = v1::RunService::NewStub(channel_);
+  auto workers = v1::WorkerService::NewStub(channel_);
+  auto findings = v1::FindingService::NewStub(channel_);
+  ASSERT_TRUE(absl::StartsWith(admin_, "dst_"));
+
+  // --- auth
+  v1::ListSpecsRequest list_req;
+  v1::ListSpecsResponse list_resp;
+  EXPECT_EQ(specs->List(Ctx("").get(), list_req, &list_resp).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(specs->List(Ctx("dst_bogus").get(), list_req, &list_resp).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(specs->List(Ctx(worker_).get(), list_req, &list_resp).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(specs->List(Ctx(submitter_).get(), list_req, &list_resp).ok());
+
+  // --- specs: every error with line and column
+  v1::ValidateSpecRequest vreq;
+  vreq.set_file_name("bad.dspec");
+  vreq.set_source("spec bad\nvar x: int = ;\non recv R from C {\n  send nothing_defined;\n}\n");
+  v1::ValidateSpecResponse vresp;
+  ASSERT_TRUE(specs->Validate(Ctx(submitter_).get(), vreq, &vresp).ok());
+  EXPECT_FALSE(vresp.valid());
+  ASSERT_GE(vresp.errors_size(), 2) << "every error, not just the first";
+  EXPECT_EQ(vresp.errors(0).line(), 2);
+  EXPECT_EQ(vresp.errors(0).column(), 1);
+  for (const auto& e : vresp.errors()) {
+    EXPECT_EQ(e.file(), "bad.dspec");
+    EXPECT_GT(e.line(), 0) << e.message();
+    EXPECT_GT(e.column(), 0) << e.message();
+  }
+  v1::CreateSpecRequest bad;
+  bad.set_file_name("bad.dspec");
+  bad.set_source(vreq.source());
+  v1::CreateSpecResponse created;
+  grpc::Status st = specs->Create(Ctx(submitter_).get(), bad, &created);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "bad.dspec:2:1: ")) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "bad.dspec:2:14: ")) << st.error_message();
+
+  std::string kv = Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec");
+  ASSERT_FALSE(kv.empty());
+  vreq.set_file_name("kv.dspec");
+  vreq.set_source(kv);
+  ASSERT_TRUE(specs->Validate(Ctx(submitter_).get(), vreq, &vresp).ok());
+  EXPECT_TRUE(vresp.valid());
+  v1::CreateSpecRequest good;
+  good.set_file_name("kv.dspec");
+  good.set_source(kv);
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), good, &created).ok());
+  EXPECT_TRUE(created.created());
+  EXPECT_EQ(created.spec().hash(), vresp.hash());
+  EXPECT_EQ(created.spec().name(), vresp.name());
+  std::string spec_hash = created.spec().hash();
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), good, &created).ok());
+  EXPECT_FALSE(created.created()) << "content-addressed: stored once";
+  v1::GetSpecRequest get;
+  get.set_name(vresp.name());
+  v1::Spec got;
+  ASSERT_TRUE(specs->Get(Ctx(submitter_).get(), get, &got).ok());
+  EXPECT_EQ(got.source(), kv);
+  get.set_name("");
+  get.set_hash(std::string(64, 'f'));
+  EXPECT_EQ(specs->Get(Ctx(submitter_).get(), get, &got).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  // --- targets: admin only
+  v1::CreateTargetRequest treq;
+  treq.mutable_target()->set_name("kv-ref");
+  treq.mutable_target()->set_adapter("jsonl");
+  treq.mutable_target()->set_launch("/usr/bin/kv-server --port {port}");
+  v1::Target target;
+  EXPECT_EQ(targets->Create(Ctx(submitter_).get(), treq, &target).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
+  EXPECT_GT(target.id(), 0);
+  EXPECT_EQ(targets->Create(Ctx(admin_).get(), treq, &target).error_code(),
+            grpc::StatusCode::ALREADY_EXISTS);
+
+  // --- runs
+  v1::SubmitRunRequest sreq;
+  sreq.mutable_template_()->set_spec_hash(spec_hash);
+  sreq.mutable_template_()->set_target_id(target.id());
+  sreq.mutable_template_()->set_jobs(6);
+  v1::Run run;
+  EXPECT_EQ(runs->Submit(Ctx(worker_).get(), sreq, &run).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(runs->Submit(Ctx(submitter_).get(), sreq, &run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_QUEUED);
+  EXPECT_EQ(run.counts().total(), 6);
+  EXPECT_EQ(run.submitted_by(), "submitter-test");
+  EXPECT_NE(run.template_().seed(), 0u);
+  v1::SubmitRunRequest bad_run = sreq;
+  bad_run.mutable_template_()->set_jobs(0);
+  v1::Run ignored;
+  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  bad_run.mutable_template_()->set_jobs(1);
+  bad_run.mutable_template_()->set_target_id(999);
+  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  // --- the worker protocol
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name("test-worker");
+  rreq.set_slots(8);
+  rreq.add_adapters("jsonl");
+  v1::RegisterWorkerResponse reg;
+  EXPECT_EQ(workers->Register(Ctx(submitter_).get(), rreq, &reg).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  EXPECT_FALSE(reg.worker_id().empty());
+  EXPECT_EQ(reg.lease_duration_ms(), 1000);
+
+  v1::LeaseJobsRequest lreq;
+  lreq.set_worker_id(reg.worker_id());
+  lreq.set_max_jobs(8);
+  v1::LeaseJobsResponse leased;
+  ASSERT_TRUE(workers->LeaseJobs(Ctx(worker_).get(), lreq, &leased).ok());
+  ASSERT_EQ(leased.jobs_size(), 6);
+  std::set<uint64_t> seeds;
+  std::set<int> orders;
+  for (const auto& j : leased.jobs()) {
+    seeds.insert(j.seed());
+    orders.insert(j.branch_order());
+    EXPECT_EQ(j.spec().source(), kv);
+    EXPECT_EQ(j.target().name(), "kv-ref");
+    EXPECT_EQ(j.budget().steps(), 1000u);
+    EXPECT_EQ(j.attempt(), 1);
+  }
+  EXPECT_EQ(seeds.size(), 6u);
+  EXPECT_EQ(orders.size(), 4u);
+  lreq.set_wait_ms(300);  // long-poll: nothing left, returns empty after the wait
+  auto t0 = Clock::now();
+  v1::LeaseJobsResponse none;
+  ASSERT_TRUE(workers->LeaseJobs(Ctx(worker_).get(), lreq, &none).ok());
+  EXPECT_EQ(none.jobs_size(), 0);
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(250));
+  v1::LeaseJobsRequest unknown = lreq;
+  unknown.set_worker_id("no-such-worker");
+  EXPECT_EQ(workers->LeaseJobs(Ctx(worker_).get(), unknown, &none).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(reg.worker_id());
+  for (const auto& j : leased.jobs()) {
+    auto* p = hb.add_progress();
+    p->set_job_id(j.job_id());
+    p->set_lease_token(j.lease_token());
+  }
+  v1::HeartbeatResponse hbr;
+  ASSERT_TRUE(workers->Heartbeat(Ctx(worker_).get(), hb, &hbr).ok());
+  EXPECT_EQ(hbr.lost_job_ids_size(), 0);
+  EXPECT_EQ(hbr.cancel_job_ids_size(), 0);
+
+  for (int i = 0; i < leased.jobs_size(); ++i) {
+    const auto& j = leased.jobs(i);
+    v1::CompleteJobRequest c;
+    c.set_worker_id(reg.worker_id());
+    c.set_job_id(j.job_id());
+    c.set_lease_token(j.lease_token());
+    if (i == 0) {
+      c.set_outcome(v1::JOB_OUTCOME_FAILED);
+      c.mutable_counterexample()->set_kind(v1::VERDICT_KIND_SAFETY);
+      c.mutable_counterexample()->set_reason("stale read");
+      c.mutable_counterexample()->set_signature("sig-1");
+      c.mutable_counterexample()->set_size(3);
+    } else {
+      c.set_outcome(v1::JOB_OUTCOME_PASSED);
+    }
+    v1::CompleteJobResponse cr;
+    ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());
+    EXPECT_FALSE(cr.duplicate());
+    ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());
+    EXPECT_TRUE(cr.duplicate()) << "completing twice is harmless";
+    c.set_lease_token("00000000-0000-0000-0000-000000000000");
+    EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+  }
+
+  v1::GetRunRequest greq;
+  greq.set_id(run.id());
+  ASSERT_TRUE(runs->Get(Ctx(submitter_).get(), greq, &run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  EXPECT_EQ(run.counts().passed(), 5);
+  EXPECT_EQ(run.counts().failed(), 1);
+  greq.set_id(424242);
+  EXPECT_EQ(runs->Get(Ctx(submitter_).get(), greq, &ignored).error_code(), grpc::StatusCode::NOT_FOUND);
+  greq.set_id(-1);
+  EXPECT_EQ(runs->Get(Ctx(submitter_).get(), greq, &ignored).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Watch a finished run: one final event.
+  v1::WatchRunRequest wreq;
+  wreq.set_id(run.id());
+  auto wctx = Ctx(submitter_);
+  auto reader = runs->Watch(wctx.get(), wreq);
+  v1::RunEvent ev;
+  ASSERT_TRUE(reader->Read(&ev));
+  EXPECT_TRUE(ev.final());
+  EXPECT_EQ(ev.run().state(), v1::RUN_STATE_FAILED);
+  EXPECT_FALSE(reader->Read(&ev));
+  EXPECT_TRUE(reader->Finish().ok());
+
+  // Findings.
+  v1::ListFindingsRequest freq;
+  freq.set_run_id(run.id());
+  v1::ListFindingsResponse fl;
+  ASSERT_TRUE(findings->List(Ctx(submitter_).get(), freq, &fl).ok());
+  ASSERT_EQ(fl.findings_size(), 1);
+  EXPECT_EQ(fl.findings(0).signature(), "sig-1");
+  v1::GetFindingRequest gf;
+  gf.set_id(fl.findings(0).id());
+  v1::Finding f;
+  ASSERT_TRUE(findings->Get(Ctx(submitter_).get(), gf, &f).ok());
+  ASSERT_EQ(f.counterexamples_size(), 1);
+  EXPECT_EQ(f.counterexamples(0).seed(), leased.jobs(0).seed());
+
+  // --- a clean shutdown stops the embedded PostgreSQL too.
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log_);
+  EXPECT_NE(access((data_dir_ + "/pg/postmaster.pid").c_str(), F_OK), 0);
+}
+
+TEST_F(CoordinatorTest, ExpiredLeasesAreHandedToAnotherWorker) {
+  auto specs = v1::SpecService::NewStub(channel_);
+  auto targets = v1::TargetService::NewStub(channel_);
+  auto runs = v1::RunService::NewStub(channel_);
+  auto workers = v1::WorkerService::NewStub(channel_);
+  v1::CreateSpecRequest good;
+  good.set_file_name("kv.dspec");
+  good.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
+  v1::CreateSpecResponse created;
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), good, &created).ok());
+  v1::CreateTargetRequest treq;
+  treq.mutable_target()->set_name("kv");
+  treq.mutable_target()->set_adapter("jsonl");
+  treq.mutable_target()->set_address("127.0.0.1:9");
+  v1::Target target;
+  ASSERT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
+  v1::SubmitRunRequest sreq;
+  sreq.mutable_template_()->set_spec_hash(created.spec().hash());
+  sreq.mutable_template_()->set_target_id(target.id());
+  sreq.mutable_template_()->set_jobs(1);
+  v1::Run run;
+  ASSERT_TRUE(runs->Submit(Ctx(submitter_).get(), sreq, &run).ok());
+
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name("w");
+  rreq.set_slots(1);
+  v1::RegisterWorkerResponse a, b;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &a).ok());
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &b).ok());
+  v1::LeaseJobsRequest la;
+  la.set_worker_id(a.worker_id());
+  la.set_max_jobs(1);
+  v1::LeaseJobsResponse ja, jb;
+  ASSERT_TRUE(workers->LeaseJobs(Ctx(worker_).get(), la, &ja).ok());
+  ASSERT_EQ(ja.jobs_size(), 1);
+  // Worker A goes silent; B long-polls and gets the job once A's 1 s lease ends.
+  v1::LeaseJobsRequest lb;
+  lb.set_worker_id(b.worker_id());
+  lb.set_max_jobs(1);
+  lb.set_wait_ms(5000);
+  ASSERT_TRUE(workers->LeaseJobs(Ctx(worker_).get(), lb, &jb).ok());
+  ASSERT_EQ(jb.jobs_size(), 1);
+  EXPECT_EQ(jb.jobs(0).job_id(), ja.jobs(0).job_id());
+  EXPECT_EQ(jb.jobs(0).attempt(), 2);
+  // A's heartbeat learns the job is lost; A's completion is refused.
+  v1::HeartbeatRequest hb;
+  hb.set_worker_id(a.worker_id());
+  auto* p = hb.add_progress();
+  p->set_job_id(ja.jobs(0).job_id());
+  p->set_lease_token(ja.jobs(0).lease_token());
+  v1::HeartbeatResponse hbr;
+  ASSERT_TRUE(workers->Heartbeat(Ctx(worker_).get(), hb, &hbr).ok());
+  ASSERT_EQ(hbr.lost_job_ids_size(), 1);
+  v1::CompleteJobRequest c;
+  c.set_worker_id(a.worker_id());
+  c.set_job_id(ja.jobs(0).job_id());
+  c.set_lease_token(ja.jobs(0).lease_token());
+  c.set_outcome(v1::JOB_OUTCOME_PASSED);
+  v1::CompleteJobResponse cr;
+  EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  c.set_worker_id(b.worker_id());
+  c.set_lease_token(jb.jobs(0).lease_token());
+  ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());
+  v1::GetRunRequest greq;
+  greq.set_id(run.id());
+  ASSERT_TRUE(runs->Get(Ctx(submitter_).get(), greq, &run).ok());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED);
+}
+
+}  // namespace
