@@ -50,7 +50,7 @@ const char kTestHelp[] =
     "  --ready-timeout MS     how long a launched SUT may take to accept connections (default 10000)\n"
     "  --no-shrink            report the failing input as found (default: shrink it by\n"
     "                         rerunning candidates against fresh SUTs; needs --launch)\n"
-    "  --shrink-reruns N      shrinking budget in reruns (default 300)\n"
+    "  --shrink-reruns N      shrinking budget in reruns (default 500)\n"
     "  --shrink-time S        shrinking budget in seconds (default 60)\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"

@@ -50,8 +50,8 @@ bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bi
     if (!r.ok()) return false;
     if (r->outcome == Outcome::kPassed) continue;
     ShrinkJobOptions so;
-    so.max_reruns = 200;
-    so.max_seconds = 30;
+    so.max_reruns = 500;
+    so.max_seconds = 60;
     auto c = MakeCounterexample(spec, o, *r, so);
     EXPECT_TRUE(c.ok()) << c.status();
     if (!c.ok()) return true;

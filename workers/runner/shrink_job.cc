@@ -74,7 +74,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
                     result.outcome == Outcome::kSutCrash;
   if (!options.shrink || job.launch.empty() || !shrinkable) return cx;
 
-  const std::string failure_class = harness::FailureClass(cx.verdict, result.trace);
+  std::string failure_class = harness::FailureClass(cx.verdict, result.trace);
   auto rerun = [&](const std::vector<harness::InputItem>& input) -> absl::StatusOr<harness::RerunOutcome> {
     JobOptions o = ReplayOptions(cx, input);
     o.launch = job.launch;
@@ -90,11 +90,6 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
                      harness::FailureClass(out.verdict, r->trace) == failure_class;
     return out;
   };
-  harness::RerunOutcome original;
-  original.reproduced = true;
-  original.sent = result.inputs;
-  original.trace = result.trace;
-  original.verdict = cx.verdict;
   harness::ShrinkOptions so;
   so.max_reruns = options.max_reruns;
   so.max_seconds = options.max_seconds;
@@ -105,44 +100,97 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   so.on_progress = options.on_progress;
-  auto shrunk = harness::Shrink(result.inputs, original, rerun, so);
-  if (!shrunk.ok()) return shrunk.status();
-  // Shrink again from the result while that keeps helping: a small input
-  // often admits steps (e.g. going sequential) the large one did not.
-  int reruns = shrunk->reruns;
-  for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
-    harness::ShrinkOptions again = so;
-    again.max_reruns = so.max_reruns - reruns;
-    if (again.max_reruns <= 0) break;
-    auto next = harness::Shrink(shrunk->input, shrunk->last, rerun, again);
-    if (!next.ok()) return next.status();
-    reruns += next->reruns;
-    bool smaller = next->input.size() < shrunk->input.size();
-    bool sequentialized = next->input != shrunk->input;
-    shrunk = std::move(next);
-    if (!smaller && !sequentialized) break;
-  }
-  shrunk->reruns = reruns;
-  cx.input = shrunk->input;
-  cx.trace = shrunk->last.trace;
-  cx.verdict = shrunk->last.verdict;
-  cx.shrunk_size = shrunk->input.size();
-  // The signature of the minimal counterexample: with the noise gone, the
-  // spec locations it names are the ones this bug always reaches.
-  cx.signature = harness::ComputeSignature(cx.verdict, cx.trace);
-  cx.shrink_reruns = shrunk->reruns;
-  cx.shrink_seconds = so.elapsed();
-  cx.shrink_complete = shrunk->complete;
-  // How reliably does the result replay? (Races in the SUT can make a
-  // counterexample reproduce only sometimes; callers may look for a better one.)
-  int same = 0;
-  for (int i = 0; i < options.verify; ++i) {
-    auto r = rerun(cx.input);
+  int reruns = 0;
+
+  // Shrinks `from` (whose run produced `outcome`) and verifies the result.
+  auto shrink_and_verify = [&](const std::vector<harness::InputItem>& from, const harness::RerunOutcome& outcome,
+                               harness::Counterexample* out) -> absl::Status {
+    harness::ShrinkOptions first = so;
+    first.max_reruns = so.max_reruns - reruns;
+    auto shrunk = harness::Shrink(from, outcome, rerun, first);
+    if (!shrunk.ok()) return shrunk.status();
+    reruns += shrunk->reruns;
+    // Shrink again from the result while that keeps helping: a small input
+    // often admits steps (e.g. going sequential) the large one did not.
+    for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
+      harness::ShrinkOptions again = so;
+      again.max_reruns = so.max_reruns - reruns;
+      if (again.max_reruns <= 0) break;
+      auto next = harness::Shrink(shrunk->input, shrunk->last, rerun, again);
+      if (!next.ok()) return next.status();
+      reruns += next->reruns;
+      bool changed = next->input != shrunk->input;
+      shrunk = std::move(next);
+      if (!changed) break;
+    }
+    out->input = shrunk->input;
+    out->trace = shrunk->last.trace;
+    out->verdict = shrunk->last.verdict;
+    out->shrunk_size = shrunk->input.size();
+    // The signature of the minimal counterexample: with the noise gone, the
+    // spec location it names is the one this bug always reaches.
+    out->signature = harness::ComputeSignature(out->verdict, out->trace);
+    out->shrink_complete = shrunk->complete;
+    // How reliably does the result replay? Races in the SUT can make a
+    // counterexample reproduce only sometimes.
+    int same = 0;
+    for (int i = 0; i < options.verify; ++i) {
+      auto r = rerun(out->input);
+      if (!r.ok()) return r.status();
+      same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
+    }
+    out->replays_verified = options.verify;
+    out->replays_reproduced = same;
+    return absl::OkStatus();
+  };
+
+  harness::RerunOutcome original;
+  original.reproduced = true;
+  original.sent = result.inputs;
+  original.trace = result.trace;
+  original.verdict = cx.verdict;
+  absl::Status s = shrink_and_verify(result.inputs, original, &cx);
+  if (!s.ok()) return s;
+
+  // A flaky result: the failure found depended on timing. Run the original
+  // input one request at a time (each waits for the previous response); if
+  // that fails too — maybe showing the bug differently — shrink from there:
+  // the result then replays deterministically.
+  if (cx.replays_reproduced < cx.replays_verified && result.inputs.size() > 1 && reruns < so.max_reruns) {
+    std::vector<harness::InputItem> sequential = result.inputs;
+    for (size_t k = 0; k < sequential.size(); ++k) {
+      sequential[k].after.clear();
+      if (k > 0) sequential[k].after.push_back(static_cast<int>(k) - 1);
+    }
+    JobOptions o = ReplayOptions(cx, sequential);
+    o.launch = job.launch;
+    o.ready_timeout_ms = job.ready_timeout_ms;
+    o.cancel = job.cancel;
+    auto r = RunJob(spec, o);
+    ++reruns;
     if (!r.ok()) return r.status();
-    same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == cx.signature;
+    bool failed = r->outcome == Outcome::kSafety || r->outcome == Outcome::kLiveness ||
+                  r->outcome == Outcome::kSutCrash;
+    if (failed) {
+      harness::RerunOutcome seq;
+      seq.reproduced = true;
+      seq.sent = r->inputs;
+      seq.trace = r->trace;
+      seq.verdict = VerdictOf(*r);
+      std::string saved_class = failure_class;
+      failure_class = harness::FailureClass(seq.verdict, r->trace);
+      harness::Counterexample alt = cx;
+      absl::Status t = shrink_and_verify(seq.sent, seq, &alt);
+      if (!t.ok()) return t;
+      if (alt.replays_reproduced > cx.replays_reproduced) {
+        cx = std::move(alt);
+      } else {
+        failure_class = saved_class;
+      }
+    }
   }
-  cx.replays_verified = options.verify;
-  cx.replays_reproduced = same;
+  cx.shrink_reruns = reruns;
+  cx.shrink_seconds = so.elapsed();
   return cx;
 }
 

@@ -16,7 +16,7 @@ namespace dualswarm::workers {
 
 struct ShrinkJobOptions {
   bool shrink = true;       // false: report the unshrunk input
-  int max_reruns = 300;
+  int max_reruns = 500;
   double max_seconds = 60;
   int attempts = 2;         // failed reruns before a candidate is discarded
   int confirm = 3;          // reproductions before a candidate is kept
