@@ -43,6 +43,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/check/checker.h"
 #include "engine/harness/simulator.h"
+#include "engine/harness/workloads.h"
 #include "engine/lang/spec.h"
 
 namespace dualswarm::bench {
@@ -75,28 +76,8 @@ const std::string& Pick(harness::Rng& rng, const std::vector<std::string>& from)
   return from[rng() % from.size()];
 }
 
-// specs/kv.dspec requests (as in tests/unit/checker_soundness_test.cc's
-// KvRequest, with a configurable key set).
-harness::RequestFn KvRequests(int num_keys) {
-  return [keys = Keys(num_keys)](harness::Rng& rng) -> Value {
-    static const std::vector<std::string> vals = {"x", "y", "z"};
-    const std::string& key = Pick(rng, keys);
-    switch (rng() % 4) {
-      case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
-      case 1:
-        return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
-      case 2:
-        return Rec({{"op", Value::String("append")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
-      default: {
-        Value expected = rng() % 3 == 0 ? Value::Null() : Value::String(Pick(rng, vals));
-        return Rec({{"op", Value::String("cas")}, {"key", Value::String(key)},
-                    {"expected", expected}, {"value", Value::String(Pick(rng, vals))}});
-      }
-    }
-  };
-}
+// specs/kv.dspec requests over `num_keys` keys.
+harness::RequestFn KvRequests(int num_keys) { return harness::KvRequests(Keys(num_keys)); }
 
 // The versions the simulated server picks for `fresh string`, and the ones
 // clients guess in cas_version (one of them never exists, so some CASes

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
 #include "engine/harness/simulator.h"
+#include "engine/harness/workloads.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
@@ -34,25 +35,7 @@ std::string Pick(harness::Rng& rng, const std::vector<std::string>& from) {
   return from[rng() % from.size()];
 }
 
-Value KvRequest(harness::Rng& rng) {
-  static const std::vector<std::string> keys = {"a", "b", "c"};
-  static const std::vector<std::string> vals = {"x", "y", "z"};
-  std::string key = Pick(rng, keys);
-  switch (rng() % 4) {
-    case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
-    case 1:
-      return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
-                  {"value", Value::String(Pick(rng, vals))}});
-    case 2:
-      return Rec({{"op", Value::String("append")}, {"key", Value::String(key)},
-                  {"value", Value::String(Pick(rng, vals))}});
-    default: {
-      Value expected = rng() % 3 == 0 ? Value::Null() : Value::String(Pick(rng, vals));
-      return Rec({{"op", Value::String("cas")}, {"key", Value::String(key)}, {"expected", expected},
-                  {"value", Value::String(Pick(rng, vals))}});
-    }
-  }
-}
+const harness::RequestFn KvRequest = harness::KvRequests({"a", "b", "c"});
 
 Value HttpRequest(harness::Rng& rng) {
   static const std::vector<std::string> paths = {"/a", "/b", "/c/", "/d"};
