@@ -57,9 +57,7 @@ void Table(const std::string& title, std::shared_ptr<const lang::Spec> spec, con
           break;
         }
         if (r->outcome == workers::Outcome::kPassed) continue;
-        workers::ShrinkJobOptions so;
-        so.max_reruns = 300;
-        so.max_seconds = 60;
+        workers::ShrinkJobOptions so;  // the defaults, as `dualswarm test` uses them
         auto t0 = std::chrono::steady_clock::now();
         auto cx = workers::MakeCounterexample(spec, o, *r, so);
         double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

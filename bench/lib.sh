@@ -1,0 +1,29 @@
+# Shared by bench/run_*_bench.sh: build in build-bench (Release) and replace
+# one "## Section" of bench/RESULTS.md. Source it from the repository root.
+
+# bench_build TARGET...: configure build-bench and build the targets.
+bench_build() {
+  bash scripts/setup.sh >/dev/null
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+  cmake -S . -B build-bench -G Ninja -DDUALSWARM_BENCH=ON -DDUALSWARM_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C build-bench "$@" >/dev/null
+}
+
+# bench_machine: one line describing the machine and the commit measured.
+bench_machine() {
+  echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- engine workers || echo ' (with uncommitted changes)')"
+}
+
+# bench_replace_section TITLE TEXT: replace (or append) "## TITLE" in bench/RESULTS.md.
+bench_replace_section() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+title, section = sys.argv[1], sys.argv[2].rstrip() + "\n"
+path = "bench/RESULTS.md"
+text = open(path).read()
+pattern = re.compile(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", re.S | re.M)
+text = pattern.sub(lambda m: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
+open(path, "w").write(text)
+PY
+}
