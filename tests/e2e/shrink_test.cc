@@ -37,9 +37,9 @@ JobOptions Options(const std::string& launch, const std::string& adapter, uint64
 }
 
 // Finds mutant `m` (trying seeds from `seed`) and shrinks the finding, as
-// a user of the tester would: a counterexample whose verification replays
-// did not all reproduce (a timing-dependent failure) is set aside and
-// testing goes on with the next seed, up to 5 such counterexamples.
+// a user of the tester would: a counterexample whose 10 verification
+// replays did not all reproduce (a timing-dependent failure) is set aside
+// and testing goes on with the next seed, up to 5 such counterexamples.
 // Returns false when the mutant number does not exist.
 bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bin, const std::string& adapter,
                    int m, uint64_t seed, harness::Counterexample* cx) {
@@ -52,6 +52,7 @@ bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bi
     ShrinkJobOptions so;
     so.max_reruns = 500;
     so.max_seconds = 60;
+    so.verify = 10;
     auto c = MakeCounterexample(spec, o, *r, so);
     EXPECT_TRUE(c.ok()) << c.status();
     if (!c.ok()) return true;
