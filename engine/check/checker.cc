@@ -732,7 +732,6 @@ struct Checker::Impl {
   TraceValidator global;
   std::map<std::string, Part> parts;
   std::unordered_map<int64_t, Part*> part_of_label;
-  Part* last = nullptr;
   Verdict verdict;
   std::vector<ir::Value> initial;
 
@@ -785,7 +784,6 @@ struct Checker::Impl {
       if (!pch.ok()) return pch.status();  // cannot happen after the global check
       p->search->Append(o, *pch);
       p->search->Advance();
-      last = p;
       if (p->search->verdict.kind != Verdict::Kind::kAccept) {
         verdict = p->search->verdict;
         break;
@@ -828,10 +826,6 @@ CheckerStats Checker::stats() const {
   s.solver = impl_->solver.stats();
   s.partitions = impl_->parts.size();
   return s;
-}
-
-const std::vector<ir::Value>& Checker::CurrentGlobals() const {
-  return impl_->last ? *impl_->last->search->cur.globals : impl_->initial;
 }
 
 std::vector<ir::Value> Checker::ModelState() const {

@@ -100,9 +100,6 @@ class Checker {
   const Verdict& verdict() const;
   CheckerStats stats() const;
 
-  // Model state (spec globals) of the current explanation of the partition
-  // that took the latest observation.
-  const std::vector<ir::Value>& CurrentGlobals() const;
   // Model state for the generator: the current explanation of every
   // partition merged (map-valued globals are unioned; other globals come
   // from the partition that changed them last).
