@@ -203,6 +203,7 @@ void CounterexampleToProto(const CounterexampleRow& c, v1::Counterexample* p) {
   p->set_trace_json(c.cx.trace_json);
   p->set_size(c.cx.size);
   p->set_unshrunk_size(c.cx.unshrunk_size);
+  p->set_document_json(c.cx.document_json);
   SetTime(c.created_at, p->mutable_created_at());
 }
 
@@ -660,6 +661,7 @@ struct CoordinatorServices::Impl {
         cx.trace_json = p.trace_json();
         cx.size = p.size();
         cx.unshrunk_size = p.unshrunk_size();
+        cx.document_json = p.document_json();
         c.counterexample = cx;
       }
       c.seconds = req->seconds();

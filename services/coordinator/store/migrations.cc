@@ -175,11 +175,18 @@ CREATE TABLE api_tokens (
 );
 )sql";
 
+// The whole counterexample document (docs/counterexample.md), so a finding
+// can be drawn and replayed from the coordinator alone.
+constexpr const char* kV2 = R"sql(
+ALTER TABLE counterexamples ADD COLUMN document_json text NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema", kV1},
+      {2, "counterexample documents", kV2},
   };
   return kMigrations;
 }

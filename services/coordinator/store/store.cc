@@ -868,7 +868,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
           "unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
     if (cx.signature.empty()) cx.signature = Sha256Hex(absl::StrCat(cx.kind, "\n", cx.reason)).substr(0, 16);
     if (cx.signature.size() > 200) return absl::InvalidArgumentError("signature too long");
-    if (cx.input_json.size() + cx.trace_json.size() > (8u << 20))
+    if (cx.input_json.size() + cx.trace_json.size() + cx.document_json.size() > (8u << 20))
       return absl::InvalidArgumentError("counterexample exceeds 8 MiB");
   }
   return Run<CompletionResult>("completing a job", [&](pqxx::work& w) -> absl::StatusOr<CompletionResult> {
@@ -925,10 +925,12 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
       int64_t cx_id = w.exec_params1(
                            "INSERT INTO counterexamples (finding_id, run_id, job_id, lease_token,"
                            " kind, reason, diff, signature, input_json, trace_json, size,"
-                           " unshrunk_size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                           " unshrunk_size, document_json)"
+                           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
                            " RETURNING id",
                            finding, run_id, c.job_id, c.lease_token, cx.kind, cx.reason, cx.diff,
-                           cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size)[0]
+                           cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size,
+                           cx.document_json)[0]
                           .as<int64_t>();
       w.exec_params0(
           "UPDATE findings SET count = count + 1, last_seen = now(),"
@@ -1012,7 +1014,7 @@ absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_
         pqxx::result r = w.exec_params(
             "SELECT c.id, c.finding_id, c.run_id, c.job_id, r.spec_hash, r.target_id, j.seed,"
             " j.branch_order, j.feature_mask, c.kind, c.reason, c.diff, c.signature, c.input_json,"
-            " c.trace_json, c.size, c.unshrunk_size, ds_us(c.created_at)"
+            " c.trace_json, c.size, c.unshrunk_size, ds_us(c.created_at), c.document_json"
             " FROM counterexamples c JOIN jobs j ON j.id = c.job_id JOIN runs r ON r.id = c.run_id"
             " WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2",
             finding_id, limit);
@@ -1037,6 +1039,7 @@ absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_
           c.cx.size = static_cast<int>(I64(row[15]));
           c.cx.unshrunk_size = static_cast<int>(I64(row[16]));
           c.created_at = I64(row[17]);
+          c.cx.document_json = Str(row[18]);
           out.push_back(std::move(c));
         }
         return out;

@@ -128,6 +128,7 @@ struct NewCounterexample {
   std::string kind;                  // safety | liveness | spec-error | sut-crash
   std::string reason, diff, signature;
   std::string input_json, trace_json;
+  std::string document_json;         // the whole counterexample (docs/counterexample.md)
   int size = 0, unshrunk_size = 0;
 };
 
