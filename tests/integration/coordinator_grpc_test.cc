@@ -33,114 +33,44 @@
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
+#include "tests/common/processes.h"
 
 namespace {
 
 namespace v1 = ::dualswarm::v1;
 using Clock = std::chrono::steady_clock;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs a command to completion; returns its exit code and stdout.
-int RunToEnd(const std::vector<std::string>& argv, std::string* out) {
-  std::string path = std::filesystem::temp_directory_path() / ("ds-cmd-" + std::to_string(getpid()));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  *out = Slurp(path);
-  unlink(path.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using dualswarm::testing::Slurp;
+using dualswarm::testing::CoordinatorProcess;
 
 class CoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ds-coord-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    tmp_ = tmpl;
-    chmod(tmp_.c_str(), 0711);
+    tmp_ = dualswarm::testing::MakeTempDir("ds-coord");
+    ASSERT_FALSE(tmp_.empty());
     data_dir_ = tmp_ + "/data";
-    log_ = tmp_ + "/coordinator.log";
-    std::vector<std::string> argv = {DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0",
-                                     "--data-dir", data_dir_, "--lease-ms", "1000"};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ASSERT_EQ(posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    // Wait for "listening on 127.0.0.1:PORT".
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    int port = 0;
-    while (Clock::now() < deadline && port == 0) {
-      std::string log = Slurp(log_);
-      size_t at = log.find("listening on 127.0.0.1:");
-      if (at != std::string::npos) {
-        std::string rest = log.substr(at + std::strlen("listening on 127.0.0.1:"));
-        ASSERT_TRUE(absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port));
-      } else {
-        int status;
-        ASSERT_EQ(waitpid(pid_, &status, WNOHANG), 0) << "the coordinator exited:\n" << log;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    }
-    ASSERT_GT(port, 0) << Slurp(log_);
-    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
-    admin_ = Token("admin");
-    submitter_ = Token("submitter");
-    worker_ = Token("worker");
+    coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
+        DUALSWARM_COORDINATOR, tmp_, "", {"--lease-ms", "1000"}, 0});
+    std::string err = coordinator_->Start();
+    ASSERT_EQ(err, "");
+    channel_ = coordinator_->channel();
+    admin_ = coordinator_->Token("admin");
+    submitter_ = coordinator_->Token("submitter");
+    worker_ = coordinator_->Token("worker");
+    ASSERT_FALSE(admin_.empty() || submitter_.empty() || worker_.empty());
   }
 
   void TearDown() override {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-      // The watchdog stops the embedded server after a SIGKILL.
-      std::string pidfile = data_dir_ + "/pg/postmaster.pid";
-      auto deadline = Clock::now() + std::chrono::seconds(20);
-      while (access(pidfile.c_str(), F_OK) == 0 && Clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    coordinator_.reset();
     std::error_code ec;
     std::filesystem::remove_all(tmp_, ec);
   }
 
-  std::string Token(const std::string& role) {
-    std::string out;
-    int rc = RunToEnd({DUALSWARM_COORDINATOR, "token", "create", "--role", role, "--name",
-                       role + "-test", "--data-dir", data_dir_},
-                      &out);
-    EXPECT_EQ(rc, 0) << out;
-    return std::string(absl::StripAsciiWhitespace(out));
-  }
-
   std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
-    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    return ctx;
+    return dualswarm::testing::AuthContext(token);
   }
 
-  std::string tmp_, data_dir_, log_;
-  pid_t pid_ = -1;
+  std::string tmp_, data_dir_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
   std::shared_ptr<grpc::Channel> channel_;
   std::string admin_, submitter_, worker_;
 };
@@ -366,11 +296,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   EXPECT_EQ(f.counterexamples(0).seed(), leased.jobs(0).seed());
 
   // --- a clean shutdown stops the embedded PostgreSQL too.
-  ASSERT_EQ(kill(pid_, SIGTERM), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
-  pid_ = -1;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log_);
+  EXPECT_EQ(coordinator_->Stop(), 0) << coordinator_->log();
   EXPECT_NE(access((data_dir_ + "/pg/postmaster.pid").c_str(), F_OK), 0);
 }
 
