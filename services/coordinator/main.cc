@@ -2,18 +2,28 @@
 //
 //   dualswarm-coordinator [--listen 127.0.0.1:7420] [--database-url URL | --data-dir DIR]
 //                         [--lease-ms 30000] [--auth=false] [--tls-cert F --tls-key F]
+//                         [--max-message-bytes 16777216]
 //   dualswarm-coordinator token create --role admin|submitter|worker [--name N]
 //                         [--database-url URL | --data-dir DIR]
 //
 // Without --database-url the coordinator runs its own PostgreSQL in
 // --data-dir (EmbeddedPostgres) and stops it on shutdown (SIGINT/SIGTERM).
 // Flags may be spelled with hyphens or underscores (--data-dir, --data_dir).
+// Bad flags (including unreadable or mismatched TLS files) exit with 2
+// before the database is touched; a database that cannot be opened exits 1.
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +39,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/coordinator/services.h"
 #include "services/coordinator/store/embedded_pg.h"
@@ -45,6 +57,9 @@ ABSL_FLAG(int64_t, lease_ms, 30000, "how long a job lease lasts without a heartb
 ABSL_FLAG(bool, auth, true, "require bearer tokens (false: every caller is an admin; local use only)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
+ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
+          "largest request accepted (bytes, 1 MiB..1 GiB); a larger one is refused with "
+          "RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::string, role, "", "token create: admin, submitter or worker");
 ABSL_FLAG(std::string, name, "", "token create: a name for the token (shown as submitted_by)");
 ABSL_FLAG(int, db_pool, 16, "database connections kept open at most");
@@ -56,14 +71,60 @@ constexpr const char* kUsage =
     "dualswarm-coordinator: the Dualswarm coordinator.\n\n"
     "  dualswarm-coordinator [--listen HOST:PORT] [--database-url URL | --data-dir DIR]\n"
     "                        [--lease-ms N] [--auth=false] [--tls-cert F --tls-key F]\n"
+    "                        [--max-message-bytes N]\n"
     "  dualswarm-coordinator token create --role admin|submitter|worker [--name N]\n"
     "                        [--database-url URL | --data-dir DIR]";
 
-std::string ReadAll(const std::string& path) {
+// The whole file, or why it cannot be read (`what` names the flag).
+absl::StatusOr<std::string> ReadFile(const char* what, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": cannot read \"", path, "\": ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad())
+    return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read \"", path, "\""));
   return ss.str();
+}
+
+// Server credentials from --tls-cert/--tls-key (insecure without them). The
+// files are read and checked here (PEM certificate, PEM private key that
+// belongs to it), so a bad file is a clear start-up error rather than
+// failing TLS handshakes later.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials() {
+  std::string cert_path = absl::GetFlag(FLAGS_tls_cert), key_path = absl::GetFlag(FLAGS_tls_key);
+  if (cert_path.empty() != key_path.empty())
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  if (cert_path.empty()) return grpc::InsecureServerCredentials();
+  auto cert = ReadFile("--tls-cert", cert_path);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadFile("--tls-key", key_path);
+  if (!key.ok()) return key.status();
+  BIO* cert_bio = BIO_new_mem_buf(cert->data(), static_cast<int>(cert->size()));
+  X509* x509 = cert_bio ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr) : nullptr;
+  BIO_free(cert_bio);
+  BIO* key_bio = BIO_new_mem_buf(key->data(), static_cast<int>(key->size()));
+  EVP_PKEY* pkey = key_bio ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr) : nullptr;
+  BIO_free(key_bio);
+  absl::Status st;
+  if (x509 == nullptr)
+    st = absl::InvalidArgumentError(
+        absl::StrCat("--tls-cert: \"", cert_path, "\" holds no PEM certificate"));
+  else if (pkey == nullptr)
+    st = absl::InvalidArgumentError(absl::StrCat(
+        "--tls-key: \"", key_path, "\" holds no unencrypted PEM private key"));
+  else if (X509_check_private_key(x509, pkey) != 1)
+    st = absl::InvalidArgumentError(absl::StrCat("--tls-key: \"", key_path,
+                                                 "\" is not the key of the certificate in \"",
+                                                 cert_path, "\""));
+  X509_free(x509);
+  EVP_PKEY_free(pkey);
+  ERR_clear_error();  // leave no stale errors for gRPC's own OpenSSL calls
+  if (!st.ok()) return st;
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
 }
 
 // abseil flag names are identifiers: accept --data-dir for --data_dir.
@@ -133,11 +194,7 @@ int Serve() {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto db = OpenDatabase();
-  if (!db.ok()) {
-    std::cerr << "dualswarm-coordinator: " << db.status().message() << "\n";
-    return 1;
-  }
+  // Flags first: a mistake must not cost a database start.
   ServiceOptions so;
   so.require_auth = absl::GetFlag(FLAGS_auth);
   so.lease_ms = absl::GetFlag(FLAGS_lease_ms);
@@ -145,23 +202,29 @@ int Serve() {
     std::cerr << "dualswarm-coordinator: --lease-ms must be at least 100\n";
     return 2;
   }
-  CoordinatorServices services(db->store.get(), so);
-
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
-  if (cert.empty() != key.empty()) {
-    std::cerr << "dualswarm-coordinator: --tls-cert and --tls-key go together\n";
+  int64_t max_message = absl::GetFlag(FLAGS_max_message_bytes);
+  if (max_message < (1 << 20) || max_message > (1 << 30)) {
+    std::cerr << "dualswarm-coordinator: --max-message-bytes must be between 1048576 (1 MiB) and "
+                 "1073741824 (1 GiB)\n";
     return 2;
   }
-  if (!cert.empty()) {
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({ReadAll(key), ReadAll(cert)});
-    creds = grpc::SslServerCredentials(ssl);
+  auto creds = ServerCredentials();
+  if (!creds.ok()) {
+    std::cerr << "dualswarm-coordinator: " << creds.status().message() << "\n";
+    return 2;
   }
+
+  auto db = OpenDatabase();
+  if (!db.ok()) {
+    std::cerr << "dualswarm-coordinator: " << db.status().message() << "\n";
+    return 1;
+  }
+  CoordinatorServices services(db->store.get(), so);
+
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), creds, &port);
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), *creds, &port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message));
   for (grpc::Service* s : services.services()) builder.RegisterService(s);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -214,6 +277,14 @@ int Serve() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(dualswarm::coord::kUsage);
+  // --help lists this file's flags (abseil's default looks for a file named
+  // after the binary).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "coordinator/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = dualswarm::coord::NormaliseFlags(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());

@@ -448,6 +448,8 @@ struct CoordinatorServices::Impl {
       if (req->target_id() < 0) return Invalid("target_id must not be negative");
       RunFilter f;
       f.state = RunStateFromProto(req->state());
+      if (f.state.empty() && req->state() != v1::RUN_STATE_UNSPECIFIED)
+        return Invalid(absl::StrCat("unknown run state ", static_cast<int>(req->state())));
       f.spec_hash = req->spec_hash();
       f.target_id = req->target_id();
       auto list = impl_->store->ListRuns(f, PageOf(req->page_size(), req->page_token()));
