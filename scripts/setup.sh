@@ -14,6 +14,7 @@ PACKAGES=(
   # tests), Prometheus metrics.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev postgresql prometheus-cpp-dev
+  openssl               # the TLS test makes a self-signed certificate with the CLI
 )
 
 missing=()
