@@ -23,7 +23,18 @@ const char kUsage[] =
     "  lint    load a spec and report every error with file:line:column\n"
     "          dualswarm lint --spec FILE\n"
     "\n"
-    "exit codes: 0 accepted/ok, 1 rejected, 2 bad input or inconclusive\n"
+    "commands that talk to a coordinator (--coordinator HOST:PORT or DUALSWARM_ADDR,\n"
+    "--token T or DUALSWARM_TOKEN, --tls-ca FILE; --json for machine-readable output):\n"
+    "  spec     spec push FILE [--name N] | spec list [--name N] | spec show HASH|--name N [--source]\n"
+    "  target   target add NAME --adapter http|jsonl (--launch CMD | --address HOST:PORT) ... (admin)\n"
+    "           target list\n"
+    "  run      run submit (--spec HASH | --spec-name N | --spec-file F) --target NAME|ID --jobs N\n"
+    "                      [--watch] ... | run list [--state S] | run show|watch|cancel ID\n"
+    "  finding  finding list [--run ID] [--spec HASH] [--target ID] | finding show ID [--save FILE]\n"
+    "\n"
+    "exit codes: 0 accepted/ok, 1 rejected (or the watched run failed), 2 bad input or\n"
+    "inconclusive (or a request the coordinator refused), 3 the watched run was cancelled\n"
+    "or ended in error, 4 the coordinator is unreachable or refused the caller\n"
     "run `dualswarm COMMAND --help` for details.\n";
 
 }  // namespace
@@ -40,6 +51,10 @@ int main(int argc, char** argv) {
   if (cmd == "test") return dualswarm::cli::TestCommand(args);
   if (cmd == "replay") return dualswarm::cli::ReplayCommand(args);
   if (cmd == "lint") return dualswarm::cli::SpecCheckCommand(args);
+  if (cmd == "spec") return dualswarm::cli::SpecCommand(args);
+  if (cmd == "target") return dualswarm::cli::TargetCommand(args);
+  if (cmd == "run") return dualswarm::cli::RunCommand(args);
+  if (cmd == "finding") return dualswarm::cli::FindingCommand(args);
   std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return dualswarm::cli::kExitBadInput;
 }

@@ -168,8 +168,9 @@ void RunToProto(const RunRow& r, v1::Run* p) {
   p->set_submitted_by(r.submitted_by);
   p->set_campaign_id(r.campaign_id);
   SetTime(r.created_at, p->mutable_created_at());
-  SetTime(r.started_at, p->mutable_started_at());
-  SetTime(r.finished_at, p->mutable_finished_at());
+  // Unset while queued / not finished: mutable_*() alone would send 1970-01-01.
+  if (r.started_at != 0) SetTime(r.started_at, p->mutable_started_at());
+  if (r.finished_at != 0) SetTime(r.finished_at, p->mutable_finished_at());
 }
 
 void FindingToProto(const FindingRow& f, v1::Finding* p) {

@@ -1,0 +1,177 @@
+// `dualswarm target add|list`: system-under-test profiles on the
+// coordinator (TargetService). Adding one is for admins only: a target may
+// hold a command workers execute.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/commands.h"
+#include "cli/remote/client.h"
+#include "cli/remote/resources.h"
+#include "dualswarm/v1/target.grpc.pb.h"
+
+namespace dualswarm::cli {
+namespace remote {
+
+bool ResolveTarget(const Client& client, const std::string& name_or_id, int64_t* id, int* exit_code) {
+  if (ParseId(name_or_id, id)) return true;
+  auto stub = v1::TargetService::NewStub(client.channel());
+  v1::GetTargetRequest req;
+  req.set_name(name_or_id);
+  v1::Target t;
+  if (!CallOk(client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &t); }, exit_code)) return false;
+  *id = t.id();
+  return true;
+}
+
+}  // namespace remote
+
+namespace {
+
+using remote::Client;
+using remote::ParsedArgs;
+
+const char kTargetHelp[] =
+    "usage: dualswarm target add NAME --adapter http|jsonl (--launch CMD | --address HOST:PORT)\n"
+    "                            [--ready tcp|http:/PATH] [--ready-timeout-ms N]\n"
+    "                            [--reset restart-per-job|none] [--label K=V ...] [--json]\n"
+    "       dualswarm target list [--json]\n"
+    "\n"
+    "Targets are the systems under test runs are submitted against.\n"
+    "\n"
+    "  add NAME            register a target (admin tokens only; NAME: [A-Za-z0-9_.-]{1,64})\n"
+    "    --adapter A       wire protocol: http or jsonl\n"
+    "    --launch CMD      workers start the SUT with CMD (under /bin/sh, in a fresh\n"
+    "                      directory); {port} becomes a free port, {dir} the directory\n"
+    "    --address H:P     or: test a server that is already running there\n"
+    "    --ready P         readiness probe of a launched SUT: tcp (a connect succeeds, the\n"
+    "                      default) or http:/PATH (any HTTP response to GET PATH)\n"
+    "    --ready-timeout-ms N  give up on a launched SUT after N ms (default 10000)\n"
+    "    --reset R         between jobs: restart-per-job (default with --launch) or none\n"
+    "                      (default with --address)\n"
+    "    --label K=V       workers must carry this label to run the target's jobs;\n"
+    "                      repeatable, or comma-separated\n"
+    "  list                every target, by name\n"
+    "  --json              print the protobuf JSON mapping of the response\n"
+    "\n";
+
+int Usage(const std::string& err) {
+  return BadInput(absl::StrCat(err, "\n\n", kTargetHelp, remote::kConnectionHelp));
+}
+
+std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
+
+int Add(const ParsedArgs& a) {
+  if (a.positional.size() != 1) return Usage("target add needs exactly one NAME");
+  const FlagMap& f = a.flags;
+  if (!f.count("adapter")) return Usage("target add needs --adapter http|jsonl");
+  if (f.count("launch") == f.count("address")) return Usage("target add needs exactly one of --launch CMD or --address HOST:PORT");
+  v1::CreateTargetRequest req;
+  v1::Target* t = req.mutable_target();
+  t->set_name(a.positional[0]);
+  t->set_adapter(f.at("adapter"));
+  if (f.count("launch")) t->set_launch(f.at("launch"));
+  if (f.count("address")) t->set_address(f.at("address"));
+  if (f.count("ready")) t->mutable_readiness()->set_probe(f.at("ready"));
+  if (f.count("ready-timeout-ms")) {
+    int ms = 0;
+    if (!absl::SimpleAtoi(f.at("ready-timeout-ms"), &ms) || ms < 1 || ms > 600000)
+      return BadInput("--ready-timeout-ms must be between 1 and 600000");
+    t->mutable_readiness()->set_timeout_ms(ms);
+  }
+  if (f.count("reset")) {
+    v1::ResetPolicy p;
+    if (!remote::ParseEnumText(f.at("reset"), &p))
+      return BadInput(absl::StrCat("--reset must be one of ", remote::EnumChoices<v1::ResetPolicy>()));
+    t->set_reset_policy(p);
+  }
+  if (auto it = a.all.find("label"); it != a.all.end())
+    for (const auto& v : it->second)
+      for (absl::string_view l : absl::StrSplit(v, ',', absl::SkipWhitespace())) t->add_labels(std::string(l));
+  auto client = Client::Connect(f);
+  if (!client.ok()) return BadInput(std::string(client.status().message()));
+  auto stub = v1::TargetService::NewStub((*client)->channel());
+  v1::Target created;
+  int code = 0;
+  if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, &created); }, &code))
+    return code;
+  if (f.count("json")) {
+    std::printf("%s\n", remote::ToJson(created).c_str());
+  } else {
+    std::printf("target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n",
+                static_cast<long long>(created.id()), created.name().c_str(), created.adapter().c_str(),
+                created.launch().empty() ? created.address().c_str() : absl::StrCat("launch `", created.launch(), "`").c_str(),
+                created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
+                created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
+  }
+  return kExitOk;
+}
+
+int List(const ParsedArgs& a) {
+  if (!a.positional.empty()) return Usage(absl::StrCat("unexpected argument '", a.positional[0], "'"));
+  auto client = Client::Connect(a.flags);
+  if (!client.ok()) return BadInput(std::string(client.status().message()));
+  auto stub = v1::TargetService::NewStub((*client)->channel());
+  v1::ListTargetsRequest req;
+  req.set_page_size(500);
+  v1::ListTargetsResponse all;
+  int code = 0;
+  for (;;) {
+    v1::ListTargetsResponse page;
+    if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+      return code;
+    for (auto& t : *page.mutable_targets()) *all.add_targets() = std::move(t);
+    if (page.next_page_token().empty()) break;
+    req.set_page_token(page.next_page_token());
+  }
+  if (a.flags.count("json")) {
+    std::printf("%s\n", remote::ToJson(all).c_str());
+    return kExitOk;
+  }
+  if (all.targets().empty()) {
+    std::printf("no targets (an admin adds one with `dualswarm target add`)\n");
+    return kExitOk;
+  }
+  remote::Table t({"ID", "NAME", "ADAPTER", "RESET", "LABELS", "SUT"});
+  for (const auto& x : all.targets())
+    t.Add({absl::StrCat(x.id()), x.name(), x.adapter(), ResetText(x), absl::StrJoin(x.labels(), ","),
+           x.launch().empty() ? x.address() : absl::StrCat("launch: ", x.launch())});
+  std::fputs(t.Render().c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+int TargetCommand(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kTargetHelp, args.empty() ? stderr : stdout);
+    std::fputs(remote::kConnectionHelp, args.empty() ? stderr : stdout);
+    return args.empty() ? kExitBadInput : kExitOk;
+  }
+  std::string sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (WantsHelp(rest)) {
+    std::fputs(kTargetHelp, stdout);
+    std::fputs(remote::kConnectionHelp, stdout);
+    return kExitOk;
+  }
+  ParsedArgs a;
+  std::string err;
+  if (sub == "add") {
+    if (!remote::ParseRemoteArgs(rest, {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label"},
+                                 {"json"}, &a, &err))
+      return Usage(err);
+    return Add(a);
+  }
+  if (sub == "list") {
+    if (!remote::ParseRemoteArgs(rest, {}, {"json"}, &a, &err)) return Usage(err);
+    return List(a);
+  }
+  return Usage(absl::StrCat("unknown target command '", sub, "'"));
+}
+
+}  // namespace dualswarm::cli
