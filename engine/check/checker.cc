@@ -561,7 +561,7 @@ struct Search {
       }
       cons.clear();
       model->Consumable(log, e.consumed, f.obs, &cons);
-      OrderChannels(ch, &cons);
+      OrderChannels(ch, e, f.obs, &cons);
       if (cons.empty()) {
         RecordDeath(f.obs, e,
                     "the spec's server produced no response on this connection for the "
@@ -595,14 +595,22 @@ struct Search {
     return false;
   }
 
-  // The response's own channel first; the others in branch order.
-  void OrderChannels(int own_ch, std::vector<int>* cons) {
+  // The response's own channel first; the others in branch order. A task
+  // is revisited once per channel (Task::next_k indexes this order), so the
+  // order must be the same on every visit: the random order is drawn from
+  // the explanation and the observation, never from a running generator
+  // (a fresh shuffle per visit skipped channels and rejected correct traces).
+  void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) {
     auto own = std::find(cons->begin(), cons->end(), own_ch);
     if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
     auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
     switch (opts.branch_order) {
       case BranchOrder::kLast: std::reverse(rest, cons->end()); break;
-      case BranchOrder::kRandom: std::shuffle(rest, cons->end(), rng); break;
+      case BranchOrder::kRandom: {
+        std::mt19937_64 visit_rng(opts.seed ^ (e.Hash() * 0x9e3779b97f4a7c15ull) ^ obs_index);
+        std::shuffle(rest, cons->end(), visit_rng);
+        break;
+      }
       default: break;
     }
   }

@@ -70,14 +70,22 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
     so.max_in_flight = max_in_flight;
     auto trace = harness::Simulate(*spec, gen, so);
     ASSERT_TRUE(trace.ok()) << trace.status();
-    check::CheckerOptions co;
-    co.network = network;
-    auto v = check::CheckTrace(spec, *trace, co);
-    ASSERT_TRUE(v.ok()) << v.status();
-    if (v->kind != check::Verdict::Kind::kAccept) {
-      std::string dump;
-      for (const auto& o : *trace) absl::StrAppend(&dump, check::ObservationToJson(o), "\n");
-      FAIL() << spec_name << " seed " << so.seed << ": " << check::FormatVerdict(*v) << "\n" << dump;
+    // Every branch order must accept: the order steers which explanation
+    // the generator follows, never whether one exists.
+    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast,
+                                     check::BranchOrder::kRandom, check::BranchOrder::kMostConstrained}) {
+      check::CheckerOptions co;
+      co.network = network;
+      co.branch_order = order;
+      co.seed = so.seed;
+      auto v = check::CheckTrace(spec, *trace, co);
+      ASSERT_TRUE(v.ok()) << v.status();
+      if (v->kind != check::Verdict::Kind::kAccept) {
+        std::string dump;
+        for (const auto& o : *trace) absl::StrAppend(&dump, check::ObservationToJson(o), "\n");
+        FAIL() << spec_name << " seed " << so.seed << " branch order " << check::BranchOrderName(order) << ": "
+               << check::FormatVerdict(*v) << "\n" << dump;
+      }
     }
     ++checked;
   }
