@@ -2,6 +2,7 @@
 //
 //   dualswarm-coordinator [--listen 127.0.0.1:7420] [--database-url URL | --data-dir DIR]
 //                         [--lease-ms 30000] [--auth=false] [--tls-cert F --tls-key F]
+//                         [--metrics-listen 127.0.0.1:9464]
 //                         [--max-message-bytes 16777216]
 //   dualswarm-coordinator token create --role admin|submitter|worker [--name N]
 //                         [--database-url URL | --data-dir DIR]
@@ -42,6 +43,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "services/coordinator/metrics.h"
 #include "services/coordinator/services.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -63,6 +65,10 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
 ABSL_FLAG(std::string, role, "", "token create: admin, submitter or worker");
 ABSL_FLAG(std::string, name, "", "token create: a name for the token (shown as submitted_by)");
 ABSL_FLAG(int, db_pool, 16, "database connections kept open at most");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "HOST:PORT for Prometheus metrics (GET /metrics; port 0: any free port, printed at "
+          "start; empty: no metrics). The default is best effort: if it is taken the "
+          "coordinator warns and runs without metrics; an address given here must work");
 
 namespace dualswarm::coord {
 namespace {
@@ -71,6 +77,7 @@ constexpr const char* kUsage =
     "dualswarm-coordinator: the Dualswarm coordinator.\n\n"
     "  dualswarm-coordinator [--listen HOST:PORT] [--database-url URL | --data-dir DIR]\n"
     "                        [--lease-ms N] [--auth=false] [--tls-cert F --tls-key F]\n"
+    "                        [--metrics-listen HOST:PORT]\n"
     "                        [--max-message-bytes N]\n"
     "  dualswarm-coordinator token create --role admin|submitter|worker [--name N]\n"
     "                        [--database-url URL | --data-dir DIR]";
@@ -185,7 +192,14 @@ int TokenCreate() {
   return 0;
 }
 
-int Serve() {
+// Whether --NAME (normalised) appears among the arguments.
+bool FlagGiven(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a == "--" + name || a.rfind("--" + name + "=", 0) == 0) return true;
+  return false;
+}
+
+int Serve(const std::vector<std::string>& storage_of_args) {
   // Signals are taken by a dedicated thread (sigwait), so block them in
   // every thread first.
   sigset_t stop_signals;
@@ -219,6 +233,24 @@ int Serve() {
     std::cerr << "dualswarm-coordinator: " << db.status().message() << "\n";
     return 1;
   }
+  CoordinatorMetrics::Options mo;
+  mo.lease_ms = so.lease_ms;
+  auto metrics = std::make_unique<CoordinatorMetrics>(db->store.get(), mo);
+  if (std::string at = absl::GetFlag(FLAGS_metrics_listen); !at.empty()) {
+    auto metrics_port = metrics->Serve(at);
+    if (metrics_port.ok()) {
+      std::cerr << "dualswarm-coordinator: metrics on " << at.substr(0, at.rfind(':')) << ":"
+                << *metrics_port << std::endl;
+    } else if (FlagGiven(storage_of_args, "metrics_listen")) {
+      std::cerr << "dualswarm-coordinator: " << metrics_port.status().message() << "\n";
+      return 1;
+    } else {
+      std::cerr << "dualswarm-coordinator: warning: " << metrics_port.status().message()
+                << "; running without metrics (choose an address with --metrics-listen)"
+                << std::endl;
+    }
+  }
+  so.metrics = metrics.get();
   CoordinatorServices services(db->store.get(), so);
 
   grpc::ServerBuilder builder;
@@ -226,6 +258,9 @@ int Serve() {
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen), *creds, &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message));
   for (grpc::Service* s : services.services()) builder.RegisterService(s);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(metrics->RpcCounter());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::cerr << "dualswarm-coordinator: cannot listen on " << absl::GetFlag(FLAGS_listen) << "\n";
@@ -247,7 +282,8 @@ int Serve() {
     while (!cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(so.lease_ms / 2, 100)),
                         [&] { return stopping; })) {
       lock.unlock();
-      (void)db->store->RequeueExpiredLeases();
+      auto requeued = db->store->RequeueExpiredLeases();
+      if (requeued.ok() && *requeued > 0) services.NotifyJobsAvailable();
       lock.lock();
     }
   });
@@ -255,6 +291,7 @@ int Serve() {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "dualswarm-coordinator: stopping (signal " << sig << ")" << std::endl;
+  services.Shutdown();  // waiting LeaseJobs calls return now
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -262,6 +299,7 @@ int Serve() {
   }
   cv.notify_all();
   requeuer.join();
+  metrics.reset();  // its refresher uses the store
   db->store.reset();
   if (db->embedded) {
     if (auto st = db->embedded->Stop(); !st.ok()) {
@@ -289,7 +327,7 @@ int main(int argc, char** argv) {
   std::vector<char*> args = dualswarm::coord::NormaliseFlags(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   std::vector<std::string> cmd(positional.begin() + 1, positional.end());
-  if (cmd.empty()) return dualswarm::coord::Serve();
+  if (cmd.empty()) return dualswarm::coord::Serve(storage);
   if (cmd.size() == 2 && cmd[0] == "token" && cmd[1] == "create")
     return dualswarm::coord::TokenCreate();
   std::cerr << "dualswarm-coordinator: unknown command \"" << cmd[0] << "\"\n"

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -14,6 +19,7 @@
 #include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
+#include "services/coordinator/metrics.h"
 #include "services/coordinator/spec_check.h"
 
 namespace dualswarm::coord {
@@ -231,6 +237,10 @@ grpc::Status CheckId(const char* what, int64_t id) {
 
 constexpr size_t kMaxSpecBytes = 1 << 20;
 
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- auth
@@ -243,6 +253,125 @@ struct Caller {
 struct CoordinatorServices::Impl {
   Store* store;
   ServiceOptions options;
+  CoordinatorMetrics* metrics;  // may be null
+
+  // ------------------------------------------------------------ caches
+  // Spec versions, targets and registered workers never change, so the
+  // rows a lease needs are read from the database once (bounded: the whole
+  // cache is dropped when it grows too big). Valid tokens are remembered for
+  // options.token_cache_ms.
+  struct TokenEntry {
+    Caller caller;
+    Clock::time_point expires;
+  };
+  struct WorkerEntry {
+    WorkerInfo info;
+    Clock::time_point touched;  // last TouchWorker by this replica
+  };
+  static constexpr size_t kMaxCachedSpecBytes = 64 << 20;
+  static constexpr size_t kMaxCachedEntries = 10000;
+  std::mutex cache_mu;
+  std::unordered_map<std::string, std::shared_ptr<const v1::Spec>> spec_cache;
+  size_t spec_cache_bytes = 0;
+  std::unordered_map<int64_t, std::shared_ptr<const v1::Target>> target_cache;
+  std::unordered_map<std::string, WorkerEntry> worker_cache;
+  std::unordered_map<std::string, TokenEntry> token_cache;
+
+  absl::StatusOr<std::shared_ptr<const v1::Spec>> CachedSpec(const std::string& hash) {
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      auto it = spec_cache.find(hash);
+      if (it != spec_cache.end()) return it->second;
+    }
+    auto row = store->GetSpec(hash);
+    if (!row.ok()) return row.status();
+    auto proto = std::make_shared<v1::Spec>();
+    SpecToProto(*row, proto.get());
+    std::lock_guard<std::mutex> lock(cache_mu);
+    if (spec_cache_bytes + row->source.size() > kMaxCachedSpecBytes) {
+      spec_cache.clear();
+      spec_cache_bytes = 0;
+    }
+    if (spec_cache.emplace(hash, proto).second) spec_cache_bytes += row->source.size();
+    return std::shared_ptr<const v1::Spec>(proto);
+  }
+
+  absl::StatusOr<std::shared_ptr<const v1::Target>> CachedTarget(int64_t id) {
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      auto it = target_cache.find(id);
+      if (it != target_cache.end()) return it->second;
+    }
+    auto row = store->GetTarget(id);
+    if (!row.ok()) return row.status();
+    auto proto = std::make_shared<v1::Target>();
+    TargetToProto(*row, proto.get());
+    std::lock_guard<std::mutex> lock(cache_mu);
+    if (target_cache.size() >= kMaxCachedEntries) target_cache.clear();
+    target_cache.emplace(id, proto);
+    return std::shared_ptr<const v1::Target>(proto);
+  }
+
+  // A registered worker. With `touch`, also records it as seen in the
+  // database (for dualswarm_workers_alive), at most every lease_ms/3.
+  absl::StatusOr<WorkerInfo> CachedWorker(const std::string& id, bool touch) {
+    auto now = Clock::now();
+    auto every = milliseconds(std::clamp<int64_t>(options.lease_ms / 3, 50, 10000));
+    std::optional<WorkerInfo> hit;
+    bool touch_now = false;
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      auto it = worker_cache.find(id);
+      if (it != worker_cache.end()) {
+        hit = it->second.info;
+        if (touch && now - it->second.touched >= every) {
+          it->second.touched = now;
+          touch_now = true;
+        }
+      }
+    }
+    if (hit.has_value()) {
+      if (touch_now) (void)store->TouchWorker(id);  // best effort: only the metric depends on it
+      return *hit;
+    }
+    auto info = store->GetWorker(id);
+    if (!info.ok()) return info.status();
+    if (touch) (void)store->TouchWorker(id);
+    std::lock_guard<std::mutex> lock(cache_mu);
+    if (worker_cache.size() >= kMaxCachedEntries) worker_cache.clear();
+    worker_cache[id] = WorkerEntry{*info, now};
+    return *info;
+  }
+
+  // ------------------------------------------------------------ long-poll
+  // LeaseJobs waits here between lease attempts. Submit and the requeuer
+  // (NotifyJobsAvailable) wake every waiter at once; jobs made available by
+  // another replica or by a lease running out are found by the fallback
+  // poll every options.lease_poll_ms.
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  uint64_t wake_generation = 0;
+  bool stopping = false;
+
+  uint64_t WakeGeneration() {
+    std::lock_guard<std::mutex> lock(wake_mu);
+    return wake_generation;
+  }
+
+  void Wake() {
+    {
+      std::lock_guard<std::mutex> lock(wake_mu);
+      ++wake_generation;
+    }
+    wake_cv.notify_all();
+  }
+
+  // Waits until a wake-up newer than `seen` or `until`; false once stopping.
+  bool WaitForJobs(uint64_t seen, Clock::time_point until) {
+    std::unique_lock<std::mutex> lock(wake_mu);
+    wake_cv.wait_until(lock, until, [&] { return stopping || wake_generation != seen; });
+    return !stopping;
+  }
 
   // Authenticates the caller and checks that its role is one of `roles`
   // (admin may always call).
@@ -263,10 +392,24 @@ struct CoordinatorServices::Impl {
       token = std::string(absl::StripAsciiWhitespace(value.substr(7)));
     if (token.empty())
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "malformed authorization metadata");
-    auto who = store->Authenticate(token);
-    if (!who.ok()) return ToGrpc(who.status());
-    caller->role = who->first;
-    caller->name = who->second;
+    bool cached = false;
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      auto hit = token_cache.find(token);
+      if (hit != token_cache.end() && hit->second.expires > Clock::now()) {
+        *caller = hit->second.caller;
+        cached = true;
+      }
+    }
+    if (!cached) {
+      auto who = store->Authenticate(token);
+      if (!who.ok()) return ToGrpc(who.status());
+      caller->role = who->first;
+      caller->name = who->second;
+      std::lock_guard<std::mutex> lock(cache_mu);
+      if (token_cache.size() >= kMaxCachedEntries) token_cache.clear();
+      token_cache[token] = {*caller, Clock::now() + milliseconds(options.token_cache_ms)};
+    }
     if (caller->role == "admin") return grpc::Status::OK;
     for (const char* r : roles)
       if (caller->role == r) return grpc::Status::OK;
@@ -427,6 +570,7 @@ struct CoordinatorServices::Impl {
       t.gen = p.gen();
       auto run = impl_->store->SubmitRun(t, caller.name);
       if (!run.ok()) return ToGrpc(run.status());
+      impl_->Wake();
       RunToProto(*run, resp);
       return grpc::Status::OK;
     }
@@ -572,7 +716,7 @@ struct CoordinatorServices::Impl {
         return Invalid(absl::StrCat("max_jobs must be between 1 and ", kMaxLeaseBatch));
       if (req->wait_ms() < 0 || req->wait_ms() > impl_->options.max_wait_ms)
         return Invalid(absl::StrCat("wait_ms must be between 0 and ", impl_->options.max_wait_ms));
-      auto worker = impl_->store->GetWorker(req->worker_id());
+      auto worker = impl_->CachedWorker(req->worker_id(), /*touch=*/true);
       if (!worker.ok()) return ToGrpc(worker.status());
       LeaseRequest lr;
       lr.worker_id = req->worker_id();
@@ -580,18 +724,21 @@ struct CoordinatorServices::Impl {
       lr.lease_ms = impl_->options.lease_ms;
       lr.adapters = worker->adapters;
       lr.labels = worker->labels;
-      // Long-poll: retry with growing pauses until a job comes or the wait ends.
-      auto deadline = Clock::now() + milliseconds(req->wait_ms());
-      int64_t pause_ms = 10;
+      // Long-poll: try, then sleep until woken (Submit, requeue) or the
+      // fallback poll, until a job comes or the wait ends.
+      auto start = Clock::now();
+      auto deadline = start + milliseconds(req->wait_ms());
       std::vector<LeasedJob> jobs;
       for (;;) {
+        uint64_t seen = impl_->WakeGeneration();
+        auto q0 = Clock::now();
         auto got = impl_->store->LeaseJobs(lr);
+        if (impl_->metrics != nullptr) impl_->metrics->LeaseQueried(SecondsSince(q0));
         if (!got.ok()) return ToGrpc(got.status());
         jobs = std::move(*got);
         if (!jobs.empty() || Clock::now() >= deadline || ctx->IsCancelled()) break;
-        auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-        std::this_thread::sleep_for(milliseconds(std::min<int64_t>(pause_ms, std::max<int64_t>(left, 1))));
-        pause_ms = std::min<int64_t>(pause_ms * 2, 250);
+        auto until = std::min(deadline, Clock::now() + milliseconds(impl_->options.lease_poll_ms));
+        if (!impl_->WaitForJobs(seen, until)) break;  // shutting down
       }
       for (const LeasedJob& lj : jobs) {
         v1::LeasedJob* p = resp->add_jobs();
@@ -606,15 +753,16 @@ struct CoordinatorServices::Impl {
         p->set_feature_mask(lj.job.feature_mask);
         BudgetToProto(lj.budget, p->mutable_budget());
         p->set_gen(lj.gen);
-        // Specs and targets are immutable: a per-call cache would do; the
-        // database is asked for now.
-        auto spec = impl_->store->GetSpec(lj.spec_hash);
+        // Specs and targets are immutable: read once, then from the cache.
+        auto spec = impl_->CachedSpec(lj.spec_hash);
         if (!spec.ok()) return ToGrpc(spec.status());
-        SpecToProto(*spec, p->mutable_spec());
-        auto target = impl_->store->GetTarget(lj.target_id);
+        *p->mutable_spec() = **spec;
+        auto target = impl_->CachedTarget(lj.target_id);
         if (!target.ok()) return ToGrpc(target.status());
-        TargetToProto(*target, p->mutable_target());
+        *p->mutable_target() = **target;
       }
+      if (!jobs.empty() && impl_->metrics != nullptr)
+        impl_->metrics->LeaseServed(SecondsSince(start), static_cast<int>(jobs.size()));
       return grpc::Status::OK;
     }
 
@@ -622,7 +770,7 @@ struct CoordinatorServices::Impl {
                            v1::HeartbeatResponse* resp) override {
       Caller caller;
       if (auto st = impl_->Authorize(ctx, {"worker"}, &caller); !st.ok()) return st;
-      auto worker = impl_->store->GetWorker(req->worker_id());
+      auto worker = impl_->CachedWorker(req->worker_id(), /*touch=*/false);
       if (!worker.ok()) return ToGrpc(worker.status());
       std::vector<HeartbeatJob> jobs;
       for (const auto& p : req->progress()) jobs.push_back({p.job_id(), p.lease_token()});
@@ -672,6 +820,8 @@ struct CoordinatorServices::Impl {
       c.received = req->received();
       auto res = impl_->store->CompleteJob(c);
       if (!res.ok()) return ToGrpc(res.status());
+      if (!res->duplicate && impl_->metrics != nullptr)
+        impl_->metrics->JobCompleted(c.outcome, c.seconds, c.outcome == "failed");
       resp->set_duplicate(res->duplicate);
       resp->set_run_stopped(res->run_stopped);
       return grpc::Status::OK;
@@ -682,7 +832,14 @@ struct CoordinatorServices::Impl {
   };
 
   Impl(Store* s, ServiceOptions o)
-      : store(s), options(o), specs(this), targets(this), runs(this), findings(this), workers(this) {}
+      : store(s),
+        options(o),
+        metrics(o.metrics),
+        specs(this),
+        targets(this),
+        runs(this),
+        findings(this),
+        workers(this) {}
 
   Specs specs;
   Targets targets;
@@ -698,6 +855,16 @@ CoordinatorServices::~CoordinatorServices() = default;
 
 std::vector<grpc::Service*> CoordinatorServices::services() {
   return {&impl_->specs, &impl_->targets, &impl_->runs, &impl_->findings, &impl_->workers};
+}
+
+void CoordinatorServices::NotifyJobsAvailable() { impl_->Wake(); }
+
+void CoordinatorServices::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->wake_mu);
+    impl_->stopping = true;
+  }
+  impl_->wake_cv.notify_all();
 }
 
 }  // namespace dualswarm::coord

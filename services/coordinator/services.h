@@ -3,6 +3,12 @@
 // Each RPC validates its request, checks the caller's role, calls the store
 // and maps absl::Status codes to gRPC codes unchanged.
 //
+// LeaseJobs long-polls without holding a database connection: it sleeps on
+// a condition variable that Submit and the requeuer signal, and asks the
+// database again at least every lease_poll_ms (jobs submitted through another
+// replica, expired leases). Spec versions, targets and workers are immutable
+// and cached after their first read; valid tokens are cached briefly.
+//
 // Auth: a bearer token in the "authorization" metadata ("Bearer TOKEN").
 // Missing or unknown token: UNAUTHENTICATED; a role that may not call the
 // RPC: PERMISSION_DENIED. Roles:
@@ -22,11 +28,16 @@
 
 namespace dualswarm::coord {
 
+class CoordinatorMetrics;
+
 struct ServiceOptions {
   bool require_auth = true;       // false: every caller is an anonymous admin (local use, tests)
   int64_t lease_ms = 30000;       // how long a lease lasts without a heartbeat
   int64_t max_wait_ms = 60000;    // longest LeaseJobs long-poll
+  int64_t lease_poll_ms = 250;    // a waiting LeaseJobs asks the database at least this often
   int64_t watch_poll_ms = 250;    // how often Watch looks for changes
+  int64_t token_cache_ms = 10000; // a valid token is remembered this long (revocation delay)
+  CoordinatorMetrics* metrics = nullptr;  // events go here when set (must outlive the services)
 };
 
 class CoordinatorServices {
@@ -35,6 +46,12 @@ class CoordinatorServices {
   ~CoordinatorServices();
   // Register these with a grpc::ServerBuilder; they live as long as this object.
   std::vector<grpc::Service*> services();
+  // Wakes waiting LeaseJobs calls: jobs may have become available (the
+  // requeuer calls this; Submit does it by itself).
+  void NotifyJobsAvailable();
+  // Ends waiting LeaseJobs calls (empty) and keeps new ones from waiting;
+  // call before grpc::Server::Shutdown.
+  void Shutdown();
 
   struct Impl;
 

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -185,6 +186,15 @@ struct WorkerInfo {
   std::string version;
 };
 
+// What the metrics show about the database (Store::Stats): counts by state
+// and the number of finding groups and live workers.
+struct StoreStats {
+  std::vector<std::pair<std::string, int64_t>> runs_by_state;  // every state, 0 included
+  std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // every state, 0 included
+  int64_t findings = 0;        // finding groups (distinct signatures per spec and target)
+  int64_t workers_alive = 0;   // workers seen (register, lease, heartbeat) within the window
+};
+
 // Paging: `after` is the page token of the previous page ("" for the first).
 struct Page {
   int size = 50;       // clamped to 1..500
@@ -269,6 +279,14 @@ class Store {
   absl::StatusOr<std::string> RegisterWorker(const WorkerInfo& info);
   // A registered worker; NOT_FOUND for an unknown id.
   absl::StatusOr<WorkerInfo> GetWorker(const std::string& id);
+  // Records that the worker was seen now (its last_heartbeat_at), as a
+  // heartbeat does; LeaseJobs calls this so a leasing worker counts as alive.
+  absl::Status TouchWorker(const std::string& id);
+
+  // --- metrics ---
+  // Runs and jobs by state, finding groups, and workers seen within the last
+  // `alive_ms`: one aggregate query.
+  absl::StatusOr<StoreStats> Stats(int64_t alive_ms);
 
   // --- API tokens ---
   // Creates a token for `role` (admin | submitter | worker) and returns it;

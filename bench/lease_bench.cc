@@ -1,0 +1,306 @@
+// Lease benchmark: how many jobs per second the coordinator hands out and
+// takes back (LeaseJobs + CompleteJob over real gRPC), and how long LeaseJobs
+// takes, with 1, 4 and 16 worker client processes.
+//
+//   lease_bench --coordinator BIN [--clients 1,4,16] [--max-jobs 1,8]
+//               [--seconds 8] [--jobs 30000]
+//   lease_bench client ADDR TOKEN START_NS END_NS MAX_JOBS OUT   (internal)
+//
+// The parent starts BIN on an embedded PostgreSQL in a temporary directory,
+// makes admin and worker tokens, stores specs/kv.dspec and a target, then for
+// each (max_jobs, clients) pair submits a run of --jobs jobs and spawns that
+// many client processes (this binary in client mode). Each client registers,
+// waits for a common start time, then loops LeaseJobs(max_jobs, wait_ms=1000)
+// -> CompleteJob(PASSED) for every leased job until the end time, and writes
+// its completions and per-call latencies to OUT. The parent prints one
+// Markdown table row per pair: completions per second inside the window, the
+// LeaseJobs latency percentiles (calls that returned jobs) and the
+// CompleteJob latency. The run is cancelled before the next pair starts.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "dualswarm/v1/run.grpc.pb.h"
+#include "dualswarm/v1/spec.grpc.pb.h"
+#include "dualswarm/v1/target.grpc.pb.h"
+#include "dualswarm/v1/worker.grpc.pb.h"
+#include "tests/common/processes.h"
+
+namespace {
+
+namespace v1 = ::dualswarm::v1;
+using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: the same in every process
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token, int seconds = 30) {
+  return dualswarm::testing::AuthContext(token, std::chrono::seconds(seconds));
+}
+
+// ------------------------------------------------------------------ client
+
+int Client(const std::string& addr, const std::string& token, int64_t start_ns, int64_t end_ns,
+           int max_jobs, const std::string& out_path) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of our own
+  auto channel = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  auto workers = v1::WorkerService::NewStub(channel);
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name(absl::StrCat("lease-bench-", getpid()));
+  rreq.set_slots(max_jobs);
+  rreq.add_adapters("jsonl");
+  v1::RegisterWorkerResponse reg;
+  grpc::Status st = workers->Register(Ctx(token).get(), rreq, &reg);
+  if (!st.ok()) {
+    std::cerr << "lease_bench client: Register: " << st.error_message() << "\n";
+    return 1;
+  }
+  bool late = NowNs() > start_ns;
+  while (NowNs() < start_ns) std::this_thread::sleep_for(std::chrono::microseconds(200));
+
+  std::vector<int64_t> lease_us;     // calls that returned jobs
+  std::vector<int64_t> complete_us;  // every CompleteJob
+  int64_t completed = 0, errors = 0, empty = 0;
+  v1::LeaseJobsRequest lreq;
+  lreq.set_worker_id(reg.worker_id());
+  lreq.set_max_jobs(max_jobs);
+  lreq.set_wait_ms(1000);
+  while (NowNs() < end_ns) {
+    v1::LeaseJobsResponse leased;
+    int64_t t0 = NowNs();
+    st = workers->LeaseJobs(Ctx(token, 10).get(), lreq, &leased);
+    int64_t t1 = NowNs();
+    if (!st.ok()) {
+      ++errors;
+      std::cerr << "lease_bench client: LeaseJobs: " << st.error_message() << "\n";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (leased.jobs_size() == 0) {
+      ++empty;
+      continue;
+    }
+    lease_us.push_back((t1 - t0) / 1000);
+    for (const auto& j : leased.jobs()) {
+      v1::CompleteJobRequest c;
+      c.set_worker_id(reg.worker_id());
+      c.set_job_id(j.job_id());
+      c.set_lease_token(j.lease_token());
+      c.set_outcome(v1::JOB_OUTCOME_PASSED);
+      c.set_seconds(0.001);
+      v1::CompleteJobResponse cr;
+      int64_t c0 = NowNs();
+      st = workers->CompleteJob(Ctx(token).get(), c, &cr);
+      complete_us.push_back((NowNs() - c0) / 1000);
+      if (!st.ok()) {
+        ++errors;
+        std::cerr << "lease_bench client: CompleteJob: " << st.error_message() << "\n";
+      } else if (NowNs() <= end_ns) {
+        ++completed;
+      }
+    }
+  }
+  std::ofstream out(out_path);
+  out << completed << " " << errors << " " << empty << " " << (late ? 1 : 0) << " "
+      << lease_us.size() << "\n";
+  for (int64_t us : lease_us) out << us << "\n";
+  for (int64_t us : complete_us) out << us << "\n";
+  return out.good() ? 0 : 1;
+}
+
+// ------------------------------------------------------------------ parent
+
+struct Options {
+  std::string coordinator;
+  std::vector<int> clients = {1, 4, 16};
+  std::vector<int> max_jobs = {1, 8};
+  int seconds = 8;
+  int jobs = 30000;
+};
+
+std::vector<int> ParseInts(const std::string& s) {
+  std::vector<int> out;
+  for (absl::string_view part : absl::StrSplit(s, ',', absl::SkipEmpty())) {
+    int v = 0;
+    if (absl::SimpleAtoi(part, &v) && v > 0) out.push_back(v);
+  }
+  return out;
+}
+
+double Percentile(const std::vector<int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return static_cast<double>(sorted[std::min(i, sorted.size() - 1)]) / 1000.0;
+}
+
+int Parent(const Options& o, const std::string& self) {
+  std::string tmp = dualswarm::testing::MakeTempDir("ds-lease-bench");
+  if (tmp.empty()) {
+    std::cerr << "lease_bench: cannot make a temporary directory\n";
+    return 1;
+  }
+  int rc = 0;
+  {
+    dualswarm::testing::CoordinatorProcess coord(
+        dualswarm::testing::CoordinatorProcess::Options{o.coordinator, tmp, "", {}, 0});
+    std::string err = coord.Start();
+    if (!err.empty()) {
+      std::cerr << "lease_bench: " << err << "\n";
+      return 1;
+    }
+    std::string admin = coord.Token("admin"), worker = coord.Token("worker");
+    if (admin.empty() || worker.empty()) {
+      std::cerr << "lease_bench: token create failed\n";
+      return 1;
+    }
+    auto channel = coord.channel();
+    auto specs = v1::SpecService::NewStub(channel);
+    auto targets = v1::TargetService::NewStub(channel);
+    auto runs = v1::RunService::NewStub(channel);
+    v1::CreateSpecRequest sreq;
+    sreq.set_file_name("kv.dspec");
+    sreq.set_source(dualswarm::testing::Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
+    v1::CreateSpecResponse spec;
+    grpc::Status st = specs->Create(Ctx(admin).get(), sreq, &spec);
+    v1::CreateTargetRequest treq;
+    treq.mutable_target()->set_name("bench");
+    treq.mutable_target()->set_adapter("jsonl");
+    treq.mutable_target()->set_address("127.0.0.1:9");
+    v1::Target target;
+    if (st.ok()) st = targets->Create(Ctx(admin).get(), treq, &target);
+    if (!st.ok()) {
+      std::cerr << "lease_bench: setup: " << st.error_message() << "\n";
+      return 1;
+    }
+
+    std::cout << "| max_jobs | clients | jobs/s | lease calls | lease p50 ms | p90 ms | p99 ms | max ms |"
+                 " complete p50 ms | complete p99 ms | errors | empty leases |\n"
+              << "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (int max_jobs : o.max_jobs) {
+      for (int n : o.clients) {
+        v1::SubmitRunRequest rreq;
+        rreq.mutable_template_()->set_spec_hash(spec.spec().hash());
+        rreq.mutable_template_()->set_target_id(target.id());
+        rreq.mutable_template_()->set_jobs(o.jobs);
+        rreq.mutable_template_()->set_seed(1);
+        v1::Run run;
+        st = runs->Submit(Ctx(admin, 120).get(), rreq, &run);
+        if (!st.ok()) {
+          std::cerr << "lease_bench: Submit: " << st.error_message() << "\n";
+          return 1;
+        }
+        // Room for n processes to start, connect and register on 2 busy cores.
+        int64_t start = NowNs() + 2'000'000'000LL + 150'000'000LL * n;
+        int64_t end = start + o.seconds * 1'000'000'000LL;
+        std::vector<pid_t> pids;
+        std::vector<std::string> outs;
+        for (int i = 0; i < n; ++i) {
+          outs.push_back(absl::StrCat(tmp, "/client-", max_jobs, "-", n, "-", i, ".out"));
+          pids.push_back(dualswarm::testing::Spawn(
+              {self, "client", coord.address(), worker, std::to_string(start), std::to_string(end),
+               std::to_string(max_jobs), outs.back()},
+              tmp + "/clients.log"));
+        }
+        bool ok = true;
+        for (pid_t pid : pids) {
+          int status = 0;
+          if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+              WEXITSTATUS(status) != 0)
+            ok = false;
+        }
+        int64_t completed = 0, errors = 0, empty = 0, late = 0;
+        std::vector<int64_t> lat, comp;
+        for (const auto& path : outs) {
+          std::ifstream in(path);
+          int64_t c = 0, e = 0, z = 0, l = 0, nl = 0;
+          if (!(in >> c >> e >> z >> l >> nl)) {
+            ok = false;
+            continue;
+          }
+          completed += c;
+          errors += e;
+          empty += z;
+          late += l;
+          for (int64_t us, k = 0; in >> us; ++k) (k < nl ? lat : comp).push_back(us);
+        }
+        std::sort(lat.begin(), lat.end());
+        std::sort(comp.begin(), comp.end());
+        double rate = static_cast<double>(completed) / o.seconds;
+        std::cout << absl::StrFormat("| %d | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d |%s\n",
+                                     max_jobs, n, rate, lat.size(), Percentile(lat, 0.5),
+                                     Percentile(lat, 0.9), Percentile(lat, 0.99),
+                                     lat.empty() ? 0.0 : lat.back() / 1000.0,
+                                     Percentile(comp, 0.5), Percentile(comp, 0.99), errors, empty,
+                                     ok ? (late ? " (some clients started late)" : "")
+                                        : " CLIENT FAILURE (see clients.log)")
+                  << std::flush;
+        if (!ok) rc = 1;
+        v1::CancelRunRequest creq;
+        creq.set_id(run.id());
+        (void)runs->Cancel(Ctx(admin, 120).get(), creq, &run);
+      }
+    }
+    if (rc != 0) std::cerr << dualswarm::testing::Slurp(tmp + "/clients.log");
+    coord.Stop();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "client") {
+    int64_t start = 0, end = 0;
+    int max_jobs = 0;
+    if (argc != 8 || !absl::SimpleAtoi(argv[4], &start) || !absl::SimpleAtoi(argv[5], &end) ||
+        !absl::SimpleAtoi(argv[6], &max_jobs)) {
+      std::cerr << "lease_bench client ADDR TOKEN START_NS END_NS MAX_JOBS OUT\n";
+      return 2;
+    }
+    return Client(argv[2], argv[3], start, end, max_jobs, argv[7]);
+  }
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--coordinator") o.coordinator = next();
+    else if (a == "--clients") o.clients = ParseInts(next());
+    else if (a == "--max-jobs") o.max_jobs = ParseInts(next());
+    else if (a == "--seconds") o.seconds = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
+    else {
+      std::cerr << "usage: lease_bench --coordinator BIN [--clients 1,4,16] [--max-jobs 1,8]"
+                   " [--seconds 8] [--jobs 30000]\n";
+      return 2;
+    }
+  }
+  if (o.coordinator.empty() || o.clients.empty() || o.max_jobs.empty()) {
+    std::cerr << "lease_bench: --coordinator BIN is required\n";
+    return 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  return Parent(o, self);
+}

@@ -1,0 +1,228 @@
+#include "services/coordinator/metrics.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace dualswarm::coord {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Latencies from 0.5 ms to 60 s (a LeaseJobs long-poll may wait a minute).
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  return {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+}
+
+// Job wall times from 10 ms to 2 hours.
+prometheus::Histogram::BucketBoundaries DurationBuckets() {
+  return {0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
+}
+
+// "/dualswarm.v1.WorkerService/LeaseJobs" -> "WorkerService/LeaseJobs".
+std::string MethodLabel(const char* method) {
+  absl::string_view m = method == nullptr ? "" : method;
+  if (!m.empty() && m[0] == '/') m.remove_prefix(1);
+  size_t dot = m.substr(0, m.find('/')).rfind('.');
+  if (dot != absl::string_view::npos) m.remove_prefix(dot + 1);
+  return std::string(m);
+}
+
+class RpcCounterInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  RpcCounterInterceptor(CoordinatorMetrics* metrics, const char* method)
+      : metrics_(metrics), method_(method) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS))
+      metrics_->RpcFinished(method_, methods->GetSendStatus().error_code());
+    methods->Proceed();
+  }
+
+ private:
+  CoordinatorMetrics* metrics_;
+  const char* method_;
+};
+
+class RpcCounterFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit RpcCounterFactory(CoordinatorMetrics* metrics) : metrics_(metrics) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new RpcCounterInterceptor(metrics_, info->method());
+  }
+
+ private:
+  CoordinatorMetrics* metrics_;
+};
+
+}  // namespace
+
+CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
+    : store_(store), options_(options), registry_(std::make_shared<prometheus::Registry>()) {
+  prometheus::Registry& r = *registry_;
+  runs_ = &prometheus::BuildGauge()
+               .Name("dualswarm_runs")
+               .Help("Runs by state (from the database)")
+               .Register(r);
+  jobs_ = &prometheus::BuildGauge()
+               .Name("dualswarm_jobs")
+               .Help("Jobs by state, over all runs (from the database)")
+               .Register(r);
+  findings_ = &prometheus::BuildGauge()
+                   .Name("dualswarm_findings")
+                   .Help("Finding groups: distinct signatures per spec version and target (from the database)")
+                   .Register(r)
+                   .Add({});
+  workers_alive_ = &prometheus::BuildGauge()
+                        .Name("dualswarm_workers_alive")
+                        .Help("Workers that registered, leased or heartbeat within the last 3 lease durations (from the database)")
+                        .Register(r)
+                        .Add({});
+  database_up_ = &prometheus::BuildGauge()
+                      .Name("dualswarm_database_up")
+                      .Help("1 if the last refresh of the database gauges succeeded, else 0")
+                      .Register(r)
+                      .Add({});
+  refresh_seconds_ = &prometheus::BuildGauge()
+                          .Name("dualswarm_stats_refresh_seconds")
+                          .Help("How long the last refresh of the database gauges took")
+                          .Register(r)
+                          .Add({});
+  lease_latency_ = &prometheus::BuildHistogram()
+                        .Name("dualswarm_lease_latency_seconds")
+                        .Help("LeaseJobs calls that returned jobs: time from the call arriving to the response, long-poll wait included")
+                        .Register(r)
+                        .Add({}, LatencyBuckets());
+  lease_query_ = &prometheus::BuildHistogram()
+                      .Name("dualswarm_lease_query_seconds")
+                      .Help("The store's lease transaction (every attempt, also those that found no job)")
+                      .Register(r)
+                      .Add({}, LatencyBuckets());
+  jobs_leased_ = &prometheus::BuildCounter()
+                      .Name("dualswarm_jobs_leased_total")
+                      .Help("Leases handed out (a job leased again after an expiry counts again)")
+                      .Register(r)
+                      .Add({});
+  job_duration_ = &prometheus::BuildHistogram()
+                       .Name("dualswarm_job_duration_seconds")
+                       .Help("Wall time of completed jobs as their workers report it (CompleteJob.seconds)")
+                       .Register(r)
+                       .Add({}, DurationBuckets());
+  completed_ = &prometheus::BuildCounter()
+                    .Name("dualswarm_jobs_completed_total")
+                    .Help("Accepted job completions by outcome (duplicates not counted)")
+                    .Register(r);
+  counterexamples_ = &prometheus::BuildCounter()
+                          .Name("dualswarm_counterexamples_total")
+                          .Help("Counterexamples reported (FAILED completions accepted)")
+                          .Register(r)
+                          .Add({});
+  rpcs_ = &prometheus::BuildCounter()
+               .Name("dualswarm_rpcs_total")
+               .Help("gRPC calls handled, by method (Service/Method) and status code")
+               .Register(r);
+  for (const char* s : {"queued", "running", "passed", "failed", "cancelled", "error"})
+    runs_->Add({{"state", s}});
+  for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"})
+    jobs_->Add({{"state", s}});
+  for (const char* o : {"passed", "failed", "inconclusive", "error"}) completed_->Add({{"outcome", o}});
+}
+
+CoordinatorMetrics::~CoordinatorMetrics() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+  exposer_.reset();
+}
+
+absl::StatusOr<int> CoordinatorMetrics::Serve(const std::string& listen) {
+  if (exposer_ != nullptr) return absl::FailedPreconditionError("metrics are already served");
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty() || ports[0] <= 0) {
+    exposer_.reset();
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen));
+  }
+  Refresh();  // the first scrape already sees the database
+  refresher_ = std::thread([this] { RefreshLoop(); });
+  return ports[0];
+}
+
+void CoordinatorMetrics::LeaseServed(double seconds, int jobs) {
+  lease_latency_->Observe(seconds);
+  jobs_leased_->Increment(jobs);
+}
+
+void CoordinatorMetrics::LeaseQueried(double seconds) { lease_query_->Observe(seconds); }
+
+void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds,
+                                      bool counterexample) {
+  job_duration_->Observe(std::max(seconds, 0.0));
+  completed_->Add({{"outcome", outcome}}).Increment();
+  if (counterexample) counterexamples_->Increment();
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+CoordinatorMetrics::RpcCounter() {
+  return std::make_unique<RpcCounterFactory>(this);
+}
+
+void CoordinatorMetrics::RpcFinished(const char* method, grpc::StatusCode code) {
+  rpcs_->Add({{"method", MethodLabel(method)},
+              {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}})
+      .Increment();
+}
+
+void CoordinatorMetrics::Refresh() {
+  auto t0 = Clock::now();
+  auto stats = store_->Stats(3 * options_.lease_ms);
+  refresh_seconds_->Set(std::chrono::duration<double>(Clock::now() - t0).count());
+  if (!stats.ok()) {
+    database_up_->Set(0);  // the gauges keep their last values
+    return;
+  }
+  database_up_->Set(1);
+  for (const auto& [state, n] : stats->runs_by_state) runs_->Add({{"state", state}}).Set(n);
+  for (const auto& [state, n] : stats->jobs_by_state) jobs_->Add({{"state", state}}).Set(n);
+  findings_->Set(static_cast<double>(stats->findings));
+  workers_alive_->Set(static_cast<double>(stats->workers_alive));
+}
+
+void CoordinatorMetrics::RefreshLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    // A slow database (a huge jobs table) is asked less often: the query
+    // takes at most a tenth of the time.
+    auto pause = std::chrono::milliseconds(std::max<int64_t>(
+        options_.refresh_ms, static_cast<int64_t>(refresh_seconds_->Value() * 10000)));
+    if (cv_.wait_for(lock, pause, [&] { return stopping_; })) return;
+    lock.unlock();
+    Refresh();
+    lock.lock();
+  }
+}
+
+}  // namespace dualswarm::coord
