@@ -52,6 +52,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     LaunchOptions lo;
     lo.command = o.launch;
     lo.ready_timeout_ms = o.ready_timeout_ms;
+    lo.work_root = o.work_root;
     auto s = SutProcess::Launch(lo);
     if (!s.ok()) return s.status();
     sut = std::move(*s);

@@ -79,6 +79,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     JobOptions o = ReplayOptions(cx, input);
     o.launch = job.launch;
     o.ready_timeout_ms = job.ready_timeout_ms;
+    o.work_root = job.work_root;
     o.cancel = job.cancel;
     auto r = RunJob(spec, o);
     if (!r.ok()) return r.status();
@@ -165,6 +166,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     JobOptions o = ReplayOptions(cx, sequential);
     o.launch = job.launch;
     o.ready_timeout_ms = job.ready_timeout_ms;
+    o.work_root = job.work_root;
     o.cancel = job.cancel;
     auto r = RunJob(spec, o);
     ++reruns;

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +23,15 @@
 #include "absl/strings/str_replace.h"
 
 namespace dualswarm::workers {
+
+namespace {
+std::atomic<SutObserver> g_sut_observer{nullptr};
+void NotifySut(pid_t pgid, bool started) {
+  if (SutObserver o = g_sut_observer.load(); o != nullptr) o(pgid, started);
+}
+}  // namespace
+
+void SetSutObserver(SutObserver observer) { g_sut_observer.store(observer); }
 
 absl::StatusOr<int> PickFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -75,6 +86,9 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
     ::setsid();
+    // If the process that launched the SUT dies without stopping it, the SUT
+    // dies too (its group's other members are the observer's business).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);
@@ -87,6 +101,7 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
     _exit(127);
   }
   p->pid_ = pid;
+  NotifySut(pid, true);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
   while (true) {
     std::string status;
@@ -136,6 +151,7 @@ void SutProcess::Stop() {
     ::waitpid(pid_, &wait_status_, 0);
     reaped_ = true;
   }
+  NotifySut(pid_, false);
 }
 
 std::string SutProcess::LogTail(size_t max_bytes) const {

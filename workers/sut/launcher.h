@@ -48,6 +48,13 @@ class SutProcess {
   int wait_status_ = 0;
 };
 
+// A process-wide observer told the process-group id of every SUT this
+// process starts (started = true) and stops (started = false). The worker's
+// job process reports them to the daemon, which kills whatever group is left
+// if the job process itself dies. Set once before launching; nullptr: none.
+using SutObserver = void (*)(pid_t pgid, bool started);
+void SetSutObserver(SutObserver observer);
+
 // A loopback TCP port that was free a moment ago.
 absl::StatusOr<int> PickFreePort();
 // Whether 127.0.0.1:port (or host:port) accepts a TCP connection now.

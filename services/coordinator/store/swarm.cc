@@ -23,8 +23,10 @@ std::vector<SwarmJob> ExpandSwarm(uint64_t run_seed, int jobs, int choice_sites)
   absl::flat_hash_set<std::string> masks;
   for (int i = 0; i < jobs; ++i) {
     SwarmJob job;
-    // run_seed + i is distinct for distinct i (mod 2^64); MixSeed is a bijection.
-    job.seed = MixSeed(run_seed + static_cast<uint64_t>(i));
+    // run_seed + i is distinct for distinct i (mod 2^64); MixSeed is a
+    // bijection. Seeds keep to 63 bits so every tool that takes a seed
+    // (`dualswarm test --seed`, counterexample JSON) can take them.
+    job.seed = MixSeed(run_seed + static_cast<uint64_t>(i)) & 0x7fffffffffffffffull;
     job.branch_order = check::BranchOrderName(kOrders[i % 4]);
     if (i > 0 && choice_sites > 0) {
       // Redraw a mask that another job already has (bounded: a small mask

@@ -19,7 +19,8 @@ struct SwarmJob {
 
 // `jobs` jobs for a run with base seed `run_seed` over a spec whose gen has
 // `choice_sites` choice sites. Guarantees:
-//  * seeds are pairwise distinct (a bijective mix of run_seed + index);
+//  * seeds are pairwise distinct in practice (a bijective mix of run_seed +
+//    index, cut to 63 bits so `dualswarm test --seed` takes them);
 //  * branch orders cycle through first, last, random, most-constrained;
 //  * job 0 has the empty mask (every feature on); the others get random
 //    masks (each alternative off with probability 1/3), pairwise distinct

@@ -1,0 +1,363 @@
+// Distributed end-to-end tests: the real dualswarm-coordinator (embedded
+// PostgreSQL in a temporary directory) and real dualswarm-worker daemons
+// over loopback gRPC, testing the reference WebDAV server and its mutants.
+// Covers: a correct server passes and a mutant fails with one finding group
+// whose counterexample replays; a worker killed with SIGKILL mid-job (its
+// job is re-leased and finished by another worker, counted once); a
+// coordinator restart mid-run; targets that exit at once, never become
+// ready, or flood garbage; a SIGTERM that drains; worker metrics.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "dualswarm/v1/finding.grpc.pb.h"
+#include "dualswarm/v1/run.grpc.pb.h"
+#include "dualswarm/v1/spec.grpc.pb.h"
+#include "dualswarm/v1/target.grpc.pb.h"
+#include "engine/harness/counterexample.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+#include "tests/common/processes.h"
+#include "workers/runner/runner.h"
+#include "workers/runner/shrink_job.h"
+#include "workers/sut/launcher.h"
+
+namespace {
+
+namespace v1 = ::dualswarm::v1;
+using dualswarm::testing::AuthContext;
+using dualswarm::testing::CoordinatorProcess;
+using dualswarm::testing::Slurp;
+using dualswarm::testing::WaitFor;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const std::string kWebdav = DS_REF_WEBDAV;
+
+struct Worker {
+  pid_t pid = -1;
+  std::string log;
+  std::string work_dir;
+};
+
+class SwarmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = dualswarm::testing::MakeTempDir("ds-swarm");
+    ASSERT_FALSE(tmp_.empty());
+    StartCoordinator({"--lease-ms", "3000"});
+  }
+
+  void TearDown() override {
+    for (auto& w : workers_) KillWorker(w);
+    coordinator_.reset();
+    if (!HasFailure()) {
+      std::error_code ec;
+      std::filesystem::remove_all(tmp_, ec);
+    } else {
+      std::fprintf(stderr, "test files kept in %s\n", tmp_.c_str());
+    }
+  }
+
+  void StartCoordinator(std::vector<std::string> extra) {
+    coordinator_ = std::make_unique<CoordinatorProcess>(
+        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", extra, 0});
+    std::string err = coordinator_->Start();
+    ASSERT_EQ(err, "");
+    Connect();
+    submitter_ = coordinator_->Token("submitter");
+    admin_ = coordinator_->Token("admin");
+    worker_token_ = coordinator_->Token("worker");
+    ASSERT_FALSE(submitter_.empty() || admin_.empty() || worker_token_.empty());
+  }
+
+  void Connect() {
+    auto ch = coordinator_->channel();
+    specs_ = v1::SpecService::NewStub(ch);
+    targets_ = v1::TargetService::NewStub(ch);
+    runs_ = v1::RunService::NewStub(ch);
+    findings_ = v1::FindingService::NewStub(ch);
+  }
+
+  Worker& StartWorker(const std::string& name, int slots, std::vector<std::string> extra = {}) {
+    Worker w;
+    w.log = absl::StrCat(tmp_, "/", name, ".log");
+    w.work_dir = absl::StrCat(tmp_, "/", name);
+    std::vector<std::string> argv = {DUALSWARM_WORKER, "--coordinator", coordinator_->address(),
+                                     "--slots", absl::StrCat(slots), "--name", name,
+                                     "--work-dir", w.work_dir, "--lease-wait-ms", "500",
+                                     "--shrink-time", "20"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    w.pid = dualswarm::testing::Spawn(argv, w.log, {{"DUALSWARM_TOKEN", worker_token_}});
+    EXPECT_GT(w.pid, 0);
+    EXPECT_TRUE(WaitFor([&] { return absl::StrContains(Slurp(w.log), "registered with"); }, seconds(20)))
+        << Slurp(w.log);
+    workers_.push_back(w);
+    return workers_.back();
+  }
+
+  static void KillWorker(Worker& w) {
+    if (w.pid <= 0) return;
+    kill(w.pid, SIGKILL);
+    waitpid(w.pid, nullptr, 0);
+    w.pid = -1;
+  }
+
+  // SIGTERM; returns the exit code (-1 if it did not exit within `limit`).
+  static int StopWorker(Worker& w, seconds limit = seconds(60)) {
+    if (w.pid <= 0) return -1;
+    kill(w.pid, SIGTERM);
+    int status = 0;
+    bool exited = WaitFor([&] { return waitpid(w.pid, &status, WNOHANG) == w.pid; }, limit);
+    if (!exited) return -1;
+    w.pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string PushSpec(const std::string& file) {
+    v1::CreateSpecRequest req;
+    req.set_file_name(std::filesystem::path(file).filename().string());
+    req.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/" + file));
+    v1::CreateSpecResponse resp;
+    grpc::Status s = specs_->Create(AuthContext(submitter_).get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.spec().hash();
+  }
+
+  int64_t AddTarget(const std::string& name, const std::string& launch, int ready_timeout_ms = 10000) {
+    v1::CreateTargetRequest req;
+    req.mutable_target()->set_name(name);
+    req.mutable_target()->set_adapter("http");
+    req.mutable_target()->set_launch(launch);
+    req.mutable_target()->mutable_readiness()->set_timeout_ms(ready_timeout_ms);
+    v1::Target t;
+    grpc::Status s = targets_->Create(AuthContext(admin_).get(), req, &t);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return t.id();
+  }
+
+  static std::string Webdav(int mutant) {
+    return absl::StrCat(kWebdav, " --port {port} --dir {dir} --mutant ", mutant);
+  }
+
+  v1::Run Submit(const std::string& spec, int64_t target, int jobs, uint64_t steps, int64_t time_budget_ms = 0,
+                 uint64_t seed = 7) {
+    v1::SubmitRunRequest req;
+    auto* t = req.mutable_template_();
+    t->set_spec_hash(spec);
+    t->set_target_id(target);
+    t->set_jobs(jobs);
+    t->set_seed(seed);
+    t->mutable_budget()->set_steps(steps);
+    t->mutable_budget()->set_time_budget_ms(time_budget_ms);
+    t->mutable_budget()->set_response_timeout_ms(2000);
+    v1::Run run;
+    grpc::Status s = runs_->Submit(AuthContext(submitter_).get(), req, &run);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return run;
+  }
+
+  v1::Run GetRun(int64_t id) {
+    v1::GetRunRequest req;
+    req.set_id(id);
+    v1::Run run;
+    grpc::Status s = runs_->Get(AuthContext(submitter_).get(), req, &run);
+    if (!s.ok()) run.set_state(v1::RUN_STATE_UNSPECIFIED);
+    return run;
+  }
+
+  static bool Final(const v1::Run& r) {
+    return r.state() == v1::RUN_STATE_PASSED || r.state() == v1::RUN_STATE_FAILED ||
+           r.state() == v1::RUN_STATE_CANCELLED || r.state() == v1::RUN_STATE_ERROR;
+  }
+
+  v1::Run WaitRun(int64_t id, seconds limit) {
+    v1::Run run;
+    WaitFor([&] { run = GetRun(id); return Final(run); }, limit);
+    return run;
+  }
+
+  std::string WorkerLogs() {
+    std::string out;
+    for (const auto& w : workers_) absl::StrAppend(&out, "--- ", w.log, "\n", Slurp(w.log));
+    return out;
+  }
+
+  std::vector<v1::Finding> FindingsOfRun(int64_t run_id) {
+    v1::ListFindingsRequest req;
+    req.set_run_id(run_id);
+    v1::ListFindingsResponse resp;
+    grpc::Status s = findings_->List(AuthContext(submitter_).get(), req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return {resp.findings().begin(), resp.findings().end()};
+  }
+
+  v1::Finding GetFinding(int64_t id) {
+    v1::GetFindingRequest req;
+    req.set_id(id);
+    req.set_max_counterexamples(100);
+    v1::Finding f;
+    grpc::Status s = findings_->Get(AuthContext(submitter_).get(), req, &f);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return f;
+  }
+
+  std::string tmp_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
+  std::string submitter_, admin_, worker_token_;
+  std::unique_ptr<v1::SpecService::Stub> specs_;
+  std::unique_ptr<v1::TargetService::Stub> targets_;
+  std::unique_ptr<v1::RunService::Stub> runs_;
+  std::unique_ptr<v1::FindingService::Stub> findings_;
+  std::vector<Worker> workers_;
+};
+
+TEST_F(SwarmTest, CorrectServerPassesAndAMutantFailsWithOneReplayableFindingGroup) {
+  StartWorker("w1", 2);
+  StartWorker("w2", 2);
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  int64_t bad = AddTarget("webdav-mutant-6", Webdav(6));
+
+  v1::Run pass = Submit(spec, good, 4, 500);
+  v1::Run fail = Submit(spec, bad, 8, 2000);
+  pass = WaitRun(pass.id(), seconds(120));
+  fail = WaitRun(fail.id(), seconds(180));
+  ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 4);
+  EXPECT_TRUE(FindingsOfRun(pass.id()).empty());
+
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  EXPECT_GE(fail.counts().failed(), 1);
+  EXPECT_EQ(fail.counts().error(), 0) << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_EQ(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  EXPECT_EQ(f.kind(), v1::VERDICT_KIND_SAFETY);
+  EXPECT_EQ(f.count(), fail.counts().failed());  // every failing job in the one group
+  ASSERT_GE(f.counterexamples_size(), 1);
+  const v1::Counterexample& smallest = f.counterexamples(0);
+  EXPECT_EQ(smallest.id(), f.smallest_counterexample_id());
+  for (const auto& c : f.counterexamples()) EXPECT_LE(smallest.size(), c.size());
+  EXPECT_LT(smallest.size(), smallest.unshrunk_size());
+  EXPECT_LE(smallest.size(), 8);
+
+  // The smallest counterexample replays on fresh servers, here, from the
+  // coordinator's copy alone.
+  auto cx = dualswarm::harness::CounterexampleFromJson(smallest.document_json());
+  ASSERT_TRUE(cx.ok()) << cx.status();
+  EXPECT_EQ(cx->signature, f.signature());
+  auto loaded = dualswarm::lang::LoadSpec("http_webdav.dspec",
+                                          Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_webdav.dspec"));
+  ASSERT_TRUE(loaded.ok());
+  int reproduced = 0;
+  for (int i = 0; i < 5; ++i) {
+    dualswarm::workers::JobOptions o = dualswarm::workers::ReplayOptions(*cx, cx->input);
+    o.launch = Webdav(6);
+    auto r = dualswarm::workers::RunJob(*loaded, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->outcome != dualswarm::workers::Outcome::kPassed &&
+        dualswarm::harness::ComputeSignature(dualswarm::workers::VerdictOf(*r), r->trace) == f.signature())
+      ++reproduced;
+  }
+  EXPECT_GE(reproduced, 4);
+}
+
+TEST_F(SwarmTest, AWorkerKilledMidJobLosesNothingAndCountsNothingTwice) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  // Mutant 8 leaves every 7th request unanswered: found after the 2 s
+  // response timeout, then shrinking takes several more seconds — a wide
+  // window to kill the worker while it holds the lease.
+  int64_t bad = AddTarget("webdav-mutant-8", Webdav(8));
+  Worker& a = StartWorker("a", 1);
+  v1::Run run = Submit(spec, bad, 1, 2000);
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(Slurp(a.log), "started"); }, seconds(30))) << Slurp(a.log);
+  std::this_thread::sleep_for(milliseconds(1500));
+  KillWorker(a);
+  // Its tester and SUT die with it (parent-death signals): nothing keeps
+  // serving from its work directory.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        dualswarm::testing::CommandResult r =
+            dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", a.work_dir});
+        return r.exit_code == 1;  // no process mentions the work dir
+      },
+      seconds(10)));
+  StartWorker("b", 1);
+  run = WaitRun(run.id(), seconds(120));
+  ASSERT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().failed(), 1);
+  std::vector<v1::Finding> groups = FindingsOfRun(run.id());
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(GetFinding(groups[0].id()).count(), 1);  // the killed attempt reported nothing
+  EXPECT_TRUE(absl::StrContains(Slurp(workers_.back().log), "attempt 2")) << WorkerLogs();
+}
+
+TEST_F(SwarmTest, ARunSurvivesACoordinatorRestart) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  StartWorker("w1", 2);
+  v1::Run run = Submit(spec, good, 6, 1000000, /*time_budget_ms=*/1500);
+  ASSERT_TRUE(WaitFor([&] { return GetRun(run.id()).counts().passed() >= 1; }, seconds(60))) << WorkerLogs();
+  ASSERT_EQ(coordinator_->Stop(), 0) << coordinator_->log();
+  std::this_thread::sleep_for(seconds(2));
+  ASSERT_EQ(coordinator_->Start(), "");
+  Connect();
+  run = WaitRun(run.id(), seconds(120));
+  EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().passed(), 6);
+  EXPECT_TRUE(absl::StrContains(Slurp(workers_[0].log), "the coordinator is back") ||
+              absl::StrContains(Slurp(workers_[0].log), "report failed"))
+      << WorkerLogs();
+}
+
+TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  Worker& w = StartWorker("w1", 2);
+  int64_t exits = AddTarget("exits-at-once", "/bin/false --port {port}");
+  int64_t never_ready = AddTarget("never-ready", "sleep 60 # never listens on {port}", /*ready_timeout_ms=*/1000);
+  int64_t garbage = AddTarget("garbage", absl::StrCat(DS_GARBAGE_SERVER, " --port {port}"));
+  v1::Run r1 = WaitRun(Submit(spec, exits, 1, 100).id(), seconds(60));
+  v1::Run r2 = WaitRun(Submit(spec, never_ready, 1, 100).id(), seconds(60));
+  v1::Run r3 = WaitRun(Submit(spec, garbage, 1, 100).id(), seconds(90));
+  EXPECT_EQ(r1.state(), v1::RUN_STATE_ERROR) << r1.DebugString();
+  EXPECT_EQ(r1.counts().error(), 1);
+  EXPECT_EQ(r2.state(), v1::RUN_STATE_ERROR) << r2.DebugString();
+  // A flood of non-HTTP bytes is a response no spec execution explains.
+  EXPECT_EQ(r3.state(), v1::RUN_STATE_FAILED) << r3.DebugString() << WorkerLogs();
+  std::string log = Slurp(w.log);
+  EXPECT_TRUE(absl::StrContains(log, "exited before it accepted connections")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "did not accept connections")) << log;
+  // Still serving: a good run after the broken ones passes.
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  v1::Run ok = WaitRun(Submit(spec, good, 2, 300).id(), seconds(60));
+  EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
+  EXPECT_GT(w.pid, 0);
+  EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
+}
+
+TEST_F(SwarmTest, SigtermDrainsRunningJobsAndExitsCleanly) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  Worker& w = StartWorker("w1", 2, {"--metrics-listen", "127.0.0.1:0"});
+  v1::Run run = Submit(spec, good, 2, 1000000, /*time_budget_ms=*/2000);
+  ASSERT_TRUE(WaitFor([&] { return GetRun(run.id()).counts().leased() == 2; }, seconds(30))) << WorkerLogs();
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(StopWorker(w), 0) << Slurp(w.log);
+  v1::Run after = GetRun(run.id());
+  EXPECT_EQ(after.state(), v1::RUN_STATE_PASSED) << after.DebugString() << Slurp(w.log);
+  EXPECT_EQ(after.counts().passed(), 2);
+  EXPECT_TRUE(absl::StrContains(Slurp(w.log), "stopping: no new jobs")) << Slurp(w.log);
+}
+
+}  // namespace

@@ -1,0 +1,134 @@
+#include "workers/daemon/job_child.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "dualswarm/v1/worker.pb.h"
+#include "workers/daemon/job_plan.h"
+#include "workers/runner/shrink_job.h"
+#include "workers/sut/launcher.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+int g_progress_fd = -1;
+
+// Async-signal-safe enough: a single write(2) of a short line.
+void WriteLine(const std::string& line) {
+  if (g_progress_fd < 0) return;
+  std::string l = line + "\n";
+  (void)!::write(g_progress_fd, l.data(), l.size());
+}
+
+void OnSut(pid_t pgid, bool started) {
+  WriteLine(absl::StrCat("{\"sut\":", pgid, ",\"up\":", started ? "true" : "false", "}"));
+}
+
+void OnTerm(int) { g_cancel.store(true); }
+
+bool WriteFile(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out << data;
+    if (!out.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int RunJobChild(const JobChildOptions& options) {
+  // Die with the daemon: a killed daemon must not leave testers behind.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() == 1) return 143;
+  g_progress_fd = options.progress_fd;
+  struct sigaction sa {};
+  sa.sa_handler = OnTerm;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  SetSutObserver(&OnSut);
+
+  v1::LeasedJob job;
+  {
+    std::ifstream in(options.job_file, std::ios::binary);
+    if (!in || !job.ParseFromIstream(&in)) {
+      std::fprintf(stderr, "run-job: cannot read the lease from %s\n", options.job_file.c_str());
+      return 2;
+    }
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  auto finish = [&](const v1::CompleteJobRequest& req) {
+    if (g_cancel.load()) return 143;
+    if (!WriteFile(options.result_file, req.SerializeAsString())) {
+      std::fprintf(stderr, "run-job: cannot write %s\n", options.result_file.c_str());
+      return 2;
+    }
+    return 0;
+  };
+
+  auto plan = PlanJob(job, options.work_root);
+  if (!plan.ok()) return finish(CompletionForError(job, std::string(plan.status().message()), seconds()));
+  JobOptions& o = plan->options;
+  o.cancel = &g_cancel;
+  o.on_progress = [](const JobProgress& p) {
+    WriteLine(absl::StrCat("{\"sent\":", p.sent, ",\"received\":", p.received, ",\"frontier\":", p.frontier, "}"));
+  };
+  std::fprintf(stderr, "run-job: job %lld (run %lld, #%d, attempt %d), seed %llu, %s\n",
+               static_cast<long long>(job.job_id()), static_cast<long long>(job.run_id()), job.index(),
+               job.attempt(), static_cast<unsigned long long>(job.seed()),
+               o.launch.empty() ? o.target.c_str() : o.launch.c_str());
+  auto result = RunJob(plan->spec, o);
+  if (g_cancel.load()) return 143;
+  if (!result.ok()) {
+    // The SUT would not start or the job could not run: an error, not a finding.
+    return finish(CompletionForError(job, std::string(result.status().message()), seconds()));
+  }
+  int shrink_reruns = 0;
+  v1::CompleteJobRequest req;
+  if (IsFinding(result->outcome)) {
+    ShrinkJobOptions so;
+    so.max_reruns = options.shrink_max_reruns;
+    so.max_seconds = options.shrink_max_seconds;
+    so.on_progress = [&](int reruns, size_t size) {
+      shrink_reruns = reruns;
+      WriteLine(absl::StrCat("{\"shrink_reruns\":", reruns, ",\"size\":", size, "}"));
+    };
+    auto cx = MakeCounterexample(plan->spec, o, *result, so);
+    if (g_cancel.load()) return 143;
+    if (!cx.ok()) {
+      // Shrinking broke down: report the finding unshrunk rather than lose it.
+      std::fprintf(stderr, "run-job: shrinking failed: %s\n", std::string(cx.status().message()).c_str());
+      ShrinkJobOptions none;
+      none.shrink = false;
+      cx = MakeCounterexample(plan->spec, o, *result, none);
+    }
+    if (cx.ok()) shrink_reruns = cx->shrink_reruns;
+    req = CompletionForResult(job, *result, cx.ok() ? &*cx : nullptr);
+  } else {
+    req = CompletionForResult(job, *result, nullptr);
+  }
+  req.set_seconds(seconds());
+  const auto& s = result->stats.solver;
+  WriteLine(absl::StrCat("{\"stats\":{\"solver_checks\":", s.checks, ",\"z3_calls\":", s.z3_calls,
+                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"shrink_reruns\":", shrink_reruns, "}}"));
+  return finish(req);
+}
+
+}  // namespace dualswarm::workers

@@ -1,0 +1,247 @@
+#include "workers/daemon/job_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ir/json.h"
+#include "workers/daemon/job_plan.h"
+
+extern char** environ;
+
+namespace dualswarm::workers {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int kChildProgressFd = 3;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJob& job,
+                                                             const JobProcessOptions& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.job_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", options.job_dir, ": ", ec.message()));
+  std::string job_file = options.job_dir + "/job.pb";
+  {
+    std::ofstream out(job_file, std::ios::binary | std::ios::trunc);
+    if (!out || !job.SerializeToOstream(&out))
+      return absl::InternalError(absl::StrCat("cannot write ", job_file));
+  }
+  std::string result_file = options.job_dir + "/result.pb";
+  std::filesystem::remove(result_file, ec);
+  std::string log_file = options.job_dir + "/tester.log";
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  // Keep the write end away from fd 3 so dup2 in the child really copies it
+  // (a dup2 onto itself would keep FD_CLOEXEC).
+  int wfd = ::fcntl(fds[1], F_DUPFD_CLOEXEC, 10);
+  ::close(fds[1]);
+  if (wfd < 0) {
+    ::close(fds[0]);
+    return absl::InternalError(absl::StrCat("fcntl: ", std::strerror(errno)));
+  }
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+
+  std::vector<std::string> argv = {options.self_exe,
+                                   "run-job",
+                                   "--job",
+                                   job_file,
+                                   "--out",
+                                   result_file,
+                                   "--work-root",
+                                   options.job_dir,
+                                   "--progress-fd",
+                                   absl::StrCat(kChildProgressFd),
+                                   "--shrink-reruns",
+                                   absl::StrCat(options.shrink_max_reruns),
+                                   "--shrink-time",
+                                   absl::StrCat(options.shrink_max_seconds)};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_adddup2(&fa, wfd, kChildProgressFd);
+  // The daemon blocks SIGINT/SIGTERM in its threads (a signal thread takes
+  // them); the child must get them.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  std::unique_ptr<JobProcess> p(new JobProcess());
+  p->job_ = job;
+  p->options_ = options;
+  int rc = ::posix_spawn(&p->pid_, options.self_exe.c_str(), &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(wfd);
+  if (rc != 0) {
+    ::close(fds[0]);
+    p->pid_ = -1;
+    return absl::InternalError(absl::StrCat("cannot start ", options.self_exe, ": ", std::strerror(rc)));
+  }
+  p->progress_fd_ = fds[0];
+  p->started_ns_ = NowNs();
+  return p;
+}
+
+JobProcess::~JobProcess() {
+  if (!exited_) Kill();
+  if (progress_fd_ >= 0) ::close(progress_fd_);
+}
+
+double JobProcess::seconds() const {
+  return static_cast<double>((exited_ ? ended_ns_ : NowNs()) - started_ns_) / 1e9;
+}
+
+void JobProcess::HandleLine(const std::string& line) {
+  auto v = ir::ParseJson(line);
+  if (!v.ok() || !v->is_map()) return;
+  auto num = [&](const ir::Value& m, const char* key, uint64_t* out) {
+    const ir::Value* f = m.Find(key);
+    if (f != nullptr && f->is_int()) *out = static_cast<uint64_t>(f->as_int());
+  };
+  if (const ir::Value* sut = v->Find("sut"); sut != nullptr && sut->is_int()) {
+    const ir::Value* up = v->Find("up");
+    pid_t pgid = static_cast<pid_t>(sut->as_int());
+    if (up != nullptr && up->is_bool() && up->as_bool()) {
+      live_suts_.insert(pgid);
+    } else {
+      live_suts_.erase(pgid);
+    }
+    return;
+  }
+  if (const ir::Value* stats = v->Find("stats"); stats != nullptr && stats->is_map()) {
+    num(*stats, "solver_checks", &progress_.solver_checks);
+    num(*stats, "z3_calls", &progress_.z3_calls);
+    uint64_t z3_us = 0;
+    num(*stats, "z3_us", &z3_us);
+    progress_.z3_seconds = static_cast<double>(z3_us) / 1e6;
+    uint64_t reruns = 0;
+    num(*stats, "shrink_reruns", &reruns);
+    progress_.shrink_reruns = static_cast<int>(reruns);
+    progress_.have_stats = true;
+    return;
+  }
+  if (v->Find("shrink_reruns") != nullptr) {
+    uint64_t reruns = 0, size = 0;
+    num(*v, "shrink_reruns", &reruns);
+    num(*v, "size", &size);
+    progress_.shrinking = true;
+    progress_.shrink_reruns = static_cast<int>(reruns);
+    progress_.shrink_size = size;
+    return;
+  }
+  num(*v, "sent", &progress_.sent);
+  num(*v, "received", &progress_.received);
+  num(*v, "frontier", &progress_.frontier);
+}
+
+void JobProcess::ReadProgress() {
+  if (progress_fd_ < 0) return;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(progress_fd_, buf, sizeof buf);
+    if (n > 0) {
+      partial_.append(buf, static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = partial_.find('\n')) != std::string::npos) {
+        HandleLine(partial_.substr(0, nl));
+        partial_.erase(0, nl + 1);
+      }
+      continue;
+    }
+    if (n == 0) {  // every writer closed
+      ::close(progress_fd_);
+      progress_fd_ = -1;
+    }
+    return;  // EAGAIN or EOF
+  }
+}
+
+bool JobProcess::Poll() {
+  ReadProgress();
+  if (exited_) return false;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == 0) return true;
+  exited_ = true;
+  wait_status_ = st;
+  ended_ns_ = NowNs();
+  ReadProgress();
+  KillSuts();
+  return false;
+}
+
+void JobProcess::KillSuts() {
+  // Groups the child started and did not stop: it died before it could.
+  for (pid_t pgid : live_suts_)
+    if (pgid > 1) ::kill(-pgid, SIGKILL);
+  live_suts_.clear();
+}
+
+void JobProcess::Terminate() {
+  if (!exited_ && pid_ > 0) ::kill(pid_, SIGTERM);
+}
+
+void JobProcess::Kill() {
+  if (!exited_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &wait_status_, 0);
+    exited_ = true;
+    ended_ns_ = NowNs();
+  }
+  ReadProgress();
+  KillSuts();
+}
+
+std::string JobProcess::LogTail(size_t max_bytes) const {
+  std::ifstream in(options_.job_dir + "/tester.log", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+absl::StatusOr<v1::CompleteJobRequest> JobProcess::Result() const {
+  if (!exited_) return absl::FailedPreconditionError("the job is still running");
+  bool cancelled = (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 143) ||
+                   (WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGTERM);
+  if (cancelled) return absl::NotFoundError("the job was cancelled");
+  if (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 0) {
+    std::ifstream in(options_.job_dir + "/result.pb", std::ios::binary);
+    v1::CompleteJobRequest req;
+    if (in && req.ParseFromIstream(&in)) return req;
+  }
+  std::string how = WIFSIGNALED(wait_status_)
+                        ? absl::StrCat("killed by signal ", WTERMSIG(wait_status_), " (", strsignal(WTERMSIG(wait_status_)), ")")
+                        : absl::StrCat("exit code ", WEXITSTATUS(wait_status_));
+  return CompletionForError(job_, absl::StrCat("the tester process died (", how, ") without a result; log tail:\n", LogTail(1500)),
+                            seconds());
+}
+
+}  // namespace dualswarm::workers

@@ -1,0 +1,86 @@
+// Job process handle: the daemon's side of one `dualswarm-worker run-job`
+// child (workers/daemon/job_child.h). Starts it with the lease in a job
+// directory, follows its progress lines through a pipe, notices when it
+// exits, and turns the exit into the CompleteJob request to report: the
+// child's result file, or an ERROR when the tester crashed. Any SUT process
+// group the child reported as running when it died is killed, so nothing
+// leaks even when the tester is killed hard.
+#ifndef DUALSWARM_WORKERS_DAEMON_JOB_PROCESS_H_
+#define DUALSWARM_WORKERS_DAEMON_JOB_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "dualswarm/v1/worker.pb.h"
+
+namespace dualswarm::workers {
+
+struct JobProcessOptions {
+  std::string self_exe;        // the dualswarm-worker binary (runs `run-job`)
+  std::string job_dir;         // created; holds job.pb, result.pb, tester.log and the SUT dirs
+  int shrink_max_reruns = 500;
+  double shrink_max_seconds = 60;
+};
+
+// What the child reported so far.
+struct ChildProgress {
+  uint64_t sent = 0, received = 0, frontier = 0;
+  int shrink_reruns = 0;
+  size_t shrink_size = 0;
+  bool shrinking = false;
+  // From the final stats line.
+  uint64_t solver_checks = 0, z3_calls = 0;
+  double z3_seconds = 0;
+  bool have_stats = false;
+};
+
+class JobProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<JobProcess>> Start(const v1::LeasedJob& job,
+                                                            const JobProcessOptions& options);
+  ~JobProcess();  // kills the child and its SUTs if still running
+
+  // Reads the progress lines that arrived and checks whether the child
+  // exited. Returns true while it runs.
+  bool Poll();
+  // Asks the child to stop (SIGTERM: it tears down its SUT and exits).
+  void Terminate();
+  // SIGKILL to the child and every SUT group it reported; waits for it.
+  void Kill();
+
+  const ChildProgress& progress() const { return progress_; }
+  pid_t pid() const { return pid_; }
+  double seconds() const;
+  // After the child exited: the completion to report, or NotFound when the
+  // job was cancelled (exit 143/SIGTERM) and there is nothing to report.
+  absl::StatusOr<v1::CompleteJobRequest> Result() const;
+  // The last bytes of the child's log (tester.log).
+  std::string LogTail(size_t max_bytes = 2000) const;
+
+ private:
+  JobProcess() = default;
+  void ReadProgress();
+  void HandleLine(const std::string& line);
+  void KillSuts();
+
+  v1::LeasedJob job_;
+  JobProcessOptions options_;
+  pid_t pid_ = -1;
+  int progress_fd_ = -1;
+  std::string partial_;
+  bool exited_ = false;
+  int wait_status_ = 0;
+  int64_t started_ns_ = 0, ended_ns_ = 0;
+  ChildProgress progress_;
+  std::set<pid_t> live_suts_;
+};
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_DAEMON_JOB_PROCESS_H_

@@ -1,0 +1,44 @@
+// Worker metrics: what a dualswarm-worker exposes on /metrics (Prometheus
+// text format, prometheus-cpp) — slots and busy slots, jobs run by outcome,
+// tester requests sent (rate = steps/s) and current steps/s, checker
+// frontier size, solver calls and time, shrink reruns, and coordinator call
+// failures. The daemon updates them; Serve() starts the HTTP endpoint.
+#ifndef DUALSWARM_WORKERS_DAEMON_WORKER_METRICS_H_
+#define DUALSWARM_WORKERS_DAEMON_WORKER_METRICS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace dualswarm::workers {
+
+class WorkerMetrics {
+ public:
+  WorkerMetrics();
+  ~WorkerMetrics();
+
+  // Serves /metrics on HOST:PORT (port 0: any free port); returns the port.
+  absl::StatusOr<int> Serve(const std::string& listen);
+
+  void SetSlots(int slots);
+  void SetBusySlots(int busy);
+  // A job ended: outcome is passed | failed | inconclusive | error | cancelled.
+  void JobEnded(const std::string& outcome, double seconds);
+  // Requests sent since the last call (summed over jobs) and the current rate.
+  void AddRequests(uint64_t sent);
+  void SetStepsPerSecond(double rate);
+  void SetFrontier(uint64_t largest);  // the largest frontier among running jobs
+  void AddSolver(uint64_t checks, uint64_t z3_calls, double z3_seconds);
+  void AddShrinkReruns(uint64_t reruns);
+  void CoordinatorError(const std::string& method);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_DAEMON_WORKER_METRICS_H_
