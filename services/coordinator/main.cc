@@ -2,7 +2,7 @@
 //
 //   dualswarm-coordinator [--listen 127.0.0.1:7420] [--database-url URL | --data-dir DIR]
 //                         [--lease-ms 30000] [--auth=false] [--tls-cert F --tls-key F]
-//                         [--metrics-listen 127.0.0.1:9464]
+//                         [--metrics-listen 127.0.0.1:9464] [--lease-poll-ms 250]
 //                         [--max-message-bytes 16777216]
 //   dualswarm-coordinator token create --role admin|submitter|worker [--name N]
 //                         [--database-url URL | --data-dir DIR]
@@ -56,6 +56,10 @@ ABSL_FLAG(std::string, database_url, "",
 ABSL_FLAG(std::string, data_dir, "dualswarm-data",
           "directory of the embedded PostgreSQL (created if missing)");
 ABSL_FLAG(int64_t, lease_ms, 30000, "how long a job lease lasts without a heartbeat");
+ABSL_FLAG(int64_t, lease_poll_ms, 250,
+          "a waiting LeaseJobs asks the database at least this often (10..60000): how soon it "
+          "sees jobs submitted through another replica and expired leases; jobs submitted here "
+          "wake it at once");
 ABSL_FLAG(bool, auth, true, "require bearer tokens (false: every caller is an admin; local use only)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert");
@@ -77,7 +81,7 @@ constexpr const char* kUsage =
     "dualswarm-coordinator: the Dualswarm coordinator.\n\n"
     "  dualswarm-coordinator [--listen HOST:PORT] [--database-url URL | --data-dir DIR]\n"
     "                        [--lease-ms N] [--auth=false] [--tls-cert F --tls-key F]\n"
-    "                        [--metrics-listen HOST:PORT]\n"
+    "                        [--metrics-listen HOST:PORT] [--lease-poll-ms N]\n"
     "                        [--max-message-bytes N]\n"
     "  dualswarm-coordinator token create --role admin|submitter|worker [--name N]\n"
     "                        [--database-url URL | --data-dir DIR]";
@@ -214,6 +218,11 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   so.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   if (so.lease_ms < 100) {
     std::cerr << "dualswarm-coordinator: --lease-ms must be at least 100\n";
+    return 2;
+  }
+  so.lease_poll_ms = absl::GetFlag(FLAGS_lease_poll_ms);
+  if (so.lease_poll_ms < 10 || so.lease_poll_ms > 60000) {
+    std::cerr << "dualswarm-coordinator: --lease-poll-ms must be between 10 and 60000\n";
     return 2;
   }
   int64_t max_message = absl::GetFlag(FLAGS_max_message_bytes);

@@ -94,6 +94,16 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 int64_t I64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<int64_t>(); }
+
+// Runs `sql` as a prepared statement named `name` (one name per statement
+// text): PostgreSQL parses it once per connection and, after a few runs,
+// stops planning it. For the statements every lease and completion runs,
+// where planning cost more than executing (0.7 ms for the lease query).
+template <typename... Args>
+pqxx::result ExecPrepared(pqxx::work& w, const char* name, const std::string& sql, Args&&... args) {
+  w.conn().prepare(name, sql);  // a no-op once defined on this connection
+  return w.exec_prepared(name, std::forward<Args>(args)...);
+}
 std::string Str(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 
 absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
@@ -774,8 +784,7 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
     // subquery per candidate (a join lets the planner fetch all of a run's
     // jobs through jobs_by_run_state and sort them, ~10 ms for 30k jobs, as
     // it does right after a big Submit, before autovacuum's ANALYZE).
-    pqxx::result r = w.exec_params(
-        absl::StrCat(
+    static const std::string kLeaseSql = absl::StrCat(
             "WITH cand AS ("
             "  SELECT j.id FROM jobs j"
             "  WHERE j.state IN ('queued', 'leased')"
@@ -804,8 +813,9 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
             " COALESCE(leased.worker_id, ''), leased.attempts, leased.outcome,"
             " r.spec_hash, r.target_id, r.steps, r.time_budget_ms, r.connections, r.max_in_flight,"
             " r.response_timeout_ms, r.network, r.max_frontier, r.gen"
-            " FROM leased JOIN runs r ON r.id = leased.run_id ORDER BY leased.id"),
-        req.worker_id, req.max_jobs, adapters, labels, options_.max_attempts, req.lease_ms);
+            " FROM leased JOIN runs r ON r.id = leased.run_id ORDER BY leased.id");
+    pqxx::result r = ExecPrepared(w, "lease_jobs", kLeaseSql, req.worker_id, req.max_jobs, adapters,
+                                  labels, options_.max_attempts, req.lease_ms);
     std::vector<LeasedJob> out;
     for (const auto& row : r) {
       LeasedJob lj;
@@ -897,7 +907,8 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     auto fast = Run<std::optional<CompletionResult>>(
         "completing a job", [&](pqxx::work& w) -> absl::StatusOr<std::optional<CompletionResult>> {
           CompletionResult out;
-          pqxx::result jr = w.exec_params(
+          pqxx::result jr = ExecPrepared(
+              w, "complete_fast_lock",
               "SELECT j.state, COALESCE(j.lease_token, ''), a.id, a.completed_at IS NOT NULL,"
               " r.state, EXISTS (SELECT 1 FROM jobs o WHERE o.run_id = j.run_id"
               "                  AND o.state = 'queued' AND o.id <> j.id)"
@@ -919,7 +930,8 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
                 "stale lease: job ", c.job_id, " was leased again after this lease expired"));
           if (Str(job[0]) != "leased" || Str(job[4]) != "running" || !job[5].as<bool>())
             return std::optional<CompletionResult>();  // the slow path decides
-          w.exec_params0(
+          ExecPrepared(
+              w, "complete_fast_record",
               "WITH att AS ("
               "  UPDATE job_attempts SET completed_at = now(), outcome = $3, seconds = $5, sent = $6,"
               "    received = $7 WHERE id = $8)"
@@ -1148,7 +1160,7 @@ absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
 
 absl::Status Store::TouchWorker(const std::string& id) {
   auto st = Run<int>("recording a worker as seen", [&](pqxx::work& w) -> absl::StatusOr<int> {
-    w.exec_params0("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", id);
+    ExecPrepared(w, "touch_worker", "UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", id);
     return 0;
   });
   return st.status();
