@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The README's demo command: installs what is needed, builds the `dualswarm`
-# CLI and runs the offline checker on the shipped example traces.
+# The README's demo command: installs what is needed, builds the binaries,
+# runs the local tools (offline checker on the shipped example traces, the
+# online tester, shrinking, replay) and then the distributed demo
+# (scripts/swarm_demo.sh: coordinator on its embedded PostgreSQL, two
+# workers, an 8-job swarm run, the grouped finding drawn as a sequence
+# diagram).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 BUILD_DIR=${BUILD_DIR:-build}
-echo "== building the dualswarm CLI and the reference servers"
-ninja -C "$BUILD_DIR" dualswarm ds-ref-webdav
+echo "== building the dualswarm CLI, the coordinator, the worker and the reference servers"
+ninja -C "$BUILD_DIR" dualswarm dualswarm-coordinator dualswarm-worker ds-ref-webdav
 DS="$BUILD_DIR/dualswarm"
 
 run() {  # run EXPECTED_EXIT description args...
@@ -46,5 +50,8 @@ run 1 "the same against a server that answers 200 where 304 is required: found, 
 run 1 "replay the saved counterexample on 5 fresh servers" \
   replay "$CX" --launch "$WEBDAV --mutant 6" --times 5
 rm -f "$CX"
+echo
+echo "== the service: a swarm run on a coordinator with two workers"
+BUILD_DIR="$BUILD_DIR" bash scripts/swarm_demo.sh
 echo
 echo "demo: all verdicts as expected"
