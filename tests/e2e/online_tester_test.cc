@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/check/checker.h"
+#include "engine/harness/executor.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
 #include "workers/runner/runner.h"
@@ -45,11 +47,20 @@ void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& 
                                int seeds, uint64_t steps) {
   auto spec = Shipped(spec_name);
   uint64_t total = 0;
+  // Like a swarm: the seeds cycle through the branch orders, and every
+  // other seed switches gen alternatives off with a random feature mask.
+  static constexpr check::BranchOrder kOrders[] = {check::BranchOrder::kFirst, check::BranchOrder::kLast,
+                                                   check::BranchOrder::kRandom,
+                                                   check::BranchOrder::kMostConstrained};
   for (int seed = 1; seed <= seeds; ++seed) {
-    auto r = RunJob(spec, Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter,
-                                  static_cast<uint64_t>(seed), steps));
+    JobOptions o = Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter, static_cast<uint64_t>(seed), steps);
+    o.exec.checker.branch_order = kOrders[seed % 4];
+    if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(static_cast<uint64_t>(seed), spec->ast.num_choice_sites);
+    auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kPassed)
+        << "seed " << seed << ", branch order " << check::BranchOrderName(o.exec.checker.branch_order)
+        << ", mask " << o.exec.mask.ToString() << ": " << Describe(*r);
     ASSERT_EQ(r->sent, steps);
     ASSERT_EQ(r->received, steps);
     total += r->sent;
