@@ -1,18 +1,25 @@
-# Shared by bench/run_*_bench.sh: build in build-bench (Release) and replace
-# one "## Section" of bench/RESULTS.md. Source it from the repository root.
+# Shared by bench/run_*_bench.sh: build in build-bench (Release; another
+# directory with BENCH_BUILD_DIR=...) and replace one "## Section" of
+# bench/RESULTS.md. Source it from the repository root.
 
-# bench_build TARGET...: configure build-bench and build the targets.
+BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build-bench}
+
+# bench_build TARGET...: configure $BENCH_BUILD_DIR and build the targets.
 bench_build() {
   bash scripts/setup.sh >/dev/null
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
-  cmake -S . -B build-bench -G Ninja -DDUALSWARM_BENCH=ON -DDUALSWARM_TESTS=OFF \
+  cmake -S . -B "$BENCH_BUILD_DIR" -G Ninja -DDUALSWARM_BENCH=ON -DDUALSWARM_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
-  ninja -C build-bench "$@" >/dev/null
+  ninja -C "$BENCH_BUILD_DIR" "$@" >/dev/null
 }
 
-# bench_machine: one line describing the machine and the commit measured.
+# bench_machine [DIR...]: one line describing the machine and the commit
+# measured; "with uncommitted changes" when DIRs (default: engine workers)
+# differ from it.
 bench_machine() {
-  echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- engine workers || echo ' (with uncommitted changes)')"
+  local dirs=("$@")
+  [ ${#dirs[@]} -eq 0 ] && dirs=(engine workers)
+  echo "machine: nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- "${dirs[@]}" || echo ' (with uncommitted changes)')"
 }
 
 # bench_replace_section TITLE TEXT: replace (or append) "## TITLE" in bench/RESULTS.md.

@@ -445,6 +445,64 @@ TEST_F(StoreTest, EightConcurrentLesseesNeverReceiveTheSameJob) {
   EXPECT_EQ(QueryInt("SELECT count(*) FROM job_attempts"), kJobs);
 }
 
+// Completions of one run mostly take only their job's lock (the fast path
+// in Store::CompleteJob); the run's last completions race with each other
+// and must still end the run exactly once: many small runs, six lessees that
+// lease one job at a time and complete it at once, as six replicas would.
+TEST_F(StoreTest, ConcurrentCompletionsAlwaysEndTheRun) {
+  constexpr int kRuns = 25, kJobsPerRun = 12, kLessees = 6;
+  std::vector<RunRow> runs;
+  for (int i = 0; i < kRuns; ++i) runs.push_back(Submit(kJobsPerRun, false, 100 + i));
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < kLessees; ++i) {
+    Store::Options o = StoreOptions();
+    o.pool_size = 1;
+    auto s = Store::Open(o);
+    DS_ASSERT_OK(s);
+    stores.push_back(std::move(*s));
+  }
+  std::atomic<int> errors{0}, completed{0};
+  auto deadline = Clock::now() + std::chrono::seconds(90);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kLessees; ++i)
+    threads.emplace_back([&, i] {
+      Store* s = stores[i].get();
+      while (Clock::now() < deadline) {
+        LeaseRequest req;
+        req.worker_id = absl::StrCat("w", i);
+        req.max_jobs = 1;
+        req.lease_ms = 60000;
+        auto jobs = s->LeaseJobs(req);
+        if (!jobs.ok()) {
+          ++errors;
+          return;
+        }
+        if (jobs->empty()) return;
+        Completion c;
+        c.job_id = (*jobs)[0].job.id;
+        c.lease_token = (*jobs)[0].job.lease_token;
+        // The last run has one job that could not run: it must end as "error".
+        c.outcome = (*jobs)[0].job.run_id == runs.back().id && (*jobs)[0].job.index == 5 ? "error"
+                                                                                         : "passed";
+        auto r = s->CompleteJob(c);
+        if (!r.ok() || r->duplicate) ++errors;
+        ++completed;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(completed.load(), kRuns * kJobsPerRun);
+  for (const RunRow& run : runs) {
+    auto done = store_->GetRun(run.id);
+    DS_ASSERT_OK(done);
+    bool last = run.id == runs.back().id;
+    EXPECT_EQ(done->state, last ? "error" : "passed") << "run " << run.id;
+    EXPECT_EQ(done->counts.passed, last ? kJobsPerRun - 1 : kJobsPerRun) << "run " << run.id;
+    EXPECT_EQ(done->counts.error, last ? 1 : 0) << "run " << run.id;
+    EXPECT_NE(done->finished_at, 0) << "run " << run.id;
+  }
+}
+
 TEST_F(StoreTest, ExpiredLeaseIsReleasedAndStaleCompletionRefused) {
   Submit(1);
   auto first = Lease(store_.get(), 1, 300, "worker-a");

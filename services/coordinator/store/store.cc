@@ -99,8 +99,8 @@ int64_t I64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<int64_t>(); }
 // text): PostgreSQL parses it once per connection and, after a few runs,
 // stops planning it. For the statements every lease and completion runs,
 // where planning cost more than executing (0.7 ms for the lease query).
-template <typename... Args>
-pqxx::result ExecPrepared(pqxx::work& w, const char* name, const std::string& sql, Args&&... args) {
+template <typename Tx, typename... Args>
+pqxx::result ExecPrepared(Tx& w, const char* name, const std::string& sql, Args&&... args) {
   w.conn().prepare(name, sql);  // a no-op once defined on this connection
   return w.exec_prepared(name, std::forward<Args>(args)...);
 }
@@ -438,6 +438,19 @@ void Store::DropIdle() {
 // transaction had not committed, so running it again is safe.
 template <typename T, typename Fn>
 absl::StatusOr<T> Store::Run(const char* what, Fn&& fn) {
+  return RunIn<pqxx::work, T>(what, std::forward<Fn>(fn));
+}
+
+// A broken connection in autocommit mode may have run the statement: only
+// statements that are harmless to repeat use RunSingle (a lease: the job
+// leased twice is handed out again when the first lease expires).
+template <typename T, typename Fn>
+absl::StatusOr<T> Store::RunSingle(const char* what, Fn&& fn) {
+  return RunIn<pqxx::nontransaction, T>(what, std::forward<Fn>(fn));
+}
+
+template <typename Tx, typename T, typename Fn>
+absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
   absl::Status last;
   for (int attempt = 0; attempt < 4; ++attempt) {
     bool fresh = false;
@@ -447,7 +460,7 @@ absl::StatusOr<T> Store::Run(const char* what, Fn&& fn) {
     try {
       absl::StatusOr<T> result;
       {
-        pqxx::work w((*conn)->c);
+        Tx w((*conn)->c);
         result = fn(w);
         if (result.ok()) w.commit();
       }
@@ -773,7 +786,9 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
   if (auto st = CheckList("label", req.labels); !st.ok()) return st;
   std::string adapters = absl::StrJoin(req.adapters, ",");
   std::string labels = absl::StrJoin(req.labels, ",");
-  return Run<std::vector<LeasedJob>>("leasing jobs", [&](pqxx::work& w) -> absl::StatusOr<std::vector<LeasedJob>> {
+  // One statement: autocommit (see RunSingle).
+  return RunSingle<std::vector<LeasedJob>>(
+      "leasing jobs", [&](pqxx::nontransaction& w) -> absl::StatusOr<std::vector<LeasedJob>> {
     // Candidates: queued jobs and jobs whose lease expired, oldest first,
     // skipping rows another lessee holds. Each gets a fresh token; the
     // lease is recorded as an attempt; a queued run becomes running (unless
@@ -902,44 +917,54 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
   // job's row lock, so completions of one run proceed in parallel. The
   // queued job is evidence enough: whoever completes the run's last job sees
   // no queued job and takes the slow path, whose RefreshRun waits for every
-  // completion still in flight.
+  // completion still in flight. The evidence is read with a lock clause
+  // (FOR KEY SHARE SKIP LOCKED), so it is the job's current version, not the
+  // statement's snapshot, which may predate a concurrent lease and
+  // completion of that very job; SKIP LOCKED never waits, so the fast path
+  // cannot deadlock with a slow path that waits for it.
   if (c.outcome != "failed") {
-    auto fast = Run<std::optional<CompletionResult>>(
-        "completing a job", [&](pqxx::work& w) -> absl::StatusOr<std::optional<CompletionResult>> {
+    // One statement (autocommit): lock the job, find its lease, and record
+    // the completion only if the fast path applies; otherwise change nothing
+    // and say why.
+    auto fast = RunSingle<std::optional<CompletionResult>>(
+        "completing a job",
+        [&](pqxx::nontransaction& w) -> absl::StatusOr<std::optional<CompletionResult>> {
           CompletionResult out;
           pqxx::result jr = ExecPrepared(
-              w, "complete_fast_lock",
-              "SELECT j.state, COALESCE(j.lease_token, ''), a.id, a.completed_at IS NOT NULL,"
-              " r.state, EXISTS (SELECT 1 FROM jobs o WHERE o.run_id = j.run_id"
-              "                  AND o.state = 'queued' AND o.id <> j.id)"
-              " FROM jobs j JOIN runs r ON r.id = j.run_id"
-              " LEFT JOIN job_attempts a ON a.lease_token = $2 AND a.job_id = j.id"
-              " WHERE j.id = $1 FOR UPDATE OF j",
-              c.job_id, c.lease_token);
+              w, "complete_fast",
+              "WITH j AS ("
+              "  SELECT j.id, j.state, COALESCE(j.lease_token, '') AS token, a.id AS att,"
+              "    a.completed_at IS NOT NULL AS done, r.state AS run_state,"
+              "    EXISTS (SELECT 1 FROM jobs o WHERE o.run_id = j.run_id AND o.state = 'queued'"
+              "            AND o.id <> j.id LIMIT 1 FOR KEY SHARE SKIP LOCKED) AS others"
+              "  FROM jobs j JOIN runs r ON r.id = j.run_id"
+              "  LEFT JOIN job_attempts a ON a.lease_token = $2 AND a.job_id = j.id"
+              "  WHERE j.id = $1 FOR UPDATE OF j),"
+              " ok AS (SELECT id, att FROM j WHERE att IS NOT NULL AND NOT done AND token = $2"
+              "        AND state = 'leased' AND run_state = 'running' AND others),"
+              " att AS ("
+              "  UPDATE job_attempts SET completed_at = now(), outcome = $4, seconds = $6, sent = $7,"
+              "    received = $8 WHERE id = (SELECT att FROM ok)),"
+              " upd AS ("
+              "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now()"
+              "  WHERE id = (SELECT id FROM ok) RETURNING id)"
+              " SELECT j.att IS NULL, j.done, j.token, (SELECT count(*) FROM upd) FROM j",
+              c.job_id, c.lease_token, c.outcome == "error" ? "error" : "passed", c.outcome, c.reason,
+              c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received));
           if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
           const pqxx::row& job = jr[0];
-          if (job[2].is_null())
+          if (I64(job[3]) == 1) return std::optional<CompletionResult>(out);
+          if (job[0].as<bool>())
             return absl::FailedPreconditionError(
                 absl::StrCat("job ", c.job_id, " was never leased with this token"));
-          if (job[3].as<bool>()) {
+          if (job[1].as<bool>()) {
             out.duplicate = true;
             return std::optional<CompletionResult>(out);
           }
-          if (Str(job[1]) != c.lease_token)
+          if (Str(job[2]) != c.lease_token)
             return absl::FailedPreconditionError(absl::StrCat(
                 "stale lease: job ", c.job_id, " was leased again after this lease expired"));
-          if (Str(job[0]) != "leased" || Str(job[4]) != "running" || !job[5].as<bool>())
-            return std::optional<CompletionResult>();  // the slow path decides
-          ExecPrepared(
-              w, "complete_fast_record",
-              "WITH att AS ("
-              "  UPDATE job_attempts SET completed_at = now(), outcome = $3, seconds = $5, sent = $6,"
-              "    received = $7 WHERE id = $8)"
-              " UPDATE jobs SET state = $2, outcome = $3, reason = $4, updated_at = now()"
-              " WHERE id = $1",
-              c.job_id, c.outcome == "error" ? "error" : "passed", c.outcome, c.reason, c.seconds,
-              static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received), I64(job[2]));
-          return std::optional<CompletionResult>(out);
+          return std::optional<CompletionResult>();  // the slow path decides
         });
     if (!fast.ok()) return fast.status();
     if (fast->has_value()) return **fast;

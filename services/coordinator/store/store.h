@@ -302,8 +302,15 @@ class Store {
   absl::StatusOr<std::unique_ptr<Conn>> Acquire(bool* fresh);
   void Release(std::unique_ptr<Conn> conn);
   void DropIdle();
+  // Runs fn(tx) in a transaction (Run), or in autocommit mode (RunSingle:
+  // for one statement, which is its own transaction, without the BEGIN and
+  // COMMIT round trips).
   template <typename T, typename Fn>
   absl::StatusOr<T> Run(const char* what, Fn&& fn);
+  template <typename T, typename Fn>
+  absl::StatusOr<T> RunSingle(const char* what, Fn&& fn);
+  template <typename Tx, typename T, typename Fn>
+  absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
 
   Options options_;
   std::mutex mu_;
