@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -27,6 +29,7 @@
 #include "engine/harness/counterexample.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/http_get.h"
 #include "tests/common/processes.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
@@ -358,6 +361,40 @@ TEST_F(SwarmTest, SigtermDrainsRunningJobsAndExitsCleanly) {
   EXPECT_EQ(after.state(), v1::RUN_STATE_PASSED) << after.DebugString() << Slurp(w.log);
   EXPECT_EQ(after.counts().passed(), 2);
   EXPECT_TRUE(absl::StrContains(Slurp(w.log), "stopping: no new jobs")) << Slurp(w.log);
+}
+
+TEST_F(SwarmTest, WorkerMetricsCountJobsAndTesterWork) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  int64_t bad = AddTarget("webdav-mutant-1", Webdav(1));
+  Worker& w = StartWorker("w1", 2, {"--metrics-listen", "127.0.0.1:0"});
+  std::string log = Slurp(w.log);
+  size_t at = log.find("metrics on 127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << log;
+  int port = std::atoi(log.c_str() + at + std::strlen("metrics on 127.0.0.1:"));
+  ASSERT_GT(port, 0);
+  std::string text = dualswarm::testing::HttpGet(port, "/metrics");
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_slots"), 2.0) << text;
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_slots_busy"), 0.0) << text;
+
+  v1::Run passed = WaitRun(Submit(spec, good, 3, 400).id(), seconds(60));
+  v1::Run failed = WaitRun(Submit(spec, bad, 1, 400).id(), seconds(60));
+  ASSERT_EQ(passed.state(), v1::RUN_STATE_PASSED) << WorkerLogs();
+  ASSERT_EQ(failed.state(), v1::RUN_STATE_FAILED) << WorkerLogs();
+  text = dualswarm::testing::HttpGet(port, "/metrics");
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_jobs_total{outcome=\"passed\"}"), 3.0) << text;
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_jobs_total{outcome=\"failed\"}"), 1.0) << text;
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_job_duration_seconds_count"), 4.0) << text;
+  // 3 x 400 requests, plus the failing job's requests up to its finding.
+  auto sent = dualswarm::testing::MetricSample(text, "dualswarm_worker_requests_sent_total");
+  ASSERT_TRUE(sent.has_value()) << text;
+  EXPECT_GT(*sent, 1200.0);
+  auto reruns = dualswarm::testing::MetricSample(text, "dualswarm_worker_shrink_reruns_total");
+  ASSERT_TRUE(reruns.has_value()) << text;
+  EXPECT_GT(*reruns, 0.0);
+  auto checks = dualswarm::testing::MetricSample(text, "dualswarm_worker_solver_checks_total");
+  ASSERT_TRUE(checks.has_value()) << text;
+  EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_slots_busy"), 0.0) << text;
 }
 
 }  // namespace

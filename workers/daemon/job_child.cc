@@ -100,6 +100,9 @@ int RunJobChild(const JobChildOptions& options) {
     // The SUT would not start or the job could not run: an error, not a finding.
     return finish(CompletionForError(job, std::string(result.status().message()), seconds()));
   }
+  // The final counts (progress lines come about once a second; short jobs send none).
+  WriteLine(absl::StrCat("{\"sent\":", result->sent, ",\"received\":", result->received,
+                         ",\"frontier\":", result->stats.frontier, "}"));
   int shrink_reruns = 0;
   v1::CompleteJobRequest req;
   if (IsFinding(result->outcome)) {
