@@ -206,9 +206,6 @@ int Parent(const Options& o, const std::string& self) {
       return 1;
     }
 
-    std::cout << "| max_jobs | clients | jobs/s | lease calls | lease p50 ms | p90 ms | p99 ms | max ms |"
-                 " complete p50 ms | complete p99 ms | errors | empty leases |\n"
-              << "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     auto measure = [&](int max_jobs, int n, int rep) -> Sample {
       Sample out;
       v1::SubmitRunRequest rreq;

@@ -5,17 +5,21 @@
 // plain HTTP GET, must show what happened: jobs and runs by state, the
 // counterexample and its finding group, the live worker, lease latency and
 // job duration histograms, RPCs by method and code. Also: a LeaseJobs
-// long-poll returns as soon as a run is submitted, and an explicit metrics
-// address that is taken is a start-up error.
+// long-poll returns as soon as a run is submitted, many waiting long-polls
+// starve nothing, and an explicit metrics address that is taken is a
+// start-up error.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -273,6 +277,45 @@ TEST_F(CoordinatorMetricsTest, LongPollReturnsAsSoonAsARunIsSubmitted) {
   EXPECT_EQ(got.first, 1);
   // Woken by the Submit, not by the fallback poll (5 s) or the end of the wait.
   EXPECT_LT(got.second - submitted, std::chrono::milliseconds(1500));
+}
+
+TEST_F(CoordinatorMetricsTest, WaitingLeasesDoNotStarveOtherCalls) {
+  // Each waiting LeaseJobs holds a sync-server thread (but no database
+  // connection): 40 of them, more than --db-pool, and other calls are still
+  // answered at once, and a submitted run still reaches a waiting worker.
+  auto workers = v1::WorkerService::NewStub(channel_);
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name("many");
+  rreq.set_slots(1);
+  v1::RegisterWorkerResponse reg;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  constexpr int kPolls = 40;
+  std::atomic<int> failed{0};
+  std::mutex mu;
+  std::set<int64_t> got;  // leases expire after 1 s and may be handed out again
+  std::vector<std::thread> polls;
+  for (int i = 0; i < kPolls; ++i)
+    polls.emplace_back([&] {
+      v1::LeaseJobsRequest lreq;
+      lreq.set_worker_id(reg.worker_id());
+      lreq.set_max_jobs(1);
+      lreq.set_wait_ms(4000);
+      v1::LeaseJobsResponse resp;
+      if (!workers->LeaseJobs(Ctx(worker_).get(), lreq, &resp).ok()) ++failed;
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& j : resp.jobs()) got.insert(j.job_id());
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // all are waiting
+  auto specs = v1::SpecService::NewStub(channel_);
+  auto t0 = Clock::now();
+  v1::ListSpecsRequest list;
+  v1::ListSpecsResponse specs_resp;
+  EXPECT_TRUE(specs->List(Ctx(submitter_).get(), list, &specs_resp).ok());
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(1000));
+  Submit(3);
+  for (auto& t : polls) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(got.size(), 3u);
 }
 
 TEST_F(CoordinatorMetricsTest, AnExplicitMetricsAddressThatIsTakenIsAnError) {
