@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -347,6 +348,27 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
   EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
   EXPECT_GT(w.pid, 0);
   EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
+}
+
+TEST_F(SwarmTest, TwoRunsAtOnceShareTheWorkersFairly) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  // Both runs wait in the queue before any worker exists; each job runs
+  // for its 1.5 s time budget.
+  v1::Run a = Submit(spec, good, 4, 1000000, /*time_budget_ms=*/1500);
+  v1::Run b = Submit(spec, good, 4, 1000000, /*time_budget_ms=*/1500);
+  StartWorker("w1", 1);
+  StartWorker("w2", 1);
+  a = WaitRun(a.id(), seconds(120));
+  b = WaitRun(b.id(), seconds(120));
+  ASSERT_EQ(a.state(), v1::RUN_STATE_PASSED) << a.DebugString() << WorkerLogs();
+  ASSERT_EQ(b.state(), v1::RUN_STATE_PASSED) << b.DebugString() << WorkerLogs();
+  auto secs = [](const google::protobuf::Timestamp& t) { return t.seconds() + t.nanos() / 1e9; };
+  // Fair: the two slots go one to each run at once (first come, first
+  // served would start run b only after run a's first two jobs, >= 1.5 s).
+  EXPECT_LT(std::abs(secs(b.started_at()) - secs(a.started_at())), 1.0) << a.DebugString() << b.DebugString();
+  // And they finish together rather than one after the other (>= 3 s apart).
+  EXPECT_LT(std::abs(secs(b.finished_at()) - secs(a.finished_at())), 2.5) << a.DebugString() << b.DebugString();
 }
 
 TEST_F(SwarmTest, SigtermDrainsRunningJobsAndExitsCleanly) {

@@ -181,12 +181,18 @@ constexpr const char* kV2 = R"sql(
 ALTER TABLE counterexamples ADD COLUMN document_json text NOT NULL DEFAULT '';
 )sql";
 
+// Fair-share leasing walks each active run's leasable jobs in id order.
+constexpr const char* kV3 = R"sql(
+CREATE INDEX jobs_leasable_by_run ON jobs (run_id, id) WHERE state IN ('queued', 'leased');
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema", kV1},
       {2, "counterexample documents", kV2},
+      {3, "fair-share lease index", kV3},
   };
   return kMigrations;
 }

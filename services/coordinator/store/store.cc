@@ -794,21 +794,28 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
     // lease is recorded as an attempt; a queued run becomes running (unless
     // its row is busy: then the next completion or refresh does it).
     //
-    // The plan must walk jobs_leasable in id order and stop at the first
-    // match whatever the statistics say: the run/target test is a scalar
-    // subquery per candidate (a join lets the planner fetch all of a run's
-    // jobs through jobs_by_run_state and sort them, ~10 ms for 30k jobs, as
-    // it does right after a big Submit, before autovacuum's ANALYZE).
+    // Fair share: runs that can use this worker (adapter, labels) are served
+    // fewest-leased-jobs first, so two runs at once split the slots instead
+    // of the older one taking them all; within a run, jobs go in id order.
+    // Each run's candidates come from jobs_leasable_by_run in (run_id, id)
+    // order, stopping at the first unlocked match (no sort of a big run's
+    // jobs); `active` is small (runs queued or running).
     static const std::string kLeaseSql = absl::StrCat(
-            "WITH cand AS ("
-            "  SELECT j.id FROM jobs j"
-            "  WHERE j.state IN ('queued', 'leased')"
-            "    AND (j.state = 'queued' OR (j.lease_expires_at < now() AND j.attempts < $5))"
-            "    AND (SELECT ($3 = '' OR t.adapter = ANY (string_to_array($3, ',')))"
-            "                AND t.labels <@ string_to_array($4, ',')"
-            "         FROM runs r JOIN targets t ON t.id = r.target_id WHERE r.id = j.run_id)"
-            "  ORDER BY j.id LIMIT $2"
-            "  FOR UPDATE OF j SKIP LOCKED),"
+            "WITH active AS ("
+            "  SELECT r.id,"
+            "    (SELECT count(*) FROM jobs x WHERE x.run_id = r.id AND x.state = 'leased') AS busy"
+            "  FROM runs r JOIN targets t ON t.id = r.target_id"
+            "  WHERE r.state IN ('queued', 'running')"
+            "    AND ($3 = '' OR t.adapter = ANY (string_to_array($3, ',')))"
+            "    AND t.labels <@ string_to_array($4, ',')),"
+            " cand AS ("
+            "  SELECT c.id FROM active a CROSS JOIN LATERAL ("
+            "    SELECT j.id FROM jobs j"
+            "    WHERE j.run_id = a.id AND j.state IN ('queued', 'leased')"
+            "      AND (j.state = 'queued' OR (j.lease_expires_at < now() AND j.attempts < $5))"
+            "    ORDER BY j.id LIMIT $2"
+            "    FOR UPDATE OF j SKIP LOCKED) c"
+            "  ORDER BY a.busy, a.id, c.id LIMIT $2),"
             " leased AS ("
             "  UPDATE jobs j SET state = 'leased', lease_token = gen_random_uuid()::text,"
             "    lease_expires_at = now() + $6::float8 * interval '1 millisecond',"
