@@ -52,6 +52,17 @@ inline std::string MakeTempDir(const std::string& prefix) {
   return tmpl;
 }
 
+// Our environment with `env` set on top ("K=V" strings).
+inline std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    if (env.count(kv.substr(0, kv.find('='))) == 0) out.push_back(kv);
+  }
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
 // Starts argv[0] with stdout and stderr appended to `log` (stdin from
 // /dev/null), extra environment `env` on top of ours. Returns the pid or -1.
 inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
@@ -64,12 +75,7 @@ inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    if (env.count(kv.substr(0, kv.find('='))) == 0) env_storage.push_back(kv);
-  }
-  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
+  std::vector<std::string> env_storage = EnvironmentWith(env);
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -101,12 +107,7 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    if (env.count(kv.substr(0, kv.find('='))) == 0) env_storage.push_back(kv);
-  }
-  for (const auto& [k, v] : env) env_storage.push_back(k + "=" + v);
+  std::vector<std::string> env_storage = EnvironmentWith(env);
   std::vector<char*> envp;
   for (auto& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
