@@ -20,7 +20,7 @@ REPS=${REPS:-3}
 CLIENTS=${CLIENTS:-1,4,16}
 MAX_JOBS=${MAX_JOBS:-1,8}
 bench_build lease_bench dualswarm-coordinator
-machine=$(bench_machine services proto bench)
+machine=$(bench_machine services proto bench/lease_bench.cc bench/run_lease_bench.sh bench/lib.sh)
 date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 bench=$BENCH_BUILD_DIR/bench/lease_bench
 
