@@ -15,6 +15,9 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev postgresql prometheus-cpp-dev
   openssl               # the TLS test makes a self-signed certificate with the CLI
+  # deploy/ tests: YAML manifests parsed with yaml-cpp; Debian's Prometheus scrapes
+  # the live coordinator and worker with the shipped config (promtool checks it).
+  libyaml-cpp-dev prometheus
 )
 
 missing=()

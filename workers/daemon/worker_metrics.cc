@@ -80,7 +80,13 @@ struct WorkerMetrics::Impl {
         coordinator_errors(BuildCounter()
                                .Name("dualswarm_worker_coordinator_errors_total")
                                .Help("Failed calls to the coordinator, by method")
-                               .Register(*registry)) {}
+                               .Register(*registry)) {
+    // Every label value exists from the start (at 0): a family without
+    // children is not exported at all, so dashboards and rate() would see
+    // nothing until the first job ended or the first call failed.
+    for (const char* o : {"passed", "failed", "inconclusive", "error", "cancelled"}) jobs.Add({{"outcome", o}});
+    for (const char* m : {"LeaseJobs", "Heartbeat", "CompleteJob"}) coordinator_errors.Add({{"method", m}});
+  }
 };
 
 WorkerMetrics::WorkerMetrics() : impl_(std::make_unique<Impl>()) {}
