@@ -44,6 +44,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/coordinator/metrics.h"
+#include "services/coordinator/scheduler.h"
 #include "services/coordinator/services.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -297,6 +298,15 @@ int Serve(const std::vector<std::string>& storage_of_args) {
     }
   });
 
+  // Campaigns: every replica runs the scheduler; a firing locks its
+  // campaign row, so each fire time submits one run (scheduler.h).
+  CampaignScheduler::Options cso;
+  cso.on_fired = [&services](const FiredCampaign& f) {
+    if (f.run_id != 0) services.NotifyJobsAvailable();
+  };
+  CampaignScheduler scheduler(db->store.get(), cso);
+  scheduler.Start();
+
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::cerr << "dualswarm-coordinator: stopping (signal " << sig << ")" << std::endl;
@@ -308,6 +318,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   }
   cv.notify_all();
   requeuer.join();
+  scheduler.Stop();
   metrics.reset();  // its refresher uses the store
   db->store.reset();
   if (db->embedded) {

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "dualswarm/v1/campaign.grpc.pb.h"
 #include "dualswarm/v1/finding.grpc.pb.h"
 #include "dualswarm/v1/run.grpc.pb.h"
 #include "dualswarm/v1/spec.grpc.pb.h"
@@ -155,6 +156,38 @@ void TemplateToProto(const RunTemplate& t, v1::RunTemplate* p) {
   p->set_stop_at_first_finding(t.stop_at_first_finding);
   BudgetToProto(t.budget, p->mutable_budget());
   p->set_gen(t.gen);
+}
+
+RunTemplate TemplateFromProto(const v1::RunTemplate& p) {
+  RunTemplate t;
+  t.spec_hash = p.spec_hash();
+  t.target_id = p.target_id();
+  t.jobs = p.jobs();
+  t.seed = p.seed();
+  t.stop_at_first_finding = p.stop_at_first_finding();
+  t.budget = BudgetFromProto(p.budget());
+  t.gen = p.gen();
+  return t;
+}
+
+void CampaignToProto(const CampaignRow& c, v1::Campaign* p) {
+  p->set_id(c.id);
+  p->set_name(c.name);
+  p->set_cron(c.cron);
+  TemplateToProto(c.tmpl, p->mutable_template_());
+  p->set_paused(c.paused);
+  SetTime(c.created_at, p->mutable_created_at());
+  if (c.last_fired_at != 0) SetTime(c.last_fired_at, p->mutable_last_fired_at());
+  p->set_last_run_id(c.last_run_id);
+  p->set_spec_name(c.spec_name);
+  if (c.next_fire_at != 0) SetTime(c.next_fire_at, p->mutable_next_fire_at());
+  p->set_last_error(c.last_error);
+}
+
+Micros NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 void RunToProto(const RunRow& r, v1::Run* p) {
@@ -831,6 +864,130 @@ struct CoordinatorServices::Impl {
     Impl* impl_;
   };
 
+  // ------------------------------------------------------------ CampaignService
+  // Submitters manage campaigns like runs (a campaign only submits runs its
+  // creator could submit; targets, which say what a worker executes, stay
+  // admin-only).
+  class Campaigns final : public v1::CampaignService::Service {
+   public:
+    explicit Campaigns(Impl* impl) : impl_(impl) {}
+
+    grpc::Status Create(grpc::ServerContext* ctx, const v1::CreateCampaignRequest* req,
+                        v1::Campaign* resp) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      const v1::Campaign& p = req->campaign();
+      if (p.cron().size() > 1000) return Invalid("cron exceeds 1000 bytes");
+      if (auto st = CheckId("campaign.template.target_id", p.template_().target_id()); !st.ok())
+        return st;
+      CampaignRow c;
+      c.name = p.name();
+      c.cron = p.cron();
+      c.tmpl = TemplateFromProto(p.template_());
+      c.spec_name = p.spec_name();
+      c.paused = p.paused();
+      auto row = impl_->store->CreateCampaign(c, NowMicros());
+      if (!row.ok()) return ToGrpc(row.status());
+      CampaignToProto(*row, resp);
+      return grpc::Status::OK;
+    }
+
+    grpc::Status List(grpc::ServerContext* ctx, const v1::ListCampaignsRequest* req,
+                      v1::ListCampaignsResponse* resp) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
+      auto list = impl_->store->ListCampaigns(PageOf(req->page_size(), req->page_token()));
+      if (!list.ok()) return ToGrpc(list.status());
+      for (const auto& c : list->items) CampaignToProto(c, resp->add_campaigns());
+      resp->set_next_page_token(list->next);
+      return grpc::Status::OK;
+    }
+
+    grpc::Status Get(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
+                     v1::Campaign* resp) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      if (auto st = CheckIdOrName(req->id(), req->name()); !st.ok()) return st;
+      auto row = req->id() != 0 ? impl_->store->GetCampaign(req->id())
+                                : impl_->store->GetCampaignByName(req->name());
+      if (!row.ok()) return ToGrpc(row.status());
+      CampaignToProto(*row, resp);
+      return grpc::Status::OK;
+    }
+
+    grpc::Status Pause(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
+                       v1::Campaign* resp) override {
+      return SetPaused(ctx, req, true, resp);
+    }
+
+    grpc::Status Resume(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
+                        v1::Campaign* resp) override {
+      return SetPaused(ctx, req, false, resp);
+    }
+
+    grpc::Status Delete(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
+                        v1::DeleteCampaignResponse*) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      auto id = Resolve(req->id(), req->name());
+      if (!id.ok()) return ToGrpc(id.status());
+      return ToGrpc(impl_->store->DeleteCampaign(*id));
+    }
+
+    grpc::Status ListRuns(grpc::ServerContext* ctx, const v1::ListCampaignRunsRequest* req,
+                          v1::ListCampaignRunsResponse* resp) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
+      auto id = Resolve(req->id(), req->name());
+      if (!id.ok()) return ToGrpc(id.status());
+      auto list = impl_->store->ListCampaignRuns(*id, PageOf(req->page_size(), req->page_token()));
+      if (!list.ok()) return ToGrpc(list.status());
+      for (const auto& r : list->items) {
+        v1::CampaignRun* p = resp->add_runs();
+        RunToProto(r.run, p->mutable_run());
+        p->set_previous_run_id(r.previous_run_id);
+        for (int64_t f : r.finding_ids) p->add_finding_ids(f);
+        for (int64_t f : r.new_finding_ids) p->add_new_finding_ids(f);
+        for (int64_t f : r.gone_finding_ids) p->add_gone_finding_ids(f);
+      }
+      resp->set_next_page_token(list->next);
+      return grpc::Status::OK;
+    }
+
+   private:
+    static grpc::Status CheckIdOrName(int64_t id, const std::string& name) {
+      if ((id == 0) == name.empty()) return Invalid("give exactly one of id and name");
+      if (id < 0) return Invalid("id must be positive");
+      return grpc::Status::OK;
+    }
+
+    // The id of the campaign named by id or name.
+    absl::StatusOr<int64_t> Resolve(int64_t id, const std::string& name) {
+      if ((id == 0) == name.empty()) return absl::InvalidArgumentError("give exactly one of id and name");
+      if (id < 0) return absl::InvalidArgumentError("id must be positive");
+      if (id != 0) return id;
+      auto row = impl_->store->GetCampaignByName(name);
+      if (!row.ok()) return row.status();
+      return row->id;
+    }
+
+    grpc::Status SetPaused(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, bool paused,
+                           v1::Campaign* resp) {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      auto id = Resolve(req->id(), req->name());
+      if (!id.ok()) return ToGrpc(id.status());
+      auto row = impl_->store->SetCampaignPaused(*id, paused, NowMicros());
+      if (!row.ok()) return ToGrpc(row.status());
+      CampaignToProto(*row, resp);
+      return grpc::Status::OK;
+    }
+
+    Impl* impl_;
+  };
+
   Impl(Store* s, ServiceOptions o)
       : store(s),
         options(o),
@@ -839,13 +996,15 @@ struct CoordinatorServices::Impl {
         targets(this),
         runs(this),
         findings(this),
-        workers(this) {}
+        workers(this),
+        campaigns(this) {}
 
   Specs specs;
   Targets targets;
   Runs runs;
   Findings findings;
   Workers workers;
+  Campaigns campaigns;
 };
 
 CoordinatorServices::CoordinatorServices(Store* store, ServiceOptions options)
@@ -854,7 +1013,8 @@ CoordinatorServices::CoordinatorServices(Store* store, ServiceOptions options)
 CoordinatorServices::~CoordinatorServices() = default;
 
 std::vector<grpc::Service*> CoordinatorServices::services() {
-  return {&impl_->specs, &impl_->targets, &impl_->runs, &impl_->findings, &impl_->workers};
+  return {&impl_->specs,    &impl_->targets, &impl_->runs,
+          &impl_->findings, &impl_->workers, &impl_->campaigns};
 }
 
 void CoordinatorServices::NotifyJobsAvailable() { impl_->Wake(); }

@@ -1,5 +1,6 @@
 // The coordinator's gRPC services (proto/dualswarm/v1) over the Store:
-// SpecService, TargetService, RunService, FindingService and WorkerService.
+// SpecService, TargetService, RunService, FindingService, CampaignService
+// and WorkerService. (The scheduler that fires campaigns is scheduler.h.)
 // Each RPC validates its request, checks the caller's role, calls the store
 // and maps absl::Status codes to gRPC codes unchanged.
 //
@@ -13,7 +14,7 @@
 // Missing or unknown token: UNAUTHENTICATED; a role that may not call the
 // RPC: PERMISSION_DENIED. Roles:
 //   admin      everything
-//   submitter  specs, runs, findings, reading targets
+//   submitter  specs, runs, findings, campaigns, reading targets
 //   worker     WorkerService
 #ifndef DUALSWARM_SERVICES_COORDINATOR_SERVICES_H_
 #define DUALSWARM_SERVICES_COORDINATOR_SERVICES_H_

@@ -186,6 +186,23 @@ constexpr const char* kV3 = R"sql(
 CREATE INDEX jobs_leasable_by_run ON jobs (run_id, id) WHERE state IN ('queued', 'leased');
 )sql";
 
+// Campaigns get a scheduler: the next fire time (NULL while paused; the
+// scheduler fires rows whose time has come, locking each), "latest" spec
+// templates (spec_name instead of template.specHash), why the last firing
+// submitted no run, and the runs of a campaign in order (regression view).
+constexpr const char* kV4 = R"sql(
+-- Microseconds since the epoch -> timestamptz (0 -> NULL): how times the
+-- coordinator computes (the scheduler's clock) enter the database.
+CREATE FUNCTION ds_ts(us bigint) RETURNS timestamptz LANGUAGE sql IMMUTABLE AS
+  $$ SELECT CASE WHEN us = 0 THEN NULL
+                 ELSE timestamptz '1970-01-01 00:00:00+00' + us * interval '1 microsecond' END $$;
+ALTER TABLE campaigns ADD COLUMN spec_name text NOT NULL DEFAULT '';
+ALTER TABLE campaigns ADD COLUMN next_fire_at timestamptz;
+ALTER TABLE campaigns ADD COLUMN last_error text NOT NULL DEFAULT '';
+CREATE INDEX campaigns_due ON campaigns (next_fire_at) WHERE NOT paused;
+CREATE INDEX runs_by_campaign ON runs (campaign_id, id) WHERE campaign_id IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -193,6 +210,7 @@ const std::vector<Migration>& Migrations() {
       {1, "initial schema", kV1},
       {2, "counterexample documents", kV2},
       {3, "fair-share lease index", kV3},
+      {4, "campaign scheduler", kV4},
   };
   return kMigrations;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "services/coordinator/cron.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
 
@@ -310,6 +312,62 @@ absl::Status ValidateBudget(JobBudget* b) {
   if (b->max_frontier > (uint64_t{1} << 40))
     return absl::InvalidArgumentError("budget.max_frontier is too large");
   return absl::OkStatus();
+}
+
+// Checks a run template's limits and fills in defaults (budget, gen); the
+// seed is left as it is (0: the caller picks a random one per run).
+absl::Status ValidateTemplate(RunTemplate* t) {
+  if (t->jobs < 1 || t->jobs > kMaxJobsPerRun)
+    return absl::InvalidArgumentError(
+        absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t->jobs));
+  if (auto st = ValidateBudget(&t->budget); !st.ok()) return st;
+  if (t->gen.empty()) t->gen = "request";
+  if (!IsName(t->gen)) return absl::InvalidArgumentError(absl::StrCat("bad gen name \"", t->gen, "\""));
+  return absl::OkStatus();
+}
+
+uint64_t RandomSeed() {
+  std::random_device rd;
+  uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
+  return seed == 0 ? 1 : seed;
+}
+
+// Inserts a validated run (ValidateTemplate, seed set) with its swarm of
+// jobs in the caller's transaction. NOT_FOUND (nothing written) for an
+// unknown spec version or target.
+absl::StatusOr<RunRow> InsertRun(pqxx::work& w, const RunTemplate& t, const std::string& submitted_by,
+                                 int64_t campaign_id) {
+  pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
+  if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
+  int sites = static_cast<int>(I64(spec[0][0]));
+  if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
+    return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
+  const JobBudget& b = t.budget;
+  int64_t id = w.exec_params1(
+                    "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
+                    " gen, steps, time_budget_ms, connections, max_in_flight,"
+                    " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+                    " NULLIF($15::bigint, 0)) RETURNING id",
+                    t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed),
+                    t.stop_at_first_finding, t.gen, static_cast<int64_t>(b.steps),
+                    b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
+                    b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
+                   .as<int64_t>();
+  std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
+  std::vector<int64_t> seeds;
+  std::vector<std::string> orders, masks;
+  for (const SwarmJob& j : swarm) {
+    seeds.push_back(static_cast<int64_t>(j.seed));
+    orders.push_back(j.branch_order);
+    masks.push_back(j.feature_mask);
+  }
+  w.exec_params0(
+      "INSERT INTO jobs (run_id, idx, seed, branch_order, feature_mask)"
+      " SELECT $1::bigint, u.i - 1, u.s, u.b, u.m"
+      " FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(s, b, m, i)",
+      id, Int64Array(seeds), TextArray(orders), TextArray(masks));
+  return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
 }
 
 bool IsOutcome(const std::string& o) {
@@ -673,49 +731,10 @@ absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
 absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string& submitted_by,
                                         int64_t campaign_id) {
   RunTemplate t = in;
-  if (t.jobs < 1 || t.jobs > kMaxJobsPerRun)
-    return absl::InvalidArgumentError(
-        absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t.jobs));
-  if (auto st = ValidateBudget(&t.budget); !st.ok()) return st;
-  if (t.gen.empty()) t.gen = "request";
-  if (!IsName(t.gen)) return absl::InvalidArgumentError(absl::StrCat("bad gen name \"", t.gen, "\""));
-  if (t.seed == 0) {
-    std::random_device rd;
-    t.seed = (uint64_t{rd()} << 32) ^ rd();
-    if (t.seed == 0) t.seed = 1;
-  }
+  if (auto st = ValidateTemplate(&t); !st.ok()) return st;
+  if (t.seed == 0) t.seed = RandomSeed();
   return Run<RunRow>("submitting a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
-    pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
-    if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
-    int sites = static_cast<int>(I64(spec[0][0]));
-    if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
-      return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
-    const JobBudget& b = t.budget;
-    int64_t id = w.exec_params1(
-                      "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
-                      " gen, steps, time_budget_ms, connections, max_in_flight,"
-                      " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
-                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-                      " NULLIF($15::bigint, 0)) RETURNING id",
-                      t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed),
-                      t.stop_at_first_finding, t.gen, static_cast<int64_t>(b.steps),
-                      b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
-                      b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
-                     .as<int64_t>();
-    std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
-    std::vector<int64_t> seeds;
-    std::vector<std::string> orders, masks;
-    for (const SwarmJob& j : swarm) {
-      seeds.push_back(static_cast<int64_t>(j.seed));
-      orders.push_back(j.branch_order);
-      masks.push_back(j.feature_mask);
-    }
-    w.exec_params0(
-        "INSERT INTO jobs (run_id, idx, seed, branch_order, feature_mask)"
-        " SELECT $1::bigint, u.i - 1, u.s, u.b, u.m"
-        " FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(s, b, m, i)",
-        id, Int64Array(seeds), TextArray(orders), TextArray(masks));
-    return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
+    return InsertRun(w, t, submitted_by, campaign_id);
   });
 }
 
@@ -1147,6 +1166,280 @@ absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_
           c.created_at = I64(row[17]);
           c.cx.document_json = Str(row[18]);
           out.push_back(std::move(c));
+        }
+        return out;
+      });
+}
+
+// ---------------------------------------------------------------------------
+// Campaigns
+
+namespace {
+
+// The template is jsonb in protobuf's JSON mapping of RunTemplate (64-bit
+// integers as strings), written and read field by field in SQL.
+constexpr const char* kCampaignCols =
+    "id, name, cron, spec_name, paused, ds_us(created_at), ds_us(last_fired_at),"
+    " COALESCE(last_run_id, 0), ds_us(next_fire_at), last_error,"
+    " template->>'specHash', template->>'targetId', template->>'jobs', template->>'seed',"
+    " template->>'stopAtFirstFinding', template->>'gen', template->'budget'->>'steps',"
+    " template->'budget'->>'timeBudgetMs', template->'budget'->>'connections',"
+    " template->'budget'->>'maxInFlight', template->'budget'->>'responseTimeoutMs',"
+    " template->'budget'->>'network', template->'budget'->>'maxFrontier'";
+
+template <typename T>
+T FromText(const pqxx::field& f) {
+  T v{};
+  if (!f.is_null()) (void)absl::SimpleAtoi(f.as<std::string>(), &v);
+  return v;
+}
+
+CampaignRow ReadCampaign(const pqxx::row& r) {
+  CampaignRow c;
+  c.id = I64(r[0]);
+  c.name = Str(r[1]);
+  c.cron = Str(r[2]);
+  c.spec_name = Str(r[3]);
+  c.paused = r[4].as<bool>();
+  c.created_at = I64(r[5]);
+  c.last_fired_at = I64(r[6]);
+  c.last_run_id = I64(r[7]);
+  c.next_fire_at = I64(r[8]);
+  c.last_error = Str(r[9]);
+  c.tmpl.spec_hash = Str(r[10]);
+  c.tmpl.target_id = FromText<int64_t>(r[11]);
+  c.tmpl.jobs = FromText<int>(r[12]);
+  c.tmpl.seed = FromText<uint64_t>(r[13]);
+  c.tmpl.stop_at_first_finding = Str(r[14]) == "true";
+  c.tmpl.gen = Str(r[15]);
+  c.tmpl.budget.steps = FromText<uint64_t>(r[16]);
+  c.tmpl.budget.time_budget_ms = FromText<int64_t>(r[17]);
+  c.tmpl.budget.connections = FromText<int>(r[18]);
+  c.tmpl.budget.max_in_flight = FromText<int>(r[19]);
+  c.tmpl.budget.response_timeout_ms = FromText<int64_t>(r[20]);
+  c.tmpl.budget.network = Str(r[21]);
+  c.tmpl.budget.max_frontier = FromText<uint64_t>(r[22]);
+  return c;
+}
+
+absl::StatusOr<CampaignRow> CampaignById(pqxx::work& w, int64_t id) {
+  pqxx::result r =
+      w.exec_params(absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE id = $1"), id);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
+  return ReadCampaign(r[0]);
+}
+
+// The newest version of spec `name`, or NOT_FOUND.
+absl::StatusOr<std::string> LatestSpecHash(pqxx::work& w, const std::string& name) {
+  pqxx::result r = w.exec_params(
+      "SELECT hash FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1", name);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec named \"", name, "\""));
+  return Str(r[0][0]);
+}
+
+}  // namespace
+
+absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros now) {
+  CampaignRow c = in;
+  if (!IsName(c.name))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad campaign name \"", c.name, "\": use 1-64 characters from [A-Za-z0-9_.-]"));
+  auto cron = CronSchedule::Parse(c.cron);
+  if (!cron.ok()) return cron.status();
+  c.cron = cron->expression();
+  if (c.tmpl.spec_hash.empty() == c.spec_name.empty())
+    return absl::InvalidArgumentError(
+        "a campaign's template needs exactly one of spec_hash (a version) and spec_name (the "
+        "newest version of that spec at each firing)");
+  if (c.spec_name.size() > 200) return absl::InvalidArgumentError("spec_name exceeds 200 bytes");
+  if (auto st = ValidateTemplate(&c.tmpl); !st.ok()) return st;
+  int64_t next = c.paused ? 0 : cron->Next(now);
+  const RunTemplate& t = c.tmpl;
+  const JobBudget& b = t.budget;
+  return Run<CampaignRow>("creating a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+    if (!c.spec_name.empty()) {
+      if (auto h = LatestSpecHash(w, c.spec_name); !h.ok()) return h.status();
+    } else if (w.exec_params("SELECT 1 FROM specs WHERE hash = $1", t.spec_hash).empty()) {
+      return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
+    }
+    if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
+      return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
+    pqxx::result r = w.exec_params(
+        "INSERT INTO campaigns (name, cron, spec_name, paused, next_fire_at, template) VALUES"
+        " ($1, $2, $3, $4, ds_ts($5), jsonb_build_object("
+        "   'specHash', $6::text, 'targetId', $7::text, 'jobs', $8::int, 'seed', $9::text,"
+        "   'stopAtFirstFinding', $10::boolean, 'gen', $11::text, 'budget', jsonb_build_object("
+        "     'steps', $12::text, 'timeBudgetMs', $13::text, 'connections', $14::int,"
+        "     'maxInFlight', $15::int, 'responseTimeoutMs', $16::text, 'network', $17::text,"
+        "     'maxFrontier', $18::text)))"
+        " ON CONFLICT (name) DO NOTHING RETURNING id",
+        c.name, c.cron, c.spec_name, c.paused, next, t.spec_hash, std::to_string(t.target_id),
+        t.jobs, std::to_string(t.seed), t.stop_at_first_finding, t.gen, std::to_string(b.steps),
+        std::to_string(b.time_budget_ms), b.connections, b.max_in_flight,
+        std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier));
+    if (r.empty())
+      return absl::AlreadyExistsError(absl::StrCat("a campaign named \"", c.name, "\" exists"));
+    return CampaignById(w, I64(r[0][0]));
+  });
+}
+
+absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
+  return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) { return CampaignById(w, id); });
+}
+
+absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
+  return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign named \"", name, "\""));
+    return ReadCampaign(r[0]);
+  });
+}
+
+absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {
+  int size = PageSize(page);
+  return Run<Listing<CampaignRow>>(
+      "listing campaigns", [&](pqxx::work& w) -> absl::StatusOr<Listing<CampaignRow>> {
+        pqxx::result r = w.exec_params(
+            absl::StrCat("SELECT ", kCampaignCols,
+                         " FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
+            page.after, size + 1);
+        Listing<CampaignRow> out;
+        for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i)
+          out.items.push_back(ReadCampaign(r[i]));
+        if (static_cast<int>(r.size()) > size) out.next = out.items.back().name;
+        return out;
+      });
+}
+
+absl::StatusOr<CampaignRow> Store::SetCampaignPaused(int64_t id, bool paused, Micros now) {
+  return Run<CampaignRow>(paused ? "pausing a campaign" : "resuming a campaign",
+                          [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+    pqxx::result r =
+        w.exec_params("SELECT cron, paused FROM campaigns WHERE id = $1 FOR UPDATE", id);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
+    bool was_paused = r[0][1].as<bool>();
+    if (paused && !was_paused) {
+      w.exec_params0("UPDATE campaigns SET paused = true, next_fire_at = NULL WHERE id = $1", id);
+    } else if (!paused && was_paused) {
+      auto cron = CronSchedule::Parse(Str(r[0][0]));
+      if (!cron.ok()) return cron.status();
+      w.exec_params0("UPDATE campaigns SET paused = false, next_fire_at = ds_ts($2) WHERE id = $1",
+                     id, cron->Next(now));
+    }
+    return CampaignById(w, id);
+  });
+}
+
+absl::Status Store::DeleteCampaign(int64_t id) {
+  return Run<int>("deleting a campaign", [&](pqxx::work& w) -> absl::StatusOr<int> {
+           // Waits for a firing in progress (its row lock); the fired runs
+           // stay, their campaign_id set to NULL by the foreign key.
+           if (w.exec_params("DELETE FROM campaigns WHERE id = $1 RETURNING id", id).empty())
+             return absl::NotFoundError(absl::StrCat("no campaign ", id));
+           return 0;
+         })
+      .status();
+}
+
+absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) {
+  return Run<std::optional<FiredCampaign>>(
+      "firing a campaign", [&](pqxx::work& w) -> absl::StatusOr<std::optional<FiredCampaign>> {
+        // The lock is taken on the newest row version and the WHERE clause
+        // re-checked on it, so a row another scheduler fired (and moved past
+        // now) meanwhile is not due any more; one it is firing is skipped.
+        pqxx::result r = w.exec_params(
+            absl::StrCat("SELECT ", kCampaignCols,
+                         " FROM campaigns WHERE NOT paused AND next_fire_at <= ds_ts($1)"
+                         " ORDER BY next_fire_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"),
+            now);
+        if (r.empty()) return std::optional<FiredCampaign>();
+        CampaignRow c = ReadCampaign(r[0]);
+        FiredCampaign f;
+        f.campaign_id = c.id;
+        f.name = c.name;
+        f.due_at = c.next_fire_at;
+        auto cron = CronSchedule::Parse(c.cron);
+        f.next_fire_at = cron.ok() ? cron->Next(now) : 0;
+        absl::Status st = cron.status();
+        RunTemplate t = c.tmpl;
+        if (st.ok() && !c.spec_name.empty()) {
+          auto hash = LatestSpecHash(w, c.spec_name);
+          if (hash.ok()) t.spec_hash = *hash;
+          st = hash.status();
+        }
+        if (st.ok()) st = ValidateTemplate(&t);
+        if (st.ok()) {
+          if (t.seed == 0) t.seed = RandomSeed();
+          // InsertRun checks the spec and target before writing anything.
+          auto run = InsertRun(w, t, absl::StrCat("campaign:", c.name), c.id);
+          if (run.ok()) f.run_id = run->id;
+          st = run.status();
+        }
+        if (!st.ok()) f.error = std::string(st.message());
+        w.exec_params0(
+            "UPDATE campaigns SET last_fired_at = ds_ts($2), next_fire_at = ds_ts($3),"
+            " last_run_id = COALESCE(NULLIF($4::bigint, 0), last_run_id), last_error = $5"
+            " WHERE id = $1",
+            c.id, now, f.next_fire_at, f.run_id, f.error);
+        return std::optional<FiredCampaign>(f);
+      });
+}
+
+absl::StatusOr<Listing<CampaignRunRow>> Store::ListCampaignRuns(int64_t campaign_id,
+                                                                const Page& page) {
+  auto before = ParsePageToken(page.after);
+  if (!before.ok()) return before.status();
+  int size = PageSize(page);
+  return Run<Listing<CampaignRunRow>>(
+      "listing a campaign's runs", [&](pqxx::work& w) -> absl::StatusOr<Listing<CampaignRunRow>> {
+        if (w.exec_params("SELECT 1 FROM campaigns WHERE id = $1", campaign_id).empty())
+          return absl::NotFoundError(absl::StrCat("no campaign ", campaign_id));
+        pqxx::result r = w.exec_params(
+            absl::StrCat(kRunSelect,
+                         "WHERE r.campaign_id = $1 AND ($2::bigint = 0 OR r.id < $2::bigint)"
+                         " ORDER BY r.id DESC LIMIT $3"),
+            campaign_id, *before, size + 1);
+        Listing<CampaignRunRow> out;
+        for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i) {
+          out.items.emplace_back();
+          out.items.back().run = ReadRun(r[i]);
+        }
+        if (out.items.empty()) return out;
+        if (static_cast<int>(r.size()) > size) out.next = std::to_string(out.items.back().run.id);
+        // Each run's predecessor: the next one on the page, and for the
+        // oldest, the campaign's run before it.
+        for (size_t i = 0; i + 1 < out.items.size(); ++i)
+          out.items[i].previous_run_id = out.items[i + 1].run.id;
+        out.items.back().previous_run_id = I64(w.exec_params1(
+            "SELECT COALESCE(max(id), 0) FROM runs WHERE campaign_id = $1 AND id < $2",
+            campaign_id, out.items.back().run.id)[0]);
+        std::vector<int64_t> ids;
+        for (const auto& item : out.items) {
+          ids.push_back(item.run.id);
+          if (item.previous_run_id != 0) ids.push_back(item.previous_run_id);
+        }
+        // Finding groups per run, identified across spec versions by kind and signature.
+        std::map<int64_t, std::map<std::string, int64_t>> groups;  // run -> key -> finding id
+        pqxx::result f = w.exec_params(
+            "SELECT DISTINCT c.run_id, f.kind || E'\\n' || f.signature, f.id"
+            " FROM counterexamples c JOIN findings f ON f.id = c.finding_id"
+            " WHERE c.run_id = ANY ($1::bigint[]) ORDER BY 1, 3",
+            Int64Array(ids));
+        for (const auto& row : f) groups[I64(row[0])].emplace(Str(row[1]), I64(row[2]));
+        for (CampaignRunRow& item : out.items) {
+          const auto& now_groups = groups[item.run.id];
+          const auto& prev_groups = groups[item.previous_run_id];  // empty for 0
+          for (const auto& [key, id] : now_groups) {
+            item.finding_ids.push_back(id);
+            if (prev_groups.count(key) == 0) item.new_finding_ids.push_back(id);
+          }
+          if (item.previous_run_id != 0)
+            for (const auto& [key, id] : prev_groups)
+              if (now_groups.count(key) == 0) item.gone_finding_ids.push_back(id);
+          std::sort(item.finding_ids.begin(), item.finding_ids.end());
+          std::sort(item.new_finding_ids.begin(), item.new_finding_ids.end());
+          std::sort(item.gone_finding_ids.begin(), item.gone_finding_ids.end());
         }
         return out;
       });

@@ -195,6 +195,45 @@ struct StoreStats {
   int64_t workers_alive = 0;   // workers seen (register, lease, heartbeat) within the window
 };
 
+// A campaign: a cron schedule (UTC, services/coordinator/cron.h) and the run
+// it submits at each fire time.
+struct CampaignRow {
+  int64_t id = 0;
+  std::string name;                  // unique, [A-Za-z0-9_.-]{1,64}
+  std::string cron;                  // five fields
+  RunTemplate tmpl;                  // stored with budget defaults filled in; seed 0: random per run
+  std::string spec_name;             // "latest": each firing tests the newest version of this
+                                     // spec (then tmpl.spec_hash is empty)
+  bool paused = false;
+  Micros created_at = 0;
+  Micros last_fired_at = 0;          // the scheduler's time at the last firing (0: never)
+  int64_t last_run_id = 0;           // the run the last successful firing submitted (0: none)
+  Micros next_fire_at = 0;           // the next fire time (0 while paused)
+  std::string last_error;            // why the last firing submitted no run ("" when it did)
+};
+
+// One firing by the scheduler (Store::FireDueCampaign).
+struct FiredCampaign {
+  int64_t campaign_id = 0;
+  std::string name;
+  Micros due_at = 0;        // the fire time that had come (the earliest missed one after downtime)
+  int64_t run_id = 0;       // the run submitted; 0 if none could be (see error)
+  std::string error;        // why no run was submitted (e.g. the spec name has no version)
+  Micros next_fire_at = 0;  // the campaign's next fire time, after `now`
+};
+
+// A run a campaign fired with its regression view: finding groups are
+// compared with the campaign's previous run by (kind, signature), so a new
+// spec version ("latest") does not make every finding new.
+struct CampaignRunRow {
+  RunRow run;
+  int64_t previous_run_id = 0;          // the campaign's run before this one (0: this is the first)
+  std::vector<int64_t> finding_ids;     // groups with a counterexample in this run
+  std::vector<int64_t> new_finding_ids; // of those, groups the previous run did not have (all of
+                                        // them for the first run)
+  std::vector<int64_t> gone_finding_ids;// groups of the previous run this run does not have
+};
+
 // Paging: `after` is the page token of the previous page ("" for the first).
 struct Page {
   int size = 50;       // clamped to 1..500
@@ -274,6 +313,34 @@ class Store {
                                                    int64_t run_id, const Page& page);
   absl::StatusOr<FindingRow> GetFinding(int64_t id);
   absl::StatusOr<std::vector<CounterexampleRow>> ListCounterexamples(int64_t finding_id, int limit);
+
+  // --- campaigns ---
+  // Validates (name, cron, exactly one of tmpl.spec_hash and spec_name,
+  // the template's limits; NOT_FOUND for an unknown spec or target;
+  // ALREADY_EXISTS for a taken name) and stores the campaign; unless paused
+  // it first fires at the first fire time after `now`.
+  absl::StatusOr<CampaignRow> CreateCampaign(const CampaignRow& campaign, Micros now);
+  absl::StatusOr<CampaignRow> GetCampaign(int64_t id);
+  absl::StatusOr<CampaignRow> GetCampaignByName(const std::string& name);
+  // By name; the page token is the last name of the previous page.
+  absl::StatusOr<Listing<CampaignRow>> ListCampaigns(const Page& page);
+  // Pausing stops firing; resuming a paused campaign fires next at the
+  // first fire time after `now` (times missed while paused are not caught
+  // up). Either is a no-op on a campaign already in that state.
+  absl::StatusOr<CampaignRow> SetCampaignPaused(int64_t id, bool paused, Micros now);
+  // Deletes the campaign; the runs it fired stay (their campaign_id becomes 0).
+  absl::Status DeleteCampaign(int64_t id);
+  // Fires one active campaign whose next fire time is at or before `now`, in
+  // one transaction: locks its row (FOR UPDATE SKIP LOCKED, so concurrent
+  // schedulers never fire the same row), submits the run (campaign_id set,
+  // submitted_by "campaign:NAME"), records last_fired_at = now and moves
+  // next_fire_at to the first fire time after `now` (so missed times are
+  // caught up once). A run that cannot be submitted is recorded as
+  // last_error and the campaign still moves on. nullopt: nothing is due.
+  absl::StatusOr<std::optional<FiredCampaign>> FireDueCampaign(Micros now);
+  // The runs a campaign fired, newest first, with new/gone finding groups
+  // (CampaignRunRow); the page token is a run id. NOT_FOUND for an unknown campaign.
+  absl::StatusOr<Listing<CampaignRunRow>> ListCampaignRuns(int64_t campaign_id, const Page& page);
 
   // --- workers ---
   absl::StatusOr<std::string> RegisterWorker(const WorkerInfo& info);
