@@ -15,6 +15,8 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev postgresql prometheus-cpp-dev
   openssl               # the TLS test makes a self-signed certificate with the CLI
+  libcivetweb-dev       # the coordinator's HTTP gateway and web UI (--http-listen)
+  chromium chromium-driver  # the browser test drives the web UI in headless Chromium
   # deploy/ tests: YAML manifests parsed with yaml-cpp; Debian's Prometheus scrapes
   # the live coordinator and worker with the shipped config (promtool checks it).
   libyaml-cpp-dev prometheus

@@ -3,7 +3,8 @@
 //   dualswarm-coordinator [--listen 127.0.0.1:7420] [--database-url URL | --data-dir DIR]
 //                         [--lease-ms 30000] [--auth=false] [--tls-cert F --tls-key F]
 //                         [--metrics-listen 127.0.0.1:9464] [--lease-poll-ms 250]
-//                         [--max-message-bytes 16777216]
+//                         [--max-message-bytes 16777216] [--http-listen 127.0.0.1:7421]
+//                         [--web-dir DIR]
 //   dualswarm-coordinator token create --role admin|submitter|worker [--name N]
 //                         [--database-url URL | --data-dir DIR]
 //
@@ -43,6 +44,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "services/coordinator/http_gateway.h"
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/scheduler.h"
 #include "services/coordinator/services.h"
@@ -75,6 +77,15 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "start; empty: no metrics). The default is best effort: if it is taken the "
           "coordinator warns and runs without metrics; an address given here must work");
 
+ABSL_FLAG(std::string, http_listen, "127.0.0.1:7421",
+          "HOST:PORT for the web UI and the JSON API over HTTP (/api/v1/..., same tokens as "
+          "gRPC; port 0: any free port, printed at start; empty: off). The default is best "
+          "effort: if it is taken the coordinator warns and runs without it; an address given "
+          "here must work");
+ABSL_FLAG(std::string, web_dir, "",
+          "serve the web UI from this directory instead of the copy built into the binary "
+          "(for editing web/ without rebuilding)");
+
 namespace dualswarm::coord {
 namespace {
 
@@ -83,7 +94,7 @@ constexpr const char* kUsage =
     "  dualswarm-coordinator [--listen HOST:PORT] [--database-url URL | --data-dir DIR]\n"
     "                        [--lease-ms N] [--auth=false] [--tls-cert F --tls-key F]\n"
     "                        [--metrics-listen HOST:PORT] [--lease-poll-ms N]\n"
-    "                        [--max-message-bytes N]\n"
+    "                        [--max-message-bytes N] [--http-listen HOST:PORT] [--web-dir DIR]\n"
     "  dualswarm-coordinator token create --role admin|submitter|worker [--name N]\n"
     "                        [--database-url URL | --data-dir DIR]";
 
@@ -232,6 +243,10 @@ int Serve(const std::vector<std::string>& storage_of_args) {
                  "1073741824 (1 GiB)\n";
     return 2;
   }
+  if (auto st = HttpGateway::CheckListen(absl::GetFlag(FLAGS_http_listen)); !st.ok()) {
+    std::cerr << "dualswarm-coordinator: " << st.message() << "\n";
+    return 2;
+  }
   auto creds = ServerCredentials();
   if (!creds.ok()) {
     std::cerr << "dualswarm-coordinator: " << creds.status().message() << "\n";
@@ -276,12 +291,39 @@ int Serve(const std::vector<std::string>& storage_of_args) {
     std::cerr << "dualswarm-coordinator: cannot listen on " << absl::GetFlag(FLAGS_listen) << "\n";
     return 1;
   }
+  // The HTTP gateway calls the services above through an in-process
+  // channel: same handlers, auth and metrics as gRPC clients.
+  std::unique_ptr<HttpGateway> gateway;
+  int http_failed = 0;  // exit code when an explicit --http-listen cannot be served
+  if (std::string at = absl::GetFlag(FLAGS_http_listen); !at.empty()) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(256 << 20);  // a finding with 100 counterexamples
+    HttpGateway::Options go;
+    go.listen = at;
+    go.web_dir = absl::GetFlag(FLAGS_web_dir);
+    gateway = std::make_unique<HttpGateway>(server->InProcessChannel(args), go);
+    auto http_port = gateway->Start();
+    if (http_port.ok()) {
+      std::cerr << "dualswarm-coordinator: http on " << at.substr(0, at.rfind(':')) << ":"
+                << *http_port << std::endl;
+    } else if (FlagGiven(storage_of_args, "http_listen") || absl::IsInvalidArgument(http_port.status())) {
+      std::cerr << "dualswarm-coordinator: " << http_port.status().message() << "\n";
+      http_failed = absl::IsInvalidArgument(http_port.status()) ? 2 : 1;
+    } else {
+      gateway.reset();
+      std::cerr << "dualswarm-coordinator: warning: " << http_port.status().message()
+                << "; running without the web UI (choose an address with --http-listen)"
+                << std::endl;
+    }
+  }
   std::string host = absl::GetFlag(FLAGS_listen);
   host = host.substr(0, host.rfind(':'));
-  std::cerr << "dualswarm-coordinator: listening on " << host << ":" << port
-            << (db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
-                             : std::string(""))
-            << std::endl;
+  if (http_failed == 0) {
+    std::cerr << "dualswarm-coordinator: listening on " << host << ":" << port
+              << (db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
+                               : std::string(""))
+              << std::endl;
+  }
 
   // Expired leases go back to the queue even when no worker is leasing.
   std::mutex mu;
@@ -308,8 +350,11 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   scheduler.Start();
 
   int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::cerr << "dualswarm-coordinator: stopping (signal " << sig << ")" << std::endl;
+  if (http_failed == 0) {
+    sigwait(&stop_signals, &sig);
+    std::cerr << "dualswarm-coordinator: stopping (signal " << sig << ")" << std::endl;
+  }
+  if (gateway) gateway->Stop();  // no new calls into the services
   services.Shutdown();  // waiting LeaseJobs calls return now
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   {
@@ -327,7 +372,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
       return 1;
     }
   }
-  return 0;
+  return http_failed;
 }
 
 }  // namespace

@@ -212,6 +212,41 @@ void RunToProto(const RunRow& r, v1::Run* p) {
   if (r.finished_at != 0) SetTime(r.finished_at, p->mutable_finished_at());
 }
 
+std::string JobStateFromProto(v1::JobState s) {
+  switch (s) {
+    case v1::JOB_STATE_QUEUED: return "queued";
+    case v1::JOB_STATE_LEASED: return "leased";
+    case v1::JOB_STATE_PASSED: return "passed";
+    case v1::JOB_STATE_FAILED: return "failed";
+    case v1::JOB_STATE_ERROR: return "error";
+    case v1::JOB_STATE_CANCELLED: return "cancelled";
+    default: return "";
+  }
+}
+
+v1::JobState JobStateToProto(const std::string& s) {
+  for (int i = v1::JOB_STATE_QUEUED; i <= v1::JOB_STATE_CANCELLED; ++i)
+    if (JobStateFromProto(static_cast<v1::JobState>(i)) == s) return static_cast<v1::JobState>(i);
+  return v1::JOB_STATE_UNSPECIFIED;
+}
+
+void JobToProto(const JobRow& j, v1::Job* p) {
+  p->set_id(j.id);
+  p->set_run_id(j.run_id);
+  p->set_index(j.index);
+  p->set_seed(j.seed);
+  p->set_branch_order(BranchOrderToProto(j.branch_order));
+  p->set_feature_mask(j.feature_mask);
+  p->set_state(JobStateToProto(j.state));
+  p->set_attempts(j.attempts);
+  p->set_worker_id(j.worker_id);
+  p->set_outcome(j.outcome);
+  p->set_reason(j.reason);
+  if (j.state == "leased" && j.lease_expires_at != 0)
+    SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
+  if (j.updated_at != 0) SetTime(j.updated_at, p->mutable_updated_at());
+}
+
 void FindingToProto(const FindingRow& f, v1::Finding* p) {
   p->set_id(f.id);
   p->set_signature(f.signature);
@@ -673,6 +708,23 @@ struct CoordinatorServices::Impl {
         std::this_thread::sleep_for(milliseconds(impl_->options.watch_poll_ms));
       }
       return grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled");
+    }
+
+    grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
+                          v1::ListJobsResponse* resp) override {
+      Caller caller;
+      if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
+      if (auto st = CheckId("run_id", req->run_id()); !st.ok()) return st;
+      if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
+      std::string state = JobStateFromProto(req->state());
+      if (state.empty() && req->state() != v1::JOB_STATE_UNSPECIFIED)
+        return Invalid(absl::StrCat("unknown job state ", static_cast<int>(req->state())));
+      auto list = impl_->store->ListRunJobs(req->run_id(), state,
+                                            PageOf(req->page_size(), req->page_token()));
+      if (!list.ok()) return ToGrpc(list.status());
+      for (const auto& j : list->items) JobToProto(j, resp->add_jobs());
+      resp->set_next_page_token(list->next);
+      return grpc::Status::OK;
     }
 
    private:

@@ -175,6 +175,8 @@ TEST_F(CoordinatorBadInputTest, AuthMatrixCoversEveryRpc) {
        [&](auto* c) { v1::Run r; return runs_->Cancel(c, {}, &r); }},
       {"RunService.Watch", {"submitter"},
        [&](auto* c) { return stream(runs_->Watch(c, {})); }},
+      {"RunService.ListJobs", {"submitter"},
+       [&](auto* c) { v1::ListJobsResponse r; return runs_->ListJobs(c, {}, &r); }},
       {"FindingService.List", {"submitter"},
        [&](auto* c) { v1::ListFindingsResponse r; return findings_->List(c, {}, &r); }},
       {"FindingService.Get", {"submitter"},
@@ -408,6 +410,15 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       return runs_->List(c, q, &r);
     };
   };
+  auto list_jobs = [&](std::function<void(v1::ListJobsRequest*)> edit) {
+    return [=, this](grpc::ClientContext* c) {
+      v1::ListJobsRequest q;
+      q.set_run_id(987654);
+      edit(&q);
+      v1::ListJobsResponse r;
+      return runs_->ListJobs(c, q, &r);
+    };
+  };
   auto cancel_run = [&](int64_t id) {
     return [=, this](grpc::ClientContext* c) {
       v1::CancelRunRequest q;
@@ -584,6 +595,14 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"run: cancel unknown id", kNotFound, "no run", cancel_run(987654)},
       {"run: watch negative id", kInvalid, "positive", watch_run(-1)},
       {"run: watch unknown id", kNotFound, "no run", watch_run(987654)},
+      {"run: jobs of run 0", kInvalid, "run_id", list_jobs([](auto* q) { q->set_run_id(0); })},
+      {"run: jobs of an unknown run", kNotFound, "no run", list_jobs([](auto*) {})},
+      {"run: jobs page_size 501", kInvalid, "page_size",
+       list_jobs([](auto* q) { q->set_page_size(501); })},
+      {"run: jobs bad page token", kInvalid, "bad page token",
+       list_jobs([](auto* q) { q->set_page_token("-1"); })},
+      {"run: jobs unknown state", kInvalid, "job state",
+       list_jobs([](auto* q) { q->set_state(static_cast<v1::JobState>(42)); })},
       // --- CampaignService
       {"campaign: cron hour 24", kInvalid, "hour \"24\": 24 is out of range 0-23",
        create_campaign([](auto* k) { k->set_cron("0 24 * * *"); })},

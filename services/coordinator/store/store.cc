@@ -792,6 +792,32 @@ absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
   });
 }
 
+absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::string& state,
+                                                   const Page& page) {
+  // The page token is the first index of the next page (none: 0).
+  auto after = ParsePageToken(page.after);
+  if (!after.ok()) return after.status();
+  int size = PageSize(page);
+  return Run<Listing<JobRow>>("listing jobs", [&](pqxx::work& w) -> absl::StatusOr<Listing<JobRow>> {
+    if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
+      return absl::NotFoundError(absl::StrCat("no run ", run_id));
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kJobCols, ", reason, ds_us(updated_at) FROM jobs"
+                     " WHERE run_id = $1 AND ($2 = '' OR state = $2) AND idx >= $3::bigint"
+                     " ORDER BY idx LIMIT $4"),
+        run_id, state, *after, size + 1);
+    Listing<JobRow> out;
+    for (int i = 0; i < std::min<int>(size, static_cast<int>(r.size())); ++i) {
+      JobRow j = ReadJob(r[i]);
+      j.reason = Str(r[i][12]);
+      j.updated_at = I64(r[i][13]);
+      out.items.push_back(std::move(j));
+    }
+    if (static_cast<int>(r.size()) > size) out.next = std::to_string(out.items.back().index + 1);
+    return out;
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Job queue
 

@@ -106,6 +106,8 @@ struct JobRow {
   std::string worker_id;
   int attempts = 0;                  // leases handed out so far
   std::string outcome;               // passed | failed | inconclusive | error ("" before completion)
+  std::string reason;                // why it failed/errored/was cancelled (ListRunJobs only)
+  Micros updated_at = 0;             // last change of the row (ListRunJobs only)
 };
 
 // A job as handed to a worker: the row plus what it needs from its run.
@@ -295,6 +297,10 @@ class Store {
   // Cancels every job not yet done; a finished run is left as it is.
   absl::StatusOr<RunRow> CancelRun(int64_t id);
   absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t run_id);
+  // One page of a run's jobs by index, only `state` ("" for any), with
+  // reason and updated_at filled in. NOT_FOUND for an unknown run.
+  absl::StatusOr<Listing<JobRow>> ListRunJobs(int64_t run_id, const std::string& state,
+                                              const Page& page);
 
   // --- job queue ---
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& request);

@@ -1,0 +1,23 @@
+# cmake -DSRC_DIR=web -DOUT=web_assets.cc -P embed_files.cmake
+# Writes a C++ file defining dualswarm::coord::kWebAssets (web_assets.h):
+# every file under SRC_DIR as a byte array, with its path relative to SRC_DIR.
+file(GLOB_RECURSE files RELATIVE ${SRC_DIR} ${SRC_DIR}/*)
+list(SORT files)
+set(out "// Generated from ${SRC_DIR} by services/embed_files.cmake. Do not edit.\n")
+string(APPEND out "#include \"services/coordinator/web_assets.h\"\n\nnamespace dualswarm::coord {\nnamespace {\n")
+set(table "")
+set(i 0)
+foreach(f ${files})
+  file(READ ${SRC_DIR}/${f} hex HEX)
+  string(LENGTH "${hex}" n)
+  math(EXPR size "${n} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND out "const unsigned char kFile${i}[] = {${bytes}0};\n")
+  string(APPEND table "    {\"${f}\", kFile${i}, ${size}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND out "}  // namespace\n\nconst WebAsset kWebAssets[] = {\n${table}    {nullptr, nullptr, 0}};\n")
+string(APPEND out "const size_t kWebAssetCount = ${i};\n\n}  // namespace dualswarm::coord\n")
+file(WRITE ${OUT}.tmp "${out}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUT}.tmp)

@@ -1,0 +1,408 @@
+// The Dualswarm web UI: pages routed by the URL fragment, data from the
+// coordinator's JSON API (/api/v1: the protobuf JSON mapping of the gRPC
+// messages, docs/web.md). The bearer token is typed in once and kept in
+// localStorage; every request sends it as "Authorization: Bearer TOKEN".
+// Pages of runs that are still going poll every 2 s. DOM is built with
+// createElement/textContent only, so nothing from the API is parsed as HTML.
+import { sequenceDiagram } from "./diagram.js";
+
+const TOKEN_KEY = "dualswarm.token";
+const POLL_MS = 2000;
+const FINAL = new Set(["RUN_STATE_PASSED", "RUN_STATE_FAILED", "RUN_STATE_CANCELLED", "RUN_STATE_ERROR"]);
+const main = document.getElementById("main");
+let pollTimer = null;
+let renderSeq = 0;  // a newer navigation makes older async renders stop
+
+// ------------------------------------------------------------ helpers
+
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+const short = (s, n = 12) => (s || "").slice(0, n);
+const lower = (e, prefix) => (e || "").replace(prefix, "").toLowerCase().replace(/_/g, "-");
+const runState = s => lower(s, "RUN_STATE_");
+const jobState = s => lower(s, "JOB_STATE_");
+const kindName = s => lower(s, "VERDICT_KIND_");
+const orderName = s => lower(s, "BRANCH_ORDER_");
+
+function time(ts) {
+  if (!ts) return "—";
+  const d = new Date(ts);
+  return isNaN(d) ? ts : d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+function badge(state, kind = "run") {
+  const name = kind === "run" ? runState(state) : jobState(state);
+  return h("span", { class: `state state-${name}`, "data-state": name }, name || "?");
+}
+
+function progress(counts) {
+  const c = counts || {};
+  const total = c.total || 0;
+  const bar = h("span", { class: "progress", title: `${done(c)}/${total} done` });
+  let left = 0;
+  for (const k of ["passed", "failed", "error", "cancelled", "leased"]) {
+    const n = c[k] || 0;
+    if (!n || !total) continue;
+    const s = h("span", { class: `p-${k}` });
+    s.style.left = `${(100 * left) / total}%`;
+    s.style.width = `${(100 * n) / total}%`;
+    bar.append(s);
+    left += n;
+  }
+  return h("span", {}, bar, " ", h("span", { class: "progress-text" }, `${done(c)}/${total}`));
+}
+
+const done = c => (c.passed || 0) + (c.failed || 0) + (c.error || 0) + (c.cancelled || 0);
+
+function banner(text, isError) {
+  const b = document.getElementById("banner");
+  b.hidden = !text;
+  b.className = isError ? "error" : "";
+  b.textContent = text || "";
+}
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(path) {
+  const headers = { Accept: "application/json" };
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const resp = await fetch(`/api/v1/${path}`, { headers });
+  let body = null;
+  try { body = await resp.json(); } catch (e) { body = null; }
+  if (!resp.ok) {
+    const code = (body && body.code) || `HTTP ${resp.status}`;
+    const msg = (body && body.message) || resp.statusText;
+    if (resp.status === 401) banner(`${code}: ${msg} — enter a token (dualswarm-coordinator token create --role submitter) above.`, true);
+    throw new ApiError(resp.status, code, msg);
+  }
+  return body;
+}
+
+function errorBox(e) {
+  return h("div", { class: "card error-box" }, h("strong", {}, e.code || "error"), ": ", e.message);
+}
+
+function schedule(fn) {
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(fn, POLL_MS);
+}
+
+// Fetches every page of a list (at most `limit` items).
+async function all(path, field, limit = 2000) {
+  const items = [];
+  let token = "";
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const page = await api(`${path}${sep}page_size=500${token ? `&page_token=${encodeURIComponent(token)}` : ""}`);
+    items.push(...(page[field] || []));
+    token = page.nextPageToken;
+  } while (token && items.length < limit);
+  return items;
+}
+
+// ------------------------------------------------------------ pages
+
+// Targets by id, for names in tables (cached per page load).
+let targetNames = null;
+async function targetName(id) {
+  if (!targetNames) {
+    targetNames = new Map();
+    try { for (const t of await all("targets", "targets")) targetNames.set(String(t.id), t.name); } catch (e) { /* shown elsewhere */ }
+  }
+  return targetNames.get(String(id)) || `target ${id}`;
+}
+
+async function runsPage(seq, params) {
+  const state = params.get("state") || "";
+  const spec = params.get("spec") || "";
+  const target = params.get("target") || "";
+  const form = h("form", { class: "filters", id: "run-filters", onsubmit: ev => {
+    ev.preventDefault();
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(ev.target)) if (v) q.set(k, v);
+    location.hash = `#/runs${q.toString() ? "?" + q : ""}`;
+  } },
+    h("label", {}, "state", h("select", { name: "state", id: "filter-state" },
+      ["", "queued", "running", "passed", "failed", "cancelled", "error"].map(s =>
+        h("option", { value: s, selected: s === state }, s || "any")))),
+    h("label", {}, "spec hash", h("input", { name: "spec", value: spec, size: 16 })),
+    h("label", {}, "target id", h("input", { name: "target", value: target, size: 6 })),
+    h("button", { type: "submit" }, "Filter"));
+  const q = new URLSearchParams();
+  if (state) q.set("state", state);
+  if (spec) q.set("spec_hash", spec);
+  if (target) q.set("target_id", target);
+  q.set("page_size", "100");
+  const data = await api(`runs?${q}`);
+  if (seq !== renderSeq) return;
+  const rows = [];
+  for (const r of data.runs || []) {
+    rows.push(h("tr", { class: "run-row", "data-run": r.id },
+      h("td", { class: "num" }, h("a", { href: `#/runs/${r.id}` }, r.id)),
+      h("td", {}, badge(r.state)),
+      h("td", {}, progress(r.counts)),
+      h("td", { class: "num findings" }, r.findings),
+      h("td", {}, h("a", { href: `#/specs/${r.template.specHash}`, class: "mono" }, short(r.template.specHash))),
+      h("td", {}, await targetName(r.template.targetId)),
+      h("td", {}, r.submittedBy),
+      h("td", {}, r.campaignId !== "0" ? h("a", { href: `#/campaigns` }, `campaign ${r.campaignId}`) : ""),
+      h("td", {}, time(r.createdAt))));
+  }
+  if (seq !== renderSeq) return;
+  main.replaceChildren(
+    h("h1", {}, "Runs"), form,
+    rows.length ? h("table", { id: "runs" },
+      h("thead", {}, h("tr", {}, ["id", "state", "progress", "findings", "spec", "target", "by", "campaign", "submitted"].map(t => h("th", {}, t)))),
+      h("tbody", {}, rows))
+      : h("p", { class: "muted", id: "no-runs" }, "No runs match. Submit one with: dualswarm run submit --spec-name NAME --target T --jobs N"));
+  if ((data.runs || []).some(r => !FINAL.has(r.state))) schedule(() => seq === renderSeq && runsPage(seq, params));
+}
+
+async function runPage(seq, id) {
+  const [run, findings] = await Promise.all([api(`runs/${id}`), api(`findings?run_id=${id}&page_size=100`)]);
+  const jobs = await all(`runs/${id}/jobs`, "jobs", 5000);
+  if (seq !== renderSeq) return;
+  const t = run.template;
+  const b = t.budget || {};
+  const summary = h("div", { class: "card" }, h("dl", { class: "kv" },
+    h("dt", {}, "state"), h("dd", { id: "run-state" }, badge(run.state), run.error ? ` ${run.error}` : ""),
+    h("dt", {}, "progress"), h("dd", {}, progress(run.counts), " ",
+      h("span", { class: "muted", id: "run-counts" },
+        `queued ${run.counts.queued}, leased ${run.counts.leased}, passed ${run.counts.passed}, failed ${run.counts.failed}, error ${run.counts.error}, cancelled ${run.counts.cancelled}`)),
+    h("dt", {}, "spec"), h("dd", {}, h("a", { href: `#/specs/${t.specHash}`, class: "mono" }, t.specHash)),
+    h("dt", {}, "target"), h("dd", {}, await targetName(t.targetId)),
+    h("dt", {}, "jobs / seed"), h("dd", {}, `${t.jobs} jobs, base seed ${t.seed}, gen ${t.gen || "request"}${t.stopAtFirstFinding ? ", stops at the first finding" : ""}`),
+    h("dt", {}, "budget"), h("dd", {}, `${b.steps} steps, ${b.connections} connections, ${b.maxInFlight} in flight, response timeout ${b.responseTimeoutMs} ms, network ${b.network}${b.timeBudgetMs !== "0" ? `, ${b.timeBudgetMs} ms per job` : ""}`),
+    h("dt", {}, "submitted"), h("dd", {}, `${time(run.createdAt)} by ${run.submittedBy}`),
+    h("dt", {}, "started / finished"), h("dd", {}, `${time(run.startedAt)} / ${time(run.finishedAt)}`)));
+  const fl = findings.findings || [];
+  const findingTable = fl.length ? h("table", { id: "run-findings" },
+    h("thead", {}, h("tr", {}, ["finding", "kind", "count", "signature", "reason"].map(x => h("th", {}, x)))),
+    h("tbody", {}, fl.map(f => h("tr", {},
+      h("td", { class: "num" }, h("a", { href: `#/findings/${f.id}`, class: "finding-link" }, `finding ${f.id}`)),
+      h("td", {}, kindName(f.kind)), h("td", { class: "num" }, f.count),
+      h("td", { class: "mono" }, f.signature), h("td", { class: "reason" }, (f.reason || "").split("\n")[0])))))
+    : h("p", { class: "muted" }, FINAL.has(run.state) ? "No findings." : "No findings yet.");
+  const jobTable = h("table", { id: "jobs" },
+    h("thead", {}, h("tr", {}, ["#", "state", "seed", "branch order", "feature mask", "attempts", "worker", "outcome", "reason"].map(x => h("th", {}, x)))),
+    h("tbody", {}, jobs.map(j => h("tr", { class: "job-row", "data-job": j.id, "data-state": jobState(j.state) },
+      h("td", { class: "num" }, j.index), h("td", {}, badge(j.state, "job")),
+      h("td", { class: "mono" }, j.seed), h("td", {}, orderName(j.branchOrder)),
+      h("td", { class: "mono" }, j.featureMask || "all"), h("td", { class: "num" }, j.attempts),
+      h("td", { class: "mono" }, short(j.workerId, 8)), h("td", {}, j.outcome),
+      h("td", { class: "reason" }, (j.reason || "").split("\n")[0])))));
+  main.replaceChildren(h("h1", {}, `Run ${run.id}`), summary,
+    h("h2", {}, "Findings"), findingTable,
+    h("h2", {}, `Jobs (${jobs.length})`), jobTable);
+  if (!FINAL.has(run.state)) schedule(() => seq === renderSeq && runPage(seq, id));
+}
+
+function replayCommand(finding, cx, doc) {
+  const spec = (doc.spec && doc.spec.file) || "SPEC.dspec";
+  const launch = doc.target || "CMD";
+  const q = s => `'${String(s).replace(/'/g, `'\\''`)}'`;
+  return `dualswarm finding show ${finding.id} --save cx.json && dualswarm replay cx.json --spec ${q(spec)} --launch ${q(launch)}`;
+}
+
+async function findingPage(seq, id) {
+  const f = await api(`findings/${id}?max_counterexamples=10`);
+  if (seq !== renderSeq) return;
+  const cx = (f.counterexamples || [])[0];
+  const parts = [h("h1", {}, `Finding ${f.id}: ${kindName(f.kind)}`),
+    h("div", { class: "card" }, h("dl", { class: "kv" },
+      h("dt", {}, "reason"), h("dd", { class: "reason", id: "finding-reason" }, f.reason),
+      h("dt", {}, "signature"), h("dd", { class: "mono" }, f.signature),
+      h("dt", {}, "count"), h("dd", {}, `${f.count} counterexample${f.count === "1" ? "" : "s"}`),
+      h("dt", {}, "spec"), h("dd", {}, h("a", { href: `#/specs/${f.specHash}`, class: "mono" }, f.specHash)),
+      h("dt", {}, "target"), h("dd", {}, await targetName(f.targetId)),
+      h("dt", {}, "seen"), h("dd", {}, `${time(f.firstSeen)} … ${time(f.lastSeen)}`)))];
+  if (!cx) {
+    parts.push(h("p", { class: "muted" }, "No counterexample stored."));
+  } else {
+    parts.push(h("h2", {}, `Smallest counterexample ${cx.id}`),
+      h("p", {}, `Run `, h("a", { href: `#/runs/${cx.runId}` }, cx.runId), `, job ${cx.jobId}, seed ${cx.seed}, branch order ${orderName(cx.branchOrder)}, feature mask ${cx.featureMask || "all"}, ${cx.size} requests (${cx.unshrunkSize} before shrinking).`));
+    let doc = null;
+    try { doc = cx.documentJson ? JSON.parse(cx.documentJson) : null; } catch (e) { doc = null; }
+    if (doc) {
+      parts.push(h("div", { class: "diagram", id: "diagram" }, sequenceDiagram(doc)));
+      const v = doc.verdict || {};
+      parts.push(h("div", { class: "card" },
+        h("div", { class: "reason", id: "verdict-reason" }, `${v.kind}: ${v.reason}`),
+        (v.details || []).length ? h("ul", { id: "verdict-details" }, v.details.map(d => h("li", {}, d))) : null));
+      const cmd = replayCommand(f, cx, doc);
+      const pre = h("pre", { id: "replay-command" }, cmd);
+      parts.push(h("h2", {}, "Replay"), h("div", { class: "replay" }, pre,
+        h("button", { type: "button", id: "copy-replay", onclick: async ev => {
+          try { await navigator.clipboard.writeText(cmd); ev.target.textContent = "Copied"; }
+          catch (e) {  // no clipboard permission: select the text instead
+            const r = document.createRange(); r.selectNodeContents(pre);
+            getSelection().removeAllRanges(); getSelection().addRange(r);
+            ev.target.textContent = "Press Ctrl+C";
+          }
+        } }, "Copy")),
+        h("p", { class: "muted" }, "If the spec file is not on your machine: dualswarm spec show ", f.specHash, " --source > spec.dspec, and pass --spec spec.dspec."));
+    } else {
+      parts.push(h("p", { class: "muted" }, "This counterexample was reported without its document; its stored fields:"),
+        h("pre", { class: "card" }, `${kindName(cx.kind)}: ${cx.reason}\n${cx.diff}\ninput: ${cx.inputJson}\ntrace:\n${cx.traceJson}`));
+    }
+    if ((f.counterexamples || []).length > 1)
+      parts.push(h("h2", {}, "Other counterexamples"), h("table", {},
+        h("thead", {}, h("tr", {}, ["id", "run", "job", "seed", "size"].map(x => h("th", {}, x)))),
+        h("tbody", {}, f.counterexamples.slice(1).map(c => h("tr", {},
+          h("td", { class: "num" }, c.id), h("td", { class: "num" }, h("a", { href: `#/runs/${c.runId}` }, c.runId)),
+          h("td", { class: "num" }, c.jobId), h("td", { class: "mono" }, c.seed), h("td", { class: "num" }, c.size))))));
+  }
+  main.replaceChildren(...parts);
+}
+
+async function specsPage(seq) {
+  const specs = await all("specs", "specs", 1000);
+  if (seq !== renderSeq) return;
+  main.replaceChildren(h("h1", {}, "Specs"), specs.length ? h("table", { id: "specs" },
+    h("thead", {}, h("tr", {}, ["hash", "name", "file", "choice sites", "uploaded"].map(x => h("th", {}, x)))),
+    h("tbody", {}, specs.map(s => h("tr", {},
+      h("td", {}, h("a", { href: `#/specs/${s.hash}`, class: "mono" }, short(s.hash, 16))),
+      h("td", {}, s.name), h("td", {}, s.fileName), h("td", { class: "num" }, s.choiceSites), h("td", {}, time(s.createdAt))))))
+    : h("p", { class: "muted" }, "No specs yet: dualswarm spec push FILE"));
+}
+
+async function specPage(seq, hash) {
+  const s = await api(`specs/${encodeURIComponent(hash)}`);
+  if (seq !== renderSeq) return;
+  const lines = s.source.split("\n");
+  if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  main.replaceChildren(h("h1", {}, `Spec ${s.name}`),
+    h("div", { class: "card" }, h("dl", { class: "kv" },
+      h("dt", {}, "hash"), h("dd", { class: "mono" }, s.hash),
+      h("dt", {}, "file"), h("dd", {}, s.fileName),
+      h("dt", {}, "choice sites"), h("dd", {}, s.choiceSites),
+      h("dt", {}, "uploaded"), h("dd", {}, time(s.createdAt)))),
+    h("div", { class: "source" }, h("table", { id: "source" }, h("tbody", {},
+      lines.map((l, i) => h("tr", { id: `L${i + 1}` }, h("td", { class: "ln" }, i + 1), h("td", {}, l)))))));
+}
+
+async function targetsPage(seq) {
+  const targets = await all("targets", "targets", 1000);
+  if (seq !== renderSeq) return;
+  main.replaceChildren(h("h1", {}, "Targets"), targets.length ? h("table", { id: "targets" },
+    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "readiness", "labels"].map(x => h("th", {}, x)))),
+    h("tbody", {}, targets.map(t => h("tr", {},
+      h("td", { class: "num" }, t.id), h("td", {}, t.name), h("td", {}, t.adapter),
+      h("td", { class: "mono" }, t.launch || t.address), h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
+      h("td", {}, (t.labels || []).join(", "))))))
+    : h("p", { class: "muted" }, "No targets yet: dualswarm target add NAME ... (admin)"));
+}
+
+async function campaignsPage(seq) {
+  let campaigns;
+  try {
+    campaigns = await all("campaigns", "campaigns", 1000);
+  } catch (e) {
+    if (e.status === 501) {
+      main.replaceChildren(h("h1", {}, "Campaigns"), h("p", { id: "campaigns-unavailable" },
+        "This coordinator does not serve CampaignService yet; campaigns will be listed here when it does."));
+      return;
+    }
+    throw e;
+  }
+  if (seq !== renderSeq) return;
+  const parts = [h("h1", {}, "Campaigns")];
+  if (!campaigns.length) parts.push(h("p", { class: "muted" }, "No campaigns yet: dualswarm campaign create ..."));
+  for (const c of campaigns) {
+    const t = c.template || {};
+    let history = [];
+    try { history = (await api(`campaigns/${c.id}/runs?page_size=20`)).runs || []; } catch (e) { history = null; }
+    if (seq !== renderSeq) return;
+    parts.push(h("div", { class: "card campaign", "data-campaign": c.id },
+      h("h2", {}, `${c.name} `, h("span", { class: `state ${c.paused ? "state-cancelled" : "state-running"}` }, c.paused ? "paused" : "active")),
+      h("dl", { class: "kv" },
+        h("dt", {}, "schedule (UTC)"), h("dd", { class: "mono" }, c.cron),
+        h("dt", {}, "next fire"), h("dd", {}, c.paused ? "— (paused)" : time(c.nextFireAt)),
+        h("dt", {}, "last fired"), h("dd", {}, c.lastFiredAt ? `${time(c.lastFiredAt)}` : "never"),
+        h("dt", {}, "spec"), h("dd", {}, c.specName ? `latest version of ${c.specName}` : h("a", { href: `#/specs/${t.specHash}`, class: "mono" }, short(t.specHash))),
+        h("dt", {}, "target / jobs"), h("dd", {}, `${await targetName(t.targetId)}, ${t.jobs} jobs`),
+        c.lastError ? [h("dt", {}, "last error"), h("dd", { class: "reason" }, c.lastError)] : null),
+      history === null ? h("p", { class: "muted" }, "History unavailable.") :
+      history.length ? h("table", { class: "campaign-runs" },
+        h("thead", {}, h("tr", {}, ["run", "state", "progress", "findings", "new", "gone", "submitted"].map(x => h("th", {}, x)))),
+        h("tbody", {}, history.map(cr => h("tr", {},
+          h("td", { class: "num" }, h("a", { href: `#/runs/${cr.run.id}` }, cr.run.id)),
+          h("td", {}, badge(cr.run.state)), h("td", {}, progress(cr.run.counts)),
+          h("td", { class: "num" }, (cr.findingIds || []).length),
+          h("td", {}, (cr.newFindingIds || []).map(f => h("a", { href: `#/findings/${f}` }, `#${f} `))),
+          h("td", {}, (cr.goneFindingIds || []).map(f => h("a", { href: `#/findings/${f}` }, `#${f} `))),
+          h("td", {}, time(cr.run.createdAt))))))
+      : h("p", { class: "muted" }, "Not fired yet.")));
+  }
+  main.replaceChildren(...parts);
+}
+
+// ------------------------------------------------------------ routing
+
+async function route() {
+  clearTimeout(pollTimer);
+  const seq = ++renderSeq;
+  const [path, query] = (location.hash.replace(/^#/, "") || "/runs").split("?");
+  const params = new URLSearchParams(query || "");
+  const parts = path.split("/").filter(Boolean);
+  for (const a of document.querySelectorAll("nav a"))
+    a.classList.toggle("active", a.dataset.nav === (parts[0] === "findings" ? "runs" : parts[0]));
+  banner("");
+  try {
+    if (parts[0] === "runs" && parts[1]) await runPage(seq, parts[1]);
+    else if (parts[0] === "findings" && parts[1]) await findingPage(seq, parts[1]);
+    else if (parts[0] === "specs" && parts[1]) await specPage(seq, parts[1]);
+    else if (parts[0] === "specs") await specsPage(seq);
+    else if (parts[0] === "targets") await targetsPage(seq);
+    else if (parts[0] === "campaigns") await campaignsPage(seq);
+    else await runsPage(seq, params);
+    document.title = `Dualswarm — ${main.querySelector("h1")?.textContent || ""}`;
+  } catch (e) {
+    if (seq === renderSeq) main.replaceChildren(errorBox(e));
+  }
+}
+
+function tokenUi() {
+  const input = document.getElementById("token-input");
+  const state = document.getElementById("token-state");
+  const show = () => { state.textContent = localStorage.getItem(TOKEN_KEY) ? "token set" : "no token"; };
+  document.getElementById("token-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    const t = input.value.trim();
+    if (t) localStorage.setItem(TOKEN_KEY, t);
+    input.value = "";
+    show();
+    targetNames = null;
+    route();
+  });
+  document.getElementById("token-forget").addEventListener("click", () => {
+    localStorage.removeItem(TOKEN_KEY);
+    show();
+    route();
+  });
+  show();
+}
+
+window.addEventListener("hashchange", route);
+tokenUi();
+route();

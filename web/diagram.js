@@ -1,0 +1,112 @@
+// Draws a counterexample (docs/counterexample.md: the `document_json` of a
+// Counterexample) as an SVG sequence diagram: one lane per connection, each
+// lane a client and a server lifeline, one arrow per observation in trace
+// order (requests to the right, responses to the left), the failing message
+// (verdict.label: the rejected response, or the unanswered request of a
+// liveness failure) highlighted. Built with DOM calls only: message text is
+// never parsed as markup.
+
+const SVG = "http://www.w3.org/2000/svg";
+const LANE_W = 380, LANE_GAP = 24, HEAD_H = 30, ROW_H = 30, TOP = 10, LEFT = 10;
+const MAX_LABEL = 46;
+
+function el(tag, attrs = {}, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
+
+function str(v) { return typeof v === "string" ? v : JSON.stringify(v); }
+
+// One line for a message, like the CLI's diagram: "PUT /a if-match: x",
+// "200 etag: \"x\"", else compact JSON.
+export function summarize(m) {
+  if (m && typeof m === "object" && !Array.isArray(m)) {
+    const h = m.headers && typeof m.headers === "object" ? m.headers : {};
+    if (m.method !== undefined && m.path !== undefined) {
+      let s = `${str(m.method)} ${str(m.path)}`;
+      for (const [k, v] of Object.entries(h)) if (k.startsWith("if-")) s += ` ${k}: ${str(v)}`;
+      if (typeof m.body === "string" && m.body) s += ` ${JSON.stringify(clip(m.body, 16))}`;
+      return s;
+    }
+    if (typeof m.status === "number") {
+      let s = String(m.status);
+      if (h.etag !== undefined) s += ` etag: ${str(h.etag)}`;
+      if (typeof m.body === "string" && m.body) s += ` ${JSON.stringify(clip(m.body, 16))}`;
+      if (m.malformed !== undefined) s += ` MALFORMED ${clip(JSON.stringify(m.malformed), 40)}`;
+      return s;
+    }
+  }
+  return clip(JSON.stringify(m), 60);
+}
+
+// Which observation failed: {label, dir} ("received" for safety, "sent"
+// for liveness), or null.
+export function failingOf(doc) {
+  const v = doc.verdict || {};
+  if (!v.label) return null;
+  if (v.kind === "safety") return { label: v.label, dir: "received" };
+  if (v.kind === "liveness") return { label: v.label, dir: "sent" };
+  return null;
+}
+
+// The <svg> for a parsed counterexample document.
+export function sequenceDiagram(doc) {
+  const trace = Array.isArray(doc.trace) ? doc.trace : [];
+  let lanes = 1;
+  for (const o of trace) if (Number.isInteger(o.conn)) lanes = Math.max(lanes, o.conn + 1);
+  const failing = failingOf(doc);
+  const width = LEFT * 2 + lanes * LANE_W + (lanes - 1) * LANE_GAP;
+  const height = TOP + HEAD_H + 16 + trace.length * ROW_H + 16;
+  const svg = el("svg", { class: "seq", width, height, viewBox: `0 0 ${width} ${height}`,
+                          role: "img", "aria-label": "sequence diagram" });
+  const laneX = c => LEFT + c * (LANE_W + LANE_GAP);
+  const clientX = c => laneX(c) + 20, serverX = c => laneX(c) + LANE_W - 20;
+  for (let c = 0; c < lanes; c++) {
+    const g = el("g", { class: "lane", "data-conn": c });
+    const head = el("g", { class: "lane-head" });
+    head.append(el("rect", { x: laneX(c), y: TOP, width: LANE_W, height: HEAD_H, rx: 4 }),
+                el("text", { x: clientX(c) - 10, y: TOP + 19 }, `conn ${c}`),
+                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, "server"));
+    g.append(head,
+             el("line", { class: "lifeline", x1: clientX(c), y1: TOP + HEAD_H, x2: clientX(c), y2: height - 8 }),
+             el("line", { class: "lifeline", x1: serverX(c), y1: TOP + HEAD_H, x2: serverX(c), y2: height - 8 }));
+    svg.append(g);
+  }
+  const defs = el("defs");
+  for (const [id, color] of [["arrow", "#51606f"], ["arrow-bad", "#c0262d"], ["arrow-ok", "#2f7a55"]]) {
+    const m = el("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    m.append(el("path", { d: "M0,0 L10,5 L0,10 z", fill: color }));
+    defs.append(m);
+  }
+  svg.prepend(defs);
+  trace.forEach((o, i) => {
+    const c = Number.isInteger(o.conn) ? o.conn : 0;
+    const y = TOP + HEAD_H + 16 + i * ROW_H + 18;
+    if (o.event) {
+      const g = el("g", { class: `event ${o.event}`, "data-label": o.label ?? "" });
+      const text = o.event === "closed" ? "x connection closed" : `… #${o.label} timed out`;
+      g.append(el("text", { x: clientX(c) + 8, y: y - 4 }, text));
+      svg.append(g);
+      return;
+    }
+    const sent = o.dir === "sent";
+    const isFailing = failing && failing.label === o.label && failing.dir === o.dir;
+    const g = el("g", { class: `msg ${sent ? "sent" : "received"}${isFailing ? " failing" : ""}`,
+                        "data-label": o.label, "data-conn": c });
+    const full = `${sent ? "→" : "←"} #${o.label} ${summarize(o.msg)}`;
+    if (isFailing) g.append(el("rect", { class: "hl", x: laneX(c) + 2, y: y - 22, width: LANE_W - 4, height: ROW_H - 2, rx: 3 }));
+    const [x1, x2] = sent ? [clientX(c), serverX(c)] : [serverX(c), clientX(c)];
+    g.append(el("line", { x1, y1: y, x2, y2: y,
+                          "marker-end": `url(#${isFailing ? "arrow-bad" : sent ? "arrow" : "arrow-ok"})` }));
+    const label = el("text", { x: clientX(c) + 8, y: y - 5 },
+                     clip(full, MAX_LABEL) + (isFailing ? (sent ? "  NO RESPONSE" : "  REJECTED") : ""));
+    label.append(el("title", {}, full));
+    g.append(label);
+    svg.append(g);
+  });
+  return svg;
+}
