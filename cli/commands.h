@@ -26,6 +26,7 @@ int SpecCommand(const std::vector<std::string>& args);     // spec push|list|sho
 int TargetCommand(const std::vector<std::string>& args);   // target add|list
 int RunCommand(const std::vector<std::string>& args);      // run submit|list|show|watch|cancel
 int FindingCommand(const std::vector<std::string>& args);  // finding list|show
+int CampaignCommand(const std::vector<std::string>& args); // campaign create|list|show|pause|resume|delete
 
 }  // namespace dualswarm::cli
 

@@ -31,6 +31,8 @@ const char kUsage[] =
     "  run      run submit (--spec HASH | --spec-name N | --spec-file F) --target NAME|ID --jobs N\n"
     "                      [--watch] ... | run list [--state S] | run show|watch|cancel ID\n"
     "  finding  finding list [--run ID] [--spec HASH] [--target ID] | finding show ID [--save FILE]\n"
+    "  campaign campaign create NAME --cron \"0 3 * * *\" (--spec HASH | --spec-name N) --target NAME|ID\n"
+    "                    --jobs N ... | campaign list | campaign show|pause|resume|delete ID|NAME\n"
     "\n"
     "exit codes: 0 accepted/ok, 1 rejected (or the watched run failed), 2 bad input or\n"
     "inconclusive (or a request the coordinator refused), 3 the watched run was cancelled\n"
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   if (cmd == "target") return dualswarm::cli::TargetCommand(args);
   if (cmd == "run") return dualswarm::cli::RunCommand(args);
   if (cmd == "finding") return dualswarm::cli::FindingCommand(args);
+  if (cmd == "campaign") return dualswarm::cli::CampaignCommand(args);
   std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return dualswarm::cli::kExitBadInput;
 }
