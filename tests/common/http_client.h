@@ -81,9 +81,28 @@ inline HttpResponse ParseHttpResponse(const std::string& raw) {
   return r;
 }
 
+// Whether `raw` holds a whole response with a Content-Length (or a whole
+// chunked one); responses delimited by the close are never complete.
+inline bool ResponseComplete(const std::string& raw) {
+  size_t head_end = raw.find("\r\n\r\n");
+  if (head_end == std::string::npos) return false;
+  std::string head = absl::AsciiStrToLower(raw.substr(0, head_end));
+  size_t at = head.find("\r\ncontent-length:");
+  if (at != std::string::npos) {
+    size_t eol = head.find("\r\n", at + 2);
+    std::string v(absl::StripAsciiWhitespace(head.substr(at + 17, eol == std::string::npos ? std::string::npos : eol - at - 17)));
+    size_t len = 0;
+    return absl::SimpleAtoi(v, &len) && raw.size() >= head_end + 4 + len;
+  }
+  if (head.find("transfer-encoding: chunked") != std::string::npos)
+    return absl::EndsWith(raw, "\r\n0\r\n\r\n");
+  return false;
+}
+
 // Sends `bytes` as they are and reads until the server closes (or the
-// timeout). Returns everything read ("" when nothing).
-inline std::string SendRaw(int port, const std::string& bytes, int timeout_s = 10) {
+// timeout) or a whole response has arrived. Returns everything read ("" when
+// nothing).
+inline std::string SendRaw(int port, const std::string& bytes, int timeout_s = 10, bool half_close = true) {
   int fd = ConnectLoopback(port, timeout_s);
   if (fd < 0) return "";
   size_t sent = 0;
@@ -92,10 +111,15 @@ inline std::string SendRaw(int port, const std::string& bytes, int timeout_s = 1
     if (n <= 0) break;  // the server may close early on garbage: fine
     sent += static_cast<size_t>(n);
   }
-  shutdown(fd, SHUT_WR);
+  // Half-closing says "no more requests" (garbage tests); some servers
+  // (chromedriver) take it for the client going away, so HttpRequest does not.
+  if (half_close) shutdown(fd, SHUT_WR);
   std::string resp;
   char buf[16384];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+    resp.append(buf, static_cast<size_t>(n));
+    if (ResponseComplete(resp)) break;  // some servers keep the connection open
+  }
   close(fd);
   return resp;
 }
@@ -111,7 +135,7 @@ inline HttpResponse HttpRequest(int port, const std::string& method, const std::
   if (!body.empty() || method == "POST")
     absl::StrAppend(&req, "Content-Type: application/json; charset=utf-8\r\nContent-Length: ", body.size(), "\r\n");
   absl::StrAppend(&req, "\r\n", body);
-  return ParseHttpResponse(SendRaw(port, req, timeout_s));
+  return ParseHttpResponse(SendRaw(port, req, timeout_s, /*half_close=*/false));
 }
 
 // A free loopback port (bound, then released: good enough for tests).

@@ -1,0 +1,526 @@
+// The web UI in headless Chromium (Debian's chromium + chromium-driver),
+// driven over chromedriver's W3C WebDriver HTTP API, against a real
+// coordinator (embedded PostgreSQL) that serves it with --http-listen.
+//
+// The coordinator is populated as the worker daemon would do it: a real
+// counterexample from `dualswarm test --save` against ds-ref-webdav mutant
+// 6 (shrunk: one connection), and an unshrunk one over three connections
+// (a second target, so a second finding), completed through WorkerService;
+// a third run stays running with one leased job so live progress shows.
+//
+// It types the token into the UI, loads every page, checks what a correct
+// render shows (run states, job rows with seeds/orders/masks, the SVG with
+// one lane per connection and the rejected response highlighted, the
+// reason, the replay command, spec source with line numbers, campaigns),
+// clicks from a run to its finding, watches a running run's page update
+// after a completion, and saves a screenshot of every page under
+// ${CMAKE_BINARY_DIR}/test-artifacts/browser/ (printed).
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "dualswarm/v1/campaign.grpc.pb.h"
+#include "dualswarm/v1/finding.grpc.pb.h"
+#include "dualswarm/v1/run.grpc.pb.h"
+#include "dualswarm/v1/spec.grpc.pb.h"
+#include "dualswarm/v1/target.grpc.pb.h"
+#include "dualswarm/v1/worker.grpc.pb.h"
+#include "engine/harness/counterexample.h"
+#include "engine/ir/json.h"
+#include "tests/common/http_client.h"
+#include "tests/common/processes.h"
+
+namespace {
+
+namespace v1 = ::dualswarm::v1;
+using dualswarm::testing::CommandResult;
+using dualswarm::testing::CoordinatorProcess;
+using dualswarm::testing::HttpRequest;
+using dualswarm::testing::HttpResponse;
+using dualswarm::testing::RunCommand;
+using dualswarm::testing::Slurp;
+
+const std::string kSrc = DUALSWARM_SOURCE_DIR;
+const std::string kCli = DUALSWARM_CLI;
+const std::string kWebdav = DS_REF_WEBDAV;
+const std::string kArtifacts = DS_BROWSER_ARTIFACTS;
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// A WebDriver session on a chromedriver child process.
+class Browser {
+ public:
+  // "" on success, else what went wrong.
+  std::string Start(const std::string& dir) {
+    port_ = dualswarm::testing::FreeLoopbackPort();
+    log_ = dir + "/chromedriver.log";
+    pid_ = dualswarm::testing::Spawn({"/usr/bin/chromedriver", absl::StrCat("--port=", port_)}, log_);
+    if (pid_ < 0) return "cannot start /usr/bin/chromedriver (apt-get install chromium-driver)";
+    bool ready = dualswarm::testing::WaitFor(
+        [&] { return absl::StrContains(HttpRequest(port_, "GET", "/status").body, "\"ready\":true"); },
+        std::chrono::seconds(20));
+    if (!ready) return "chromedriver did not become ready:\n" + Slurp(log_);
+    std::string caps = absl::StrCat(
+        R"({"capabilities":{"alwaysMatch":{"browserName":"chrome","goog:chromeOptions":{"binary":"/usr/bin/chromium","args":[)",
+        R"("--headless=new","--no-sandbox","--disable-gpu","--disable-dev-shm-usage","--window-size=1400,1000",)",
+        R"("--no-first-run","--user-data-dir=)", dir, R"(/chrome-profile"]}}}})");
+    HttpResponse r = HttpRequest(port_, "POST", "/session", caps, {}, 60);
+    auto v = dualswarm::ir::ParseJson(r.body);
+    if (r.status != 200 || !v.ok()) return "new session failed: " + r.body;
+    const auto* value = v->Find("value");
+    const auto* id = value ? value->Find("sessionId") : nullptr;
+    if (id == nullptr || !id->is_string()) return "no sessionId in " + r.body;
+    session_ = "/session/" + id->as_string();
+    return "";
+  }
+
+  ~Browser() {
+    if (!session_.empty()) HttpRequest(port_, "DELETE", session_);
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // The "value" of a WebDriver command's response; fails the test on an error.
+  std::string Command(const std::string& method, const std::string& path, const std::string& body = "") {
+    HttpResponse r = HttpRequest(port_, method, session_ + path, body, {}, 60);
+    EXPECT_EQ(r.status, 200) << method << " " << path << " " << body << ": " << r.body;
+    return r.body;
+  }
+
+  void Go(const std::string& url) { Command("POST", "/url", absl::StrCat(R"({"url":)", JsonString(url), "}")); }
+
+  // Runs `script` (a function body that returns a string) in the page.
+  std::string Eval(const std::string& script) {
+    std::string body = Command("POST", "/execute/sync",
+                               absl::StrCat(R"({"script":)", JsonString(script), R"(,"args":[]})"));
+    auto v = dualswarm::ir::ParseJson(body);
+    if (!v.ok()) return "";
+    const auto* value = v->Find("value");
+    return value != nullptr && value->is_string() ? value->as_string() : "";
+  }
+
+  // Waits up to 20 s for `condition` (a JS expression) to be true.
+  bool WaitUntil(const std::string& condition) {
+    return dualswarm::testing::WaitFor(
+        [&] { return Eval(absl::StrCat("try { return (", condition, ") ? 'yes' : 'no'; } catch (e) { return 'no'; }")) == "yes"; },
+        std::chrono::seconds(20));
+  }
+
+  std::string Text(const std::string& css) {
+    return Eval(absl::StrCat("const e = document.querySelector(", JsonString(css),
+                             "); return e ? e.textContent : '<missing ' + ", JsonString(css), " + '>';"));
+  }
+
+  // The WebDriver element id of the first match of `css`.
+  std::string Element(const std::string& css) {
+    std::string body = Command("POST", "/element",
+                               absl::StrCat(R"({"using":"css selector","value":)", JsonString(css), "}"));
+    auto v = dualswarm::ir::ParseJson(body);
+    if (!v.ok() || v->Find("value") == nullptr || !v->Find("value")->is_map()) return "";
+    for (const auto& [k, e] : v->Find("value")->as_map())
+      if (e.is_string()) return e.as_string();
+    return "";
+  }
+
+  void Click(const std::string& css) {
+    std::string id = Element(css);
+    ASSERT_FALSE(id.empty()) << "no element " << css;
+    Command("POST", "/element/" + id + "/click", "{}");
+  }
+
+  void Type(const std::string& css, const std::string& text) {
+    std::string id = Element(css);
+    ASSERT_FALSE(id.empty()) << "no element " << css;
+    Command("POST", "/element/" + id + "/value", absl::StrCat(R"({"text":)", JsonString(text), "}"));
+  }
+
+  // Saves a PNG screenshot as `path`.
+  void Screenshot(const std::string& path) {
+    std::string body = Command("GET", "/screenshot");
+    auto v = dualswarm::ir::ParseJson(body);
+    ASSERT_TRUE(v.ok() && v->Find("value") && v->Find("value")->is_string()) << body.substr(0, 200);
+    std::string png;
+    ASSERT_TRUE(absl::Base64Unescape(v->Find("value")->as_string(), &png));
+    std::ofstream(path, std::ios::binary) << png;
+    EXPECT_TRUE(absl::StartsWith(png, "\x89PNG")) << path;
+  }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = -1;
+  std::string log_;
+  std::string session_;
+};
+
+class WebUiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access("/usr/bin/chromedriver", X_OK) != 0 || access("/usr/bin/chromium", X_OK) != 0)
+      GTEST_FAIL() << "needs Debian's chromium and chromium-driver (bash scripts/setup.sh installs them)";
+    tmp_ = dualswarm::testing::MakeTempDir("ds-web-ui");
+    ASSERT_FALSE(tmp_.empty());
+    coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
+        DUALSWARM_COORDINATOR, tmp_, "", {"--http-listen", "127.0.0.1:0", "--metrics-listen", ""}});
+    std::string err = coordinator_->Start();
+    ASSERT_EQ(err, "") << err;
+    std::string log = coordinator_->log();
+    size_t at = log.find("http on 127.0.0.1:");
+    ASSERT_NE(at, std::string::npos) << log;
+    http_port_ = std::atoi(log.c_str() + at + strlen("http on 127.0.0.1:"));
+    ASSERT_GT(http_port_, 0);
+    admin_ = coordinator_->Token("admin");
+    submitter_ = coordinator_->Token("submitter");
+    worker_ = coordinator_->Token("worker");
+    ASSERT_FALSE(admin_.empty() || submitter_.empty() || worker_.empty());
+    std::filesystem::remove_all(kArtifacts);
+    std::filesystem::create_directories(kArtifacts);
+    std::cout << "screenshots: " << kArtifacts << std::endl;
+  }
+
+  void TearDown() override {
+    coordinator_.reset();
+    if (!tmp_.empty() && !HasFailure()) std::filesystem::remove_all(tmp_);
+  }
+
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
+    return dualswarm::testing::AuthContext(token);
+  }
+
+  // A counterexample document from `dualswarm test` against mutant 6.
+  std::string Produce(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {kCli, "test", "--spec", kSrc + "/specs/http_webdav.dspec", "--launch",
+                                     kWebdav + " --port {port} --dir {dir} --mutant 6", "--steps", "2000",
+                                     "--save", tmp_ + "/cx.json", "--quiet"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    CommandResult r = RunCommand(argv);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    return std::string(absl::StripTrailingAsciiWhitespace(Slurp(tmp_ + "/cx.json")));
+  }
+
+  int64_t AddTarget(const std::string& name) {
+    auto targets = v1::TargetService::NewStub(coordinator_->channel());
+    v1::CreateTargetRequest req;
+    req.mutable_target()->set_name(name);
+    req.mutable_target()->set_adapter("http");
+    req.mutable_target()->set_launch(kWebdav + " --port {port} --dir {dir} --mutant 6");
+    v1::Target t;
+    grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return t.id();
+  }
+
+  int64_t Submit(const std::string& hash, int64_t target, int jobs) {
+    auto runs = v1::RunService::NewStub(coordinator_->channel());
+    v1::SubmitRunRequest req;
+    req.mutable_template_()->set_spec_hash(hash);
+    req.mutable_template_()->set_target_id(target);
+    req.mutable_template_()->set_jobs(jobs);
+    req.mutable_template_()->set_seed(42);
+    v1::Run run;
+    grpc::Status st = runs->Submit(Ctx(submitter_).get(), req, &run);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return run.id();
+  }
+
+  std::vector<v1::LeasedJob> Lease(int max_jobs) {
+    auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+    v1::LeaseJobsRequest req;
+    req.set_worker_id(worker_id_);
+    req.set_max_jobs(max_jobs);
+    req.set_wait_ms(5000);
+    v1::LeaseJobsResponse resp;
+    grpc::Status st = workers->LeaseJobs(Ctx(worker_).get(), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return {resp.jobs().begin(), resp.jobs().end()};
+  }
+
+  void Complete(const v1::LeasedJob& job, const std::string* doc) {
+    auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+    v1::CompleteJobRequest req;
+    req.set_worker_id(worker_id_);
+    req.set_job_id(job.job_id());
+    req.set_lease_token(job.lease_token());
+    req.set_outcome(doc ? v1::JOB_OUTCOME_FAILED : v1::JOB_OUTCOME_PASSED);
+    if (doc != nullptr) {
+      auto parsed = dualswarm::harness::CounterexampleFromJson(*doc);
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      v1::Counterexample* cx = req.mutable_counterexample();
+      cx->set_kind(v1::VERDICT_KIND_SAFETY);
+      cx->set_reason(parsed->verdict.reason);
+      cx->set_diff(parsed->verdict.field);
+      cx->set_signature(parsed->signature);
+      cx->set_input_json("[]");
+      cx->set_size(static_cast<int32_t>(parsed->shrunk_size));
+      cx->set_unshrunk_size(static_cast<int32_t>(parsed->original_size));
+      cx->set_document_json(*doc);
+      req.set_reason(parsed->verdict.reason);
+    }
+    req.set_seconds(0.5);
+    v1::CompleteJobResponse resp;
+    grpc::Status st = workers->CompleteJob(Ctx(worker_).get(), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+  }
+
+  std::string Shot(Browser& b, const std::string& name) {
+    std::string path = kArtifacts + "/" + name + ".png";
+    b.Screenshot(path);
+    return path;
+  }
+
+  std::string tmp_;
+  std::unique_ptr<CoordinatorProcess> coordinator_;
+  int http_port_ = 0;
+  std::string admin_, submitter_, worker_, worker_id_;
+};
+
+// The connections of a counterexample document's trace, and the label and
+// first line of the reason of its verdict.
+struct DocFacts {
+  std::set<int64_t> conns;
+  size_t messages = 0;  // sent and received observations
+  int64_t label = 0;
+  std::string reason;
+};
+
+DocFacts FactsOf(const std::string& doc) {
+  DocFacts f;
+  auto cx = dualswarm::harness::CounterexampleFromJson(doc);
+  EXPECT_TRUE(cx.ok()) << cx.status();
+  if (!cx.ok()) return f;
+  for (const auto& o : cx->trace) {
+    f.conns.insert(o.conn);
+    if (o.kind == dualswarm::check::Observation::Kind::kSent ||
+        o.kind == dualswarm::check::Observation::Kind::kReceived)
+      ++f.messages;
+  }
+  f.label = cx->verdict.label;
+  f.reason = cx->verdict.reason;
+  return f;
+}
+
+TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
+  // Two real counterexamples: shrunk (one connection), and unshrunk over
+  // three connections.
+  std::string shrunk = Produce({});
+  std::string wide = Produce({"--connections", "3", "--no-shrink"});
+  DocFacts shrunk_facts = FactsOf(shrunk), wide_facts = FactsOf(wide);
+  ASSERT_GT(shrunk_facts.label, 0);
+  ASSERT_GT(wide_facts.conns.size(), 1u) << "the unshrunk counterexample uses one connection only";
+
+  auto specs = v1::SpecService::NewStub(coordinator_->channel());
+  v1::CreateSpecRequest sreq;
+  sreq.set_file_name("http_webdav.dspec");
+  sreq.set_source(Slurp(kSrc + "/specs/http_webdav.dspec"));
+  v1::CreateSpecResponse sresp;
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), sreq, &sresp).ok());
+  std::string hash = sresp.spec().hash();
+  int64_t t1 = AddTarget("webdav-m6"), t2 = AddTarget("webdav-m6-wide");
+
+  auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+  v1::RegisterWorkerRequest wreq;
+  wreq.set_name("browser-test-worker");
+  wreq.set_slots(8);
+  v1::RegisterWorkerResponse wresp;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), wreq, &wresp).ok());
+  worker_id_ = wresp.worker_id();
+
+  // Run 1: 3 jobs, the first fails with the shrunk counterexample.
+  int64_t run1 = Submit(hash, t1, 3);
+  auto jobs = Lease(3);
+  ASSERT_EQ(jobs.size(), 3u);
+  Complete(jobs[0], &shrunk);
+  Complete(jobs[1], nullptr);
+  Complete(jobs[2], nullptr);
+  // Run 2: 2 jobs, one fails with the wide counterexample (second target).
+  int64_t run2 = Submit(hash, t2, 2);
+  jobs = Lease(2);
+  ASSERT_EQ(jobs.size(), 2u);
+  Complete(jobs[0], &wide);
+  Complete(jobs[1], nullptr);
+  // Run 3: 4 jobs, one leased and left running.
+  int64_t run3 = Submit(hash, t1, 4);
+  std::vector<v1::LeasedJob> running = Lease(1);
+  ASSERT_EQ(running.size(), 1u);
+
+  // A campaign (nightly at 03:00 UTC) for the campaigns page.
+  auto campaigns = v1::CampaignService::NewStub(coordinator_->channel());
+  v1::CreateCampaignRequest creq;
+  creq.mutable_campaign()->set_name("nightly-webdav");
+  creq.mutable_campaign()->set_cron("0 3 * * *");
+  creq.mutable_campaign()->mutable_template_()->set_spec_hash(hash);
+  creq.mutable_campaign()->mutable_template_()->set_target_id(t1);
+  creq.mutable_campaign()->mutable_template_()->set_jobs(8);
+  v1::Campaign campaign;
+  grpc::Status cst = campaigns->Create(Ctx(submitter_).get(), creq, &campaign);
+  ASSERT_TRUE(cst.ok()) << cst.error_message();
+
+  Browser b;
+  std::string err = b.Start(tmp_);
+  ASSERT_EQ(err, "") << err;
+  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+
+  // Without a token: the API refuses and the UI says so.
+  b.Go(base + "#/runs");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('.error-box')")) << b.Text("main");
+  EXPECT_TRUE(absl::StrContains(b.Text(".error-box"), "UNAUTHENTICATED")) << b.Text("main");
+  EXPECT_TRUE(absl::StrContains(b.Text("#banner"), "enter a token")) << b.Text("#banner");
+  Shot(b, "00-no-token");
+
+  // The token, typed once, is kept and sent as a header.
+  b.Type("#token-input", submitter_);
+  b.Click("#token-save");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#runs tr.run-row').length === 3")) << b.Text("main");
+  EXPECT_EQ(b.Text("#token-state"), "token set");
+  EXPECT_EQ(b.Eval("return localStorage.getItem('dualswarm.token');"), submitter_);
+  // Runs list: states, progress, findings (newest first).
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#runs tr.run-row')].map(r => r.dataset.run + ':' + "
+                   "r.querySelector('.state').dataset.state + ':' + r.querySelector('.findings').textContent + ':' + "
+                   "r.querySelector('.progress-text').textContent).join(' ');"),
+            absl::StrCat(run3, ":running:0:0/4 ", run2, ":failed:1:2/2 ", run1, ":failed:1:3/3"));
+  Shot(b, "01-runs");
+
+  // Filter by state.
+  b.Go(base + "#/runs?state=running");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#runs tr.run-row').length === 1 && "
+                          "document.querySelector('#filter-state').value === 'running'"))
+      << b.Text("main");
+  EXPECT_EQ(b.Eval("return document.querySelector('#runs tr.run-row').dataset.run;"), absl::StrCat(run3));
+
+  // Run detail: jobs with seeds, branch orders, masks, states; the finding.
+  b.Go(base + "#/runs/" + std::to_string(run1));
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#jobs tr.job-row').length === 3")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return document.querySelector('#run-state .state').dataset.state;"), "failed");
+  auto run_jobs = v1::RunService::NewStub(coordinator_->channel());
+  v1::ListJobsRequest jreq;
+  jreq.set_run_id(run1);
+  v1::ListJobsResponse jresp;
+  ASSERT_TRUE(run_jobs->ListJobs(Ctx(submitter_).get(), jreq, &jresp).ok());
+  ASSERT_EQ(jresp.jobs_size(), 3);
+  std::string rows = b.Eval(
+      "return [...document.querySelectorAll('#jobs tr.job-row')].map(r => [...r.cells].slice(0, 5)"
+      ".map(c => c.textContent).join('|')).join('\\n');");
+  std::vector<std::string> want;
+  const char* orders[] = {"", "first", "last", "random", "most-constrained"};
+  for (const auto& j : jresp.jobs())
+    want.push_back(absl::StrCat(j.index(), "|", j.state() == v1::JOB_STATE_FAILED ? "failed" : "passed", "|", j.seed(),
+                                "|", orders[j.branch_order()], "|", j.feature_mask().empty() ? "all" : j.feature_mask()));
+  EXPECT_EQ(rows, absl::StrJoin(want, "\n"));
+  EXPECT_TRUE(absl::StrContains(rows, "failed")) << rows;
+  Shot(b, "02-run-failed");
+
+  // Click through to the finding.
+  b.Click("#run-findings a.finding-link");
+  ASSERT_TRUE(b.WaitUntil("location.hash.startsWith('#/findings/') && document.querySelector('#diagram svg')"))
+      << b.Text("main");
+  // One lane per connection, the rejected response highlighted, the reason.
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.lane').length);"),
+            std::to_string(shrunk_facts.conns.size()));
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.msg.failing')]"
+                   ".map(g => g.dataset.label + ':' + g.classList.contains('received')).join(',');"),
+            absl::StrCat(shrunk_facts.label, ":true"));
+  EXPECT_TRUE(absl::StrContains(b.Text("#diagram svg g.msg.failing text"), "REJECTED"));
+  EXPECT_EQ(b.Eval("return getComputedStyle(document.querySelector('#diagram g.msg.failing line')).stroke;"),
+            "rgb(192, 38, 45)");
+  EXPECT_TRUE(absl::StrContains(b.Text("#verdict-reason"), shrunk_facts.reason)) << b.Text("#verdict-reason");
+  EXPECT_TRUE(absl::StrContains(b.Text("#verdict-reason"), "explains response label")) << b.Text("#verdict-reason");
+  EXPECT_TRUE(absl::StrContains(b.Text("#finding-reason"), "no execution of spec 'http_webdav'"));
+  std::string replay = b.Text("#replay-command");
+  EXPECT_TRUE(absl::StartsWith(replay, "dualswarm finding show ")) << replay;
+  EXPECT_TRUE(absl::StrContains(replay, "--save cx.json && dualswarm replay cx.json --spec ")) << replay;
+  EXPECT_TRUE(absl::StrContains(replay, "--mutant 6'")) << replay;
+  // Every message of the trace is drawn, the request labels included.
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
+            std::to_string(shrunk_facts.messages));
+  Shot(b, "03-finding");
+
+  // The wide counterexample: one lane per connection.
+  b.Go(base + "#/runs/" + std::to_string(run2));
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) << b.Text("main");
+  b.Click("#run-findings a.finding-link");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#diagram svg g.msg.failing')")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane')].map(g => g.dataset.conn).join(',');"),
+            absl::StrJoin(wide_facts.conns, ","));
+  EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
+            std::to_string(wide_facts.label));
+  Shot(b, "04-finding-three-connections");
+
+  // A running run updates itself: complete its leased job and wait.
+  b.Go(base + "#/runs/" + std::to_string(run3));
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#jobs tr.job-row[data-state=leased]').length === 1"))
+      << b.Text("main");
+  EXPECT_EQ(b.Eval("return document.querySelector('#run-state .state').dataset.state;"), "running");
+  Shot(b, "05-run-running");
+  Complete(running[0], nullptr);
+  EXPECT_TRUE(b.WaitUntil("document.querySelectorAll('#jobs tr.job-row[data-state=passed]').length === 1 && "
+                          "document.querySelector('#run-counts').textContent.includes('passed 1')"))
+      << b.Text("main");
+
+  // Specs: the list, and the source with line numbers.
+  b.Go(base + "#/specs");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#specs a')")) << b.Text("main");
+  b.Click("#specs a");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#source tr')")) << b.Text("main");
+  std::string source = Slurp(kSrc + "/specs/http_webdav.dspec");
+  std::vector<std::string> lines = absl::StrSplit(source, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#source tr').length);"), std::to_string(lines.size()));
+  EXPECT_EQ(b.Eval("return [...document.querySelector('#L1').cells].map(c => c.textContent).join('|');"),
+            "1|" + lines[0]);
+  EXPECT_EQ(b.Eval(absl::StrCat("return document.querySelector('#L", lines.size(), "').cells[1].textContent;")),
+            lines.back());
+  Shot(b, "06-spec");
+
+  // Targets, and campaigns (served or not).
+  b.Go(base + "#/targets");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 2")) << b.Text("main");
+  Shot(b, "07-targets");
+  b.Go(base + "#/campaigns");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('.campaign')")) << b.Text("main");
+  std::string card = b.Text(".campaign");
+  EXPECT_TRUE(absl::StrContains(card, "nightly-webdav")) << card;
+  EXPECT_TRUE(absl::StrContains(card, "0 3 * * *")) << card;
+  EXPECT_TRUE(absl::StrContains(card, "active")) << card;
+  EXPECT_TRUE(absl::StrContains(card, "03:00:00 UTC")) << card;  // the next fire time
+  EXPECT_TRUE(absl::StrContains(card, "Not fired yet")) << card;
+  Shot(b, "08-campaigns");
+
+  // An unknown finding: the API's NOT_FOUND is shown.
+  b.Go(base + "#/findings/987654");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('.error-box')")) << b.Text("main");
+  EXPECT_TRUE(absl::StrContains(b.Text(".error-box"), "NOT_FOUND")) << b.Text(".error-box");
+  std::cout << "screenshots of every page in " << kArtifacts << std::endl;
+}
+
+}  // namespace
