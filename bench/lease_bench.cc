@@ -17,7 +17,10 @@
 // LeaseJobs latency percentiles (calls that returned jobs) and the
 // CompleteJob latency. The run is cancelled before the next pair starts.
 // With --reps N each pair is measured N times and the repetition with the
-// median throughput is shown (the machine may be shared). A last line says
+// median throughput is shown (the machine may be shared). The CPU columns
+// say what a job costs the coordinator, its PostgreSQL and the clients
+// inside the window, and so how many jobs/s two idle cores would sustain:
+// a figure other jobs on the machine hardly change. A last line says
 // whether the target (>= 1000 jobs/s and p99 LeaseJobs < 20 ms with
 // max_jobs=1) was met for each client count.
 #include <signal.h>
@@ -31,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -143,8 +147,45 @@ struct Options {
   int reps = 1;
 };
 
+// CPU seconds (user + system) used so far by a process, and by the direct
+// children of one (PostgreSQL's backends are children of the postmaster).
+struct Cpu {
+  double coordinator = 0, postgres = 0, clients = 0;
+};
+
+bool ProcStat(const std::string& pid, pid_t* ppid, double* cpu) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return false;
+  std::vector<std::string> f = absl::StrSplit(text.substr(paren + 2), ' ');
+  int64_t parent = 0, utime = 0, stime = 0;
+  if (f.size() < 13 || !absl::SimpleAtoi(f[1], &parent) || !absl::SimpleAtoi(f[11], &utime) ||
+      !absl::SimpleAtoi(f[12], &stime))
+    return false;
+  *ppid = static_cast<pid_t>(parent);
+  *cpu = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return true;
+}
+
+Cpu SampleCpu(pid_t coordinator, pid_t postmaster, const std::vector<pid_t>& clients) {
+  Cpu c;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    int64_t pid = 0;
+    pid_t ppid = 0;
+    double cpu = 0;
+    if (!absl::SimpleAtoi(name, &pid) || !ProcStat(name, &ppid, &cpu)) continue;
+    if (pid == coordinator) c.coordinator += cpu;
+    else if (pid == postmaster || (postmaster > 0 && ppid == postmaster)) c.postgres += cpu;
+    else if (std::find(clients.begin(), clients.end(), pid) != clients.end()) c.clients += cpu;
+  }
+  return c;
+}
+
 // One measurement of a (max_jobs, clients) pair.
 struct Sample {
+  Cpu cpu;  // used inside the window
   double rate = 0;
   std::vector<int64_t> lease_us, complete_us;  // sorted
   int64_t errors = 0, empty = 0, late = 0;
@@ -158,6 +199,12 @@ std::vector<int> ParseInts(const std::string& s) {
     if (absl::SimpleAtoi(part, &v) && v > 0) out.push_back(v);
   }
   return out;
+}
+
+// Jobs per second that 2 otherwise idle cores could sustain at this CPU cost.
+double Capacity(const Cpu& ms_per_job) {
+  double ms = ms_per_job.coordinator + ms_per_job.postgres + ms_per_job.clients;
+  return ms > 0 ? 2000.0 / ms : 0;
 }
 
 double Percentile(const std::vector<int64_t>& sorted, double p) {
@@ -232,6 +279,23 @@ int Parent(const Options& o, const std::string& self) {
              std::to_string(max_jobs), outs.back()},
             tmp + "/clients.log"));
       }
+      // CPU used inside the window by the coordinator, its PostgreSQL (a
+      // backend that exits inside the window is missed: none should) and
+      // the clients: unlike wall-clock rates, barely changed by other jobs
+      // sharing the cores.
+      int64_t postmaster = 0;
+      {
+        std::ifstream pidfile(tmp + "/data/pg/postmaster.pid");
+        pidfile >> postmaster;
+      }
+      auto sleep_until = [](int64_t ns) {
+        while (NowNs() < ns) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      };
+      sleep_until(start);
+      Cpu c0 = SampleCpu(coord.pid(), static_cast<pid_t>(postmaster), pids);
+      sleep_until(end);
+      Cpu c1 = SampleCpu(coord.pid(), static_cast<pid_t>(postmaster), pids);
+      out.cpu = {c1.coordinator - c0.coordinator, c1.postgres - c0.postgres, c1.clients - c0.clients};
       for (pid_t pid : pids) {
         int status = 0;
         if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
@@ -255,6 +319,11 @@ int Parent(const Options& o, const std::string& self) {
       std::sort(out.lease_us.begin(), out.lease_us.end());
       std::sort(out.complete_us.begin(), out.complete_us.end());
       out.rate = static_cast<double>(completed) / o.seconds;
+      if (completed > 0) {
+        out.cpu.coordinator *= 1000.0 / completed;  // ms per job
+        out.cpu.postgres *= 1000.0 / completed;
+        out.cpu.clients *= 1000.0 / completed;
+      }
       v1::CancelRunRequest creq;
       creq.set_id(run.id());
       (void)runs->Cancel(Ctx(admin, 120).get(), creq, &run);
@@ -262,8 +331,9 @@ int Parent(const Options& o, const std::string& self) {
     };
 
     std::cout << "| max_jobs | clients | jobs/s | lease calls | lease p50 ms | p90 ms | p99 ms | max ms |"
-                 " complete p50 ms | complete p99 ms | errors | empty leases |\n"
-              << "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+                 " complete p50 ms | complete p99 ms | errors | empty leases |"
+                 " CPU ms/job coord / pg / clients | jobs/s per 2 free cores |\n"
+              << "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     std::string verdict;
     for (int max_jobs : o.max_jobs) {
       for (int n : o.clients) {
@@ -275,11 +345,13 @@ int Parent(const Options& o, const std::string& self) {
         bool ok = std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.ok; });
         const auto& lat = m.lease_us;
         std::cout << absl::StrFormat(
-                         "| %d | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d |%s\n",
+                         "| %d | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d |"
+                         " %.2f / %.2f / %.2f | %.0f |%s\n",
                          max_jobs, n, m.rate, lat.size(), Percentile(lat, 0.5), Percentile(lat, 0.9),
                          Percentile(lat, 0.99), lat.empty() ? 0.0 : lat.back() / 1000.0,
                          Percentile(m.complete_us, 0.5), Percentile(m.complete_us, 0.99), m.errors,
-                         m.empty,
+                         m.empty, m.cpu.coordinator, m.cpu.postgres, m.cpu.clients,
+                         Capacity(m.cpu),
                          ok ? (m.late ? " (some clients started late)" : "")
                             : " CLIENT FAILURE (see clients.log)")
                   << std::flush;
