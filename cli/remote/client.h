@@ -1,5 +1,5 @@
 // The `dualswarm` commands that talk to a coordinator (spec, target, run,
-// finding) share this module: their argument parsing (positional arguments
+// finding, campaign) share this module: their argument parsing (positional arguments
 // and repeated flags on top of cli/flags.h), the connection settings
 // (--coordinator / DUALSWARM_ADDR, --token / DUALSWARM_TOKEN, --tls-ca), a
 // gRPC channel with per-call contexts (bearer token, 30 s deadline on unary
