@@ -31,7 +31,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
+  # nginx, postgresql and prometheus are installed as programs for the tests
+  # to start on 127.0.0.1; keep their packages from starting system services
+  # (nginx on :80, prometheus on :9090, all interfaces) while installing.
+  policy_rc=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [ ! -e "$policy_rc" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy_rc" >/dev/null
+    $SUDO chmod 755 "$policy_rc"
+    own_policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ "$own_policy" -eq 1 ]; then $SUDO rm -f "$policy_rc"; fi
 fi
 
 # ccache: share hits between checkouts in different directories.
