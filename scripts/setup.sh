@@ -40,9 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy_rc" >/dev/null
     $SUDO chmod 755 "$policy_rc"
     own_policy=1
+    trap '$SUDO rm -f "$policy_rc"' EXIT
   fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  if [ "$own_policy" -eq 1 ]; then $SUDO rm -f "$policy_rc"; fi
+  if [ "$own_policy" -eq 1 ]; then $SUDO rm -f "$policy_rc"; trap - EXIT; fi
 fi
 
 # ccache: share hits between checkouts in different directories.
