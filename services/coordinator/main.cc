@@ -48,6 +48,7 @@
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/scheduler.h"
 #include "services/coordinator/services.h"
+#include "util/hyphen_flags.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
 
@@ -148,24 +149,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials() {
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   return grpc::SslServerCredentials(ssl);
-}
-
-// abseil flag names are identifiers: accept --data-dir for --data_dir.
-std::vector<char*> NormaliseFlags(int argc, char** argv, std::vector<std::string>* storage) {
-  storage->reserve(static_cast<size_t>(argc));
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i > 0 && a.size() > 2 && a.compare(0, 2, "--") == 0) {
-      size_t end = a.find('=');
-      if (end == std::string::npos) end = a.size();
-      for (size_t k = 2; k < end; ++k)
-        if (a[k] == '-') a[k] = '_';
-    }
-    storage->push_back(a);
-  }
-  std::vector<char*> out;
-  for (auto& s : *storage) out.push_back(s.data());
-  return out;
 }
 
 // The database: --database-url, or the embedded one in --data-dir.
@@ -389,7 +372,7 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
-  std::vector<char*> args = dualswarm::coord::NormaliseFlags(argc, argv, &storage);
+  std::vector<char*> args = dualswarm::util::NormaliseFlagNames(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   std::vector<std::string> cmd(positional.begin() + 1, positional.end());
   if (cmd.empty()) return dualswarm::coord::Serve(storage);

@@ -35,6 +35,7 @@
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "tests/common/http_get.h"
 #include "tests/common/processes.h"
 
 namespace {
@@ -43,37 +44,7 @@ namespace v1 = ::dualswarm::v1;
 using Clock = std::chrono::steady_clock;
 using dualswarm::testing::CoordinatorProcess;
 
-// GET http://127.0.0.1:PORT/PATH; the body, or "" on any error.
-std::string HttpGet(int port, const std::string& path, int* status = nullptr) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return "";
-  }
-  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return "";
-  }
-  std::string resp;
-  char buf[8192];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
-  close(fd);
-  size_t body = resp.find("\r\n\r\n");
-  if (body == std::string::npos) return "";
-  if (status != nullptr) {
-    std::vector<std::string> first = absl::StrSplit(resp.substr(0, resp.find("\r\n")), ' ');
-    if (first.size() < 2 || !absl::SimpleAtoi(first[1], status)) *status = 0;
-  }
-  return resp.substr(body + 4);
-}
+using dualswarm::testing::HttpGet;
 
 // The value of the series `series` (name plus labels exactly as exposed,
 // e.g. dualswarm_jobs{state="passed"}), or NaN when absent.
