@@ -371,6 +371,34 @@ TEST_F(SwarmTest, TwoRunsAtOnceShareTheWorkersFairly) {
   EXPECT_LT(std::abs(secs(b.finished_at()) - secs(a.finished_at())), 2.5) << a.DebugString() << b.DebugString();
 }
 
+TEST_F(SwarmTest, CancellingARunStopsItsRunningJobsAndFreesTheSlots) {
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  Worker& w = StartWorker("w1", 2);
+  v1::Run run = Submit(spec, good, 2, 100000000, /*time_budget_ms=*/120000);
+  ASSERT_TRUE(WaitFor([&] { return GetRun(run.id()).counts().leased() == 2; }, seconds(30))) << WorkerLogs();
+  v1::CancelRunRequest req;
+  req.set_id(run.id());
+  v1::Run cancelled;
+  ASSERT_TRUE(runs_->Cancel(AuthContext(submitter_).get(), req, &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), v1::RUN_STATE_CANCELLED);
+  auto t0 = std::chrono::steady_clock::now();
+  // Told at the next heartbeat (1 s with --lease-ms 3000); the tester tears its SUT down.
+  EXPECT_TRUE(WaitFor([&] {
+    std::string log = Slurp(w.log);
+    size_t n = 0;
+    for (size_t at = 0; (at = log.find("stopped (cancelled)", at)) != std::string::npos; ++at) ++n;
+    return n == 2;
+  }, seconds(10))) << Slurp(w.log);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(10));
+  EXPECT_TRUE(WaitFor([&] {
+    return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
+  }, seconds(5))) << "a tester or SUT outlived the cancelled job";
+  // The slots are free again: a new run passes.
+  v1::Run next = WaitRun(Submit(spec, good, 2, 200).id(), seconds(60));
+  EXPECT_EQ(next.state(), v1::RUN_STATE_PASSED) << WorkerLogs();
+}
+
 TEST_F(SwarmTest, SigtermDrainsRunningJobsAndExitsCleanly) {
   std::string spec = PushSpec("specs/http_webdav.dspec");
   int64_t good = AddTarget("webdav-correct", Webdav(0));

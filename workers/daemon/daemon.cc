@@ -84,6 +84,7 @@ struct Slot {
   bool running = false;
   bool cancelled = false;  // the coordinator asked us to stop it (run cancelled)
   bool lost = false;       // the lease is no longer ours
+  std::optional<Clock::time_point> stop_asked;  // when the child got SIGTERM
   std::optional<v1::CompleteJobRequest> report;
   Clock::time_point next_try{};
   double backoff_s = 0.2;
@@ -246,8 +247,12 @@ class Daemon {
     slot.job = job;
     slot.running = true;
     slot.dir = absl::StrCat(o_.work_dir, "/job-", job.job_id(), "-", job.attempt());
-    std::lock_guard<std::mutex> lock(mu_);
-    slots_[job.job_id()] = std::move(slot);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slots_[job.job_id()] = std::move(slot);
+      work_queued_ = true;
+    }
+    cv_.notify_all();  // the supervisor starts it now, not at its next poll
   }
 
   // Starts a queued job's process (with mu_ held).
@@ -328,7 +333,10 @@ class Daemon {
         if (it == slots_.end() || it->second.cancelled) continue;
         it->second.cancelled = true;
         Log(absl::StrCat("job ", id, ": its run was cancelled; stopping it"));
-        if (it->second.proc) it->second.proc->Terminate();
+        if (it->second.proc) {
+          it->second.proc->Terminate();
+          it->second.stop_asked = Clock::now();
+        }
       }
       for (int64_t id : resp.lost_job_ids()) {
         auto it = slots_.find(id);
@@ -337,7 +345,10 @@ class Daemon {
         if (!it->second.running && !it->second.report) continue;
         it->second.lost = true;
         Log(absl::StrCat("job ", id, ": the lease is no longer ours; dropping it"));
-        if (it->second.proc) it->second.proc->Terminate();
+        if (it->second.proc) {
+          it->second.proc->Terminate();
+          it->second.stop_asked = Clock::now();
+        }
       }
     }
   }
@@ -359,6 +370,12 @@ class Daemon {
             } else {
               StartProcess(s);
             }
+          }
+          // A job told to stop gets 5 s to tear its SUT down, then SIGKILL
+          // (the checker may be deep in a search that does not look up).
+          if (s.running && s.proc && s.stop_asked && Clock::now() - *s.stop_asked > std::chrono::seconds(5)) {
+            Log(absl::StrCat("job ", it->first, ": did not stop within 5 s; killing it"));
+            s.proc->Kill();
           }
           if (s.running && !s.proc->Poll()) {
             s.running = false;
@@ -417,7 +434,9 @@ class Daemon {
           }
         }
       }
-      std::this_thread::sleep_for(milliseconds(any_running || any_report ? 25 : 100));
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, milliseconds(any_running || any_report ? 25 : 100), [&] { return work_queued_; });
+      work_queued_ = false;
     }
   }
 
@@ -519,6 +538,7 @@ class Daemon {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  bool work_queued_ = false;  // a leased job waits for the supervisor
   std::string worker_id_;
   int heartbeat_ms_ = 10000;
   int lease_ms_ = 30000;
