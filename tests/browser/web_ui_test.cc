@@ -15,8 +15,10 @@
 // clicks from a run to its finding, watches a running run's page update
 // after a completion, and saves a screenshot of every page under
 // ${CMAKE_BINARY_DIR}/test-artifacts/browser/ (printed).
+#include <signal.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,6 +60,7 @@ using dualswarm::testing::Slurp;
 const std::string kSrc = DUALSWARM_SOURCE_DIR;
 const std::string kCli = DUALSWARM_CLI;
 const std::string kWebdav = DS_REF_WEBDAV;
+const std::string kWorker = DUALSWARM_WORKER;
 const std::string kArtifacts = DS_BROWSER_ARTIFACTS;
 
 std::string JsonString(const std::string& s) {
@@ -204,8 +207,7 @@ class WebUiTest : public ::testing::Test {
     submitter_ = coordinator_->Token("submitter");
     worker_ = coordinator_->Token("worker");
     ASSERT_FALSE(admin_.empty() || submitter_.empty() || worker_.empty());
-    std::filesystem::remove_all(kArtifacts);
-    std::filesystem::create_directories(kArtifacts);
+    std::filesystem::create_directories(kArtifacts);  // each test case overwrites its own files
     std::cout << "screenshots: " << kArtifacts << std::endl;
   }
 
@@ -521,6 +523,91 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   ASSERT_TRUE(b.WaitUntil("document.querySelector('.error-box')")) << b.Text("main");
   EXPECT_TRUE(absl::StrContains(b.Text(".error-box"), "NOT_FOUND")) << b.Text(".error-box");
   std::cout << "screenshots of every page in " << kArtifacts << std::endl;
+}
+
+// The pages over a real swarm run: two dualswarm-worker daemons' worth of
+// slots run the jobs against mutant 6, shrink the finding and report it;
+// the browser goes from the runs list to the run and on to its finding.
+TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
+  auto specs = v1::SpecService::NewStub(coordinator_->channel());
+  v1::CreateSpecRequest sreq;
+  sreq.set_file_name("http_webdav.dspec");
+  sreq.set_source(Slurp(kSrc + "/specs/http_webdav.dspec"));
+  v1::CreateSpecResponse sresp;
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), sreq, &sresp).ok());
+  int64_t target = AddTarget("webdav-m6");
+  int64_t run_id = Submit(sresp.spec().hash(), target, 4);
+
+  std::string worker_log = tmp_ + "/worker.log";
+  pid_t worker = dualswarm::testing::Spawn(
+      {kWorker, "--coordinator", coordinator_->address(), "--slots", "2", "--work-dir", tmp_ + "/worker",
+       "--lease-wait-ms", "500", "--shrink-time", "20"},
+      worker_log, {{"DUALSWARM_TOKEN", worker_}});
+  ASSERT_GT(worker, 0);
+  auto runs = v1::RunService::NewStub(coordinator_->channel());
+  v1::Run run;
+  bool done = dualswarm::testing::WaitFor(
+      [&] {
+        v1::GetRunRequest req;
+        req.set_id(run_id);
+        run = v1::Run();
+        (void)runs->Get(Ctx(submitter_).get(), req, &run);
+        return run.state() == v1::RUN_STATE_FAILED || run.state() == v1::RUN_STATE_PASSED ||
+               run.state() == v1::RUN_STATE_ERROR;
+      },
+      std::chrono::seconds(120));
+  kill(worker, SIGTERM);
+  waitpid(worker, nullptr, 0);
+  ASSERT_TRUE(done) << Slurp(worker_log);
+  ASSERT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.DebugString() << Slurp(worker_log);
+
+  // What the worker reported: the finding's smallest counterexample.
+  auto findings = v1::FindingService::NewStub(coordinator_->channel());
+  v1::ListFindingsRequest lreq;
+  lreq.set_run_id(run_id);
+  v1::ListFindingsResponse lresp;
+  ASSERT_TRUE(findings->List(Ctx(submitter_).get(), lreq, &lresp).ok());
+  ASSERT_EQ(lresp.findings_size(), 1);
+  v1::GetFindingRequest freq;
+  freq.set_id(lresp.findings(0).id());
+  v1::Finding finding;
+  ASSERT_TRUE(findings->Get(Ctx(submitter_).get(), freq, &finding).ok());
+  ASSERT_GE(finding.counterexamples_size(), 1);
+  DocFacts facts = FactsOf(finding.counterexamples(0).document_json());
+  ASSERT_GT(facts.label, 0);
+
+  Browser b;
+  std::string err = b.Start(tmp_);
+  ASSERT_EQ(err, "") << err;
+  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+  b.Go(base + "#/runs");
+  b.Type("#token-input", submitter_);
+  b.Click("#token-save");
+  ASSERT_TRUE(b.WaitUntil(absl::StrCat("document.querySelector('#runs tr.run-row[data-run=\"", run_id,
+                                       "\"] .state')?.dataset.state === 'failed'")))
+      << b.Text("main");
+  EXPECT_EQ(b.Eval(absl::StrCat("return document.querySelector('#runs tr.run-row[data-run=\"", run_id,
+                                "\"] .progress-text').textContent;")),
+            "4/4");
+  Shot(b, "10-real-run-runs");
+  // Runs list -> run: the jobs the workers ran, each with its seed and state.
+  b.Go(base + "#/runs/" + std::to_string(run_id));
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#jobs tr.job-row').length === 4")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#jobs tr.job-row[data-state=failed]').length);"),
+            std::to_string(run.counts().failed()));
+  Shot(b, "11-real-run");
+  // Run -> finding: the worker's shrunk counterexample, drawn.
+  b.Click("#run-findings a.finding-link");
+  ASSERT_TRUE(b.WaitUntil("location.hash.startsWith('#/findings/') && document.querySelector('#diagram svg g.msg.failing')"))
+      << b.Text("main");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.lane').length);"),
+            std::to_string(facts.conns.size()));
+  EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
+            std::to_string(facts.label));
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
+            std::to_string(facts.messages));
+  EXPECT_TRUE(absl::StrContains(b.Text("#verdict-reason"), facts.reason)) << b.Text("#verdict-reason");
+  Shot(b, "12-real-run-finding");
 }
 
 }  // namespace
