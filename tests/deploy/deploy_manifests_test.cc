@@ -557,7 +557,7 @@ TEST(DeployManifests, KubernetesManifests) {
       EXPECT_TRUE(ports_of[target->name()].count(tp)) << "targetPort " << tp;
     }
     if (name == "dualswarm-coordinator") {
-      EXPECT_EQ(names, (std::set<std::string>{"grpc", "metrics"}));
+      EXPECT_EQ(names, (std::set<std::string>{"grpc", "http", "metrics"}));  // API, web UI + JSON, /metrics
     }
   }
 
