@@ -3,9 +3,13 @@
 #ifndef DUALSWARM_CLI_FLAGS_H_
 #define DUALSWARM_CLI_FLAGS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 namespace dualswarm::cli {
 
@@ -18,6 +22,21 @@ bool ParseFlags(const std::vector<std::string>& args, const std::vector<std::str
 int BadInput(const std::string& msg);
 
 bool WantsHelp(const std::vector<std::string>& args);
+
+// Reads integer flag `name` into *out when it is given (leaves *out alone
+// otherwise); false with *err set when it is not an integer in [lo, hi].
+template <typename T>
+bool NumFlag(const FlagMap& f, const char* name, int64_t lo, int64_t hi, T* out, std::string* err) {
+  auto it = f.find(name);
+  if (it == f.end()) return true;
+  int64_t v;
+  if (!absl::SimpleAtoi(it->second, &v) || v < lo || v > hi) {
+    *err = absl::StrCat("--", name, " must be an integer between ", lo, " and ", hi);
+    return false;
+  }
+  *out = static_cast<T>(v);
+  return true;
+}
 
 }  // namespace dualswarm::cli
 

@@ -133,23 +133,13 @@ int TestCommand(const std::vector<std::string>& args) {
   o.launch = f.count("launch") ? f["launch"] : "";
   o.target = f.count("target") ? f["target"] : "";
   o.adapter = f.count("adapter") ? f["adapter"] : ((*spec)->schema == "json" ? "jsonl" : "http");
-  auto num = [&](const char* name, auto* out, int64_t lo, int64_t hi) {
-    if (!f.count(name)) return true;
-    int64_t v;
-    if (!absl::SimpleAtoi(f[name], &v) || v < lo || v > hi) {
-      err = absl::StrCat("--", name, " must be an integer between ", lo, " and ", hi);
-      return false;
-    }
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
-    return true;
-  };
   o.exec.max_in_flight = -1;
-  if (!num("seed", &o.exec.seed, 0, INT64_MAX) || !num("steps", &o.exec.steps, 1, 100'000'000) ||
-      !num("connections", &o.exec.connections, 1, 1024) ||
-      !num("max-in-flight", &o.exec.max_in_flight, 1, 100000) ||
-      !num("response-timeout", &o.response_timeout_ms, 1, 86'400'000) ||
-      !num("max-frontier", &o.exec.checker.max_frontier, 1, INT64_MAX) ||
-      !num("ready-timeout", &o.ready_timeout_ms, 1, 600'000))
+  if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) || !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
+      !NumFlag(f, "connections", 1, 1024, &o.exec.connections, &err) ||
+      !NumFlag(f, "max-in-flight", 1, 100000, &o.exec.max_in_flight, &err) ||
+      !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
+      !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
+      !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err))
     return BadInput(err);
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
   if (f.count("time") && (!absl::SimpleAtod(f["time"], &o.time_budget_s) || o.time_budget_s <= 0))
@@ -193,7 +183,7 @@ int TestCommand(const std::vector<std::string>& args) {
   if (finding) {
     workers::ShrinkJobOptions so;
     so.shrink = !f.count("no-shrink");
-    if (!num("shrink-reruns", &so.max_reruns, 0, 1'000'000)) return BadInput(err);
+    if (!NumFlag(f, "shrink-reruns", 0, 1'000'000, &so.max_reruns, &err)) return BadInput(err);
     if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
       return BadInput("--shrink-time must be a non-negative number of seconds");
     if (so.shrink && o.launch.empty() && !quiet)

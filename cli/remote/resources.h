@@ -1,13 +1,17 @@
 // Look-ups several remote commands share: uploading a spec file
-// (SpecService.Create; `spec push`, `run submit --spec-file`) and turning a
-// target's NAME or ID into its id (`run submit/list`, `finding list`).
+// (SpecService.Create; `spec push`, `run submit --spec-file`), turning a
+// target's NAME or ID into its id (`run submit/list`, `finding list`), and
+// reading a run template's swarm size and budget flags (`run submit`,
+// `campaign create`).
 #ifndef DUALSWARM_CLI_REMOTE_RESOURCES_H_
 #define DUALSWARM_CLI_REMOTE_RESOURCES_H_
 
 #include <cstdint>
 #include <string>
 
+#include "cli/flags.h"
 #include "cli/remote/client.h"
+#include "dualswarm/v1/run.pb.h"
 #include "dualswarm/v1/spec.pb.h"
 
 namespace dualswarm::cli::remote {
@@ -24,6 +28,12 @@ bool PushSpecFile(const Client& client, const std::string& file, const std::stri
 // else is looked up by name (TargetService.Get). On failure prints the error
 // and sets *exit_code.
 bool ResolveTarget(const Client& client, const std::string& name_or_id, int64_t* id, int* exit_code);
+
+// --jobs, --seed, --stop-at-first-finding, --gen and the budget flags
+// (--steps, --time-budget-ms, --connections, --max-in-flight,
+// --response-timeout-ms, --network) into *t; false with *err for a value
+// out of range. Spec and target are the caller's.
+bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err);
 
 }  // namespace dualswarm::cli::remote
 

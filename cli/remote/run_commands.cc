@@ -212,19 +212,6 @@ int Watch(const Client& client, int64_t id, bool json) {
   return ExitForState(last.state());
 }
 
-template <typename T>
-bool NumFlag(const FlagMap& f, const char* name, int64_t lo, int64_t hi, T* out, std::string* err) {
-  auto it = f.find(name);
-  if (it == f.end()) return true;
-  int64_t v;
-  if (!absl::SimpleAtoi(it->second, &v) || v < lo || v > hi) {
-    *err = absl::StrCat("--", name, " must be an integer between ", lo, " and ", hi);
-    return false;
-  }
-  *out = static_cast<T>(v);
-  return true;
-}
-
 int Submit(const ParsedArgs& a) {
   const FlagMap& f = a.flags;
   if (!a.positional.empty()) return Usage(absl::StrCat("unexpected argument '", a.positional[0], "'"));
@@ -234,30 +221,8 @@ int Submit(const ParsedArgs& a) {
   if (!f.count("jobs")) return Usage("run submit needs --jobs N");
   v1::SubmitRunRequest req;
   v1::RunTemplate* t = req.mutable_template_();
-  v1::JobBudget* b = t->mutable_budget();
   std::string err;
-  int32_t jobs = 0, connections = 0, max_in_flight = 0;
-  uint64_t seed = 0, steps = 0;
-  int64_t time_ms = 0, response_ms = 0;
-  if (!NumFlag(f, "jobs", 1, 100000, &jobs, &err) || !NumFlag(f, "seed", 0, INT64_MAX, &seed, &err) ||
-      !NumFlag(f, "steps", 1, 100'000'000, &steps, &err) ||
-      !NumFlag(f, "time-budget-ms", 1, 7 * 86'400'000LL, &time_ms, &err) ||
-      !NumFlag(f, "connections", 1, 1024, &connections, &err) ||
-      !NumFlag(f, "max-in-flight", 1, 100000, &max_in_flight, &err) ||
-      !NumFlag(f, "response-timeout-ms", 1, 86'400'000, &response_ms, &err))
-    return BadInput(err);
-  if (f.count("network") && f.at("network") != "tcp" && f.at("network") != "sync")
-    return BadInput("--network must be tcp or sync");
-  t->set_jobs(jobs);
-  t->set_seed(seed);
-  t->set_stop_at_first_finding(f.count("stop-at-first-finding") > 0);
-  if (f.count("gen")) t->set_gen(f.at("gen"));
-  b->set_steps(steps);
-  b->set_time_budget_ms(time_ms);
-  b->set_connections(connections);
-  b->set_max_in_flight(max_in_flight);
-  b->set_response_timeout_ms(response_ms);
-  if (f.count("network")) b->set_network(f.at("network"));
+  if (!remote::RunTemplateFromFlags(f, t, &err)) return BadInput(err);
 
   std::unique_ptr<Client> client;
   if (int c = Connect(a, &client); c != kExitOk) return c;
