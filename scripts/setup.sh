@@ -20,6 +20,8 @@ PACKAGES=(
   # deploy/ tests: YAML manifests parsed with yaml-cpp; Debian's Prometheus scrapes
   # the live coordinator and worker with the shipped config (promtool checks it).
   libyaml-cpp-dev prometheus
+  systemd               # `systemd-analyze verify` checks the shipped units
+  procps                # pgrep: the distributed tests check that no tester or SUT outlives its job
 )
 
 missing=()
