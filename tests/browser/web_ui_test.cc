@@ -198,10 +198,7 @@ class WebUiTest : public ::testing::Test {
         DUALSWARM_COORDINATOR, tmp_, "", {"--http-listen", "127.0.0.1:0", "--metrics-listen", ""}});
     std::string err = coordinator_->Start();
     ASSERT_EQ(err, "") << err;
-    std::string log = coordinator_->log();
-    size_t at = log.find("http on 127.0.0.1:");
-    ASSERT_NE(at, std::string::npos) << log;
-    http_port_ = std::atoi(log.c_str() + at + strlen("http on 127.0.0.1:"));
+    http_port_ = dualswarm::testing::PortAfter(coordinator_->log(), "http on 127.0.0.1:");
     ASSERT_GT(http_port_, 0);
     admin_ = coordinator_->Token("admin");
     submitter_ = coordinator_->Token("submitter");

@@ -127,6 +127,16 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
   return r;
 }
 
+// The port a binary printed after `marker` (e.g. "metrics on 127.0.0.1:",
+// "http on 127.0.0.1:") in its log, or 0.
+inline int PortAfter(const std::string& log, const std::string& marker) {
+  size_t at = log.find(marker);
+  if (at == std::string::npos) return 0;
+  std::string rest = log.substr(at + marker.size());
+  int port = 0;
+  return absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) ? port : 0;
+}
+
 // Waits up to `timeout` for `pred`, polling every 20 ms.
 template <typename Pred>
 bool WaitFor(Pred pred, std::chrono::milliseconds timeout) {

@@ -44,21 +44,13 @@
 namespace {
 
 using dualswarm::testing::CoordinatorProcess;
+using dualswarm::testing::PortAfter;
 using dualswarm::testing::HttpGet;
 using dualswarm::testing::Slurp;
 using dualswarm::testing::WaitFor;
 using std::chrono::seconds;
 
 const char* kPrometheus = "/usr/bin/prometheus";
-
-// The port printed after `marker` (e.g. "metrics on 127.0.0.1:") in a log, or 0.
-int PortAfter(const std::string& log, const std::string& marker) {
-  size_t at = log.find(marker);
-  if (at == std::string::npos) return 0;
-  int port = 0;
-  std::string rest = log.substr(at + marker.size());
-  return absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) ? port : 0;
-}
 
 // A free loopback port (bound and released; Prometheus binds it right after).
 int FreePort() {

@@ -418,11 +418,8 @@ TEST_F(SwarmTest, WorkerMetricsCountJobsAndTesterWork) {
   int64_t good = AddTarget("webdav-correct", Webdav(0));
   int64_t bad = AddTarget("webdav-mutant-1", Webdav(1));
   Worker& w = StartWorker("w1", 2, {"--metrics-listen", "127.0.0.1:0"});
-  std::string log = Slurp(w.log);
-  size_t at = log.find("metrics on 127.0.0.1:");
-  ASSERT_NE(at, std::string::npos) << log;
-  int port = std::atoi(log.c_str() + at + std::strlen("metrics on 127.0.0.1:"));
-  ASSERT_GT(port, 0);
+  int port = dualswarm::testing::PortAfter(Slurp(w.log), "metrics on 127.0.0.1:");
+  ASSERT_GT(port, 0) << Slurp(w.log);
   std::string text = dualswarm::testing::HttpGet(port, "/metrics");
   EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_slots"), 2.0) << text;
   EXPECT_EQ(dualswarm::testing::MetricSample(text, "dualswarm_worker_slots_busy"), 0.0) << text;

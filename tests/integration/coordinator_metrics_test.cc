@@ -43,6 +43,7 @@ namespace {
 namespace v1 = ::dualswarm::v1;
 using Clock = std::chrono::steady_clock;
 using dualswarm::testing::CoordinatorProcess;
+using dualswarm::testing::PortAfter;
 
 using dualswarm::testing::HttpGet;
 
@@ -55,15 +56,6 @@ double Metric(const std::string& text, const std::string& series) {
     if (absl::SimpleAtod(line.substr(series.size() + 1), &v)) return v;
   }
   return std::nan("");
-}
-
-int PortAfter(const std::string& log, const std::string& marker) {
-  size_t at = log.find(marker);
-  if (at == std::string::npos) return 0;
-  std::string rest = log.substr(at + marker.size());
-  int port = 0;
-  if (!absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port)) return 0;
-  return port;
 }
 
 class CoordinatorMetricsTest : public ::testing::Test {
