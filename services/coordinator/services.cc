@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
+#include "services/coordinator/lease_pool.h"
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/spec_check.h"
 
@@ -679,6 +681,7 @@ struct CoordinatorServices::Impl {
       if (auto st = CheckId("id", req->id()); !st.ok()) return st;
       auto run = impl_->store->CancelRun(req->id());
       if (!run.ok()) return ToGrpc(run.status());
+      impl_->lease_pool.DropRun(req->id());
       RunToProto(*run, resp);
       return grpc::Status::OK;
     }
@@ -817,7 +820,7 @@ struct CoordinatorServices::Impl {
       for (;;) {
         uint64_t seen = impl_->WakeGeneration();
         auto q0 = Clock::now();
-        auto got = impl_->store->LeaseJobs(lr);
+        auto got = impl_->lease_pool.Lease(lr);
         if (impl_->metrics != nullptr) impl_->metrics->LeaseQueried(SecondsSince(q0));
         if (!got.ok()) return ToGrpc(got.status());
         jobs = std::move(*got);
@@ -907,6 +910,7 @@ struct CoordinatorServices::Impl {
       if (!res.ok()) return ToGrpc(res.status());
       if (!res->duplicate && impl_->metrics != nullptr)
         impl_->metrics->JobCompleted(c.outcome, c.seconds, c.outcome == "failed");
+      if (res->run_stopped && res->run_id != 0) impl_->lease_pool.DropRun(res->run_id);
       resp->set_duplicate(res->duplicate);
       resp->set_run_stopped(res->run_stopped);
       return grpc::Status::OK;
@@ -1049,7 +1053,15 @@ struct CoordinatorServices::Impl {
         runs(this),
         findings(this),
         workers(this),
-        campaigns(this) {}
+        campaigns(this),
+        lease_pool(s, LeasePoolOptions(o, this)) {}
+
+  static LeasePool::Options LeasePoolOptions(const ServiceOptions& o, Impl* impl) {
+    LeasePool::Options po;
+    po.hold_ms = o.lease_prefetch_ms;
+    po.on_returned = [impl] { impl->Wake(); };
+    return po;
+  }
 
   Specs specs;
   Targets targets;
@@ -1057,6 +1069,8 @@ struct CoordinatorServices::Impl {
   Findings findings;
   Workers workers;
   Campaigns campaigns;
+  // Last: its maintenance thread calls Wake(), so it goes first.
+  LeasePool lease_pool;
 };
 
 CoordinatorServices::CoordinatorServices(Store* store, ServiceOptions options)
@@ -1077,6 +1091,9 @@ void CoordinatorServices::Shutdown() {
     impl_->stopping = true;
   }
   impl_->wake_cv.notify_all();
+  // Held jobs go back to the queue (if the database is down they expire).
+  if (auto st = impl_->lease_pool.Close(); !st.ok())
+    std::cerr << "dualswarm-coordinator: returning held leases: " << st.message() << "\n";
 }
 
 }  // namespace dualswarm::coord

@@ -7,8 +7,10 @@
 // LeaseJobs long-polls without holding a database connection: it sleeps on
 // a condition variable that Submit and the requeuer signal, and asks the
 // database again at least every lease_poll_ms (jobs submitted through another
-// replica, expired leases). Spec versions, targets and workers are immutable
-// and cached after their first read; valid tokens are cached briefly.
+// replica, expired leases). Under high lease rates it takes jobs from the
+// lease pool (lease_pool.h), which leases ahead of demand. Spec versions,
+// targets and workers are immutable and cached after their first read;
+// valid tokens are cached briefly.
 //
 // Auth: a bearer token in the "authorization" metadata ("Bearer TOKEN").
 // Missing or unknown token: UNAUTHENTICATED; a role that may not call the
@@ -36,6 +38,7 @@ struct ServiceOptions {
   int64_t lease_ms = 30000;       // how long a lease lasts without a heartbeat
   int64_t max_wait_ms = 60000;    // longest LeaseJobs long-poll
   int64_t lease_poll_ms = 250;    // a waiting LeaseJobs asks the database at least this often
+  int64_t lease_prefetch_ms = 50; // lease pool hold time (lease_pool.h); 0: lease only what is asked
   int64_t watch_poll_ms = 250;    // how often Watch looks for changes
   int64_t token_cache_ms = 10000; // a valid token is remembered this long (revocation delay)
   CoordinatorMetrics* metrics = nullptr;  // events go here when set (must outlive the services)

@@ -1,5 +1,6 @@
 // Test fixture for integration tests: a real PostgreSQL (EmbeddedPostgres)
-// in a fresh temporary directory per test, and a Store opened on it.
+// in a fresh temporary directory per test, a Store opened on it, and a way
+// to submit a run (spec, target, jobs).
 #ifndef DUALSWARM_TESTS_INTEGRATION_PG_FIXTURE_H_
 #define DUALSWARM_TESTS_INTEGRATION_PG_FIXTURE_H_
 
@@ -10,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -62,6 +64,32 @@ class PgTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << st;
   }
 
+  // A spec, a target and a run of `jobs` jobs.
+  RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
+    bool created = false;
+    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
+                                choice_sites, &created);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    if (target_id_ == 0) {
+      TargetRow t;
+      t.name = "kv-ref";
+      t.adapter = "jsonl";
+      t.launch = "/bin/kv --port {port}";
+      auto target = store_->CreateTarget(t);
+      EXPECT_TRUE(target.ok()) << target.status();
+      target_id_ = target.ok() ? target->id : 0;
+    }
+    RunTemplate tmpl;
+    tmpl.spec_hash = spec.ok() ? spec->hash : "";
+    tmpl.target_id = target_id_;
+    tmpl.jobs = jobs;
+    tmpl.seed = seed;
+    tmpl.stop_at_first_finding = stop_at_first;
+    auto run = store_->SubmitRun(tmpl, "test");
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *run : RunRow{};
+  }
+
   virtual Store::Options StoreOptions() {
     Store::Options o;
     o.url = pg_->ConnectionString();
@@ -71,6 +99,8 @@ class PgTest : public ::testing::Test {
   std::string tmp_;
   std::unique_ptr<EmbeddedPostgres> pg_;
   std::unique_ptr<Store> store_;
+  int64_t target_id_ = 0;
+  int next_spec_ = 0;
 };
 
 }  // namespace dualswarm::coord::testing

@@ -26,32 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 class StoreTest : public PgTest {
  protected:
-  // A spec, a target and a run of `jobs` jobs.
-  RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
-    bool created = false;
-    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
-                                choice_sites, &created);
-    EXPECT_TRUE(spec.ok()) << spec.status();
-    if (target_id_ == 0) {
-      TargetRow t;
-      t.name = "kv-ref";
-      t.adapter = "jsonl";
-      t.launch = "/bin/kv --port {port}";
-      auto target = store_->CreateTarget(t);
-      EXPECT_TRUE(target.ok()) << target.status();
-      target_id_ = target.ok() ? target->id : 0;
-    }
-    RunTemplate tmpl;
-    tmpl.spec_hash = spec.ok() ? spec->hash : "";
-    tmpl.target_id = target_id_;
-    tmpl.jobs = jobs;
-    tmpl.seed = seed;
-    tmpl.stop_at_first_finding = stop_at_first;
-    auto run = store_->SubmitRun(tmpl, "test");
-    EXPECT_TRUE(run.ok()) << run.status();
-    return run.ok() ? *run : RunRow{};
-  }
-
   std::vector<LeasedJob> Lease(Store* store, int max, int64_t lease_ms = 30000,
                                const std::string& worker = "") {
     LeaseRequest req;
@@ -88,8 +62,6 @@ class StoreTest : public PgTest {
     return w.exec1(sql)[0].as<int64_t>();
   }
 
-  int64_t target_id_ = 0;
-  int next_spec_ = 0;
 };
 
 // ---------------------------------------------------------------- migrations

@@ -980,6 +980,57 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
   });
 }
 
+absl::StatusOr<int> Store::ReturnLeases(const std::vector<HeartbeatJob>& leases) {
+  if (leases.empty()) return 0;
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens;
+  for (const auto& l : leases) {
+    ids.push_back(l.job_id);
+    tokens.push_back(l.lease_token);
+  }
+  // One statement (autocommit): a lease that was completed, cancelled or
+  // superseded meanwhile is not 'leased' with this token and stays as it is.
+  return RunSingle<int>("returning unused leases", [&](pqxx::nontransaction& w) -> absl::StatusOr<int> {
+    pqxx::result r = ExecPrepared(
+        w, "return_leases",
+        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
+        " back AS ("
+        "  UPDATE jobs j SET state = 'queued', lease_token = NULL, lease_expires_at = NULL,"
+        "    worker_id = NULL, attempts = j.attempts - 1, updated_at = now()"
+        "  FROM h WHERE j.id = h.id AND j.lease_token = h.token AND j.state = 'leased'"
+        "  RETURNING j.id, h.token),"
+        " gone AS ("
+        "  DELETE FROM job_attempts a USING back"
+        "  WHERE a.job_id = back.id AND a.lease_token = back.token AND a.completed_at IS NULL)"
+        " SELECT count(*) FROM back",
+        Int64Array(ids), TextArray(tokens));
+    return static_cast<int>(I64(r[0][0]));
+  });
+}
+
+absl::Status Store::AssignLeases(const std::vector<LeaseHolder>& holders) {
+  if (holders.empty()) return absl::OkStatus();
+  std::vector<int64_t> ids;
+  std::vector<std::string> tokens, workers;
+  for (const auto& h : holders) {
+    ids.push_back(h.job_id);
+    tokens.push_back(h.lease_token);
+    workers.push_back(h.worker_id);
+  }
+  auto done = RunSingle<bool>("recording lease holders", [&](pqxx::nontransaction& w) -> absl::StatusOr<bool> {
+    ExecPrepared(w, "assign_leases",
+                 "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS h(id, token, worker)),"
+                 " att AS ("
+                 "  UPDATE job_attempts a SET worker_id = NULLIF(h.worker, '')"
+                 "  FROM h WHERE a.job_id = h.id AND a.lease_token = h.token)"
+                 " UPDATE jobs j SET worker_id = NULLIF(h.worker, '')"
+                 " FROM h WHERE j.id = h.id AND j.lease_token = h.token",
+                 Int64Array(ids), TextArray(tokens), TextArray(workers));
+    return true;
+  });
+  return done.status();
+}
+
 absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
   if (!IsOutcome(c.outcome))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -1067,6 +1118,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     if (rr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
     const pqxx::row& run = rr[0];
     int64_t run_id = I64(run[0]);
+    out.run_id = run_id;
     pqxx::row job = w.exec_params1(
         "SELECT j.state, COALESCE(j.lease_token, ''), a.id, a.completed_at IS NOT NULL"
         " FROM jobs j LEFT JOIN job_attempts a ON a.lease_token = $2 AND a.job_id = j.id"

@@ -148,6 +148,7 @@ struct Completion {
 struct CompletionResult {
   bool duplicate = false;    // this lease was completed before; nothing changed
   bool run_stopped = false;  // the job's run was cancelled/stopped; the result was only recorded
+  int64_t run_id = 0;        // the job's run (set when run_stopped)
 };
 
 struct HeartbeatJob {
@@ -308,6 +309,20 @@ class Store {
                                             const std::vector<HeartbeatJob>& jobs,
                                             int64_t lease_ms);
   absl::StatusOr<CompletionResult> CompleteJob(const Completion& completion);
+  // Undoes leases nobody was handed (the coordinator's lease pool, see
+  // services/coordinator/lease_pool.h): each job still leased with its
+  // token goes back to 'queued' with its attempt count and attempt row
+  // removed, as if never leased. Returns how many jobs went back.
+  absl::StatusOr<int> ReturnLeases(const std::vector<HeartbeatJob>& leases);
+  // Records who holds each lease (job, token) now: a pooled lease taken out
+  // in one worker's name and handed to another. Leases no longer current
+  // are left alone.
+  struct LeaseHolder {
+    int64_t job_id = 0;
+    std::string lease_token;
+    std::string worker_id;
+  };
+  absl::Status AssignLeases(const std::vector<LeaseHolder>& holders);
   // Puts jobs whose lease expired back in the queue (or into 'error' after
   // max_attempts leases). LeaseJobs takes expired leases over by itself; this
   // keeps states and counts honest when no worker is leasing. Returns how
