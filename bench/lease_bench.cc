@@ -20,9 +20,9 @@
 // median throughput is shown (the machine may be shared). The CPU columns
 // say what a job costs the coordinator, its PostgreSQL and the clients
 // inside the window, and so how many jobs/s two idle cores would sustain:
-// a figure other jobs on the machine hardly change. A last line says
-// whether the target (>= 1000 jobs/s and p99 LeaseJobs < 20 ms with
-// max_jobs=1) was met for each client count.
+// a figure other jobs on the machine hardly change. The last lines say
+// whether the target (>= 1000 jobs/s and p99 LeaseJobs < 20 ms) was met for
+// each client count, per max_jobs.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -334,8 +334,9 @@ int Parent(const Options& o, const std::string& self) {
                  " complete p50 ms | complete p99 ms | errors | empty leases |"
                  " CPU ms/job coord / pg / clients | jobs/s per 2 free cores |\n"
               << "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
-    std::string verdict;
+    std::string verdicts;
     for (int max_jobs : o.max_jobs) {
+      std::string verdict;
       for (int n : o.clients) {
         std::vector<Sample> samples;
         for (int rep = 0; rep < o.reps; ++rep) samples.push_back(measure(max_jobs, n, rep));
@@ -356,18 +357,16 @@ int Parent(const Options& o, const std::string& self) {
                             : " CLIENT FAILURE (see clients.log)")
                   << std::flush;
         if (!ok) rc = 1;
-        if (max_jobs == 1) {
-          bool met = m.rate >= 1000 && Percentile(lat, 0.99) < 20;
-          absl::StrAppend(&verdict, verdict.empty() ? "" : "; ", n, " client(s): ",
-                          met ? "met" : "NOT met",
-                          absl::StrFormat(" (%.0f jobs/s, p99 %.1f ms)", m.rate, Percentile(lat, 0.99)));
-        }
+        bool met = m.rate >= 1000 && Percentile(lat, 0.99) < 20;
+        absl::StrAppend(&verdict, verdict.empty() ? "" : "; ", n, " client(s): ",
+                        met ? "met" : "NOT met",
+                        absl::StrFormat(" (%.0f jobs/s, p99 %.1f ms)", m.rate, Percentile(lat, 0.99)));
       }
+      absl::StrAppend(&verdicts, "\nTarget >= 1000 jobs/s with p99 LeaseJobs < 20 ms (max_jobs=", max_jobs,
+                      o.reps > 1 ? absl::StrCat(", median of ", o.reps, " runs") : std::string(),
+                      "): ", verdict, "\n");
     }
-    if (!verdict.empty())
-      std::cout << "\nTarget >= 1000 jobs/s with p99 LeaseJobs < 20 ms (max_jobs=1"
-                << (o.reps > 1 ? absl::StrCat(", median of ", o.reps, " runs") : std::string())
-                << "): " << verdict << "\n";
+    std::cout << verdicts;
     if (rc != 0) std::cerr << dualswarm::testing::Slurp(tmp + "/clients.log");
     coord.Stop();
   }

@@ -6,6 +6,7 @@
 #
 #   bash bench/run_lease_bench.sh
 #   BASELINE_REF=76cbd2e bash bench/run_lease_bench.sh   # also measure an older commit
+#   (BASELINE_NOTE says what that commit is, for the text)
 #
 # Knobs: SECS (per measurement, default 8), JOBS (per run, 30000), REPS
 # (measurements per row, median shown; 3), CLIENTS (1,4,16), MAX_JOBS (1,8),
@@ -37,7 +38,7 @@ if [ -n "${BASELINE_REF:-}" ]; then
              --max-jobs 1 --seconds "$SECS" --jobs "$JOBS" --reps 1)
   git worktree remove --force "$wt"
   baseline="
-Baseline: the coordinator of commit $ref (before this benchmark's fixes), same clients, one run per row (load average before: $base_load):
+Baseline: the coordinator of commit $ref (${BASELINE_NOTE:-an earlier commit}), same clients, max_jobs=1, one run per row (load average before: $base_load):
 
 $base_out"
 fi
@@ -55,7 +56,7 @@ Command: \`${BASELINE_REF:+BASELINE_REF=$BASELINE_REF }bash bench/run_lease_benc
 * Date: $date; $machine
 * Load average before / after: $load_before / $load_after (the 2 cores are shared with other jobs; the coordinator, its PostgreSQL and every client run on them)
 * Each row: one run of $JOBS jobs (specs/kv.dspec, a jsonl target), N client processes (Register, then LeaseJobs(max_jobs, wait_ms=1000) -> CompleteJob(PASSED) for each job) for $SECS s after a common start; jobs/s = completions inside the window / $SECS s; latencies are per call as the client sees them (lease: calls that returned jobs). Median of $REPS measurements by jobs/s.
-* Embedded PostgreSQL 15 with durable commits (fsync on); auth on (bearer tokens); wall time of the whole benchmark ${secs} s.
+* Embedded PostgreSQL 15 with durable commits (fsync on); auth on (bearer tokens); coordinator defaults (lease pool hold \`--lease-prefetch-ms 50\`, services/coordinator/lease_pool.h); wall time of the whole benchmark ${secs} s.
 
 $out
 $baseline"
