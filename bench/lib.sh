@@ -34,3 +34,14 @@ text = pattern.sub(lambda m: section + "\n", text) if pattern.search(text) else 
 open(path, "w").write(text)
 PY
 }
+
+# bench_wait_quiet [MAX_SECONDS]: wait (default at most 120 s) until the
+# 1-minute load average is below 1, so a build that just finished (ours or
+# a baseline's) does not weigh on the first measurements.
+bench_wait_quiet() {
+  local max=${1:-120} waited=0
+  while [ "$waited" -lt "$max" ] && awk '{exit !($1 >= 1.0)}' /proc/loadavg; do
+    sleep 5
+    waited=$((waited + 5))
+  done
+}

@@ -33,6 +33,7 @@ if [ -n "${BASELINE_REF:-}" ]; then
   (cd "$wt" && export CCACHE_BASEDIR="$wt" CCACHE_NOHASHDIR=true &&
    cmake -S . -B build -G Ninja -DDUALSWARM_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
    ninja -C build dualswarm-coordinator >/dev/null)
+  bench_wait_quiet
   base_load=$(cut -d' ' -f1-3 /proc/loadavg)
   base_out=$("$bench" --coordinator "$wt/build/services/dualswarm-coordinator" --clients "$CLIENTS" \
              --max-jobs 1 --seconds "$SECS" --jobs "$JOBS" --reps 1)
@@ -43,6 +44,7 @@ Baseline: the coordinator of commit $ref (${BASELINE_NOTE:-an earlier commit}), 
 $base_out"
 fi
 
+bench_wait_quiet
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
 out=$("$bench" --coordinator "$BENCH_BUILD_DIR/services/dualswarm-coordinator" --clients "$CLIENTS" \
