@@ -60,6 +60,19 @@ int LeasePool::PrefetchLocked(const Pool& pool, Clock::time_point now) {
   return static_cast<int>(std::clamp<int64_t>(std::min(want, room), 0, options_.max_held));
 }
 
+// Moves held jobs, oldest first, into *out until it has req.max_jobs.
+void LeasePool::TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out) {
+  while (static_cast<int>(out->size()) < req.max_jobs && !pool.held.empty()) {
+    LeasedJob lj = std::move(pool.held.front().job);
+    pool.held.pop_front();
+    // Maybe taken out in another caller's name: the database records this
+    // worker at its first heartbeat or its completion.
+    lj.job.worker_id = req.worker_id;
+    out->push_back(std::move(lj));
+    ++stats_.from_pool;
+  }
+}
+
 absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req) {
   const std::string key = Key(req);
   std::vector<LeasedJob> out;
@@ -68,16 +81,7 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
     std::lock_guard<std::mutex> lock(mu_);
     auto now = Clock::now();
     Pool& pool = pools_[key];
-    while (static_cast<int>(out.size()) < req.max_jobs && !pool.held.empty()) {
-      LeasedJob lj = std::move(pool.held.front().job);
-      pool.held.pop_front();
-      if (lj.job.worker_id != req.worker_id) {
-        pending_holders_.push_back({lj.job.id, lj.job.lease_token, req.worker_id});
-        lj.job.worker_id = req.worker_id;
-      }
-      out.push_back(std::move(lj));
-    }
-    stats_.from_pool += static_cast<int64_t>(out.size());
+    TakeHeldLocked(pool, req, &out);
     pool.last = req;
     if (static_cast<int>(out.size()) == req.max_jobs) {
       CountDemandLocked(static_cast<int>(out.size()), now);
@@ -97,26 +101,39 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
   LeaseRequest db = req;
   db.max_jobs = need + extra;
   auto got = store_->LeaseJobs(db);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto now = Clock::now();
-  Pool& pool = pools_[key];
-  pool.in_flight -= extra;
-  ++stats_.database_leases;
-  if (!got.ok()) {
-    if (out.empty()) return got.status();
-  } else {
-    for (auto& lj : *got) {
-      if (static_cast<int>(out.size()) < req.max_jobs) {
-        out.push_back(std::move(lj));
-      } else if (closed_) {
-        // Shutting down: nothing may stay held; the lease simply expires.
-      } else {
-        pool.held.push_back({std::move(lj), now});
+  std::vector<HeartbeatJob> unwanted;  // prefetched while Close ran
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto now = Clock::now();
+    Pool& pool = pools_[key];
+    pool.in_flight -= extra;
+    ++stats_.database_leases;
+    if (!got.ok()) {
+      if (out.empty()) return got.status();
+    } else {
+      for (auto& lj : *got) {
+        if (static_cast<int>(out.size()) < req.max_jobs) {
+          out.push_back(std::move(lj));
+        } else if (closed_) {
+          unwanted.push_back({lj.job.id, lj.job.lease_token});
+        } else {
+          pool.held.push_back({std::move(lj), now});
+        }
       }
     }
+    cv_.notify_all();  // for calls waiting on this prefetch (below)
+    if (got.ok() && static_cast<int>(out.size()) < req.max_jobs) {
+      // The statement skips jobs another statement has locked: a prefetch
+      // in flight may be taking the very jobs this call needs. Wait for it
+      // (briefly) and take from what it brought.
+      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return pool.in_flight == 0 || closed_; });
+      TakeHeldLocked(pool, req, &out);
+    }
+    now = Clock::now();
+    CountDemandLocked(static_cast<int>(out.size()), now);
+    stats_.handed_out += static_cast<int64_t>(out.size());
   }
-  CountDemandLocked(static_cast<int>(out.size()), now);
-  stats_.handed_out += static_cast<int64_t>(out.size());
+  if (!unwanted.empty()) (void)store_->ReturnLeases(unwanted);  // else they expire
   return out;
 }
 
@@ -130,7 +147,6 @@ void LeasePool::DropRun(int64_t run_id) {
 
 absl::Status LeasePool::Maintain() {
   std::vector<HeartbeatJob> stale;
-  std::vector<Store::LeaseHolder> holders;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto cutoff = Clock::now() - std::chrono::milliseconds(options_.hold_ms);
@@ -140,16 +156,8 @@ absl::Status LeasePool::Maintain() {
         pool.held.pop_front();
       }
     }
-    holders.swap(pending_holders_);
   }
-  absl::Status status = store_->AssignLeases(holders);
-  if (!status.ok()) {
-    // Only the record of who holds a lease is late; try again next pass.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (pending_holders_.size() < 100000)
-      pending_holders_.insert(pending_holders_.end(), holders.begin(), holders.end());
-  }
-  if (stale.empty()) return status;
+  if (stale.empty()) return absl::OkStatus();
   auto back = store_->ReturnLeases(stale);
   if (!back.ok()) return back.status();  // they expire and are leased again
   {
@@ -157,7 +165,7 @@ absl::Status LeasePool::Maintain() {
     stats_.returned += *back;
   }
   if (*back > 0 && options_.on_returned) options_.on_returned();
-  return status;
+  return absl::OkStatus();
 }
 
 absl::Status LeasePool::Close() {
@@ -193,9 +201,11 @@ void LeasePool::Refill() {
     lock.lock();
     pool.in_flight -= extra;
     ++stats_.database_leases;
+    cv_.notify_all();
     if (!got.ok()) continue;  // the next caller leases by itself
     auto now = Clock::now();
     for (auto& lj : *got) pool.held.push_back({std::move(lj), now});
+    cv_.notify_all();  // for calls waiting on this prefetch
     // Closed meanwhile: Close's Maintain may have run already; return these.
     if (closed_) {
       lock.unlock();
@@ -217,7 +227,7 @@ void LeasePool::Loop() {
       Refill();
       lock.lock();
     }
-    bool work = !pending_holders_.empty();
+    bool work = false;
     for (const auto& [key, pool] : pools_) work |= !pool.held.empty();
     if (!work) continue;
     lock.unlock();

@@ -5,17 +5,17 @@
 // Every database lease takes what the caller asked for plus a prefetch sized
 // by recent demand (jobs handed out per second by this replica, times half
 // the hold time); the extra jobs are leased in the caller's name and held
-// here. When a pool runs below half its prefetch, the maintenance thread
-// tops it up in the background, so steady demand is served from the pool
-// without a caller waiting for the database. Later calls with the same adapters and
-// labels take held jobs first, oldest first, without touching the database;
-// a held job handed to another worker gets its holder recorded by the next
-// maintenance pass (Store::AssignLeases). A held job nobody took within the
-// hold time goes back to the queue with its attempt undone
-// (Store::ReturnLeases), so a slow trickle of leases (real jobs take seconds)
-// prefetches nothing and fair sharing between runs is unchanged: the
-// prefetch is demand times hold, which is below one job until jobs are
-// leased at more than 2000/hold_ms per second.
+// here. Later calls with the same adapters and labels take held jobs first,
+// oldest first, without touching the database; when a pool runs below half
+// its target, the maintenance thread tops it up in the background, so
+// steady demand never waits for the database. A held job handed to another
+// worker is recorded under it at its first heartbeat or its completion
+// (until then the database names the worker whose call prefetched it). A
+// held job nobody took within the hold time goes back to the queue with its
+// attempt undone (Store::ReturnLeases). A slow trickle of leases (real jobs
+// take seconds) prefetches nothing, so fair sharing between runs is
+// unchanged: the prefetch is demand times half the hold time, below one job
+// until jobs are leased at more than 2000/hold_ms per second.
 //
 // Held leases have the normal lease length from the moment they were taken
 // (a job is handed out at most hold_ms later, far inside it). A coordinator
@@ -63,7 +63,7 @@ class LeasePool {
     int held = 0;                 // jobs held now
   };
 
-  // Starts the maintenance thread (returns stale held jobs, records holders).
+  // Starts the maintenance thread (refills, returns stale held jobs).
   LeasePool(Store* store, Options options);
   // Stops the thread; call Close first to return what is held.
   ~LeasePool();
@@ -79,12 +79,12 @@ class LeasePool {
   // already marked them).
   void DropRun(int64_t run_id);
 
-  // Returns every held job to the queue and records pending holders; the
-  // pool prefetches nothing afterwards. For shutdown.
+  // Returns every held job to the queue; the pool prefetches nothing
+  // afterwards. For shutdown.
   absl::Status Close();
 
   // One maintenance pass now (the thread does this every hold_ms / 4):
-  // returns held jobs older than hold_ms, records pending holders.
+  // returns held jobs older than hold_ms.
   absl::Status Maintain();
 
   Stats stats();
@@ -102,6 +102,7 @@ class LeasePool {
     LeaseRequest last;        // the latest caller's request (a refill leases in its name)
   };
   static std::string Key(const LeaseRequest& req);
+  void TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out);
   int64_t TargetLocked(Clock::time_point now);
   int PrefetchLocked(const Pool& pool, Clock::time_point now);
   void CountDemandLocked(int jobs, Clock::time_point now);
@@ -116,7 +117,6 @@ class LeasePool {
   bool closed_ = false;
   bool refill_wanted_ = false;  // some pool's refill_wanted is set
   std::map<std::string, Pool> pools_;
-  std::vector<Store::LeaseHolder> pending_holders_;
   // Jobs handed out per 100 ms bucket over the last second (demand).
   static constexpr int kBuckets = 10;
   int64_t bucket_jobs_[kBuckets] = {};

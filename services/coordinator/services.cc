@@ -878,6 +878,7 @@ struct CoordinatorServices::Impl {
       Completion c;
       c.job_id = req->job_id();
       c.lease_token = req->lease_token();
+      c.worker_id = req->worker_id();
       switch (req->outcome()) {
         case v1::JOB_OUTCOME_PASSED: c.outcome = "passed"; break;
         case v1::JOB_OUTCOME_FAILED: c.outcome = "failed"; break;

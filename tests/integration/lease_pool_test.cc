@@ -1,6 +1,6 @@
 // Integration tests of the coordinator's lease pool (lease_pool.h) on a real
 // PostgreSQL: prefetched jobs are handed out once and recorded under the
-// worker that got them; held jobs nobody took go back to the queue as if
+// worker that got them (at its heartbeat or completion); held jobs nobody took go back to the queue as if
 // never leased; a cancelled run's held jobs are not handed out; shutdown
 // returns what is held; many concurrent lessees through one pool never share
 // a job and the run ends passed; slow demand prefetches nothing.
@@ -42,6 +42,7 @@ class LeasePoolTest : public PgTest {
     Completion c;
     c.job_id = lj.job.id;
     c.lease_token = lj.job.lease_token;
+    c.worker_id = lj.job.worker_id;
     c.outcome = "passed";
     auto res = store_->CompleteJob(c);
     EXPECT_TRUE(res.ok()) << res.status();
@@ -71,13 +72,32 @@ TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
   EXPECT_EQ(pool.stats().database_leases, 1);
   EXPECT_EQ(pool.stats().from_pool, 2);
   for (const auto& lj : second) EXPECT_EQ(lj.job.worker_id, "b");
-  // The database learns the holder at the next maintenance pass.
-  ASSERT_TRUE(pool.Maintain().ok());
-  for (const auto& lj : second) {
-    EXPECT_EQ(QueryText(absl::StrCat("SELECT worker_id FROM jobs WHERE id = ", lj.job.id)), "b");
-    EXPECT_EQ(QueryText(absl::StrCat("SELECT worker_id FROM job_attempts WHERE job_id = ", lj.job.id)), "b");
+  // The database names b as the holder from b's first heartbeat (the lease
+  // was taken out in a's name) ...
+  auto JobWorker = [&](const LeasedJob& lj) {
+    return QueryText(absl::StrCat("SELECT worker_id FROM jobs WHERE id = ", lj.job.id));
+  };
+  auto AttemptWorker = [&](const LeasedJob& lj) {
+    return QueryText(absl::StrCat("SELECT worker_id FROM job_attempts WHERE job_id = ", lj.job.id));
+  };
+  EXPECT_EQ(JobWorker(second[0]), "a");
+  auto hb = store_->Heartbeat("b", {{second[0].job.id, second[0].job.lease_token}}, 30000);
+  DS_ASSERT_OK(hb);
+  EXPECT_EQ(hb->extended.size(), 1u);
+  EXPECT_EQ(JobWorker(second[0]), "b");
+  EXPECT_EQ(AttemptWorker(second[0]), "b");
+  // ... or from its completion.
+  {
+    Completion c;
+    c.job_id = second[1].job.id;
+    c.lease_token = second[1].job.lease_token;
+    c.worker_id = "b";
+    c.outcome = "passed";
+    DS_ASSERT_OK(store_->CompleteJob(c));
   }
-  EXPECT_EQ(QueryText(absl::StrCat("SELECT worker_id FROM jobs WHERE id = ", first[0].job.id)), "a");
+  EXPECT_EQ(JobWorker(second[1]), "b");
+  EXPECT_EQ(AttemptWorker(second[1]), "b");
+  EXPECT_EQ(JobWorker(first[0]), "a");
   // Everything, through the pool, exactly once.
   std::map<int64_t, int> times;
   for (const auto& lj : first) ++times[lj.job.id];
@@ -96,7 +116,7 @@ TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
   for (const auto& [id, n] : times) EXPECT_EQ(n, 1) << "job " << id;
   for (const auto& lj : all) {
     EXPECT_EQ(lj.job.attempts, 1);
-    Complete(lj);
+    if (lj.job.id != second[1].job.id) Complete(lj);
   }
   auto done = store_->GetRun(run.id);
   DS_ASSERT_OK(done);
@@ -206,6 +226,7 @@ TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
   LeasePool pool(store_.get(), o);
   std::mutex mu;
   std::map<int64_t, int> times;
+  std::map<int64_t, std::string> got_by;
   std::atomic<int> errors{0}, handed{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i)
@@ -229,10 +250,12 @@ TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
           {
             std::lock_guard<std::mutex> lock(mu);
             ++times[lj.job.id];
+            got_by[lj.job.id] = absl::StrCat("w", i);
           }
           Completion c;
           c.job_id = lj.job.id;
           c.lease_token = lj.job.lease_token;
+          c.worker_id = absl::StrCat("w", i);
           c.outcome = "passed";
           if (!store_->CompleteJob(c).ok()) ++errors;
         }
@@ -248,8 +271,14 @@ TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
   DS_ASSERT_OK(done);
   EXPECT_EQ(done->state, "passed");
   EXPECT_EQ(done->counts.passed, kJobs);
-  ASSERT_TRUE(pool.Maintain().ok());
-  EXPECT_EQ(QueryText("SELECT count(*) FROM job_attempts WHERE worker_id IS NULL"), "0");
+  // Every job and attempt is recorded under the worker that got it.
+  pqxx::connection conn(pg_->ConnectionString());
+  pqxx::work w(conn);
+  for (const auto& row : w.exec("SELECT id, COALESCE(worker_id, '') FROM jobs"))
+    EXPECT_EQ(row[1].as<std::string>(), got_by[row[0].as<int64_t>()]) << "job " << row[0].as<int64_t>();
+  EXPECT_EQ(QueryText("SELECT count(*) FROM job_attempts a JOIN jobs j ON j.id = a.job_id"
+                      " WHERE a.worker_id IS DISTINCT FROM j.worker_id OR a.worker_id IS NULL"),
+            "0");
 }
 
 TEST_F(LeasePoolTest, SlowDemandPrefetchesNothing) {

@@ -960,16 +960,20 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
         "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
         " ext AS ("
         "  UPDATE jobs j SET lease_expires_at = now() + $3::float8 * interval '1 millisecond',"
-        "    updated_at = now()"
+        "    worker_id = COALESCE(NULLIF($4, ''), j.worker_id), updated_at = now()"
         "  FROM h WHERE j.id = h.id AND j.lease_token = h.token AND j.state = 'leased'"
-        "  RETURNING j.id)"
+        "  RETURNING j.id, j.lease_token),"
+        " holder AS ("
+        "  UPDATE job_attempts a SET worker_id = $4 FROM ext"
+        "  WHERE $4 <> '' AND a.job_id = ext.id AND a.lease_token = ext.lease_token"
+        "    AND a.worker_id IS DISTINCT FROM $4)"
         " SELECT h.id,"
         "   CASE WHEN h.id IN (SELECT id FROM ext) THEN 'extended'"
         "        WHEN j.state = 'cancelled' AND j.lease_token = h.token THEN 'cancel'"
         "        ELSE 'lost' END,"
         "   ds_us(now() + $3::float8 * interval '1 millisecond')"
         " FROM h LEFT JOIN jobs j ON j.id = h.id",
-        Int64Array(ids), TextArray(tokens), lease_ms);
+        Int64Array(ids), TextArray(tokens), lease_ms, worker_id);
     for (const auto& row : r) {
       std::string what = Str(row[1]);
       int64_t id = I64(row[0]);
@@ -1008,35 +1012,13 @@ absl::StatusOr<int> Store::ReturnLeases(const std::vector<HeartbeatJob>& leases)
   });
 }
 
-absl::Status Store::AssignLeases(const std::vector<LeaseHolder>& holders) {
-  if (holders.empty()) return absl::OkStatus();
-  std::vector<int64_t> ids;
-  std::vector<std::string> tokens, workers;
-  for (const auto& h : holders) {
-    ids.push_back(h.job_id);
-    tokens.push_back(h.lease_token);
-    workers.push_back(h.worker_id);
-  }
-  auto done = RunSingle<bool>("recording lease holders", [&](pqxx::nontransaction& w) -> absl::StatusOr<bool> {
-    ExecPrepared(w, "assign_leases",
-                 "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS h(id, token, worker)),"
-                 " att AS ("
-                 "  UPDATE job_attempts a SET worker_id = NULLIF(h.worker, '')"
-                 "  FROM h WHERE a.job_id = h.id AND a.lease_token = h.token)"
-                 " UPDATE jobs j SET worker_id = NULLIF(h.worker, '')"
-                 " FROM h WHERE j.id = h.id AND j.lease_token = h.token",
-                 Int64Array(ids), TextArray(tokens), TextArray(workers));
-    return true;
-  });
-  return done.status();
-}
-
 absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
   if (!IsOutcome(c.outcome))
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown outcome \"", c.outcome, "\" (known: passed, failed, inconclusive, error)"));
   if (c.lease_token.empty() || c.lease_token.size() > 64)
     return absl::InvalidArgumentError("a completion needs its lease token");
+  if (c.worker_id.size() > 200) return absl::InvalidArgumentError("worker_id too long");
   NewCounterexample cx;
   if (c.outcome == "failed") {
     if (!c.counterexample.has_value())
@@ -1082,13 +1064,15 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
               "        AND state = 'leased' AND run_state = 'running' AND others),"
               " att AS ("
               "  UPDATE job_attempts SET completed_at = now(), outcome = $4, seconds = $6, sent = $7,"
-              "    received = $8 WHERE id = (SELECT att FROM ok)),"
+              "    received = $8, worker_id = COALESCE(NULLIF($9, ''), worker_id)"
+              "  WHERE id = (SELECT att FROM ok)),"
               " upd AS ("
-              "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now()"
+              "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now(),"
+              "    worker_id = COALESCE(NULLIF($9, ''), worker_id)"
               "  WHERE id = (SELECT id FROM ok) RETURNING id)"
               " SELECT j.att IS NULL, j.done, j.token, (SELECT count(*) FROM upd) FROM j",
               c.job_id, c.lease_token, c.outcome == "error" ? "error" : "passed", c.outcome, c.reason,
-              c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received));
+              c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received), c.worker_id);
           if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
           const pqxx::row& job = jr[0];
           if (I64(job[3]) == 1) return std::optional<CompletionResult>(out);
@@ -1144,12 +1128,13 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     w.exec_params0(
         "WITH att AS ("
         "  UPDATE job_attempts SET completed_at = now(), outcome = $3, seconds = $5, sent = $6,"
-        "    received = $7 WHERE id = $8)"
+        "    received = $7, worker_id = COALESCE(NULLIF($9, ''), worker_id) WHERE id = $8)"
         " UPDATE jobs SET state = $2, outcome = $3,"
-        "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now()"
+        "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
+        "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
         " WHERE id = $1",
         c.job_id, new_state, c.outcome, c.reason, c.seconds, static_cast<int64_t>(c.sent),
-        static_cast<int64_t>(c.received), I64(job[2]));
+        static_cast<int64_t>(c.received), I64(job[2]), c.worker_id);
     if (c.outcome == "failed") {
       std::string spec_hash = Str(run[2]);
       int64_t target_id = I64(run[3]);

@@ -138,6 +138,7 @@ struct NewCounterexample {
 struct Completion {
   int64_t job_id = 0;
   std::string lease_token;
+  std::string worker_id;             // who reports: recorded as the lease's holder ("" keeps it)
   std::string outcome;               // passed | failed | inconclusive | error
   std::string reason;
   std::optional<NewCounterexample> counterexample;  // required for "failed"
@@ -305,6 +306,9 @@ class Store {
 
   // --- job queue ---
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& request);
+  // Extends the leases still held; a non-empty worker_id is recorded as
+  // their holder (a lease the coordinator's pool took out in another
+  // worker's name).
   absl::StatusOr<HeartbeatResult> Heartbeat(const std::string& worker_id,
                                             const std::vector<HeartbeatJob>& jobs,
                                             int64_t lease_ms);
@@ -314,15 +318,6 @@ class Store {
   // token goes back to 'queued' with its attempt count and attempt row
   // removed, as if never leased. Returns how many jobs went back.
   absl::StatusOr<int> ReturnLeases(const std::vector<HeartbeatJob>& leases);
-  // Records who holds each lease (job, token) now: a pooled lease taken out
-  // in one worker's name and handed to another. Leases no longer current
-  // are left alone.
-  struct LeaseHolder {
-    int64_t job_id = 0;
-    std::string lease_token;
-    std::string worker_id;
-  };
-  absl::Status AssignLeases(const std::vector<LeaseHolder>& holders);
   // Puts jobs whose lease expired back in the queue (or into 'error' after
   // max_attempts leases). LeaseJobs takes expired leases over by itself; this
   // keeps states and counts honest when no worker is leasing. Returns how
