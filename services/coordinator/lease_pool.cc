@@ -61,7 +61,8 @@ int LeasePool::PrefetchLocked(const Pool& pool, Clock::time_point now) {
 }
 
 // Moves held jobs, oldest first, into *out until it has req.max_jobs.
-void LeasePool::TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out) {
+int LeasePool::TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out) {
+  int taken = 0;
   while (static_cast<int>(out->size()) < req.max_jobs && !pool.held.empty()) {
     LeasedJob lj = std::move(pool.held.front().job);
     pool.held.pop_front();
@@ -69,11 +70,23 @@ void LeasePool::TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<
     // worker at its first heartbeat or its completion.
     lj.job.worker_id = req.worker_id;
     out->push_back(std::move(lj));
-    ++stats_.from_pool;
+    ++taken;
   }
+  stats_.from_pool += taken;
+  return taken;
 }
 
-absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req) {
+absl::StatusOr<std::vector<LeasedJob>> LeasePool::DatabaseLease(const LeaseRequest& req) {
+  auto start = Clock::now();
+  auto got = store_->LeaseJobs(req);
+  if (options_.on_database_lease)
+    options_.on_database_lease(std::chrono::duration<double>(Clock::now() - start).count());
+  return got;
+}
+
+absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req, int* from_pool) {
+  int taken = 0;
+  if (from_pool != nullptr) *from_pool = 0;
   const std::string key = Key(req);
   std::vector<LeasedJob> out;
   int extra = 0;
@@ -81,7 +94,7 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
     std::lock_guard<std::mutex> lock(mu_);
     auto now = Clock::now();
     Pool& pool = pools_[key];
-    TakeHeldLocked(pool, req, &out);
+    taken += TakeHeldLocked(pool, req, &out);
     pool.last = req;
     if (static_cast<int>(out.size()) == req.max_jobs) {
       CountDemandLocked(static_cast<int>(out.size()), now);
@@ -92,6 +105,7 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
         pool.refill_wanted = refill_wanted_ = true;
         cv_.notify_all();
       }
+      if (from_pool != nullptr) *from_pool = taken;
       return out;
     }
     extra = std::min(PrefetchLocked(pool, now), kMaxLeaseBatch - (req.max_jobs - static_cast<int>(out.size())));
@@ -100,7 +114,7 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
   const int need = req.max_jobs - static_cast<int>(out.size());
   LeaseRequest db = req;
   db.max_jobs = need + extra;
-  auto got = store_->LeaseJobs(db);
+  auto got = DatabaseLease(db);
   std::vector<HeartbeatJob> unwanted;  // prefetched while Close ran
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -127,13 +141,14 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req)
       // in flight may be taking the very jobs this call needs. Wait for it
       // (briefly) and take from what it brought.
       cv_.wait_for(lock, std::chrono::seconds(1), [&] { return pool.in_flight == 0 || closed_; });
-      TakeHeldLocked(pool, req, &out);
+      taken += TakeHeldLocked(pool, req, &out);
     }
     now = Clock::now();
     CountDemandLocked(static_cast<int>(out.size()), now);
     stats_.handed_out += static_cast<int64_t>(out.size());
   }
   if (!unwanted.empty()) (void)store_->ReturnLeases(unwanted);  // else they expire
+  if (from_pool != nullptr) *from_pool = taken;
   return out;
 }
 
@@ -164,7 +179,7 @@ absl::Status LeasePool::Maintain() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.returned += *back;
   }
-  if (*back > 0 && options_.on_returned) options_.on_returned();
+  if (*back > 0 && options_.on_returned) options_.on_returned(*back);
   return absl::OkStatus();
 }
 
@@ -197,7 +212,7 @@ void LeasePool::Refill() {
     LeaseRequest db = pool.last;
     db.max_jobs = extra;
     lock.unlock();
-    auto got = store_->LeaseJobs(db);
+    auto got = DatabaseLease(db);
     lock.lock();
     pool.in_flight -= extra;
     ++stats_.database_leases;

@@ -50,9 +50,12 @@ class LeasePool {
     int64_t hold_ms = 50;    // longest a prefetched job waits for a worker; 0: never prefetch
     int max_held = 256;      // jobs held per capability set at most
     int min_prefetch = 0;    // extra jobs every database lease takes at least (when hold_ms > 0)
-    // Called (from the maintenance thread) after held jobs went back to the
-    // queue, so waiting LeaseJobs calls can look again.
-    std::function<void()> on_returned;
+    // Called (from the maintenance thread) with how many held jobs went
+    // back to the queue, so waiting LeaseJobs calls can look again.
+    std::function<void(int)> on_returned;
+    // Called after each database lease (callers' and background prefetches)
+    // with its duration in seconds.
+    std::function<void(double)> on_database_lease;
   };
 
   struct Stats {
@@ -72,8 +75,9 @@ class LeasePool {
 
   // Up to req.max_jobs jobs for req.worker_id: held ones first, then from the
   // database (with a prefetch when demand is high). An error only when the
-  // database failed and nothing was held.
-  absl::StatusOr<std::vector<LeasedJob>> Lease(const LeaseRequest& req);
+  // database failed and nothing was held. `from_pool` (optional) says how
+  // many came from held jobs.
+  absl::StatusOr<std::vector<LeasedJob>> Lease(const LeaseRequest& req, int* from_pool = nullptr);
 
   // Forgets held jobs of a run that was cancelled or stopped (the store has
   // already marked them).
@@ -102,7 +106,10 @@ class LeasePool {
     LeaseRequest last;        // the latest caller's request (a refill leases in its name)
   };
   static std::string Key(const LeaseRequest& req);
-  void TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out);
+  // Moves held jobs into *out up to req.max_jobs; returns how many.
+  int TakeHeldLocked(Pool& pool, const LeaseRequest& req, std::vector<LeasedJob>* out);
+  // The store's lease, timed for on_database_lease.
+  absl::StatusOr<std::vector<LeasedJob>> DatabaseLease(const LeaseRequest& req);
   int64_t TargetLocked(Clock::time_point now);
   int PrefetchLocked(const Pool& pool, Clock::time_point now);
   void CountDemandLocked(int jobs, Clock::time_point now);

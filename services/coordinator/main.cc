@@ -339,7 +339,8 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   // Campaigns: every replica runs the scheduler; a firing locks its
   // campaign row, so each fire time submits one run (scheduler.h).
   CampaignScheduler::Options cso;
-  cso.on_fired = [&services](const FiredCampaign& f) {
+  cso.on_fired = [&services, &metrics](const FiredCampaign& f) {
+    if (metrics != nullptr) metrics->CampaignFired(f.run_id != 0);
     if (f.run_id != 0) services.NotifyJobsAvailable();
   };
   CampaignScheduler scheduler(db->store.get(), cso);

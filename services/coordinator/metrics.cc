@@ -117,6 +117,25 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                       .Help("Leases handed out (a job leased again after an expiry counts again)")
                       .Register(r)
                       .Add({});
+  pool_jobs_ = &prometheus::BuildCounter()
+                    .Name("dualswarm_lease_pool_jobs_total")
+                    .Help("Jobs LeaseJobs handed out from the lease pool's held jobs (no database statement)")
+                    .Register(r)
+                    .Add({});
+  pool_returned_ = &prometheus::BuildCounter()
+                        .Name("dualswarm_lease_pool_returned_total")
+                        .Help("Prefetched jobs nobody took within the hold time, put back in the queue")
+                        .Register(r)
+                        .Add({});
+  pool_held_ = &prometheus::BuildGauge()
+                    .Name("dualswarm_lease_pool_held")
+                    .Help("Jobs the lease pool holds (leased ahead of demand), after the last LeaseJobs call")
+                    .Register(r)
+                    .Add({});
+  campaign_firings_ = &prometheus::BuildCounter()
+                           .Name("dualswarm_campaign_firings_total")
+                           .Help("Campaign firings by this replica, by result (submitted a run, or failed)")
+                           .Register(r);
   job_duration_ = &prometheus::BuildHistogram()
                        .Name("dualswarm_job_duration_seconds")
                        .Help("Wall time of completed jobs as their workers report it (CompleteJob.seconds)")
@@ -140,6 +159,7 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
   for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"})
     jobs_->Add({{"state", s}});
   for (const char* o : {"passed", "failed", "inconclusive", "error"}) completed_->Add({{"outcome", o}});
+  for (const char* res : {"submitted", "failed"}) campaign_firings_->Add({{"result", res}});
 }
 
 CoordinatorMetrics::~CoordinatorMetrics() {
@@ -177,6 +197,17 @@ void CoordinatorMetrics::LeaseServed(double seconds, int jobs) {
 }
 
 void CoordinatorMetrics::LeaseQueried(double seconds) { lease_query_->Observe(seconds); }
+
+void CoordinatorMetrics::LeasePoolServed(int from_pool, int held) {
+  if (from_pool > 0) pool_jobs_->Increment(from_pool);
+  pool_held_->Set(held);
+}
+
+void CoordinatorMetrics::LeasePoolReturned(int jobs) { pool_returned_->Increment(jobs); }
+
+void CoordinatorMetrics::CampaignFired(bool submitted) {
+  campaign_firings_->Add({{"result", submitted ? "submitted" : "failed"}}).Increment();
+}
 
 void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds,
                                       bool counterexample) {

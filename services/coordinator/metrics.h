@@ -59,8 +59,17 @@ class CoordinatorMetrics {
   // A LeaseJobs call that handed out `jobs` jobs after `seconds` (including
   // any long-poll wait).
   void LeaseServed(double seconds, int jobs);
-  // One Store::LeaseJobs transaction (every call, also empty ones).
+  // One Store::LeaseJobs statement (every call, also empty ones, also the
+  // lease pool's background prefetches).
   void LeaseQueried(double seconds);
+  // The lease pool (lease_pool.h): `from_pool` of a LeaseJobs call's jobs
+  // came from held jobs; `held` jobs are held now.
+  void LeasePoolServed(int from_pool, int held);
+  // Held jobs nobody took went back to the queue.
+  void LeasePoolReturned(int jobs);
+  // A campaign firing: `submitted` when it submitted a run, else it failed
+  // (its campaign's last_error says why).
+  void CampaignFired(bool submitted);
   // An accepted (not duplicate) completion; `seconds` as the worker
   // reported it; `counterexample` for a FAILED outcome.
   void JobCompleted(const std::string& outcome, double seconds, bool counterexample);
@@ -90,6 +99,10 @@ class CoordinatorMetrics {
   prometheus::Histogram* lease_latency_ = nullptr;
   prometheus::Histogram* lease_query_ = nullptr;
   prometheus::Counter* jobs_leased_ = nullptr;
+  prometheus::Counter* pool_jobs_ = nullptr;
+  prometheus::Counter* pool_returned_ = nullptr;
+  prometheus::Gauge* pool_held_ = nullptr;
+  prometheus::Family<prometheus::Counter>* campaign_firings_ = nullptr;
   prometheus::Histogram* job_duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* completed_ = nullptr;
   prometheus::Counter* counterexamples_ = nullptr;

@@ -819,9 +819,9 @@ struct CoordinatorServices::Impl {
       std::vector<LeasedJob> jobs;
       for (;;) {
         uint64_t seen = impl_->WakeGeneration();
-        auto q0 = Clock::now();
-        auto got = impl_->lease_pool.Lease(lr);
-        if (impl_->metrics != nullptr) impl_->metrics->LeaseQueried(SecondsSince(q0));
+        int from_pool = 0;
+        auto got = impl_->lease_pool.Lease(lr, &from_pool);
+        if (impl_->metrics != nullptr) impl_->metrics->LeasePoolServed(from_pool, impl_->lease_pool.stats().held);
         if (!got.ok()) return ToGrpc(got.status());
         jobs = std::move(*got);
         if (!jobs.empty() || Clock::now() >= deadline || ctx->IsCancelled()) break;
@@ -1060,7 +1060,13 @@ struct CoordinatorServices::Impl {
   static LeasePool::Options LeasePoolOptions(const ServiceOptions& o, Impl* impl) {
     LeasePool::Options po;
     po.hold_ms = o.lease_prefetch_ms;
-    po.on_returned = [impl] { impl->Wake(); };
+    po.on_returned = [impl](int jobs) {
+      if (impl->metrics != nullptr) impl->metrics->LeasePoolReturned(jobs);
+      impl->Wake();
+    };
+    po.on_database_lease = [impl](double seconds) {
+      if (impl->metrics != nullptr) impl->metrics->LeaseQueried(seconds);
+    };
     return po;
   }
 

@@ -191,6 +191,11 @@ TEST_F(CoordinatorMetricsTest, MetricsShowRunsJobsFindingsWorkersAndRpcs) {
   EXPECT_EQ(Metric(text, "dualswarm_jobs_leased_total"), 4) << text;
   EXPECT_EQ(Metric(text, "dualswarm_lease_latency_seconds_count"), 1) << text;
   EXPECT_GE(Metric(text, "dualswarm_lease_query_seconds_count"), 1) << text;
+  // One lease is no demand: the lease pool prefetched nothing.
+  EXPECT_EQ(Metric(text, "dualswarm_lease_pool_jobs_total"), 0) << text;
+  EXPECT_EQ(Metric(text, "dualswarm_lease_pool_held"), 0) << text;
+  EXPECT_EQ(Metric(text, "dualswarm_lease_pool_returned_total"), 0) << text;
+  EXPECT_EQ(Metric(text, "dualswarm_campaign_firings_total{result=\"submitted\"}"), 0) << text;
   EXPECT_EQ(Metric(text, "dualswarm_job_duration_seconds_count"), 4) << text;
   EXPECT_DOUBLE_EQ(Metric(text, "dualswarm_job_duration_seconds_sum"), 2.0) << text;
   EXPECT_EQ(Metric(text, "dualswarm_job_duration_seconds_bucket{le=\"0.1\"}"), 0) << text;
@@ -212,6 +217,49 @@ TEST_F(CoordinatorMetricsTest, MetricsShowRunsJobsFindingsWorkersAndRpcs) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   } while (Clock::now() < deadline);
   EXPECT_EQ(Metric(text, "dualswarm_workers_alive"), 0) << text;
+}
+
+// A worker leasing one job at a time as fast as it can: the lease pool
+// starts serving leases from jobs it leased ahead, every job is still
+// handed out once, and the run ends passed.
+TEST_F(CoordinatorMetricsTest, FastLeasesAreServedFromTheLeasePool) {
+  constexpr int kJobs = 400;
+  v1::Run run = Submit(kJobs);
+  auto workers = v1::WorkerService::NewStub(channel_);
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name("fast");
+  rreq.set_slots(1);
+  v1::RegisterWorkerResponse reg;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  std::set<int64_t> seen;
+  for (int i = 0; i < kJobs; ++i) {
+    v1::LeaseJobsRequest lreq;
+    lreq.set_worker_id(reg.worker_id());
+    lreq.set_max_jobs(1);
+    lreq.set_wait_ms(2000);
+    v1::LeaseJobsResponse leased;
+    ASSERT_TRUE(workers->LeaseJobs(Ctx(worker_).get(), lreq, &leased).ok());
+    ASSERT_EQ(leased.jobs_size(), 1) << "lease " << i;
+    EXPECT_TRUE(seen.insert(leased.jobs(0).job_id()).second) << "job handed out twice";
+    v1::CompleteJobRequest c;
+    c.set_worker_id(reg.worker_id());
+    c.set_job_id(leased.jobs(0).job_id());
+    c.set_lease_token(leased.jobs(0).lease_token());
+    c.set_outcome(v1::JOB_OUTCOME_PASSED);
+    v1::CompleteJobResponse cr;
+    ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());
+  }
+  std::string text = HttpGet(metrics_port_, "/metrics");
+  EXPECT_EQ(Metric(text, "dualswarm_jobs_leased_total"), kJobs) << text;
+  EXPECT_GT(Metric(text, "dualswarm_lease_pool_jobs_total"), 0) << text;
+  // Fewer database lease statements than leases.
+  EXPECT_LT(Metric(text, "dualswarm_lease_query_seconds_count"), kJobs) << text;
+  auto runs = v1::RunService::NewStub(channel_);
+  v1::GetRunRequest greq;
+  greq.set_id(run.id());
+  v1::Run got;
+  ASSERT_TRUE(runs->Get(Ctx(submitter_).get(), greq, &got).ok());
+  EXPECT_EQ(got.state(), v1::RUN_STATE_PASSED);
 }
 
 TEST_F(CoordinatorMetricsTest, LongPollReturnsAsSoonAsARunIsSubmitted) {
