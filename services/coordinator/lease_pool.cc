@@ -29,21 +29,28 @@ std::string LeasePool::Key(const LeaseRequest& req) {
   return absl::StrCat(absl::StrJoin(req.adapters, ","), "\n", absl::StrJoin(req.labels, ","));
 }
 
-void LeasePool::CountDemandLocked(int jobs, Clock::time_point now) {
-  int64_t index = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() / 100;
+int64_t LeasePool::BucketIndex(Clock::time_point now) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() / 100;
+}
+
+void LeasePool::FinishLocked(const Pool& pool, int handed_out, int from_pool, Clock::time_point now,
+                             LeaseOutcome* outcome) {
+  int64_t index = BucketIndex(now);
   int slot = static_cast<int>(index % kBuckets);
   if (bucket_index_[slot] != index) {
     bucket_index_[slot] = index;
     bucket_jobs_[slot] = 0;
   }
-  bucket_jobs_[slot] += jobs;
+  bucket_jobs_[slot] += handed_out;
+  stats_.handed_out += handed_out;
+  if (outcome != nullptr) *outcome = {from_pool, static_cast<int>(pool.held.size())};
 }
 
 // How many jobs a pool should hold: demand over the last second times half
 // the hold time.
 int64_t LeasePool::TargetLocked(Clock::time_point now) {
   if (options_.hold_ms <= 0 || closed_) return 0;
-  int64_t index = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() / 100;
+  int64_t index = BucketIndex(now);
   int64_t per_second = 0;
   for (int i = 0; i < kBuckets; ++i)
     if (index - bucket_index_[i] < kBuckets) per_second += bucket_jobs_[i];
@@ -84,9 +91,8 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::DatabaseLease(const LeaseReque
   return got;
 }
 
-absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req, int* from_pool) {
+absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req, LeaseOutcome* outcome) {
   int taken = 0;
-  if (from_pool != nullptr) *from_pool = 0;
   const std::string key = Key(req);
   std::vector<LeasedJob> out;
   int extra = 0;
@@ -97,15 +103,13 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req,
     taken += TakeHeldLocked(pool, req, &out);
     pool.last = req;
     if (static_cast<int>(out.size()) == req.max_jobs) {
-      CountDemandLocked(static_cast<int>(out.size()), now);
-      stats_.handed_out += static_cast<int64_t>(out.size());
+      FinishLocked(pool, static_cast<int>(out.size()), taken, now, outcome);
       // Running low: top up in the background before the pool is empty.
       if (pool.in_flight == 0 && !pool.refill_wanted &&
           static_cast<int64_t>(pool.held.size()) * 2 <= TargetLocked(now) && PrefetchLocked(pool, now) > 0) {
         pool.refill_wanted = refill_wanted_ = true;
         cv_.notify_all();
       }
-      if (from_pool != nullptr) *from_pool = taken;
       return out;
     }
     extra = std::min(PrefetchLocked(pool, now), kMaxLeaseBatch - (req.max_jobs - static_cast<int>(out.size())));
@@ -123,7 +127,10 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req,
     pool.in_flight -= extra;
     ++stats_.database_leases;
     if (!got.ok()) {
-      if (out.empty()) return got.status();
+      if (out.empty()) {
+        if (outcome != nullptr) *outcome = {0, static_cast<int>(pool.held.size())};
+        return got.status();
+      }
     } else {
       for (auto& lj : *got) {
         if (static_cast<int>(out.size()) < req.max_jobs) {
@@ -143,12 +150,9 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req,
       cv_.wait_for(lock, std::chrono::seconds(1), [&] { return pool.in_flight == 0 || closed_; });
       taken += TakeHeldLocked(pool, req, &out);
     }
-    now = Clock::now();
-    CountDemandLocked(static_cast<int>(out.size()), now);
-    stats_.handed_out += static_cast<int64_t>(out.size());
+    FinishLocked(pool, static_cast<int>(out.size()), taken, Clock::now(), outcome);
   }
   if (!unwanted.empty()) (void)store_->ReturnLeases(unwanted);  // else they expire
-  if (from_pool != nullptr) *from_pool = taken;
   return out;
 }
 

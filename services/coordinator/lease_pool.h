@@ -73,11 +73,16 @@ class LeasePool {
   LeasePool(const LeasePool&) = delete;
   LeasePool& operator=(const LeasePool&) = delete;
 
+  // What one Lease call did, for metrics.
+  struct LeaseOutcome {
+    int from_pool = 0;  // jobs that came from held ones
+    int held = 0;       // jobs this capability set's pool holds afterwards
+  };
+
   // Up to req.max_jobs jobs for req.worker_id: held ones first, then from the
   // database (with a prefetch when demand is high). An error only when the
-  // database failed and nothing was held. `from_pool` (optional) says how
-  // many came from held jobs.
-  absl::StatusOr<std::vector<LeasedJob>> Lease(const LeaseRequest& req, int* from_pool = nullptr);
+  // database failed and nothing was held.
+  absl::StatusOr<std::vector<LeasedJob>> Lease(const LeaseRequest& req, LeaseOutcome* outcome = nullptr);
 
   // Forgets held jobs of a run that was cancelled or stopped (the store has
   // already marked them).
@@ -112,7 +117,10 @@ class LeasePool {
   absl::StatusOr<std::vector<LeasedJob>> DatabaseLease(const LeaseRequest& req);
   int64_t TargetLocked(Clock::time_point now);
   int PrefetchLocked(const Pool& pool, Clock::time_point now);
-  void CountDemandLocked(int jobs, Clock::time_point now);
+  static int64_t BucketIndex(Clock::time_point now);
+  // Counts a call's jobs as demand and fills *outcome (may be null).
+  void FinishLocked(const Pool& pool, int handed_out, int from_pool, Clock::time_point now,
+                    LeaseOutcome* outcome);
   void Loop();
   // Tops up pools that asked for it (maintenance thread).
   void Refill();

@@ -129,7 +129,7 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                         .Add({});
   pool_held_ = &prometheus::BuildGauge()
                     .Name("dualswarm_lease_pool_held")
-                    .Help("Jobs the lease pool holds (leased ahead of demand), after the last LeaseJobs call")
+                    .Help("Jobs the lease pool holds (leased ahead of demand) for the last LeaseJobs call's adapters and labels")
                     .Register(r)
                     .Add({});
   campaign_firings_ = &prometheus::BuildCounter()

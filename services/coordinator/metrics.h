@@ -63,7 +63,8 @@ class CoordinatorMetrics {
   // lease pool's background prefetches).
   void LeaseQueried(double seconds);
   // The lease pool (lease_pool.h): `from_pool` of a LeaseJobs call's jobs
-  // came from held jobs; `held` jobs are held now.
+  // came from held jobs; `held` jobs are held now for the call's adapters
+  // and labels.
   void LeasePoolServed(int from_pool, int held);
   // Held jobs nobody took went back to the queue.
   void LeasePoolReturned(int jobs);

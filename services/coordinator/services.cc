@@ -819,9 +819,9 @@ struct CoordinatorServices::Impl {
       std::vector<LeasedJob> jobs;
       for (;;) {
         uint64_t seen = impl_->WakeGeneration();
-        int from_pool = 0;
-        auto got = impl_->lease_pool.Lease(lr, &from_pool);
-        if (impl_->metrics != nullptr) impl_->metrics->LeasePoolServed(from_pool, impl_->lease_pool.stats().held);
+        LeasePool::LeaseOutcome pooled;
+        auto got = impl_->lease_pool.Lease(lr, &pooled);
+        if (impl_->metrics != nullptr) impl_->metrics->LeasePoolServed(pooled.from_pool, pooled.held);
         if (!got.ok()) return ToGrpc(got.status());
         jobs = std::move(*got);
         if (!jobs.empty() || Clock::now() >= deadline || ctx->IsCancelled()) break;
