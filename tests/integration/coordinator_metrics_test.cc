@@ -103,6 +103,18 @@ class CoordinatorMetricsTest : public ::testing::Test {
     return dualswarm::testing::AuthContext(token);
   }
 
+  // Registers a worker with the worker token; returns its id.
+  std::string RegisterWorker(const std::string& name, int slots) {
+    auto workers = v1::WorkerService::NewStub(channel_);
+    v1::RegisterWorkerRequest rreq;
+    rreq.set_name(name);
+    rreq.set_slots(slots);
+    v1::RegisterWorkerResponse reg;
+    grpc::Status st = workers->Register(Ctx(worker_).get(), rreq, &reg);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return reg.worker_id();
+  }
+
   v1::Run Submit(int jobs) {
     auto runs = v1::RunService::NewStub(channel_);
     v1::SubmitRunRequest req;
@@ -226,15 +238,12 @@ TEST_F(CoordinatorMetricsTest, FastLeasesAreServedFromTheLeasePool) {
   constexpr int kJobs = 400;
   v1::Run run = Submit(kJobs);
   auto workers = v1::WorkerService::NewStub(channel_);
-  v1::RegisterWorkerRequest rreq;
-  rreq.set_name("fast");
-  rreq.set_slots(1);
-  v1::RegisterWorkerResponse reg;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  const std::string worker_id = RegisterWorker("fast", 1);
+  ASSERT_FALSE(worker_id.empty());
   std::set<int64_t> seen;
   for (int i = 0; i < kJobs; ++i) {
     v1::LeaseJobsRequest lreq;
-    lreq.set_worker_id(reg.worker_id());
+    lreq.set_worker_id(worker_id);
     lreq.set_max_jobs(1);
     lreq.set_wait_ms(2000);
     v1::LeaseJobsResponse leased;
@@ -242,7 +251,7 @@ TEST_F(CoordinatorMetricsTest, FastLeasesAreServedFromTheLeasePool) {
     ASSERT_EQ(leased.jobs_size(), 1) << "lease " << i;
     EXPECT_TRUE(seen.insert(leased.jobs(0).job_id()).second) << "job handed out twice";
     v1::CompleteJobRequest c;
-    c.set_worker_id(reg.worker_id());
+    c.set_worker_id(worker_id);
     c.set_job_id(leased.jobs(0).job_id());
     c.set_lease_token(leased.jobs(0).lease_token());
     c.set_outcome(v1::JOB_OUTCOME_PASSED);
@@ -264,13 +273,10 @@ TEST_F(CoordinatorMetricsTest, FastLeasesAreServedFromTheLeasePool) {
 
 TEST_F(CoordinatorMetricsTest, LongPollReturnsAsSoonAsARunIsSubmitted) {
   auto workers = v1::WorkerService::NewStub(channel_);
-  v1::RegisterWorkerRequest rreq;
-  rreq.set_name("poller");
-  rreq.set_slots(1);
-  v1::RegisterWorkerResponse reg;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  const std::string worker_id = RegisterWorker("poller", 1);
+  ASSERT_FALSE(worker_id.empty());
   v1::LeaseJobsRequest lreq;
-  lreq.set_worker_id(reg.worker_id());
+  lreq.set_worker_id(worker_id);
   lreq.set_max_jobs(1);
   lreq.set_wait_ms(20000);
   auto poll = std::async(std::launch::async, [&] {
@@ -295,11 +301,8 @@ TEST_F(CoordinatorMetricsTest, WaitingLeasesDoNotStarveOtherCalls) {
   // connection): 40 of them, more than --db-pool, and other calls are still
   // answered at once, and a submitted run still reaches a waiting worker.
   auto workers = v1::WorkerService::NewStub(channel_);
-  v1::RegisterWorkerRequest rreq;
-  rreq.set_name("many");
-  rreq.set_slots(1);
-  v1::RegisterWorkerResponse reg;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
+  const std::string worker_id = RegisterWorker("many", 1);
+  ASSERT_FALSE(worker_id.empty());
   constexpr int kPolls = 40;
   std::atomic<int> failed{0};
   std::mutex mu;
@@ -308,7 +311,7 @@ TEST_F(CoordinatorMetricsTest, WaitingLeasesDoNotStarveOtherCalls) {
   for (int i = 0; i < kPolls; ++i)
     polls.emplace_back([&] {
       v1::LeaseJobsRequest lreq;
-      lreq.set_worker_id(reg.worker_id());
+      lreq.set_worker_id(worker_id);
       lreq.set_max_jobs(1);
       lreq.set_wait_ms(4000);
       v1::LeaseJobsResponse resp;

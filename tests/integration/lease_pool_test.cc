@@ -24,6 +24,15 @@ using testing::PgTest;
 
 class LeasePoolTest : public PgTest {
  protected:
+  // Options for a pool that holds jobs for `hold_ms` and prefetches at
+  // least `min_prefetch` with every database lease.
+  static LeasePool::Options Holding(int64_t hold_ms, int min_prefetch) {
+    LeasePool::Options o;
+    o.hold_ms = hold_ms;
+    o.min_prefetch = min_prefetch;
+    return o;
+  }
+
   static LeaseRequest Request(const std::string& worker, int max_jobs) {
     LeaseRequest req;
     req.worker_id = worker;
@@ -58,10 +67,7 @@ class LeasePoolTest : public PgTest {
 
 TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
   RunRow run = Submit(40);
-  LeasePool::Options o;
-  o.hold_ms = 10000;  // nothing is returned during the test
-  o.min_prefetch = 5;
-  LeasePool pool(store_.get(), o);
+  LeasePool pool(store_.get(), Holding(10000, 5));  // nothing is returned during the test
   auto first = Lease(pool, "a", 1);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(pool.stats().held, 5);
@@ -128,9 +134,7 @@ TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
 TEST_F(LeasePoolTest, HeldJobsNobodyTookGoBackToTheQueueAsIfNeverLeased) {
   RunRow run = Submit(10);
   std::atomic<int> woken{0};
-  LeasePool::Options o;
-  o.hold_ms = 100;
-  o.min_prefetch = 4;
+  LeasePool::Options o = Holding(100, 4);
   o.on_returned = [&](int jobs) { woken += jobs; };
   LeasePool pool(store_.get(), o);
   auto got = Lease(pool, "a", 1);
@@ -168,10 +172,7 @@ TEST_F(LeasePoolTest, HeldJobsNobodyTookGoBackToTheQueueAsIfNeverLeased) {
 
 TEST_F(LeasePoolTest, ACompletedOrCancelledJobIsNotReturned) {
   RunRow run = Submit(6);
-  LeasePool::Options o;
-  o.hold_ms = 10000;
-  o.min_prefetch = 3;
-  LeasePool pool(store_.get(), o);
+  LeasePool pool(store_.get(), Holding(10000, 3));
   auto got = Lease(pool, "a", 1);
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(pool.stats().held, 3);
@@ -185,10 +186,7 @@ TEST_F(LeasePoolTest, ACompletedOrCancelledJobIsNotReturned) {
 
 TEST_F(LeasePoolTest, ACancelledRunsHeldJobsAreNotHandedOut) {
   RunRow a = Submit(6);
-  LeasePool::Options o;
-  o.hold_ms = 10000;
-  o.min_prefetch = 4;
-  LeasePool pool(store_.get(), o);
+  LeasePool pool(store_.get(), Holding(10000, 4));
   auto got = Lease(pool, "w", 1);
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].job.run_id, a.id);
@@ -204,10 +202,7 @@ TEST_F(LeasePoolTest, ACancelledRunsHeldJobsAreNotHandedOut) {
 
 TEST_F(LeasePoolTest, CloseReturnsWhatIsHeldAndPrefetchesNothingAfterwards) {
   Submit(20);
-  LeasePool::Options o;
-  o.hold_ms = 10000;
-  o.min_prefetch = 6;
-  LeasePool pool(store_.get(), o);
+  LeasePool pool(store_.get(), Holding(10000, 6));
   ASSERT_EQ(Lease(pool, "w", 2).size(), 2u);
   ASSERT_EQ(pool.stats().held, 6);
   ASSERT_TRUE(pool.Close().ok());
@@ -221,9 +216,8 @@ TEST_F(LeasePoolTest, CloseReturnsWhatIsHeldAndPrefetchesNothingAfterwards) {
 TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
   constexpr int kJobs = 600;
   RunRow run = Submit(kJobs);
-  LeasePool::Options o;
-  o.hold_ms = 200;  // demand-driven prefetch, refills and returns all happen
-  LeasePool pool(store_.get(), o);
+  // Demand-driven prefetch, refills and returns all happen.
+  LeasePool pool(store_.get(), Holding(200, 0));
   std::mutex mu;
   std::map<int64_t, int> times;
   std::map<int64_t, std::string> got_by;

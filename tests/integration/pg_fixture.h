@@ -64,12 +64,8 @@ class PgTest : public ::testing::Test {
     ASSERT_TRUE(st.ok()) << st;
   }
 
-  // A spec, a target and a run of `jobs` jobs.
-  RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
-    bool created = false;
-    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
-                                choice_sites, &created);
-    EXPECT_TRUE(spec.ok()) << spec.status();
+  // The jsonl target every run of these tests uses (created on first use).
+  int64_t KvTarget() {
     if (target_id_ == 0) {
       TargetRow t;
       t.name = "kv-ref";
@@ -79,9 +75,18 @@ class PgTest : public ::testing::Test {
       EXPECT_TRUE(target.ok()) << target.status();
       target_id_ = target.ok() ? target->id : 0;
     }
+    return target_id_;
+  }
+
+  // A spec, a target and a run of `jobs` jobs.
+  RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
+    bool created = false;
+    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
+                                choice_sites, &created);
+    EXPECT_TRUE(spec.ok()) << spec.status();
     RunTemplate tmpl;
     tmpl.spec_hash = spec.ok() ? spec->hash : "";
-    tmpl.target_id = target_id_;
+    tmpl.target_id = KvTarget();
     tmpl.jobs = jobs;
     tmpl.seed = seed;
     tmpl.stop_at_first_finding = stop_at_first;
