@@ -1,6 +1,7 @@
 #include "engine/harness/executor.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -120,54 +121,24 @@ class Executor::Gen : public lang::GenContext {
 
 namespace {
 
-// Path of a string leaf equal to `want` inside v, if any.
-bool FindLeaf(const Value& v, const std::string& want, ir::JPath* path) {
-  if (v.is_string()) return v.as_string() == want;
-  if (v.is_map()) {
+// Every string leaf of a response's headers with its path.
+void HeaderLeaves(const Value& v, ir::JPath* path,
+                  const std::function<void(const std::string&, const ir::JPath&)>& visit) {
+  if (v.is_string()) {
+    visit(v.as_string(), *path);
+  } else if (v.is_map()) {
     for (const auto& [k, x] : v.as_map()) {
       path->push_back({false, k, 0});
-      if (FindLeaf(x, want, path)) return true;
+      HeaderLeaves(x, path, visit);
       path->pop_back();
     }
   } else if (v.is_list()) {
     for (size_t i = 0; i < v.as_list().size(); ++i) {
       path->push_back({true, "", static_cast<int64_t>(i)});
-      if (FindLeaf(v.as_list()[i], want, path)) return true;
+      HeaderLeaves(v.as_list()[i], path, visit);
       path->pop_back();
     }
   }
-  return false;
-}
-
-// A hole for `value` when a recent response carries it (or its weak /
-// strong form), so a rerun against a fresh server sends that server's value.
-std::optional<Value> ReferenceTo(const std::string& value, const std::vector<ir::LabeledMessage>& msgs) {
-  if (value.size() < 2) return std::nullopt;
-  int looked = 0;
-  for (auto it = msgs.rbegin(); it != msgs.rend() && looked < 64; ++it) {
-    if (it->label % 2 != 0) continue;  // responses only
-    ++looked;
-    const Value* headers = it->msg.Find("headers");
-    if (headers == nullptr) continue;
-    struct Form {
-      std::string text;
-      const char* fn;
-    };
-    std::vector<Form> forms = {{value, "id"}};
-    if (value.rfind("W/", 0) == 0) {
-      forms.push_back({value.substr(2), "weaken"});
-    } else {
-      forms.push_back({"W/" + value, "strip_weak"});
-    }
-    for (const auto& f : forms) {
-      ir::JPath path = {{false, "headers", 0}};
-      if (FindLeaf(*headers, f.text, &path)) {
-        Value v = Value::String(value);
-        return ir::MakeHole({it->label, path, f.fn}, &v);
-      }
-    }
-  }
-  return std::nullopt;
 }
 
 // Labels of the holes in a J-expression.
@@ -184,18 +155,53 @@ void HoleLabels(const Value& j, std::vector<int64_t>* out) {
 }
 
 // Replaces header values that came from responses by references to them.
-Value AutoReference(const Value& request, const std::vector<ir::LabeledMessage>& msgs) {
+Value AutoReference(const Value& request, const ResponseHeaderIndex& index) {
   const Value* headers = request.Find("headers");
   if (headers == nullptr || !headers->is_map()) return request;
   Value h = *headers;
   for (const auto& [k, v] : headers->as_map()) {
     if (!v.is_string()) continue;
-    if (auto hole = ReferenceTo(v.as_string(), msgs)) h = h.Set(k, *hole);
+    if (auto hole = index.ReferenceTo(v.as_string())) h = h.Set(k, *hole);
   }
   return request.Set("headers", h);
 }
 
 }  // namespace
+
+void ResponseHeaderIndex::Add(int64_t label, const Value& response) {
+  const Value* headers = response.Find("headers");
+  if (headers == nullptr) return;
+  ir::JPath path = {{false, "headers", 0}};
+  HeaderLeaves(*headers, &path, [&](const std::string& value, const ir::JPath& at) {
+    if (value.size() < 2) return;
+    auto [it, inserted] = newest_.try_emplace(value, Where{label, at});
+    // Within one response the first leaf found stays; a later response wins.
+    if (!inserted && it->second.label != label) it->second = Where{label, at};
+  });
+}
+
+std::optional<Value> ResponseHeaderIndex::ReferenceTo(const std::string& value) const {
+  if (value.size() < 2) return std::nullopt;
+  struct Form {
+    std::string text;
+    const char* fn;
+  };
+  Form forms[] = {{value, "id"},
+                  value.rfind("W/", 0) == 0 ? Form{value.substr(2), "weaken"} : Form{"W/" + value, "strip_weak"}};
+  const Where* best = nullptr;
+  const char* fn = nullptr;
+  for (const auto& f : forms) {
+    auto it = newest_.find(f.text);
+    if (it == newest_.end()) continue;
+    if (best == nullptr || it->second.label > best->label) {
+      best = &it->second;
+      fn = f.fn;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  Value v = Value::String(value);
+  return ir::MakeHole({best->label, best->path, fn}, &v);
+}
 
 Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
                    std::unique_ptr<check::Checker> checker)
@@ -252,7 +258,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     Gen gen(&rng_, &opts_.mask, &messages_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();
-    item.jexpr = AutoReference(*jexpr, messages_);
+    item.jexpr = AutoReference(*jexpr, response_headers_);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
   }
   // A hole that refers to the response of a request still outstanding waits
@@ -317,6 +323,7 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
   o.msg = std::move(msg);
   o.t = t_ns;
   messages_.push_back({label, o.msg});
+  response_headers_.Add(label, o.msg);
   observations_.push_back(o);
   return checker_->Observe(std::move(o));
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "engine/check/checker.h"
 #include "engine/ir/jexpr.h"
@@ -73,6 +74,25 @@ struct PlannedRequest {
   ir::Value msg;  // the instantiated request
 };
 
+// Where each string value in the responses' headers was last seen, so a
+// generated header value that came from a response (an ETag, at any
+// distance back in the run, or its weak / strong form) becomes a reference
+// to it: a rerun against a fresh server then sends that server's value.
+class ResponseHeaderIndex {
+ public:
+  void Add(int64_t label, const ir::Value& response);
+  // A hole for `value` into the newest response carrying it or its weak /
+  // strong form (fn weaken / strip_weak), with `value` as its fallback.
+  std::optional<ir::Value> ReferenceTo(const std::string& value) const;
+
+ private:
+  struct Where {
+    int64_t label;
+    ir::JPath path;
+  };
+  absl::flat_hash_map<std::string, Where> newest_;
+};
+
 class Executor {
  public:
   static absl::StatusOr<std::unique_ptr<Executor>> Create(std::shared_ptr<const lang::Spec> spec,
@@ -115,6 +135,7 @@ class Executor {
   std::mt19937_64 rng_;
   std::vector<check::Observation> observations_;
   std::vector<ir::LabeledMessage> messages_;           // for filling holes
+  ResponseHeaderIndex response_headers_;               // for AutoReference
   std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
   std::vector<InputItem> inputs_;
   int64_t next_label_ = 1;

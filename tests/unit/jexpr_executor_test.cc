@@ -1,5 +1,6 @@
 // J-expressions (parsing, strict and loose filling, fallbacks, functions),
 // swarm feature masks and the executor state machine without any sockets.
+#include "absl/strings/str_cat.h"
 #include "engine/harness/executor.h"
 #include "engine/ir/jexpr.h"
 #include "engine/ir/json.h"
@@ -84,6 +85,27 @@ TEST(Instantiate, FallbackOnlyWhenNothingFits) {
   EXPECT_TRUE(absl::IsNotFound(none.status()));
   EXPECT_TRUE(ir::HasHoles(hole));
   EXPECT_FALSE(ir::HasHoles(fb));
+}
+
+TEST(ResponseHeaderIndex, FindsAnEtagAnyDistanceBackInEitherForm) {
+  harness::ResponseHeaderIndex index;
+  index.Add(2, J(R"({"status":201,"headers":{"etag":"\"old\""}})"));
+  for (int i = 0; i < 500; ++i)
+    index.Add(4 + 2 * i, J(absl::StrCat(R"({"status":200,"headers":{"etag":"\"t)", i, R"(\""}})").c_str()));
+  auto strong = index.ReferenceTo("\"old\"");
+  ASSERT_TRUE(strong.has_value());
+  EXPECT_EQ(strong->Find("$ref")->as_string(), "2.@headers@etag.id");
+  EXPECT_EQ(*strong->Find("$else"), Value::String("\"old\""));
+  auto weak = index.ReferenceTo("W/\"old\"");
+  ASSERT_TRUE(weak.has_value());
+  EXPECT_EQ(weak->Find("$ref")->as_string(), "2.@headers@etag.weaken");
+  // The newest response carrying a value is the one referred to.
+  index.Add(2000, J(R"({"status":304,"headers":{"etag":"W/\"old\""}})"));
+  auto newest = index.ReferenceTo("\"old\"");
+  ASSERT_TRUE(newest.has_value());
+  EXPECT_EQ(newest->Find("$ref")->as_string(), "2000.@headers@etag.strip_weak");
+  EXPECT_FALSE(index.ReferenceTo("\"never-sent\"").has_value());
+  EXPECT_FALSE(index.ReferenceTo("*").has_value());
 }
 
 TEST(FeatureMask, ParseAndPrint) {
