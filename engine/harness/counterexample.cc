@@ -72,11 +72,6 @@ std::string Summarize(const Value& m) {
   return Clip(ir::ToJson(m), 60);
 }
 
-Value ObservationValue(const Observation& o) {
-  auto v = ir::ParseJson(check::ObservationToJson(o));
-  return v.ok() ? *v : Value::Null();
-}
-
 const Value* Need(const Value& v, const char* key, Value::Kind kind, std::string* err) {
   const Value* f = v.Find(key);
   if (f == nullptr || f->kind() != kind) {
