@@ -79,6 +79,9 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
 ABSL_FLAG(std::string, role, "", "token create: admin, submitter or worker");
 ABSL_FLAG(std::string, name, "", "token create: a name for the token (shown as submitted_by)");
 ABSL_FLAG(int, db_pool, 16, "database connections kept open at most");
+ABSL_FLAG(int, db_statement_timeout_ms, 30000,
+          "a database statement running longer is cancelled, and a database that does not answer at "
+          "all is given up on after this + 1 s + a quarter: the call answers UNAVAILABLE (0: no limit)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "HOST:PORT for Prometheus metrics (GET /metrics; port 0: any free port, printed at "
           "start; empty: no metrics). The default is best effort: if it is taken the "
@@ -102,6 +105,7 @@ constexpr const char* kUsage =
     "                        [--lease-ms N] [--auth=false] [--tls-cert F --tls-key F]\n"
     "                        [--metrics-listen HOST:PORT] [--lease-poll-ms N] [--lease-prefetch-ms N]\n"
     "                        [--max-message-bytes N] [--http-listen HOST:PORT] [--web-dir DIR]\n"
+    "                        [--db-pool N] [--db-statement-timeout-ms N]\n"
     "  dualswarm-coordinator token create --role admin|submitter|worker [--name N]\n"
     "                        [--database-url URL | --data-dir DIR]";
 
@@ -176,6 +180,9 @@ absl::StatusOr<Database> OpenDatabase() {
   Store::Options so;
   so.url = url;
   so.pool_size = absl::GetFlag(FLAGS_db_pool);
+  so.statement_timeout_ms = absl::GetFlag(FLAGS_db_statement_timeout_ms);
+  if (so.statement_timeout_ms < 0)
+    return absl::InvalidArgumentError("--db-statement-timeout-ms must be 0 (no limit) or positive");
   auto store = Store::Open(so);
   if (!store.ok()) return store.status();
   db.store = std::move(*store);

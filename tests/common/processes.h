@@ -29,6 +29,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 extern char** environ;
@@ -135,6 +136,42 @@ inline int PortAfter(const std::string& log, const std::string& marker) {
   std::string rest = log.substr(at + marker.size());
   int port = 0;
   return absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) ? port : 0;
+}
+
+// The pids of `parent`'s children (from /proc).
+inline std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(e.path().filename().string(), &pid)) continue;
+    std::string stat = Slurp(e.path().string() + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
+    pid_t ppid = 0;
+    if (f.size() > 1 && absl::SimpleAtoi(f[1], &ppid) && ppid == parent) out.push_back(pid);
+  }
+  return out;
+}
+
+// Whether `pid` runs (a zombie does not: nobody may reap orphans here).
+inline bool Alive(pid_t pid) {
+  if (kill(pid, 0) != 0) return false;
+  std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// The postmaster of the PostgreSQL cluster in `cluster_dir` (from its
+// postmaster.pid) and every process it started; empty if none runs.
+inline std::vector<pid_t> PostgresProcesses(const std::string& cluster_dir) {
+  std::ifstream in(cluster_dir + "/postmaster.pid");
+  pid_t postmaster = 0;
+  in >> postmaster;
+  if (postmaster <= 0) return {};
+  std::vector<pid_t> all = ChildrenOf(postmaster);
+  all.push_back(postmaster);
+  return all;
 }
 
 // Waits up to `timeout` for `pred`, polling every 20 ms.

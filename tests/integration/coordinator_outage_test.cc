@@ -52,6 +52,7 @@ namespace {
 
 namespace v1 = ::dualswarm::v1;
 using dualswarm::coord::EmbeddedPostgres;
+using dualswarm::testing::Alive;
 using dualswarm::testing::CoordinatorProcess;
 using dualswarm::testing::Slurp;
 using dualswarm::testing::WaitFor;
@@ -60,32 +61,14 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr int kLeaseMs = 3000;
+constexpr int kStatementTimeoutMs = 2000;
+// When the store gives up on a database that does not answer at all
+// (Store::GiveUpAfter: the timeout + 1 s + a quarter), and libpq's
+// connect_timeout for new connections (EmbeddedPostgres sets 5 s).
+constexpr double kGiveUpSeconds = (kStatementTimeoutMs + 1000 + kStatementTimeoutMs / 4) / 1000.0;
+constexpr double kConnectTimeoutSeconds = 5;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// The pids of `parent`'s children (from /proc).
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    pid_t pid = 0;
-    if (!absl::SimpleAtoi(e.path().filename().string(), &pid)) continue;
-    std::string stat = Slurp(e.path().string() + "/stat");
-    size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::vector<std::string> f = absl::StrSplit(stat.substr(close + 2), ' ');
-    pid_t ppid = 0;
-    if (f.size() > 1 && absl::SimpleAtoi(f[1], &ppid) && ppid == parent) out.push_back(pid);
-  }
-  return out;
-}
-
-// Whether `pid` runs (a zombie does not: nobody may reap orphans here).
-bool Alive(pid_t pid) {
-  if (kill(pid, 0) != 0) return false;
-  std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
-  size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
 
 // User + system CPU seconds `pid` has used.
 double CpuSeconds(pid_t pid) {
@@ -112,7 +95,8 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
     StartDb(0);
     ASSERT_FALSE(HasFatalFailure());
     port_ = pg_->port();
-    std::vector<std::string> args = {"--lease-ms", std::to_string(kLeaseMs), "--db-pool", "4"};
+    std::vector<std::string> args = {"--lease-ms", std::to_string(kLeaseMs), "--db-pool", "4",
+                                     "--db-statement-timeout-ms", std::to_string(kStatementTimeoutMs)};
     if (!auth()) args.push_back("--auth=false");
     coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
         DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), args, 0});
@@ -154,13 +138,8 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
   // until none runs. The EmbeddedPostgres object is dropped (its watchdog
   // with it); StartDb makes a new one on the same directory and port.
   void CrashDb() {
-    std::string pidfile = pg_->cluster_dir() + "/postmaster.pid";
-    std::ifstream in(pidfile);
-    pid_t postmaster = 0;
-    in >> postmaster;
-    ASSERT_GT(postmaster, 0) << "no " << pidfile;
-    std::vector<pid_t> all = ChildrenOf(postmaster);
-    all.push_back(postmaster);
+    std::vector<pid_t> all = dualswarm::testing::PostgresProcesses(pg_->cluster_dir());
+    ASSERT_FALSE(all.empty()) << "no postmaster.pid in " << pg_->cluster_dir();
     for (pid_t p : all) kill(p, SIGKILL);
     ASSERT_TRUE(WaitFor([&] {
       for (pid_t p : all)
@@ -173,6 +152,29 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
 
   std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token, int deadline_s = 20) {
     return dualswarm::testing::AuthContext(auth() ? token : "", std::chrono::seconds(deadline_s));
+  }
+
+  // The shipped kv spec, a jsonl target nobody serves, and a run of `jobs`.
+  v1::Run SubmitKvRun(int jobs) {
+    v1::CreateSpecRequest sreq;
+    sreq.set_file_name("kv.dspec");
+    sreq.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
+    v1::CreateSpecResponse spec;
+    EXPECT_TRUE(specs_->Create(Ctx(admin_).get(), sreq, &spec).ok());
+    v1::CreateTargetRequest treq;
+    treq.mutable_target()->set_name(absl::StrCat("kv-", ++targets_made_));
+    treq.mutable_target()->set_adapter("jsonl");
+    treq.mutable_target()->set_address("127.0.0.1:9");
+    v1::Target target;
+    EXPECT_TRUE(targets_->Create(Ctx(admin_).get(), treq, &target).ok());
+    v1::SubmitRunRequest rreq;
+    rreq.mutable_template_()->set_spec_hash(spec.spec().hash());
+    rreq.mutable_template_()->set_target_id(target.id());
+    rreq.mutable_template_()->set_jobs(jobs);
+    v1::Run run;
+    grpc::Status st = runs_->Submit(Ctx(admin_).get(), rreq, &run);
+    EXPECT_TRUE(st.ok()) << Describe(st);
+    return run;
   }
 
   v1::CompleteJobRequest Completion(const std::string& worker_id, const v1::LeasedJob& j) {
@@ -196,6 +198,7 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
   std::unique_ptr<EmbeddedPostgres> pg_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
   std::string admin_, worker_;
+  int targets_made_ = 0;
   std::unique_ptr<v1::SpecService::Stub> specs_;
   std::unique_ptr<v1::TargetService::Stub> targets_;
   std::unique_ptr<v1::RunService::Stub> runs_;
@@ -204,23 +207,8 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
 
 TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWork) {
   // --- a run of four jobs, all leased by worker A; one completed.
-  v1::CreateSpecRequest sreq;
-  sreq.set_file_name("kv.dspec");
-  sreq.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
-  v1::CreateSpecResponse spec;
-  ASSERT_TRUE(specs_->Create(Ctx(admin_).get(), sreq, &spec).ok());
-  v1::CreateTargetRequest treq;
-  treq.mutable_target()->set_name("kv");
-  treq.mutable_target()->set_adapter("jsonl");
-  treq.mutable_target()->set_address("127.0.0.1:9");
-  v1::Target target;
-  ASSERT_TRUE(targets_->Create(Ctx(admin_).get(), treq, &target).ok());
-  v1::SubmitRunRequest rreq;
-  rreq.mutable_template_()->set_spec_hash(spec.spec().hash());
-  rreq.mutable_template_()->set_target_id(target.id());
-  rreq.mutable_template_()->set_jobs(4);
-  v1::Run run;
-  ASSERT_TRUE(runs_->Submit(Ctx(admin_).get(), rreq, &run).ok());
+  v1::Run run = SubmitKvRun(4);
+  ASSERT_FALSE(HasFatalFailure());
 
   v1::RegisterWorkerRequest reg;
   reg.set_name("w");
@@ -421,23 +409,8 @@ TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWo
 // every job passed exactly once.
 TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinishes) {
   constexpr int kJobs = 240;
-  v1::CreateSpecRequest sreq;
-  sreq.set_file_name("kv.dspec");
-  sreq.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
-  v1::CreateSpecResponse spec;
-  ASSERT_TRUE(specs_->Create(Ctx(admin_).get(), sreq, &spec).ok());
-  v1::CreateTargetRequest treq;
-  treq.mutable_target()->set_name("kv");
-  treq.mutable_target()->set_adapter("jsonl");
-  treq.mutable_target()->set_address("127.0.0.1:9");
-  v1::Target target;
-  ASSERT_TRUE(targets_->Create(Ctx(admin_).get(), treq, &target).ok());
-  v1::SubmitRunRequest rreq;
-  rreq.mutable_template_()->set_spec_hash(spec.spec().hash());
-  rreq.mutable_template_()->set_target_id(target.id());
-  rreq.mutable_template_()->set_jobs(kJobs);
-  v1::Run run;
-  ASSERT_TRUE(runs_->Submit(Ctx(admin_).get(), rreq, &run).ok());
+  v1::Run run = SubmitKvRun(kJobs);
+  ASSERT_FALSE(HasFatalFailure());
 
   std::mutex mu;
   std::map<std::string, int> odd;  // unexpected answers: "RPC: code: message" -> count
@@ -542,6 +515,40 @@ TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinis
             << " by the restart, " << unavailable << " in all; stale completions " << stale
             << "; completions committed despite UNAVAILABLE (duplicate on retry) " << in_doubt
             << "; run finished " << finish_s << " s after PostgreSQL was up" << std::endl;
+}
+
+TEST_P(CoordinatorOutageTest, AFrozenDatabaseAnswersUnavailableWithinBoundsThenRecovers) {
+  v1::Run run = SubmitKvRun(2);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(GetRun(run.id(), &run).ok());
+  // SIGSTOP every PostgreSQL process: connections stay open, nothing answers.
+  std::vector<pid_t> pg = dualswarm::testing::PostgresProcesses(pg_->cluster_dir());
+  ASSERT_FALSE(pg.empty());
+  for (pid_t p : pg) kill(p, SIGSTOP);
+  absl::Cleanup thaw = [&] {
+    for (pid_t p : pg) kill(p, SIGCONT);
+  };
+
+  // Each call ends UNAVAILABLE: a pooled connection when the watchdog gives
+  // it up, a new one at libpq's connect timeout; none waits for the client's
+  // 20 s deadline.
+  // (The first call meets the pooled connection, the second a new one.)
+  const double bound = kGiveUpSeconds + kConnectTimeoutSeconds + 2;
+  for (int i = 0; i < 2; ++i) {
+    v1::Run ignored;
+    const Clock::time_point t0 = Clock::now();
+    grpc::Status st = GetRun(run.id(), &ignored);
+    const double took = Seconds(Clock::now() - t0);
+    EXPECT_EQ(st.error_code(), StatusCode::UNAVAILABLE) << "call " << i << ": " << Describe(st);
+    EXPECT_LT(took, bound) << "call " << i << ": " << Describe(st);
+  }
+  EXPECT_TRUE(Alive(coordinator_->pid())) << "the coordinator died";
+
+  std::move(thaw).Invoke();
+  grpc::Status st;
+  ASSERT_TRUE(WaitFor([&] { return (st = GetRun(run.id(), &run)).ok(); }, std::chrono::seconds(20)))
+      << "no recovery within 20 s of the database thawing: " << Describe(st);
+  EXPECT_EQ(run.template_().jobs(), 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Auth, CoordinatorOutageTest, ::testing::Bool(),

@@ -400,6 +400,11 @@ absl::Status MapException(const char* what, const std::exception& e, bool* broke
       *broken = absl::StartsWith(state, "08") || absl::StartsWith(state, "57");
       return absl::UnavailableError(absl::StrCat("database unavailable: ", msg));
     }
+    if (state == "57014" || state == "55P03") {
+      // statement_timeout (or a cancel): the database is too slow or a lock
+      // is held too long; the connection itself is fine.
+      return absl::UnavailableError(absl::StrCat("database too slow: ", msg));
+    }
     if (state == "40001" || state == "40P01") {
       *retryable = true;
       return absl::AbortedError(msg);
@@ -428,9 +433,34 @@ struct Store::Conn {
   pqxx::connection c;
 };
 
+std::string ConnectionUrlWithLimits(const std::string& url, int connect_timeout_s, int statement_timeout_ms) {
+  bool uri = absl::StartsWith(url, "postgresql://") || absl::StartsWith(url, "postgres://");
+  std::string out = url;
+  auto add = [&](const std::string& key, const std::string& kv_value, const std::string& uri_value) {
+    if (absl::StrContains(url, key)) return;  // the caller's choice stands
+    if (uri) {
+      absl::StrAppend(&out, absl::StrContains(out, "?") ? "&" : "?", key, "=", uri_value);
+    } else {
+      absl::StrAppend(&out, out.empty() ? "" : " ", key, "=", kv_value);
+    }
+  };
+  if (connect_timeout_s > 0) add("connect_timeout", absl::StrCat(connect_timeout_s), absl::StrCat(connect_timeout_s));
+  if (statement_timeout_ms > 0)
+    add("options", absl::StrCat("'-c statement_timeout=", statement_timeout_ms, "'"),
+        absl::StrCat("-c%20statement_timeout%3D", statement_timeout_ms));
+  return out;
+}
+
 Store::Store(Options options) : options_(std::move(options)) {
   if (options_.pool_size < 1) options_.pool_size = 1;
   if (options_.max_attempts < 1) options_.max_attempts = 1;
+  options_.url = ConnectionUrlWithLimits(options_.url, options_.connect_timeout_s, options_.statement_timeout_ms);
+  if (options_.statement_timeout_ms > 0) watchdog_ = std::make_unique<SocketWatchdog>();
+}
+
+std::chrono::milliseconds Store::GiveUpAfter() const {
+  int ms = options_.statement_timeout_ms;
+  return std::chrono::milliseconds(ms > 0 ? ms + 1000 + ms / 4 : 0);
 }
 
 Store::~Store() = default;
@@ -445,7 +475,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(Options options) {
 absl::StatusOr<std::unique_ptr<Store::Conn>> Store::Acquire(bool* fresh) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
+    auto ready = [&] { return !idle_.empty() || open_ < options_.pool_size; };
+    if (GiveUpAfter().count() == 0) {
+      cv_.wait(lock, ready);
+    } else if (!cv_.wait_for(lock, GiveUpAfter(), ready)) {
+      return absl::UnavailableError(absl::StrCat("database unavailable: all ", options_.pool_size,
+                                                 " connections stayed busy for ", GiveUpAfter().count(), " ms"));
+    }
     if (!idle_.empty()) {
       auto conn = std::move(idle_.back());
       idle_.pop_back();
@@ -515,6 +551,10 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
     auto conn = Acquire(&fresh);
     if (!conn.ok()) return conn.status();
     bool broken = false, retryable = false;
+    // A frozen server never answers, not even to cancel: the watchdog shuts
+    // the socket down and the blocked call fails.
+    uint64_t watch = watchdog_ ? watchdog_->Arm((*conn)->c.sock(), SocketWatchdog::Clock::now() + GiveUpAfter()) : 0;
+    auto given_up = [&] { return watchdog_ != nullptr && watchdog_->Disarm(watch); };
     try {
       absl::StatusOr<T> result;
       {
@@ -522,10 +562,17 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
         result = fn(w);
         if (result.ok()) w.commit();
       }
+      if (given_up()) conn->reset();  // answered just in time; the socket is gone
       Release(std::move(*conn));
       return result;
     } catch (const std::exception& e) {
       last = MapException(what, e, &broken, &retryable);
+    }
+    if (given_up()) {
+      broken = true;
+      retryable = false;  // a fresh connection would hang the same way
+      last = absl::UnavailableError(absl::StrCat("database unavailable: ", what, ": no answer within ",
+                                                 GiveUpAfter().count(), " ms"));
     }
     if (broken) {
       conn->reset();

@@ -4,8 +4,9 @@
 //
 // Thread-safe: each call takes a connection from a small pool and runs in
 // one transaction. Every value reaches SQL as a parameter. Errors:
-//   UNAVAILABLE          the database cannot be reached (the call may be
-//                        retried; the pool reconnects on the next call)
+//   UNAVAILABLE          the database cannot be reached, or did not answer
+//                        within Options::statement_timeout_ms (the call may
+//                        be retried; the pool reconnects on the next call)
 //   NOT_FOUND            an unknown id
 //   INVALID_ARGUMENT     a malformed request (with the reason)
 //   ALREADY_EXISTS       a taken unique name
@@ -19,6 +20,7 @@
 #ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
 #define DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -30,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "services/coordinator/store/socket_watchdog.h"
 
 namespace dualswarm::coord {
 
@@ -262,6 +265,16 @@ class Store {
     std::string url;        // libpq connection string or postgresql:// URL
     int pool_size = 8;      // connections kept open at most
     int max_attempts = 5;   // a job whose lease expired this many times becomes 'error'
+    // A statement running longer than this (waits for locks included) is
+    // cancelled by the server; a server that does not answer at all is given
+    // up on this long plus a grace period (1 s + a quarter) after the
+    // transaction began (its connection is shut down by a SocketWatchdog);
+    // waiting as long for a free pooled connection also ends. Each gives
+    // UNAVAILABLE instead of an RPC thread held while the database hangs.
+    // 0: no limit.
+    int statement_timeout_ms = 30000;
+    // libpq connect_timeout (seconds) added to `url` unless it sets one.
+    int connect_timeout_s = 5;
   };
 
   // Connects and applies pending migrations. UNAVAILABLE if the database
@@ -395,12 +408,22 @@ class Store {
   template <typename Tx, typename T, typename Fn>
   absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
 
+  // How long a transaction may take before its connection is given up
+  // (statement_timeout_ms + grace); zero: no limit.
+  std::chrono::milliseconds GiveUpAfter() const;
+
   Options options_;
+  std::unique_ptr<SocketWatchdog> watchdog_;  // null without a statement timeout
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Conn>> idle_;
   int open_ = 0;  // connections handed out or idle
 };
+
+// `url` (a libpq key=value string or a postgresql:// URI) with
+// connect_timeout and, as session options, statement_timeout added where
+// it sets none (a value <= 0 adds nothing).
+std::string ConnectionUrlWithLimits(const std::string& url, int connect_timeout_s, int statement_timeout_ms);
 
 // Hex SHA-256 (spec content addresses, token hashes).
 std::string Sha256Hex(const std::string& data);
