@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -306,6 +307,11 @@ grpc::Status CheckId(const char* what, int64_t id) {
 }
 
 constexpr size_t kMaxSpecBytes = 1 << 20;
+// A LeaseJobs response stops adding jobs at this size (it always carries
+// one): far below what workers and the CLI accept (64 MiB), so a batch of
+// jobs with large specs never makes a response nobody can read.
+constexpr size_t kLeaseResponseBudget = 8 << 20;
+constexpr int kMaxKnownSpecHashes = 256;
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -804,6 +810,9 @@ struct CoordinatorServices::Impl {
         return Invalid(absl::StrCat("max_jobs must be between 1 and ", kMaxLeaseBatch));
       if (req->wait_ms() < 0 || req->wait_ms() > impl_->options.max_wait_ms)
         return Invalid(absl::StrCat("wait_ms must be between 0 and ", impl_->options.max_wait_ms));
+      if (req->known_spec_hashes_size() > kMaxKnownSpecHashes)
+        return Invalid(absl::StrCat("known_spec_hashes lists more than ", kMaxKnownSpecHashes, " versions"));
+      absl::flat_hash_set<std::string> known(req->known_spec_hashes().begin(), req->known_spec_hashes().end());
       auto worker = impl_->CachedWorker(req->worker_id(), /*touch=*/true);
       if (!worker.ok()) return ToGrpc(worker.status());
       LeaseRequest lr;
@@ -828,7 +837,13 @@ struct CoordinatorServices::Impl {
         auto until = std::min(deadline, Clock::now() + milliseconds(impl_->options.lease_poll_ms));
         if (!impl_->WaitForJobs(seen, until)) break;  // shutting down
       }
+      size_t bytes = 0;
+      std::vector<HeartbeatJob> unsent;  // leased, but past the response budget
       for (const LeasedJob& lj : jobs) {
+        if (!unsent.empty()) {
+          unsent.push_back({lj.job.id, lj.job.lease_token});
+          continue;
+        }
         v1::LeasedJob* p = resp->add_jobs();
         p->set_job_id(lj.job.id);
         p->set_run_id(lj.job.run_id);
@@ -845,12 +860,25 @@ struct CoordinatorServices::Impl {
         auto spec = impl_->CachedSpec(lj.spec_hash);
         if (!spec.ok()) return ToGrpc(spec.status());
         *p->mutable_spec() = **spec;
+        if (known.contains(lj.spec_hash)) p->mutable_spec()->clear_source();
         auto target = impl_->CachedTarget(lj.target_id);
         if (!target.ok()) return ToGrpc(target.status());
         *p->mutable_target() = **target;
+        size_t size = p->ByteSizeLong();
+        if (resp->jobs_size() > 1 && bytes + size > kLeaseResponseBudget) {
+          resp->mutable_jobs()->RemoveLast();
+          unsent.push_back({lj.job.id, lj.job.lease_token});
+          continue;
+        }
+        bytes += size;
       }
-      if (!jobs.empty() && impl_->metrics != nullptr)
-        impl_->metrics->LeaseServed(SecondsSince(start), static_cast<int>(jobs.size()));
+      if (!unsent.empty()) {
+        // As if never leased; if this fails they expire and are leased again.
+        (void)impl_->store->ReturnLeases(unsent);
+        impl_->Wake();
+      }
+      if (resp->jobs_size() > 0 && impl_->metrics != nullptr)
+        impl_->metrics->LeaseServed(SecondsSince(start), resp->jobs_size());
       return grpc::Status::OK;
     }
 

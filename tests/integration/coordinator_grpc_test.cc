@@ -69,10 +69,38 @@ class CoordinatorTest : public ::testing::Test {
     return dualswarm::testing::AuthContext(token);
   }
 
+  // Pushes `source`, adds a jsonl target nobody serves, submits `jobs` jobs.
+  v1::Run SubmitKv(grpc::Channel* channel, const std::string& source, int jobs) {
+    auto specs = v1::SpecService::NewStub(channel->shared_from_this());
+    auto targets = v1::TargetService::NewStub(channel->shared_from_this());
+    auto runs = v1::RunService::NewStub(channel->shared_from_this());
+    v1::CreateSpecRequest spec;
+    spec.set_file_name("kv.dspec");
+    spec.set_source(source);
+    v1::CreateSpecResponse created;
+    grpc::Status st = specs->Create(Ctx(submitter_).get(), spec, &created);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    v1::CreateTargetRequest treq;
+    treq.mutable_target()->set_name(absl::StrCat("kv-", ++targets_made_));
+    treq.mutable_target()->set_adapter("jsonl");
+    treq.mutable_target()->set_address("127.0.0.1:9");
+    v1::Target target;
+    EXPECT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
+    v1::SubmitRunRequest sreq;
+    sreq.mutable_template_()->set_spec_hash(created.spec().hash());
+    sreq.mutable_template_()->set_target_id(target.id());
+    sreq.mutable_template_()->set_jobs(jobs);
+    v1::Run run;
+    st = runs->Submit(Ctx(submitter_).get(), sreq, &run);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return run;
+  }
+
   std::string tmp_, data_dir_;
   std::unique_ptr<CoordinatorProcess> coordinator_;
   std::shared_ptr<grpc::Channel> channel_;
   std::string admin_, submitter_, worker_;
+  int targets_made_ = 0;
 };
 
 TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
@@ -301,27 +329,10 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
 }
 
 TEST_F(CoordinatorTest, ExpiredLeasesAreHandedToAnotherWorker) {
-  auto specs = v1::SpecService::NewStub(channel_);
-  auto targets = v1::TargetService::NewStub(channel_);
-  auto runs = v1::RunService::NewStub(channel_);
   auto workers = v1::WorkerService::NewStub(channel_);
-  v1::CreateSpecRequest good;
-  good.set_file_name("kv.dspec");
-  good.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
-  v1::CreateSpecResponse created;
-  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), good, &created).ok());
-  v1::CreateTargetRequest treq;
-  treq.mutable_target()->set_name("kv");
-  treq.mutable_target()->set_adapter("jsonl");
-  treq.mutable_target()->set_address("127.0.0.1:9");
-  v1::Target target;
-  ASSERT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
-  v1::SubmitRunRequest sreq;
-  sreq.mutable_template_()->set_spec_hash(created.spec().hash());
-  sreq.mutable_template_()->set_target_id(target.id());
-  sreq.mutable_template_()->set_jobs(1);
-  v1::Run run;
-  ASSERT_TRUE(runs->Submit(Ctx(submitter_).get(), sreq, &run).ok());
+  auto runs = v1::RunService::NewStub(channel_);
+  v1::Run run = SubmitKv(channel_.get(), Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), 1);
+  ASSERT_FALSE(HasFailure());
 
   v1::RegisterWorkerRequest rreq;
   rreq.set_name("w");
@@ -368,6 +379,64 @@ TEST_F(CoordinatorTest, ExpiredLeasesAreHandedToAnotherWorker) {
   greq.set_id(run.id());
   ASSERT_TRUE(runs->Get(Ctx(submitter_).get(), greq, &run).ok());
   EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED);
+}
+
+// A lease of many jobs whose spec is large stops at the response budget
+// (8 MiB) and leaves the rest queued; a worker that lists the version in
+// known_spec_hashes gets its jobs without the source.
+TEST_F(CoordinatorTest, LeaseResponsesStayWithinTheirBudgetAndLeaveKnownSourcesOut) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(coordinator_->address(), grpc::InsecureChannelCredentials(), args);
+  auto workers = v1::WorkerService::NewStub(channel);
+  // specs/kv.dspec padded with comments to ~1,000,000 bytes (the limit is 1 MiB).
+  std::string source = Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec");
+  while (source.size() < 1000000) source += "// " + std::string(96, 'x') + "\n";
+  constexpr int kJobs = 12;
+  v1::Run run = SubmitKv(channel.get(), source, kJobs);
+  ASSERT_FALSE(HasFailure());
+  const std::string hash = run.template_().spec_hash();
+  v1::RegisterWorkerRequest rreq;
+  rreq.set_name("w");
+  rreq.set_slots(kJobs);
+  v1::RegisterWorkerResponse w;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &w).ok());
+
+  v1::LeaseJobsRequest lease;
+  lease.set_worker_id(w.worker_id());
+  lease.set_max_jobs(kJobs);
+  lease.set_wait_ms(2000);
+  v1::LeaseJobsResponse first;
+  grpc::Status st = workers->LeaseJobs(Ctx(worker_).get(), lease, &first);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_GE(first.jobs_size(), 1);
+  EXPECT_LT(first.jobs_size(), kJobs) << "12 jobs of a 1 MB spec exceed the 8 MiB budget";
+  EXPECT_LE(first.ByteSizeLong(), size_t{8} << 20);
+  std::set<int64_t> seen;
+  for (const auto& j : first.jobs()) {
+    EXPECT_EQ(j.spec().source(), source);
+    seen.insert(j.job_id());
+  }
+
+  // The rest, quickly (the fixture's leases last 1 s), without the source.
+  lease.add_known_spec_hashes(hash);
+  for (int call = 0; call < 5 && seen.size() < static_cast<size_t>(kJobs); ++call) {
+    v1::LeaseJobsResponse more;
+    st = workers->LeaseJobs(Ctx(worker_).get(), lease, &more);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_LT(more.ByteSizeLong(), size_t{64} << 10) << "sources of a known version were sent";
+    for (const auto& j : more.jobs()) {
+      EXPECT_TRUE(j.spec().source().empty());
+      EXPECT_EQ(j.spec().hash(), hash);
+      seen.insert(j.job_id());
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kJobs)) << "jobs past the budget were not leased later";
+
+  for (int i = 0; i < 257; ++i) lease.add_known_spec_hashes(absl::StrCat("h", i));
+  v1::LeaseJobsResponse refused;
+  st = workers->LeaseJobs(Ctx(worker_).get(), lease, &refused);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
 }
 
 }  // namespace

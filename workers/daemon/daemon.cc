@@ -21,6 +21,7 @@
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "workers/daemon/job_plan.h"
 #include "workers/daemon/job_process.h"
+#include "workers/daemon/spec_cache.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -211,6 +212,7 @@ class Daemon {
       req.set_worker_id(worker_id);
       req.set_max_jobs(free);
       req.set_wait_ms(o_.lease_wait_ms);
+      for (const std::string& hash : spec_sources_.Known()) req.add_known_spec_hashes(hash);
       v1::LeaseJobsResponse resp;
       grpc::Status s = stub_->LeaseJobs(Ctx(o_.lease_wait_ms + 15000).get(), req, &resp);
       if (!s.ok()) {
@@ -235,20 +237,31 @@ class Daemon {
       if (outage) Log("the coordinator is back");
       outage = false;
       backoff = 0.2;
-      for (const auto& job : resp.jobs()) QueueJob(job);
+      std::vector<int64_t> sourceless = spec_sources_.Fill(&resp);
+      for (const auto& job : resp.jobs()) {
+        bool runnable = std::find(sourceless.begin(), sourceless.end(), job.job_id()) == sourceless.end();
+        QueueJob(job, runnable ? "" : "the coordinator sent the job without its spec source, and this worker "
+                                      "holds no copy of that version");
+      }
     }
   }
 
   // Called by the lease thread: the supervisor (main thread) starts the
   // process, so the child's parent-death signal is tied to a thread that
   // lives until the daemon ends.
-  void QueueJob(const v1::LeasedJob& job) {
+  // A job that cannot run (`error` not empty) is reported as an error at once.
+  void QueueJob(const v1::LeasedJob& job, const std::string& error) {
     Slot slot;
     slot.job = job;
-    slot.running = true;
+    slot.running = error.empty();
     slot.dir = absl::StrCat(o_.work_dir, "/job-", job.job_id(), "-", job.attempt());
+    if (!error.empty()) Log(absl::StrCat("job ", job.job_id(), ": ", error));
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (!error.empty()) {
+        slot.report = CompletionForError(job, error, 0);
+        slot.report->set_worker_id(worker_id_);
+      }
       slots_[job.job_id()] = std::move(slot);
       work_queued_ = true;
     }
@@ -543,6 +556,7 @@ class Daemon {
   int heartbeat_ms_ = 10000;
   int lease_ms_ = 30000;
   std::map<int64_t, Slot> slots_;
+  SpecSourceCache spec_sources_;  // the lease thread's alone
 };
 
 }  // namespace
