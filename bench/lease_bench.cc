@@ -51,6 +51,7 @@
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "tests/common/processes.h"
+#include "workers/daemon/spec_cache.h"
 
 namespace {
 
@@ -93,10 +94,19 @@ int Client(const std::string& addr, const std::string& token, int64_t start_ns, 
   lreq.set_worker_id(reg.worker_id());
   lreq.set_max_jobs(max_jobs);
   lreq.set_wait_ms(1000);
+  // Like dualswarm-worker: list the spec versions held, so their sources
+  // are not sent again.
+  dualswarm::workers::SpecSourceCache spec_sources;
   while (NowNs() < end_ns) {
     v1::LeaseJobsResponse leased;
+    lreq.clear_known_spec_hashes();
+    for (const std::string& hash : spec_sources.Known()) lreq.add_known_spec_hashes(hash);
     int64_t t0 = NowNs();
     st = workers->LeaseJobs(Ctx(token, 10).get(), lreq, &leased);
+    if (st.ok() && !spec_sources.Fill(&leased).empty()) {
+      std::cerr << "lease_bench client: a job came without its spec source\n";
+      ++errors;
+    }
     int64_t t1 = NowNs();
     if (!st.ok()) {
       ++errors;
