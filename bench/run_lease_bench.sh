@@ -11,7 +11,8 @@
 # Knobs: SECS (per measurement, default 8), JOBS (per run, 30000), REPS
 # (measurements per row, median shown; 3), CLIENTS (1,4,16), MAX_JOBS (1,8),
 # BASELINE_REF (a commit whose coordinator is built in a temporary git
-# worktree and measured with max_jobs=1 in the same run), BENCH_BUILD_DIR.
+# worktree and measured in the same run, one measurement per row),
+# BASELINE_MAX_JOBS (its max_jobs values, default 1), BENCH_BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -20,6 +21,7 @@ JOBS=${JOBS:-30000}
 REPS=${REPS:-3}
 CLIENTS=${CLIENTS:-1,4,16}
 MAX_JOBS=${MAX_JOBS:-1,8}
+BASELINE_MAX_JOBS=${BASELINE_MAX_JOBS:-1}
 bench_build lease_bench dualswarm-coordinator
 machine=$(bench_machine services proto bench/lease_bench.cc bench/run_lease_bench.sh bench/lib.sh)
 date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
@@ -36,10 +38,10 @@ if [ -n "${BASELINE_REF:-}" ]; then
   bench_wait_quiet
   base_load=$(cut -d' ' -f1-3 /proc/loadavg)
   base_out=$("$bench" --coordinator "$wt/build/services/dualswarm-coordinator" --clients "$CLIENTS" \
-             --max-jobs 1 --seconds "$SECS" --jobs "$JOBS" --reps 1)
+             --max-jobs "$BASELINE_MAX_JOBS" --seconds "$SECS" --jobs "$JOBS" --reps 1)
   git worktree remove --force "$wt"
   baseline="
-Baseline: the coordinator of commit $ref (${BASELINE_NOTE:-an earlier commit}), same clients, max_jobs=1, one run per row (load average before: $base_load):
+Baseline: the coordinator of commit $ref (${BASELINE_NOTE:-an earlier commit}), same clients, max_jobs=$BASELINE_MAX_JOBS, one run per row (load average before: $base_load):
 
 $base_out"
 fi
@@ -53,7 +55,7 @@ secs=$(( $(date +%s) - start ))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 section="## Coordinator leases
 
-Command: \`${BASELINE_REF:+BASELINE_REF=$BASELINE_REF }bash bench/run_lease_bench.sh\` (SECS=$SECS JOBS=$JOBS REPS=$REPS; runs \`$bench\`, Release build)
+Command: \`${BASELINE_REF:+BASELINE_REF=$BASELINE_REF BASELINE_MAX_JOBS=$BASELINE_MAX_JOBS }bash bench/run_lease_bench.sh\` (SECS=$SECS JOBS=$JOBS REPS=$REPS; runs \`$bench\`, Release build)
 
 * Date: $date; $machine
 * Load average before / after: $load_before / $load_after (the 2 cores are shared with other jobs; the coordinator, its PostgreSQL and every client run on them)
