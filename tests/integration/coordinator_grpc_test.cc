@@ -33,6 +33,7 @@
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "tests/common/kv_run.h"
 #include "tests/common/processes.h"
 
 namespace {
@@ -70,30 +71,9 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   // Pushes `source`, adds a jsonl target nobody serves, submits `jobs` jobs.
-  v1::Run SubmitKv(grpc::Channel* channel, const std::string& source, int jobs) {
-    auto specs = v1::SpecService::NewStub(channel->shared_from_this());
-    auto targets = v1::TargetService::NewStub(channel->shared_from_this());
-    auto runs = v1::RunService::NewStub(channel->shared_from_this());
-    v1::CreateSpecRequest spec;
-    spec.set_file_name("kv.dspec");
-    spec.set_source(source);
-    v1::CreateSpecResponse created;
-    grpc::Status st = specs->Create(Ctx(submitter_).get(), spec, &created);
-    EXPECT_TRUE(st.ok()) << st.error_message();
-    v1::CreateTargetRequest treq;
-    treq.mutable_target()->set_name(absl::StrCat("kv-", ++targets_made_));
-    treq.mutable_target()->set_adapter("jsonl");
-    treq.mutable_target()->set_address("127.0.0.1:9");
-    v1::Target target;
-    EXPECT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
-    v1::SubmitRunRequest sreq;
-    sreq.mutable_template_()->set_spec_hash(created.spec().hash());
-    sreq.mutable_template_()->set_target_id(target.id());
-    sreq.mutable_template_()->set_jobs(jobs);
-    v1::Run run;
-    st = runs->Submit(Ctx(submitter_).get(), sreq, &run);
-    EXPECT_TRUE(st.ok()) << st.error_message();
-    return run;
+  v1::Run SubmitKv(const std::shared_ptr<grpc::Channel>& channel, const std::string& source, int jobs) {
+    return dualswarm::testing::SubmitUnservedKvRun(channel, submitter_, admin_,
+                                                   absl::StrCat("kv-", ++targets_made_), source, jobs);
   }
 
   std::string tmp_, data_dir_;
@@ -331,7 +311,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
 TEST_F(CoordinatorTest, ExpiredLeasesAreHandedToAnotherWorker) {
   auto workers = v1::WorkerService::NewStub(channel_);
   auto runs = v1::RunService::NewStub(channel_);
-  v1::Run run = SubmitKv(channel_.get(), Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), 1);
+  v1::Run run = SubmitKv(channel_, Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), 1);
   ASSERT_FALSE(HasFailure());
 
   v1::RegisterWorkerRequest rreq;
@@ -393,7 +373,7 @@ TEST_F(CoordinatorTest, LeaseResponsesStayWithinTheirBudgetAndLeaveKnownSourcesO
   std::string source = Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec");
   while (source.size() < 1000000) source += "// " + std::string(96, 'x') + "\n";
   constexpr int kJobs = 12;
-  v1::Run run = SubmitKv(channel.get(), source, kJobs);
+  v1::Run run = SubmitKv(channel, source, kJobs);
   ASSERT_FALSE(HasFailure());
   const std::string hash = run.template_().spec_hash();
   v1::RegisterWorkerRequest rreq;

@@ -46,6 +46,7 @@
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
+#include "tests/common/kv_run.h"
 #include "tests/common/processes.h"
 
 namespace {
@@ -156,25 +157,10 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
 
   // The shipped kv spec, a jsonl target nobody serves, and a run of `jobs`.
   v1::Run SubmitKvRun(int jobs) {
-    v1::CreateSpecRequest sreq;
-    sreq.set_file_name("kv.dspec");
-    sreq.set_source(Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"));
-    v1::CreateSpecResponse spec;
-    EXPECT_TRUE(specs_->Create(Ctx(admin_).get(), sreq, &spec).ok());
-    v1::CreateTargetRequest treq;
-    treq.mutable_target()->set_name(absl::StrCat("kv-", ++targets_made_));
-    treq.mutable_target()->set_adapter("jsonl");
-    treq.mutable_target()->set_address("127.0.0.1:9");
-    v1::Target target;
-    EXPECT_TRUE(targets_->Create(Ctx(admin_).get(), treq, &target).ok());
-    v1::SubmitRunRequest rreq;
-    rreq.mutable_template_()->set_spec_hash(spec.spec().hash());
-    rreq.mutable_template_()->set_target_id(target.id());
-    rreq.mutable_template_()->set_jobs(jobs);
-    v1::Run run;
-    grpc::Status st = runs_->Submit(Ctx(admin_).get(), rreq, &run);
-    EXPECT_TRUE(st.ok()) << Describe(st);
-    return run;
+    const std::string admin = auth() ? admin_ : "";
+    return dualswarm::testing::SubmitUnservedKvRun(
+        coordinator_->channel(), admin, admin, absl::StrCat("kv-", ++targets_made_),
+        Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), jobs);
   }
 
   v1::CompleteJobRequest Completion(const std::string& worker_id, const v1::LeasedJob& j) {
