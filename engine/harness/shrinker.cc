@@ -109,6 +109,22 @@ std::vector<InputItem> Simplifications(const InputItem& item) {
 
 }  // namespace
 
+std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input) {
+  std::vector<InputItem> out = input;
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k].after.clear();
+    if (k > 0) out[k].after.push_back(static_cast<int>(k) - 1);
+  }
+  return out;
+}
+
+bool Overlapping(const std::vector<InputItem>& input) {
+  for (size_t k = 1; k < input.size(); ++k)
+    if (std::find(input[k].after.begin(), input[k].after.end(), static_cast<int>(k) - 1) == input[k].after.end())
+      return true;
+  return false;
+}
+
 absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const RerunOutcome& original,
                                     const RerunFn& rerun, const ShrinkOptions& options) {
   ShrinkRun run(rerun, options);
@@ -120,12 +136,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   // is fixed and every later candidate replays deterministically. (Step 2
   // then tries moving everything onto one connection.)
   if (input.size() > 1) {
-    std::vector<InputItem> sequential = input;
-    for (size_t k = 0; k < sequential.size(); ++k) {
-      sequential[k].after.clear();
-      if (k > 0) sequential[k].after.push_back(static_cast<int>(k) - 1);
-    }
-    auto ok = run.Try(sequential, &input);
+    auto ok = run.Try(OneAtATime(input), &input);
     if (!ok.ok()) return ok.status();
     if (*ok) {
       // What was sent keeps the waits the run observed; restore the chain.

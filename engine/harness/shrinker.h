@@ -47,6 +47,12 @@ struct ShrinkResult {
   bool complete = false;  // false when a budget stopped it
 };
 
+// `input` sent one request at a time: each waits for the previous response.
+std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input);
+// Whether some request of `input` may be sent before the previous one's
+// response arrived (its `after` lacks the request before it).
+bool Overlapping(const std::vector<InputItem>& input);
+
 // `failing` is the input of the original failing run and `original` that
 // run's outcome. Errors from the rerun callback abort shrinking.
 absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const RerunOutcome& original,

@@ -160,12 +160,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   // server's order is then fixed and the result does not race.
   auto try_sequential = [&](const std::vector<harness::InputItem>& input, int min_better) -> absl::Status {
     if (input.size() < 2 || reruns >= so.max_reruns) return absl::OkStatus();
-    std::vector<harness::InputItem> sequential = input;
-    for (size_t k = 0; k < sequential.size(); ++k) {
-      sequential[k].after.clear();
-      if (k > 0) sequential[k].after.push_back(static_cast<int>(k) - 1);
-    }
-    JobOptions o = ReplayOptions(cx, sequential);
+    JobOptions o = ReplayOptions(cx, harness::OneAtATime(input));
     o.launch = job.launch;
     o.ready_timeout_ms = job.ready_timeout_ms;
     o.work_root = job.work_root;
@@ -193,12 +188,6 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     }
     return absl::OkStatus();
   };
-  auto overlapping = [](const std::vector<harness::InputItem>& input) {
-    for (size_t k = 1; k < input.size(); ++k)
-      if (std::find(input[k].after.begin(), input[k].after.end(), static_cast<int>(k) - 1) == input[k].after.end())
-        return true;
-    return false;
-  };
   // A flaky result: the failure found depended on timing; start over from
   // the original input sent one request at a time.
   if (cx.replays_reproduced < cx.replays_verified) {
@@ -208,7 +197,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   // its verification replays all agreed (which response arrives first can
   // decide where the failure shows): prefer its one-at-a-time form when
   // that reproduces as reliably.
-  if (overlapping(cx.input)) {
+  if (harness::Overlapping(cx.input)) {
     if (absl::Status t = try_sequential(cx.input, 0); !t.ok()) return t;
   }
   cx.shrink_reruns = reruns;
