@@ -17,12 +17,16 @@ SocketWatchdog::~SocketWatchdog() {
 
 uint64_t SocketWatchdog::Arm(int fd, Clock::time_point deadline) {
   uint64_t ticket;
+  bool earlier;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ticket = next_ticket_++;
     watches_.emplace(ticket, Watch{fd, deadline});
+    earlier = deadline < wakes_at_;
   }
-  cv_.notify_all();  // the new deadline may be the earliest
+  // Only a deadline before the thread's next wake-up needs it now (callers
+  // arm with now + a fixed bound, so a busy store wakes it rarely).
+  if (earlier) cv_.notify_all();
   return ticket;
 }
 
@@ -56,11 +60,13 @@ void SocketWatchdog::Loop() {
         next = w.deadline;
       }
     }
+    wakes_at_ = next;
     if (next == Clock::time_point::max()) {
       cv_.wait(lock);
     } else {
       cv_.wait_until(lock, next);
     }
+    wakes_at_ = Clock::time_point::min();  // awake: Arm need not notify
   }
 }
 

@@ -50,6 +50,7 @@ class SocketWatchdog {
   std::map<uint64_t, Watch> watches_;
   uint64_t next_ticket_ = 1;
   uint64_t fired_ = 0;
+  Clock::time_point wakes_at_ = Clock::time_point::min();  // when the waiting thread wakes next
   bool stopping_ = false;
   std::thread thread_;
 };
