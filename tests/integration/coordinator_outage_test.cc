@@ -46,6 +46,7 @@
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
+#include "services/coordinator/store/store.h"
 #include "tests/common/kv_run.h"
 #include "tests/common/processes.h"
 
@@ -63,10 +64,9 @@ using std::chrono::milliseconds;
 
 constexpr int kLeaseMs = 3000;
 constexpr int kStatementTimeoutMs = 2000;
-// When the store gives up on a database that does not answer at all
-// (Store::GiveUpAfter: the timeout + 1 s + a quarter), and libpq's
-// connect_timeout for new connections (EmbeddedPostgres sets 5 s).
-constexpr double kGiveUpSeconds = (kStatementTimeoutMs + 1000 + kStatementTimeoutMs / 4) / 1000.0;
+// When the store gives up on a database that does not answer at all, and
+// libpq's connect_timeout for new connections (EmbeddedPostgres sets 5 s).
+const double kGiveUpSeconds = dualswarm::coord::GiveUpOnDatabaseAfter(kStatementTimeoutMs).count() / 1000.0;
 constexpr double kConnectTimeoutSeconds = 5;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }

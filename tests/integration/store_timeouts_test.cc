@@ -26,8 +26,7 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr int kStatementTimeoutMs = 500;
-// Store::GiveUpAfter: the timeout + 1 s + a quarter.
-constexpr double kGiveUpSeconds = (kStatementTimeoutMs + 1000 + kStatementTimeoutMs / 4) / 1000.0;
+const double kGiveUpSeconds = GiveUpOnDatabaseAfter(kStatementTimeoutMs).count() / 1000.0;
 
 class StoreTimeoutsTest : public PgTest {
  protected:

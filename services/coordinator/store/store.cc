@@ -458,8 +458,8 @@ Store::Store(Options options) : options_(std::move(options)) {
   if (options_.statement_timeout_ms > 0) watchdog_ = std::make_unique<SocketWatchdog>();
 }
 
-std::chrono::milliseconds Store::GiveUpAfter() const {
-  int ms = options_.statement_timeout_ms;
+std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms) {
+  int ms = statement_timeout_ms;
   return std::chrono::milliseconds(ms > 0 ? ms + 1000 + ms / 4 : 0);
 }
 

@@ -259,6 +259,10 @@ struct RunFilter {
   int64_t target_id = 0;  // 0 = any
 };
 
+// How long a transaction may take before the store gives its connection
+// up (Options::statement_timeout_ms + 1 s + a quarter); zero: no limit.
+std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms);
+
 class Store {
  public:
   struct Options {
@@ -408,9 +412,7 @@ class Store {
   template <typename Tx, typename T, typename Fn>
   absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
 
-  // How long a transaction may take before its connection is given up
-  // (statement_timeout_ms + grace); zero: no limit.
-  std::chrono::milliseconds GiveUpAfter() const;
+  std::chrono::milliseconds GiveUpAfter() const { return GiveUpOnDatabaseAfter(options_.statement_timeout_ms); }
 
   Options options_;
   std::unique_ptr<SocketWatchdog> watchdog_;  // null without a statement timeout
