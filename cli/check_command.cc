@@ -32,6 +32,8 @@ const char kCheckHelp[] =
     "                       (default 1000000); exceeding it ends with INCONCLUSIVE\n"
     "                       (exit 2), never ACCEPT\n"
     "  --max-steps N        most spec steps to execute, per partition (default unlimited)\n"
+    "  --max-seconds S      most wall time the checker may spend (default 120); past it\n"
+    "                       the verdict is INCONCLUSIVE (exit 2), never ACCEPT\n"
     "\n"
     "exit: 0 ACCEPT, 1 REJECT, 2 bad input / spec error / INCONCLUSIVE\n";
 
@@ -44,7 +46,7 @@ int CheckCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps"}, {"json"}, &f, &err))
+  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps", "max-seconds"}, {"json"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kCheckHelp));
   if (!f.count("spec") || !f.count("trace"))
     return BadInput(absl::StrCat("check needs --spec and --trace\n\n", kCheckHelp));
@@ -54,6 +56,10 @@ int CheckCommand(const std::vector<std::string>& args) {
     return BadInput("--max-frontier must be a positive integer");
   if (f.count("max-steps") && !absl::SimpleAtoi(f["max-steps"], &opts.max_steps))
     return BadInput("--max-steps must be a non-negative integer");
+  opts.max_seconds = 120;
+  if (f.count("max-seconds") && (!absl::SimpleAtod(f["max-seconds"], &opts.max_seconds) ||
+                                 !(opts.max_seconds > 0)))
+    return BadInput("--max-seconds must be a positive number of seconds");
   bool json = f.count("json") > 0;
   if (auto model = check::MakeNetworkModel(opts.network); !model.ok())
     return BadInput(std::string(model.status().message()));

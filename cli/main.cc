@@ -14,7 +14,7 @@ const char kUsage[] =
     "commands:\n"
     "  check   check a recorded trace against a spec (offline validator)\n"
     "          dualswarm check --spec FILE --trace FILE [--network tcp|sync] [--json]\n"
-    "                          [--max-frontier N] [--max-steps N]\n"
+    "                          [--max-frontier N] [--max-steps N] [--max-seconds S]\n"
     "  test    test a live server against a spec (online tester)\n"
     "          dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [--seed N]\n"
     "                         [--steps N] [--time S] [--connections N] [--json] ...\n"

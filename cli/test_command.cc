@@ -47,6 +47,8 @@ const char kTestHelp[] =
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
+    "  --max-check-seconds S  most wall time the checker may spend in the run (default 600);\n"
+    "                         past it the run ends INCONCLUSIVE, never with a finding\n"
     "  --ready-timeout MS     how long a launched SUT may take to accept connections (default 10000)\n"
     "  --no-shrink            report the failing input as found (default: shrink it by\n"
     "                         rerunning candidates against fresh SUTs; needs --launch)\n"
@@ -120,7 +122,8 @@ int TestCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args,
                   {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
                    "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
-                   "max-frontier", "ready-timeout", "save", "shrink-reruns", "shrink-time"},
+                   "max-frontier", "max-check-seconds", "ready-timeout", "save", "shrink-reruns",
+                   "shrink-time"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
@@ -142,6 +145,10 @@ int TestCommand(const std::vector<std::string>& args) {
       !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err))
     return BadInput(err);
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
+  if (f.count("max-check-seconds") &&
+      (!absl::SimpleAtod(f["max-check-seconds"], &o.exec.checker.max_seconds) ||
+       !(o.exec.checker.max_seconds > 0)))
+    return BadInput("--max-check-seconds must be a positive number of seconds");
   if (f.count("time") && (!absl::SimpleAtod(f["time"], &o.time_budget_s) || o.time_budget_s <= 0))
     return BadInput("--time must be a positive number of seconds");
   if (f.count("branch-order")) {

@@ -44,8 +44,17 @@ struct CheckerOptions {
   std::string network = "tcp";
   // Most explanations kept alive at once (alternatives on the search stack).
   size_t max_frontier = 1'000'000;
-  // Most explanation steps (handler runs) in total; 0 = unlimited.
+  // Most explanation steps (handler runs) per partition; 0 = unlimited.
   uint64_t max_steps = 0;
+  // Most wall time spent checking, over all Observe calls; 0 = unlimited.
+  // Past it the verdict is kInconclusive ("time bound exceeded").
+  double max_seconds = 600;
+  // Most (observation, explanation) keys remembered per partition; past it
+  // the memo starts afresh (more work, same verdict).
+  size_t max_memo = 4'000'000;
+  // Prune explanations already taken up (always on in the product; the
+  // memo's exactness test compares verdicts with it off).
+  bool use_memo = true;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;
@@ -78,11 +87,14 @@ struct CheckerStats {
   uint64_t handler_runs = 0;     // spec steps executed (one per path)
   uint64_t explanations = 0;     // candidate explanations examined
   uint64_t backtracks = 0;
-  uint64_t memo_hits = 0;
+  uint64_t memo_hits = 0;       // explanations not explored again (seen or dominated)
+  size_t memo_entries = 0;      // keys the memo holds now
   size_t frontier = 0;           // live alternatives now
   size_t max_frontier_seen = 0;
   size_t partitions = 0;         // independent parts checked (see `partition`)
   sym::SolverStats solver;
+  double check_seconds = 0;        // wall time spent in Observe, in total
+  double max_observe_seconds = 0;  // the most one Observe call took
 };
 
 class Checker {

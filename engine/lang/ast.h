@@ -78,7 +78,7 @@ enum class Builtin {
   // maps
   kHas, kGet, kSet, kRemove, kKeys, kValues,
   // lists
-  kPush,
+  kPush, kDrop,
   // options
   kIsSome, kIsNone, kOrElse,
   // gen-only (meaning given by the tester)

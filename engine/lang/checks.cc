@@ -23,6 +23,7 @@ const BuiltinInfo kBuiltins[] = {
     {"keys", Builtin::kKeys, 1, 1, false},
     {"values", Builtin::kValues, 1, 1, false},
     {"push", Builtin::kPush, 2, 2, false},
+    {"drop", Builtin::kDrop, 2, 2, false},
     {"is_some", Builtin::kIsSome, 1, 1, false},
     {"is_none", Builtin::kIsNone, 1, 1, false},
     {"or_else", Builtin::kOrElse, 2, 2, false},

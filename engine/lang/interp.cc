@@ -457,6 +457,13 @@ class Eval {
         items.push_back(a[1]);
         return Value::List(std::move(items));
       }
+      case Builtin::kDrop: {
+        if (!a[0].is_list()) TypeFault(loc, "drop needs a list", a[0]);
+        const std::vector<Value>& l = a[0].as_list();
+        int64_t n = std::clamp<int64_t>(ConcreteInt(a[1], loc, "argument 2 of drop"), 0,
+                                        static_cast<int64_t>(l.size()));
+        return Value::List(std::vector<Value>(l.begin() + n, l.end()));
+      }
       case Builtin::kIsSome:
       case Builtin::kIsNone:
         if (!a[0].is_option()) TypeFault(loc, absl::StrCat(e->name, " needs an option"), a[0]);

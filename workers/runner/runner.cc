@@ -118,6 +118,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     if (ex.decided()) break;
     if (ex.finished() || (stop_sending && ex.in_flight() == 0)) break;
     events.clear();
+    // Every response that reached the socket before wire_now is read by
+    // this Poll (it drains each readable connection): liveness is judged at
+    // wire_now, never at a time that includes the checker's work on the
+    // events below.
+    const int64_t wire_now = NowNs();
     absl::Status ps = (*adapter)->Poll(5, &events);
     if (absl::IsUnavailable(ps)) {
       crash(std::string(ps.message()));
@@ -154,7 +159,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     }
     if (done || ex.decided()) break;
     now = NowNs();
-    if (auto label = ex.Overdue(now - start, timeout_ns)) {
+    if (auto label = ex.Overdue(wire_now - start, timeout_ns)) {
       res.outcome = Outcome::kLiveness;
       res.overdue_label = *label;
       res.reason = absl::StrCat("request label ", *label, " got no response within ", o.response_timeout_ms,

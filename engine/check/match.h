@@ -1,0 +1,28 @@
+// Matching a response the spec's server sent (possibly symbolic) against the
+// one the client observed. Fields the spec does not mention are ignored; a
+// field whose spec value is `none` must be absent; `some(v)` means v.
+// Symbolic leaves become equality constraints for the caller to add.
+#ifndef DUALSWARM_ENGINE_CHECK_MATCH_H_
+#define DUALSWARM_ENGINE_CHECK_MATCH_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/ir/value.h"
+#include "engine/sym/term.h"
+
+namespace dualswarm::check {
+
+// Where and why a match failed.
+struct Mismatch {
+  std::string field;  // dotted path, "(message)" for the whole message
+  std::string text;
+};
+
+// True when `obs` may be `spec`; appends the constraints that must hold.
+bool MatchMessage(const ir::Value& spec, const ir::Value& obs, const std::string& path,
+                  std::vector<sym::TermRef>* cs, Mismatch* mm);
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_MATCH_H_

@@ -1,0 +1,59 @@
+// The search's memo: every (observation, explanation) the checker has taken
+// up, so that each is explored at most once however many server orders lead
+// to it (Lowe's just-in-time linearization with state caching; Porcupine's
+// cache of (linearized set, model state)).
+//
+// A key has two parts. `base` hashes everything that decides an
+// explanation's future except one thing: which *optional* channels it has
+// exhausted. A channel is optional once it is closed with requests left
+// unanswered — their responses can never be observed, so the server may
+// process them at any later point or never. `settled` lists the optional
+// channels whose requests the explanation has all consumed (sorted).
+//
+// Dominance: two explanations with the same base, where A's settled set is
+// a subset of B's, differ only in requests A may still take and B may not.
+// A can always decline them, so every way B can explain the rest of the
+// trace is open to A too: if A was taken up, B needs no exploring. The
+// memo answers "seen" for a key equal to or dominated by one inserted
+// before. docs/checker.md proves that this never changes a verdict.
+#ifndef DUALSWARM_ENGINE_CHECK_MEMO_H_
+#define DUALSWARM_ENGINE_CHECK_MEMO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+
+namespace dualswarm::check {
+
+struct MemoKey {
+  uint64_t base = 0;             // includes the observation index
+  std::vector<int32_t> settled;  // sorted channel ids
+};
+
+class ExplanationMemo {
+ public:
+  // Past `max_entries` keys the memo forgets everything (counted in
+  // resets()): forgetting only costs repeated work, never a verdict.
+  explicit ExplanationMemo(size_t max_entries) : max_entries_(max_entries) {}
+
+  // True when `key`, or a key that dominates it, was inserted before;
+  // otherwise inserts `key` and returns false.
+  bool SeenOrInsert(MemoKey key);
+
+  size_t size() const { return entries_; }
+  uint64_t resets() const { return resets_; }
+
+ private:
+  using SettledSets = absl::InlinedVector<std::vector<int32_t>, 1>;
+  absl::flat_hash_map<uint64_t, SettledSets> by_base_;
+  size_t entries_ = 0;
+  size_t max_entries_;
+  uint64_t resets_ = 0;
+};
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_MEMO_H_

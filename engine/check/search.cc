@@ -1,0 +1,410 @@
+#include "engine/check/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "engine/check/constraints.h"
+#include "engine/check/match.h"
+
+namespace dualswarm::check {
+namespace {
+
+using ir::Value;
+
+constexpr size_t kNoClose = SIZE_MAX;
+// Handler runs between two looks at the clock.
+constexpr uint64_t kClockPollEvery = 256;
+
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void WorkClock::Start() { started_ns_ = MonotonicNs(); }
+
+void WorkClock::Stop() {
+  double call = static_cast<double>(MonotonicNs() - started_ns_) / 1e9;
+  spent_ += call;
+  max_call_ = std::max(max_call_, call);
+}
+
+bool WorkClock::Exceeded() const {
+  if (max_seconds_ <= 0) return false;
+  return spent_ + static_cast<double>(MonotonicNs() - started_ns_) / 1e9 > max_seconds_;
+}
+
+Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts,
+               std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock)
+    : spec_(std::move(spec)), opts_(opts), model_(std::move(model)), interp_(spec_.get()),
+      solver_(shared_solver), clock_(clock), memo_(opts.max_memo), rng_(opts.seed) {
+  cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
+}
+
+void Search::Append(Observation o, int ch) {
+  if (ch >= 0 && static_cast<size_t>(ch) >= log_.per_channel.size()) {
+    log_.per_channel.resize(static_cast<size_t>(ch) + 1);
+    closed_at_.resize(static_cast<size_t>(ch) + 1, kNoClose);
+    answered_.resize(static_cast<size_t>(ch) + 1, 0);
+  }
+  switch (o.kind) {
+    case Observation::Kind::kSent:
+      log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg});
+      break;
+    case Observation::Kind::kReceived: ++answered_[static_cast<size_t>(ch)]; break;
+    case Observation::Kind::kClosed:
+      if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
+      break;
+    case Observation::Kind::kTimeout: break;
+  }
+  obs_.push_back(std::move(o));
+  obs_channel_.push_back(ch);
+  ++st_.observations;
+}
+
+// ---- The memo key ----------------------------------------------------------
+
+// A channel is optional at an observation when it was closed before it with
+// requests left unanswered: nothing the server does with them can be seen.
+bool Search::IsOptional(size_t ch, size_t at_obs) const {
+  return closed_at_[ch] < at_obs &&
+         static_cast<size_t>(answered_[ch]) < log_.per_channel[ch].size();
+}
+
+// Everything that decides what can still happen to `e` at observation
+// `at_obs`: the state and constraints, and per channel the requests
+// consumed and the responses owed. Left out, because no future depends on
+// them: the server order that led here, the numbering of `fresh` values,
+// channels closed with every request answered (consumed = sent in every
+// explanation). An optional channel with one request left is left out, and
+// one with none left goes to `settled` (memo.h: dominance).
+MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
+  MemoKey k;
+  uint64_t h = absl::HashOf(at_obs, e.StateHash());
+  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
+    const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
+    const bool owes = ch < e.owed.size() && !e.owed[ch].empty();
+    const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
+    if (closed_at_[ch] < at_obs) {
+      if (!IsOptional(ch, at_obs)) continue;
+      if (left == 0) {
+        k.settled.push_back(static_cast<int32_t>(ch));
+        continue;
+      }
+      if (left == 1) continue;
+    }
+    if (c == 0 && !owes) continue;
+    h = absl::HashOf(h, ch, c);
+    if (owes)
+      for (const auto& o : e.owed[ch]) h = absl::HashOf(h, o.msg.Hash());
+  }
+  k.base = h;
+  return k;
+}
+
+bool Search::Seen(const Explanation& e, size_t at_obs) {
+  if (!opts_.use_memo) return false;
+  if (!memo_.SeenOrInsert(KeyOf(e, at_obs))) return false;
+  ++st_.memo_hits;
+  return true;
+}
+
+void Search::Enqueue(Frame& f, Explanation e, size_t next_k) {
+  f.work.push_back({std::move(e), next_k});
+  ++frontier_;
+  st_.max_frontier_seen = std::max(st_.max_frontier_seen, frontier_);
+}
+
+// ---- One frame: explaining one received response ---------------------------
+
+// Produces the next explanation of observation f.obs; false when none is
+// left.
+absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
+  const int ch = obs_channel_[f.obs];
+  while (f.head < f.work.size()) {
+    Task t = std::move(f.work[f.head++]);
+    --frontier_;
+    t.e.EnsureChannels(log_.per_channel.size());
+    if (!t.e.owed[static_cast<size_t>(ch)].empty()) {
+      if (!MatchOwed(f, t.e, out)) continue;
+      Compact(f);
+      return true;
+    }
+    absl::Status s = ConsumeOne(f, std::move(t));
+    if (!s.ok()) return s;
+    s = CheckBounds(obs_[f.obs]);
+    if (!s.ok()) return s;
+  }
+  Compact(f);
+  return false;
+}
+
+// The response's channel owes something: its head must match.
+bool Search::MatchOwed(const Frame& f, const Explanation& e, Explanation* out) {
+  const size_t ch = static_cast<size_t>(obs_channel_[f.obs]);
+  ++st_.explanations;
+  Explanation c = e;
+  Owed head = std::move(c.owed[ch].front());
+  c.owed[ch].erase(c.owed[ch].begin());
+  std::vector<sym::TermRef> cs;
+  Mismatch mm;
+  if (!MatchMessage(head.msg, obs_[f.obs].msg, "", &cs, &mm)) {
+    RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field,
+                lang::FormatLoc(spec_->file, head.loc));
+    return false;
+  }
+  std::string why;
+  if (!Constrain(solver_, &c, cs, &why)) {
+    RecordDeath(f.obs, e, why, "", lang::FormatLoc(spec_->file, head.loc));
+    return false;
+  }
+  DropUnreachableConstraints(&c);
+  *out = std::move(c);
+  return true;
+}
+
+// The response's channel owes nothing yet: the server takes one more
+// request, from the task's next channel in order (lazily: the task goes
+// back on the list for its remaining channels).
+absl::Status Search::ConsumeOne(Frame& f, Task t) {
+  std::vector<int> cons;
+  model_->Consumable(log_, t.e.consumed, f.obs, &cons);
+  if (cons.empty()) {
+    RecordDeath(f.obs, t.e,
+                "the spec's server produced no response on this connection for the "
+                "requests it has taken (it sends nothing there)",
+                "", "");
+    return absl::OkStatus();
+  }
+  if (t.next_k >= cons.size()) return absl::OkStatus();
+  OrderChannels(obs_channel_[f.obs], t.e, f.obs, &cons);
+  const int d = cons[t.next_k++];
+  std::vector<Explanation> children;
+  absl::Status s = Expand(t.e, d, f.obs, &children);
+  if (!s.ok()) return s;
+  OrderChildren(&children);
+  for (auto& c : children)
+    if (!Seen(c, f.obs)) Enqueue(f, std::move(c), 0);
+  if (t.next_k < cons.size()) Enqueue(f, std::move(t.e), t.next_k);
+  return absl::OkStatus();
+}
+
+// Runs the server step that consumes channel d's next request in every
+// possible way; appends the surviving explanations.
+absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
+  const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(p.consumed[d])];
+  PathOracle oracle(solver_, &p.pc, p.next_fresh);
+  lang::StepOutput so;
+  const Value conn = Value::Int(d);
+  do {
+    oracle.Restart();
+    ++st_.handler_runs;
+    if (opts_.max_steps && st_.handler_runs > opts_.max_steps)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
+    if (st_.handler_runs % kClockPollEvery == 0 && clock_->Exceeded())
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
+          " s; raise --max-check-seconds"));
+    absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
+    if (!s.ok()) return s;
+    if (so.killed || oracle.dead()) continue;
+    s = AddChild(p, d, at_obs, r, oracle, &so, out);
+    if (!s.ok()) return s;
+  } while (oracle.NextPath());
+  return absl::OkStatus();
+}
+
+// The explanation one handler path leads to, unless its constraints fail.
+absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
+                              const PathOracle& oracle, lang::StepOutput* so,
+                              std::vector<Explanation>* out) {
+  Explanation c;
+  c.globals = std::make_shared<const std::vector<Value>>(std::move(so->globals));
+  c.pc = p.pc;
+  c.consumed = p.consumed;
+  c.owed = p.owed;
+  c.EnsureChannels(log_.per_channel.size());
+  ++c.consumed[static_cast<size_t>(d)];
+  c.next_fresh = oracle.next_fresh();
+  c.history = std::make_shared<const History>(History{r.label, p.history});
+  for (auto& send : so->sends) {
+    if (!send.conn.is_int() || send.conn.as_int() < 0 ||
+        send.conn.as_int() >= static_cast<int64_t>(log_.per_channel.size()))
+      return absl::FailedPreconditionError(lang::FormatDiag(
+          spec_->file, send.loc,
+          absl::StrCat("`send` to ", send.conn.ToString(),
+                       ", which is not a connection (use the name bound by `from`)")));
+    const size_t ch = static_cast<size_t>(send.conn.as_int());
+    if (closed_at_[ch] <= at_obs) continue;  // the client is gone
+    c.owed[ch].push_back({std::move(send.msg), r.label, send.loc});
+  }
+  std::string why;
+  if (!Constrain(solver_, &c, oracle.added(), &why)) return absl::OkStatus();
+  DropUnreachableConstraints(&c);
+  out->push_back(std::move(c));
+  return absl::OkStatus();
+}
+
+// The response's own channel first; the others by the age of their next
+// request (oldest first: a server tends to serve requests in the order they
+// arrive), reversed or shuffled by the branch order. A task is revisited
+// once per channel (Task::next_k indexes this order), so the order must be
+// the same on every visit: the random order is drawn from the explanation
+// and the observation, never from a running generator.
+void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index,
+                           std::vector<int>* cons) const {
+  auto own = std::find(cons->begin(), cons->end(), own_ch);
+  if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
+  auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
+  auto next_seq = [&](int c) {
+    return log_.per_channel[static_cast<size_t>(c)][static_cast<size_t>(e.consumed[static_cast<size_t>(c)])].seq;
+  };
+  std::sort(rest, cons->end(), [&](int a, int b) { return next_seq(a) < next_seq(b); });
+  switch (opts_.branch_order) {
+    case BranchOrder::kLast: std::reverse(rest, cons->end()); break;
+    case BranchOrder::kRandom: {
+      std::mt19937_64 visit_rng(opts_.seed ^ (e.StateHash() * 0x9e3779b97f4a7c15ull) ^ obs_index);
+      std::shuffle(rest, cons->end(), visit_rng);
+      break;
+    }
+    default: break;
+  }
+}
+
+void Search::OrderChildren(std::vector<Explanation>* children) {
+  switch (opts_.branch_order) {
+    case BranchOrder::kLast: std::reverse(children->begin(), children->end()); break;
+    case BranchOrder::kRandom: std::shuffle(children->begin(), children->end(), rng_); break;
+    case BranchOrder::kMostConstrained:
+      std::stable_sort(children->begin(), children->end(),
+                       [](const Explanation& a, const Explanation& b) { return a.pc.size() > b.pc.size(); });
+      break;
+    case BranchOrder::kFirst: break;
+  }
+}
+
+// Keeps why an explanation of observation `at_obs` died, if that is the
+// furthest observation reached so far. Cheap when it is not kept.
+void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
+                         std::string spec_loc) {
+  if (at_obs > furthest_) {
+    furthest_ = at_obs;
+    verdict_.reasons.clear();
+  }
+  if (at_obs < furthest_ || static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) return;
+  DeathReason r{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)};
+  for (const auto& x : verdict_.reasons)
+    if (x.text == r.text && x.server_order == r.server_order) return;
+  verdict_.reasons.push_back(std::move(r));
+}
+
+absl::Status Search::CheckBounds(const Observation& o) const {
+  if (frontier_ > opts_.max_frontier)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "frontier bound exceeded: more than ", opts_.max_frontier,
+        " live explanations while explaining trace line ", o.line,
+        "; raise --max-frontier (memory grows with it)"));
+  return absl::OkStatus();
+}
+
+void Search::Compact(Frame& f) {
+  if (f.head == f.work.size()) {
+    f.work.clear();
+    f.work.shrink_to_fit();
+    f.head = 0;
+  } else if (f.head > 64 && f.head * 2 > f.work.size()) {
+    f.work.erase(f.work.begin(), f.work.begin() + static_cast<std::ptrdiff_t>(f.head));
+    f.head = 0;
+  }
+}
+
+// ---- The depth-first search over frames -----------------------------------
+
+// A closed connection: the client can no longer receive what is owed there.
+void Search::PassClosed(size_t i) {
+  const int ch = obs_channel_[i];
+  if (ch < 0) return;
+  cur_.EnsureChannels(log_.per_channel.size());
+  cur_.owed[static_cast<size_t>(ch)].clear();
+}
+
+// Opens the frame for received observation i with cur_ as its only task and
+// takes its first candidate; false when there is none (or cur_ was seen).
+bool Search::Enter(size_t i) {
+  if (Seen(cur_, i)) return false;
+  stack_.push_back(Frame{i, {}, 0});
+  Enqueue(stack_.back(), cur_, 0);
+  Explanation cand;
+  auto found = NextCandidate(stack_.back(), &cand);
+  if (!found.ok()) {
+    Fail(found.status());
+    return false;
+  }
+  if (!*found) return false;
+  cur_ = std::move(cand);
+  next_obs_ = i + 1;
+  return true;
+}
+
+// Resumes the most recent frame with an alternative; false when the search
+// space is exhausted.
+absl::StatusOr<bool> Search::Backtrack() {
+  while (!stack_.empty()) {
+    Frame& top = stack_.back();
+    Explanation cand;
+    auto found = NextCandidate(top, &cand);
+    if (!found.ok()) return found.status();
+    if (*found) {
+      ++st_.backtracks;
+      cur_ = std::move(cand);
+      next_obs_ = top.obs + 1;
+      return true;
+    }
+    stack_.pop_back();
+  }
+  return false;
+}
+
+void Search::Advance() {
+  while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size()) {
+    const size_t i = next_obs_;
+    switch (obs_[i].kind) {
+      case Observation::Kind::kSent:
+      case Observation::Kind::kTimeout: ++next_obs_; continue;
+      case Observation::Kind::kClosed:
+        PassClosed(i);
+        ++next_obs_;
+        continue;
+      case Observation::Kind::kReceived: break;
+    }
+    if (Enter(i)) continue;
+    if (verdict_.kind != Verdict::Kind::kAccept) return;
+    auto again = Backtrack();
+    if (!again.ok()) return Fail(again.status());
+    if (!*again) return Reject();
+  }
+}
+
+void Search::Reject() {
+  verdict_.kind = Verdict::Kind::kReject;
+  verdict_.obs_index = furthest_;
+  verdict_.observation = obs_[furthest_];
+  const Observation& r = obs_[furthest_];
+  verdict_.message = absl::StrCat("no execution of spec '", spec_->name, "' under the ", model_->name(),
+                                  " network explains response label ", r.label, " on conn ", r.conn,
+                                  r.line ? absl::StrCat(" (trace line ", r.line, ")") : "");
+}
+
+void Search::Fail(const absl::Status& s) {
+  verdict_.kind = absl::IsResourceExhausted(s) ? Verdict::Kind::kInconclusive : Verdict::Kind::kSpecError;
+  verdict_.message = std::string(s.message());
+  verdict_.reasons.clear();
+}
+
+}  // namespace dualswarm::check

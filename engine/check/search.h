@@ -1,0 +1,138 @@
+// Search: the explanation search over one partition of a trace — an
+// incremental depth-first search with just-in-time linearization and a memo
+// of every (observation, explanation) it has taken up (memo.h).
+//
+// Observations are appended one at a time; Advance() explains as many as it
+// can. A `received` observation opens a frame whose work list holds the
+// explanations that may still explain it; taking one either matches the
+// response its channel owes, or lets the server consume one more request
+// (each handler path a new explanation) and puts the rest back. A frame that
+// runs dry is popped and the search resumes the frame below (backtracking).
+// Every explanation put on a work list is first looked up in the memo, so
+// no explanation is explored twice at the same observation, whatever server
+// order led to it. docs/checker.md explains why this never changes a
+// verdict.
+#ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
+#define DUALSWARM_ENGINE_CHECK_SEARCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/check/checker.h"
+#include "engine/check/explanation.h"
+#include "engine/check/memo.h"
+#include "engine/check/network.h"
+#include "engine/check/path_oracle.h"
+#include "engine/lang/interp.h"
+
+namespace dualswarm::check {
+
+// Wall time the checker may spend in total (all partitions, all Observe
+// calls). Shared by the partitions' searches.
+class WorkClock {
+ public:
+  explicit WorkClock(double max_seconds) : max_seconds_(max_seconds) {}
+  void Start();                // an Observe call begins
+  void Stop();                 // it ends
+  bool Exceeded() const;       // polled while a call runs
+  double spent_seconds() const { return spent_; }
+  double max_call_seconds() const { return max_call_; }
+  double max_seconds() const { return max_seconds_; }
+
+ private:
+  double max_seconds_;         // 0 = unlimited
+  double spent_ = 0;           // in finished calls
+  double max_call_ = 0;        // the longest call
+  int64_t started_ns_ = 0;
+};
+
+class Search {
+ public:
+  Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts,
+         std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock);
+
+  // Records observation `o` on channel `ch` (-1 when it has none).
+  void Append(Observation o, int ch);
+  // Explains the observations appended so far, as far as possible; sets
+  // verdict() when they cannot all be explained or a bound is hit.
+  void Advance();
+
+  const Verdict& verdict() const { return verdict_; }
+  const CheckerStats& stats() const { return st_; }
+  size_t frontier() const { return frontier_; }
+  size_t memo_size() const { return memo_.size(); }
+  // The explanation the search follows now (the generator reads its state).
+  const Explanation& current() const { return cur_; }
+
+ private:
+  struct Task {
+    Explanation e;
+    size_t next_k = 0;  // index into the ordered consumable channels
+  };
+  struct Frame {
+    size_t obs;               // the received observation it explains
+    std::vector<Task> work;
+    size_t head = 0;          // work[head..] is still to do
+  };
+
+  MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
+  bool IsOptional(size_t ch, size_t at_obs) const;
+  bool Seen(const Explanation& e, size_t at_obs);
+  void Enqueue(Frame& f, Explanation e, size_t next_k);
+
+  absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
+  bool MatchOwed(const Frame& f, const Explanation& e, Explanation* out);
+  absl::Status ConsumeOne(Frame& f, Task t);
+  absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
+  absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
+                        const PathOracle& oracle, lang::StepOutput* so,
+                        std::vector<Explanation>* out);
+  void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
+  void OrderChildren(std::vector<Explanation>* children);
+  void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
+                   std::string spec_loc);
+  absl::Status CheckBounds(const Observation& o) const;
+
+  void PassClosed(size_t i);
+  bool Enter(size_t i);
+  absl::StatusOr<bool> Backtrack();
+  void Reject();
+  void Fail(const absl::Status& s);
+  static void Compact(Frame& f);
+
+  std::shared_ptr<const lang::Spec> spec_;
+  CheckerOptions opts_;
+  std::unique_ptr<NetworkModel> model_;
+  lang::Interpreter interp_;
+  sym::Solver* solver_;      // shared by all partitions
+  const WorkClock* clock_;   // shared by all partitions
+
+  // The trace so far (this partition's part of it) and what it implies.
+  std::vector<Observation> obs_;
+  std::vector<int> obs_channel_;     // channel of each observation (-1 none)
+  SentLog log_;
+  std::vector<size_t> closed_at_;    // per channel; SIZE_MAX while open
+  std::vector<int32_t> answered_;    // per channel: responses received
+  uint64_t seq_ = 0;
+
+  // Search state.
+  Explanation cur_;
+  size_t next_obs_ = 0;
+  std::vector<Frame> stack_;
+  ExplanationMemo memo_;
+  size_t frontier_ = 0;
+  Verdict verdict_;
+  size_t furthest_ = 0;
+  CheckerStats st_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_SEARCH_H_

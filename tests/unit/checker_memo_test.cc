@@ -1,0 +1,235 @@
+// The checker's memo (engine/check/memo.h) is exact: on random small traces
+// — correct ones, corrupted ones, ones with connections closed while
+// requests were in flight (which makes those requests optional, the case
+// the memo's dominance rule prunes) — the verdict with the memo is the
+// verdict without it. Plus the cases the memo exists for: never-answered
+// requests cost almost nothing.
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
+#include "engine/harness/simulator.h"
+#include "engine/harness/workloads.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+
+namespace dualswarm {
+namespace {
+
+using check::Observation;
+using ir::Value;
+
+std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
+  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+Value Rec(std::vector<std::pair<std::string, Value>> e) { return Value::Map(std::move(e)); }
+
+// Closes a random connection right after one of its requests was sent and
+// drops everything later on it: that request and the ones pipelined before
+// it stay unanswered, as when a client crashes.
+std::vector<Observation> CrashOneClient(const std::vector<Observation>& trace, harness::Rng& rng) {
+  std::vector<size_t> sends;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].kind == Observation::Kind::kSent) sends.push_back(i);
+  if (sends.empty()) return trace;
+  const size_t at = sends[rng() % sends.size()];
+  const int64_t conn = trace[at].conn;
+  std::vector<Observation> out;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    if (i > at && trace[i].conn == conn && trace[i].kind != Observation::Kind::kClosed) continue;
+    out.push_back(trace[i]);
+    if (i == at) {
+      Observation c;
+      c.kind = Observation::Kind::kClosed;
+      c.conn = conn;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Replaces one received value with one of a few others (often a violation).
+std::vector<Observation> CorruptOne(std::vector<Observation> trace, harness::Rng& rng) {
+  std::vector<size_t> received;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].kind == Observation::Kind::kReceived) received.push_back(i);
+  if (received.empty()) return trace;
+  Observation& o = trace[received[rng() % received.size()]];
+  static const std::vector<Value> values = {Value::Null(), Value::String("x"), Value::String("yy"),
+                                            Value::Bool(true), Value::Bool(false)};
+  ir::MapEntries e = o.msg.as_map();
+  if (!e.empty()) e[0].second = values[rng() % values.size()];
+  o.msg = Value::Map(std::move(e));
+  return trace;
+}
+
+check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
+                           bool use_memo, check::BranchOrder order = check::BranchOrder::kFirst) {
+  check::CheckerOptions co;
+  co.use_memo = use_memo;
+  co.branch_order = order;
+  co.max_steps = 2'000'000;
+  auto v = check::CheckTrace(spec, trace, co);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? v->kind : check::Verdict::Kind::kSpecError;
+}
+
+TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
+  // One key, so every request touches the same state and orders matter.
+  auto spec = Shipped("kv.dspec");
+  const harness::RequestFn gen = harness::KvRequests({"k"});
+  int compared = 0, rejected = 0, with_closed = 0;
+  for (uint64_t seed = 1; seed <= 600; ++seed) {
+    harness::SimOptions so;
+    so.seed = seed;
+    so.requests = 8 + static_cast<int>(seed % 5);
+    so.connections = 3 + static_cast<int>(seed % 3);
+    so.max_in_flight = 1 + static_cast<int>(seed % 2);
+    auto trace = harness::Simulate(*spec, gen, so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    harness::Rng rng(seed);
+    std::vector<Observation> t = *trace;
+    if (seed % 2 == 0) {
+      t = CrashOneClient(t, rng);
+      if (seed % 4 == 0) t = CrashOneClient(t, rng);
+      ++with_closed;
+    }
+    if (seed % 3 != 0) t = CorruptOne(t, rng);
+    const auto without = Judge(spec, t, false);
+    ASSERT_NE(without, check::Verdict::Kind::kInconclusive) << "seed " << seed;
+    // Every exploration order: the memo prunes whatever was taken up
+    // first, so a wrong pruning rule shows under some order.
+    check::Verdict::Kind with = without;
+    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast,
+                                     check::BranchOrder::kRandom}) {
+      with = Judge(spec, t, true, order);
+      ASSERT_EQ(with, without) << "seed " << seed << " branch order " << check::BranchOrderName(order)
+                               << ": memo changed the verdict";
+    }
+    rejected += with == check::Verdict::Kind::kReject;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 600);
+  // The corpus must contain both verdicts, or the comparison proves little.
+  EXPECT_GT(rejected, 60);
+  EXPECT_LT(rejected, 540);
+  EXPECT_EQ(with_closed, 300);
+}
+
+// n puts on n connections, each timed out and its connection closed, then a
+// get that sees a value nobody wrote: every subset of the puts, in every
+// order, fails. The dominance rule makes it a few hundred handler runs
+// instead of n! (or 2^n with a plain memo).
+std::vector<Observation> PendingPutsThenBadGet(int n) {
+  std::vector<Observation> t;
+  auto add = [&](Observation o) { t.push_back(std::move(o)); };
+  int64_t label = 1;
+  for (int i = 0; i < n; ++i, label += 2) {
+    Observation o;
+    o.kind = Observation::Kind::kSent;
+    o.label = label;
+    o.conn = i;
+    o.msg = Rec({{"op", Value::String("put")}, {"key", Value::String("x")},
+                 {"value", Value::String(absl::StrCat("v", i))}});
+    add(o);
+  }
+  for (int i = 0; i < n; ++i) {
+    Observation o;
+    o.kind = Observation::Kind::kTimeout;
+    o.label = 1 + 2 * i;
+    o.conn = i;
+    add(o);
+    Observation c;
+    c.kind = Observation::Kind::kClosed;
+    c.conn = i;
+    add(c);
+  }
+  Observation get;
+  get.kind = Observation::Kind::kSent;
+  get.label = label;
+  get.conn = n;
+  get.msg = Rec({{"op", Value::String("get")}, {"key", Value::String("x")}});
+  add(get);
+  Observation r;
+  r.kind = Observation::Kind::kReceived;
+  r.label = label + 1;
+  r.conn = n;
+  r.msg = Rec({{"value", Value::String("nobody wrote this")}});
+  add(r);
+  return t;
+}
+
+TEST(Memo, NeverAnsweredRequestsCostLittle) {
+  auto spec = Shipped("kv.dspec");
+  for (int n : {14, 20, 40}) {
+    check::CheckerStats st;
+    check::CheckerOptions co;
+    co.max_steps = 100'000;  // a plain memo would need ~n * 2^n
+    auto v = check::CheckTrace(spec, PendingPutsThenBadGet(n), co, &st);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->kind, check::Verdict::Kind::kReject) << n << " pending: " << check::FormatVerdict(*v);
+    EXPECT_LE(st.handler_runs, static_cast<uint64_t>(2 * n * n)) << n << " pending";
+  }
+  // And a get of a value one of them wrote is explained.
+  auto ok = PendingPutsThenBadGet(20);
+  ok.back().msg = Rec({{"value", Value::String("v7")}});
+  auto v = check::CheckTrace(spec, ok, check::CheckerOptions{});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->kind, check::Verdict::Kind::kAccept) << check::FormatVerdict(*v);
+}
+
+TEST(Memo, TimeBoundEndsInconclusiveNeverAccept) {
+  // 4 connections appending to one key, pipelined, then one get revealing
+  // a string no order produces: exhaustive, far beyond a 50 ms budget.
+  auto spec = Shipped("kv.dspec");
+  std::vector<Observation> t;
+  int64_t label = 1;
+  for (int round = 0; round < 6; ++round)
+    for (int c = 0; c < 4; ++c, label += 2) {
+      Observation o;
+      o.kind = Observation::Kind::kSent;
+      o.label = label;
+      o.conn = c;
+      o.msg = Rec({{"op", Value::String("append")}, {"key", Value::String("k")},
+                   {"value", Value::String(std::string(1, static_cast<char>('a' + c)))}});
+      t.push_back(o);
+    }
+  for (int64_t l = 1; l < label; l += 2) {
+    Observation r;
+    r.kind = Observation::Kind::kReceived;
+    r.label = l + 1;
+    r.conn = ((l - 1) / 2) % 4;
+    r.msg = Rec({{"ok", Value::Bool(true)}});
+    t.push_back(r);
+  }
+  Observation get;
+  get.kind = Observation::Kind::kSent;
+  get.label = label;
+  get.conn = 9;
+  get.msg = Rec({{"op", Value::String("get")}, {"key", Value::String("k")}});
+  t.push_back(get);
+  Observation r;
+  r.kind = Observation::Kind::kReceived;
+  r.label = label + 1;
+  r.conn = 9;
+  r.msg = Rec({{"value", Value::String("zzzzzzzzzzzzzzzzzzzzzzzz")}});
+  t.push_back(r);
+  check::CheckerOptions co;
+  co.max_seconds = 0.05;
+  auto start = std::chrono::steady_clock::now();
+  auto v = check::CheckTrace(spec, t, co);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->kind, check::Verdict::Kind::kInconclusive) << check::FormatVerdict(*v);
+  EXPECT_NE(v->message.find("time bound exceeded"), std::string::npos) << v->message;
+  EXPECT_LT(took, 5.0);
+}
+
+}  // namespace
+}  // namespace dualswarm
