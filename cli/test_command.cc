@@ -76,7 +76,9 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
                   ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
                   ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
                   ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
-                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, "}");
+                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
+                  ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":",
+                  r.stats.max_observe_seconds, "}");
   if (r.outcome != workers::Outcome::kPassed) {
     out += ",\"input\":[";
     for (size_t i = 0; i < r.inputs.size(); ++i)

@@ -461,6 +461,7 @@ class Daemon {
       if (cp.sent > s.counted_sent) o_.metrics->AddRequests(cp.sent - s.counted_sent);
       s.counted_sent = cp.sent;
       o_.metrics->AddSolver(cp.solver_checks, cp.z3_calls, cp.z3_seconds);
+      if (cp.have_stats) o_.metrics->AddChecker(cp.check_seconds, cp.max_observe_seconds);
       o_.metrics->AddShrinkReruns(static_cast<uint64_t>(cp.shrink_reruns));
     }
     if (s.cancelled || s.lost) {

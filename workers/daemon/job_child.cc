@@ -130,7 +130,10 @@ int RunJobChild(const JobChildOptions& options) {
   req.set_seconds(seconds());
   const auto& s = result->stats.solver;
   WriteLine(absl::StrCat("{\"stats\":{\"solver_checks\":", s.checks, ",\"z3_calls\":", s.z3_calls,
-                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"shrink_reruns\":", shrink_reruns, "}}"));
+                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"check_us\":",
+                         static_cast<int64_t>(result->stats.check_seconds * 1e6), ",\"max_observe_us\":",
+                         static_cast<int64_t>(result->stats.max_observe_seconds * 1e6),
+                         ",\"shrink_reruns\":", shrink_reruns, "}}"));
   return finish(req);
 }
 

@@ -141,6 +141,11 @@ void JobProcess::HandleLine(const std::string& line) {
     uint64_t z3_us = 0;
     num(*stats, "z3_us", &z3_us);
     progress_.z3_seconds = static_cast<double>(z3_us) / 1e6;
+    uint64_t check_us = 0, max_observe_us = 0;
+    num(*stats, "check_us", &check_us);
+    num(*stats, "max_observe_us", &max_observe_us);
+    progress_.check_seconds = static_cast<double>(check_us) / 1e6;
+    progress_.max_observe_seconds = static_cast<double>(max_observe_us) / 1e6;
     uint64_t reruns = 0;
     num(*stats, "shrink_reruns", &reruns);
     progress_.shrink_reruns = static_cast<int>(reruns);

@@ -37,6 +37,8 @@ struct ChildProgress {
   // From the final stats line.
   uint64_t solver_checks = 0, z3_calls = 0;
   double z3_seconds = 0;
+  double check_seconds = 0;        // checker wall time in the job's run
+  double max_observe_seconds = 0;  // the checker's longest single observation
   bool have_stats = false;
 };
 

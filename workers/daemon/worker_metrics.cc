@@ -30,6 +30,8 @@ struct WorkerMetrics::Impl {
   prometheus::Counter& solver_checks;
   prometheus::Counter& z3_calls;
   prometheus::Counter& z3_seconds;
+  prometheus::Counter& checker_seconds;
+  prometheus::Histogram& checker_max_observe;
   prometheus::Counter& shrink_reruns;
   prometheus::Family<prometheus::Counter>& coordinator_errors;
 
@@ -72,6 +74,18 @@ struct WorkerMetrics::Impl {
                        .Help("Time spent in Z3 (finished jobs)")
                        .Register(*registry)
                        .Add({})),
+        checker_seconds(BuildCounter()
+                            .Name("dualswarm_worker_checker_seconds_total")
+                            .Help("Wall time the checkers spent explaining observations (finished jobs)")
+                            .Register(*registry)
+                            .Add({})),
+        checker_max_observe(BuildHistogram()
+                                .Name("dualswarm_worker_checker_max_observe_seconds")
+                                .Help("Per finished job: the longest the checker took over one observation "
+                                      "(the tester sends nothing new meanwhile)")
+                                .Register(*registry)
+                                .Add({}, prometheus::Histogram::BucketBoundaries{
+                                             0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30})),
         shrink_reruns(BuildCounter()
                           .Name("dualswarm_worker_shrink_reruns_total")
                           .Help("Reruns against fresh SUTs while shrinking counterexamples")
@@ -117,6 +131,10 @@ void WorkerMetrics::AddSolver(uint64_t checks, uint64_t z3_calls, double z3_seco
   impl_->solver_checks.Increment(static_cast<double>(checks));
   impl_->z3_calls.Increment(static_cast<double>(z3_calls));
   impl_->z3_seconds.Increment(z3_seconds);
+}
+void WorkerMetrics::AddChecker(double seconds, double max_observe_seconds) {
+  impl_->checker_seconds.Increment(seconds);
+  impl_->checker_max_observe.Observe(max_observe_seconds);
 }
 void WorkerMetrics::AddShrinkReruns(uint64_t reruns) { impl_->shrink_reruns.Increment(static_cast<double>(reruns)); }
 void WorkerMetrics::CoordinatorError(const std::string& method) {

@@ -31,6 +31,9 @@ class WorkerMetrics {
   void SetStepsPerSecond(double rate);
   void SetFrontier(uint64_t largest);  // the largest frontier among running jobs
   void AddSolver(uint64_t checks, uint64_t z3_calls, double z3_seconds);
+  // A job's checker time and its longest single observation (the checker's
+  // lag: the tester sends nothing new while the checker works).
+  void AddChecker(double seconds, double max_observe_seconds);
   void AddShrinkReruns(uint64_t reruns);
   void CoordinatorError(const std::string& method);
 
