@@ -24,6 +24,12 @@ struct AdapterEvent {
   int conn;
   ir::Value msg;     // kReceived
   std::string note;  // why a connection closed, for logs
+  // When the kernel received the bytes (CLOCK_REALTIME ns; 0 = unknown).
+  // Events of one Poll may be reordered by it: the responses then reach the
+  // checker in the order they reached this machine, which is the best guess
+  // of the order the server sent them in (no request is sent in between, so
+  // causality is the same either way).
+  int64_t arrival_ns = 0;
 };
 
 // Request/response framing for one protocol.

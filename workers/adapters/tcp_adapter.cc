@@ -6,7 +6,10 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <cstring>
 
@@ -101,6 +104,7 @@ class TcpAdapter : public Adapter {
     if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // arrival times (best effort)
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port_));
@@ -141,8 +145,9 @@ class TcpAdapter : public Adapter {
     char buf[65536];
     bool eof = false;
     std::string why;
+    int64_t arrival_ns = 0;
     while (true) {
-      ssize_t r = ::recv(c.fd, buf, sizeof buf, 0);
+      ssize_t r = RecvStamped(c.fd, buf, sizeof buf, arrival_ns == 0 ? &arrival_ns : nullptr);
       if (r > 0) {
         c.in.append(buf, static_cast<size_t>(r));
         if (c.in.size() > (64u << 20)) break;
@@ -160,8 +165,33 @@ class TcpAdapter : public Adapter {
     std::vector<ir::Value> out;
     bool close = false;
     c.codec->Decode(&c.in, eof, &out, &close);
-    for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), ""});
-    if (eof || close) Drop(i, eof ? why : "unparseable response", events);
+    for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), "", arrival_ns});
+    if (eof || close) {
+      Drop(i, eof ? why : "unparseable response", events);
+      events->back().arrival_ns = arrival_ns;
+    }
+  }
+
+  // recv() that also reports the kernel's receive time of the data, when
+  // the socket has SO_TIMESTAMPNS and the kernel provides it.
+  static ssize_t RecvStamped(int fd, char* buf, size_t len, int64_t* arrival_ns) {
+    iovec iov{buf, len};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t r = ::recvmsg(fd, &msg, 0);
+    if (r <= 0 || arrival_ns == nullptr) return r;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        std::memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+        *arrival_ns = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+      }
+    }
+    return r;
   }
 
   void Drop(int i, std::string why, std::vector<AdapterEvent>* events) {

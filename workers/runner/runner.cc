@@ -1,5 +1,6 @@
 #include "workers/runner/runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/status/status.h"
@@ -129,6 +130,9 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
       break;
     }
     if (!ps.ok()) return ps;
+    std::stable_sort(events.begin(), events.end(), [](const AdapterEvent& a, const AdapterEvent& b) {
+      return a.arrival_ns < b.arrival_ns;
+    });
     for (auto& ev : events) {
       absl::Status s;
       if (ev.kind == AdapterEvent::Kind::kReceived) {
