@@ -18,6 +18,7 @@
 #ifndef DUALSWARM_ENGINE_CHECK_CHECKER_H_
 #define DUALSWARM_ENGINE_CHECK_CHECKER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,6 +56,9 @@ struct CheckerOptions {
   // Prune explanations already taken up (always on in the product; the
   // memo's exactness test compares verdicts with it off).
   bool use_memo = true;
+  // Polled with the time bound: once set, checking stops (kInconclusive,
+  // "interrupted"), so a signal is obeyed however long one observation takes.
+  const std::atomic<bool>* cancel = nullptr;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;

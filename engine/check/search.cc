@@ -207,10 +207,14 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
     if (opts_.max_steps && st_.handler_runs > opts_.max_steps)
       return absl::ResourceExhaustedError(absl::StrCat(
           "step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
-    if (st_.handler_runs % kClockPollEvery == 0 && clock_->Exceeded())
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
-          " s; raise --max-check-seconds"));
+    if (st_.handler_runs % kClockPollEvery == 0) {
+      if (opts_.cancel != nullptr && opts_.cancel->load())
+        return absl::ResourceExhaustedError("interrupted while checking");
+      if (clock_->Exceeded())
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
+            " s (raise it: dualswarm check --max-seconds, dualswarm test --max-check-seconds)"));
+    }
     absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
     if (!s.ok()) return s;
     if (so.killed || oracle.dead()) continue;

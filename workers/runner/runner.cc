@@ -65,7 +65,13 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   }
   auto adapter = MakeAdapter(o.adapter, host, port, o.exec.connections);
   if (!adapter.ok()) return adapter.status();
-  auto executor = harness::Executor::Create(spec, o.exec);
+  // The checker obeys the run's interrupt and never outlasts its time
+  // budget, however long one observation takes.
+  harness::ExecutorOptions exec = o.exec;
+  exec.checker.cancel = o.cancel;
+  if (o.time_budget_s > 0 && (exec.checker.max_seconds <= 0 || exec.checker.max_seconds > o.time_budget_s))
+    exec.checker.max_seconds = o.time_budget_s;
+  auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
   harness::Executor& ex = **executor;
 
@@ -187,6 +193,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     }
   }
   (*adapter)->CloseAll();
+  if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
   res.verdict = ex.verdict();
   if (res.outcome == Outcome::kPassed) {
     switch (ex.verdict().kind) {
