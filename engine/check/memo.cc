@@ -6,8 +6,8 @@
 namespace dualswarm::check {
 namespace {
 
-// a ⊆ b, both sorted.
-bool IsSubset(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+// a ⊆ b, both sorted multisets.
+bool IsSubset(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
   return a.size() <= b.size() && std::includes(b.begin(), b.end(), a.begin(), a.end());
 }
 
@@ -21,7 +21,7 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
   // list stays an antichain and short.
   size_t before = sets.size();
   sets.erase(std::remove_if(sets.begin(), sets.end(),
-                            [&](const std::vector<int32_t>& s) { return IsSubset(key.settled, s); }),
+                            [&](const std::vector<uint64_t>& s) { return IsSubset(key.settled, s); }),
              sets.end());
   entries_ -= before - sets.size();
   sets.push_back(std::move(key.settled));

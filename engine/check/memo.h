@@ -8,12 +8,17 @@
 // exhausted. A channel is optional once it is closed with requests left
 // unanswered — their responses can never be observed, so the server may
 // process them at any later point or never. `settled` lists the optional
-// channels whose requests the explanation has all consumed (sorted).
+// channels whose requests the explanation has all consumed, each named by
+// its channel id, or — where requests are interchangeable (search.cc) — by
+// the hash of its one unanswered request, so that consuming either of two
+// equal requests of crashed clients gives the same key.
 //
 // Dominance: two explanations with the same base, where A's settled set is
 // a subset of B's, differ only in requests A may still take and B may not.
-// A can always decline them, so every way B can explain the rest of the
-// trace is open to A too: if A was taken up, B needs no exploring. The
+// A can always decline them (where the network model lets a server leave a
+// request unprocessed without holding up others), so every way B can
+// explain the rest of the trace is open to A too: if A was taken up, B
+// needs no exploring. The
 // memo answers "seen" for a key equal to or dominated by one inserted
 // before. docs/checker.md proves that this never changes a verdict.
 #ifndef DUALSWARM_ENGINE_CHECK_MEMO_H_
@@ -29,8 +34,8 @@
 namespace dualswarm::check {
 
 struct MemoKey {
-  uint64_t base = 0;             // includes the observation index
-  std::vector<int32_t> settled;  // sorted channel ids
+  uint64_t base = 0;              // includes the observation index
+  std::vector<uint64_t> settled;  // sorted, with repeats (a multiset)
 };
 
 class ExplanationMemo {
@@ -47,7 +52,7 @@ class ExplanationMemo {
   uint64_t resets() const { return resets_; }
 
  private:
-  using SettledSets = absl::InlinedVector<std::vector<int32_t>, 1>;
+  using SettledSets = absl::InlinedVector<std::vector<uint64_t>, 1>;
   absl::flat_hash_map<uint64_t, SettledSets> by_base_;
   size_t entries_ = 0;
   size_t max_entries_;

@@ -18,6 +18,7 @@ const SentRequest* Next(const SentLog& log, const std::vector<int32_t>& consumed
 class TcpModel : public NetworkModel {
  public:
   absl::string_view name() const override { return "tcp"; }
+  bool MayDeclineLastRequest() const override { return true; }
   void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
                   std::vector<int>* out) const override {
     for (size_t c = 0; c < log.per_channel.size(); ++c)
@@ -28,6 +29,8 @@ class TcpModel : public NetworkModel {
 class SyncModel : public NetworkModel {
  public:
   absl::string_view name() const override { return "sync"; }
+  // An unprocessed request blocks every request sent after it.
+  bool MayDeclineLastRequest() const override { return false; }
   void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
                   std::vector<int>* out) const override {
     const SentRequest* best = nullptr;

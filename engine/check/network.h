@@ -43,6 +43,10 @@ class NetworkModel {
   // `before_obs`: only requests sent before this observation exist yet.
   virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed,
                           size_t before_obs, std::vector<int>* out) const = 0;
+  // Whether the server may leave the last request of a channel unprocessed
+  // for ever without holding up any other request. The checker's memo
+  // prunes by this (memo.h: dominance) only where it holds.
+  virtual bool MayDeclineLastRequest() const = 0;
 };
 
 absl::StatusOr<std::unique_ptr<NetworkModel>> MakeNetworkModel(absl::string_view name);

@@ -18,6 +18,32 @@ constexpr size_t kNoClose = SIZE_MAX;
 // Handler runs between two looks at the clock.
 constexpr uint64_t kClockPollEvery = 256;
 
+// Whether `conn` occurs in `e` only as the connection a `send` addresses.
+bool ConnOnlyAddressesSends(const lang::Expr* e, const std::string& conn) {
+  if (e == nullptr) return true;
+  if (e->kind == lang::ExprKind::kName && e->name == conn) return false;
+  for (size_t i = 0; i < e->args.size(); ++i) {
+    const lang::Expr* a = e->args[i].get();
+    if (e->kind == lang::ExprKind::kSend && i == 0 && a != nullptr && a->kind == lang::ExprKind::kName)
+      continue;
+    if (!ConnOnlyAddressesSends(a, conn)) return false;
+  }
+  for (const auto& s : e->stmts)
+    if ((s.kind != lang::Stmt::Kind::kExpr && s.name == conn) || !ConnOnlyAddressesSends(s.value.get(), conn))
+      return false;
+  for (const auto& arm : e->arms)
+    if (!ConnOnlyAddressesSends(arm.body.get(), conn)) return false;
+  return ConnOnlyAddressesSends(e->tail.get(), conn);
+}
+
+// True when no handler can tell two connections apart except by where its
+// responses go (to a closed connection: nowhere).
+bool HandlersIgnoreTheirConnection(const lang::SpecAst& ast) {
+  for (const auto& h : ast.handlers)
+    if (!ConnOnlyAddressesSends(h.body.get(), h.conn)) return false;
+  return true;
+}
+
 int64_t MonotonicNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -42,7 +68,9 @@ bool WorkClock::Exceeded() const {
 Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts,
                std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock)
     : spec_(std::move(spec)), opts_(opts), model_(std::move(model)), interp_(spec_.get()),
-      solver_(shared_solver), clock_(clock), memo_(opts.max_memo), rng_(opts.seed) {
+      solver_(shared_solver), clock_(clock),
+      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo),
+      rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
 }
 
@@ -86,25 +114,37 @@ bool Search::IsOptional(size_t ch, size_t at_obs) const {
 MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
   MemoKey k;
   uint64_t h = absl::HashOf(at_obs, e.StateHash());
+  const bool may_decline = model_->MayDeclineLastRequest();
   for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
     const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
     const bool owes = ch < e.owed.size() && !e.owed[ch].empty();
     const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
     if (closed_at_[ch] < at_obs) {
       if (!IsOptional(ch, at_obs)) continue;
-      if (left == 0) {
-        k.settled.push_back(static_cast<int32_t>(ch));
+      if (may_decline && left <= 1) {
+        if (left == 0) k.settled.push_back(SettledName(ch));
         continue;
       }
-      if (left == 1) continue;
     }
     if (c == 0 && !owes) continue;
     h = absl::HashOf(h, ch, c);
     if (owes)
       for (const auto& o : e.owed[ch]) h = absl::HashOf(h, o.msg.Hash());
   }
+  std::sort(k.settled.begin(), k.settled.end());
   k.base = h;
   return k;
+}
+
+// How an exhausted optional channel appears in a key's settled set: by
+// the hash of its one unanswered request where requests on different
+// connections are interchangeable (equal requests, equal futures), else by
+// its channel id.
+uint64_t Search::SettledName(size_t ch) const {
+  const auto& requests = log_.per_channel[ch];
+  if (interchangeable_requests_ && requests.size() - static_cast<size_t>(answered_[ch]) == 1)
+    return requests.back().msg.Hash() | (uint64_t{1} << 63);
+  return ch;
 }
 
 bool Search::Seen(const Explanation& e, size_t at_obs) {

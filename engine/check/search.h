@@ -83,6 +83,7 @@ class Search {
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
+  uint64_t SettledName(size_t ch) const;
   bool Seen(const Explanation& e, size_t at_obs);
   void Enqueue(Frame& f, Explanation e, size_t next_k);
 
@@ -112,6 +113,9 @@ class Search {
   lang::Interpreter interp_;
   sym::Solver* solver_;      // shared by all partitions
   const WorkClock* clock_;   // shared by all partitions
+  // The handlers use their connection only to address `send`s, so equal
+  // requests on different closed connections are interchangeable.
+  bool interchangeable_requests_;
 
   // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs_;
