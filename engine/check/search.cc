@@ -79,12 +79,16 @@ void Search::Append(Observation o, int ch) {
     log_.per_channel.resize(static_cast<size_t>(ch) + 1);
     closed_at_.resize(static_cast<size_t>(ch) + 1, kNoClose);
     answered_.resize(static_cast<size_t>(ch) + 1, 0);
+    received_at_.resize(static_cast<size_t>(ch) + 1);
   }
   switch (o.kind) {
     case Observation::Kind::kSent:
       log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg});
       break;
-    case Observation::Kind::kReceived: ++answered_[static_cast<size_t>(ch)]; break;
+    case Observation::Kind::kReceived:
+      ++answered_[static_cast<size_t>(ch)];
+      received_at_[static_cast<size_t>(ch)].push_back(obs_.size());
+      break;
     case Observation::Kind::kClosed:
       if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
       break;
@@ -145,6 +149,27 @@ uint64_t Search::SettledName(size_t ch) const {
   if (interchangeable_requests_ && requests.size() - static_cast<size_t>(answered_[ch]) == 1)
     return requests.back().msg.Hash() | (uint64_t{1} << 63);
   return ch;
+}
+
+// Whether the response just owed on `ch` (the last of e.owed[ch]) differs
+// from the one the trace already shows there: the explanation would die
+// when that observation is explained, so it is dropped now (offline, and
+// online within what has arrived, this keeps consume-ahead alternatives
+// that cannot work off the work lists). Only a plain mismatch counts;
+// constraints are left for the observation itself.
+bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs) {
+  const auto& seen = received_at_[ch];
+  const size_t matched = static_cast<size_t>(std::lower_bound(seen.begin(), seen.end(), at_obs) - seen.begin());
+  const size_t k = matched + e.owed[ch].size() - 1;
+  if (k >= seen.size()) return false;
+  const size_t at = seen[k];
+  if (closed_at_[ch] < at) return false;  // cannot happen: received after a close is another channel
+  const Owed& o = e.owed[ch].back();
+  std::vector<sym::TermRef> cs;
+  Mismatch mm;
+  if (MatchMessage(o.msg, obs_[at].msg, "", &cs, &mm)) return false;
+  RecordDeath(at, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, o.loc));
+  return true;
 }
 
 bool Search::Seen(const Explanation& e, size_t at_obs) {
@@ -287,6 +312,7 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
     const size_t ch = static_cast<size_t>(send.conn.as_int());
     if (closed_at_[ch] <= at_obs) continue;  // the client is gone
     c.owed[ch].push_back({std::move(send.msg), r.label, send.loc});
+    if (OwedContradictsTrace(c, ch, at_obs)) return absl::OkStatus();
   }
   std::string why;
   if (!Constrain(solver_, &c, oracle.added(), &why)) return absl::OkStatus();

@@ -85,6 +85,7 @@ class Search {
   bool IsOptional(size_t ch, size_t at_obs) const;
   uint64_t SettledName(size_t ch) const;
   bool Seen(const Explanation& e, size_t at_obs);
+  bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
   void Enqueue(Frame& f, Explanation e, size_t next_k);
 
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
@@ -123,6 +124,7 @@ class Search {
   SentLog log_;
   std::vector<size_t> closed_at_;    // per channel; SIZE_MAX while open
   std::vector<int32_t> answered_;    // per channel: responses received
+  std::vector<std::vector<size_t>> received_at_;  // per channel: its received observations
   uint64_t seq_ = 0;
 
   // Search state.
