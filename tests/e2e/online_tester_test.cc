@@ -44,7 +44,7 @@ std::string Describe(const JobResult& r) {
 }
 
 void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& bin, const std::string& adapter,
-                               int seeds, uint64_t steps) {
+                               int seeds, uint64_t steps, int connections = 4) {
   auto spec = Shipped(spec_name);
   uint64_t total = 0;
   // Like a swarm: the seeds cycle through the branch orders, and every
@@ -54,6 +54,8 @@ void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& 
                                                    check::BranchOrder::kMostConstrained};
   for (int seed = 1; seed <= seeds; ++seed) {
     JobOptions o = Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter, static_cast<uint64_t>(seed), steps);
+    o.exec.connections = connections;
+    o.exec.max_in_flight = connections;
     o.exec.checker.branch_order = kOrders[seed % 4];
     if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(static_cast<uint64_t>(seed), spec->ast.num_choice_sites);
     auto r = RunJob(spec, o);
@@ -72,8 +74,49 @@ TEST(ReferenceServers, CorrectWebdavAcceptedFor100Seeds) {
   ExpectCorrectServerPasses("http_webdav.dspec", DS_REF_WEBDAV, "http", 100, 2000);
 }
 
-TEST(ReferenceServers, CorrectKvAcceptedFor100Seeds) {
-  ExpectCorrectServerPasses("kv.dspec", DS_REF_KV, "jsonl", 100, 2000);
+TEST(ReferenceServers, CorrectKvAcceptedFor100SeedsAt8Connections) {
+  ExpectCorrectServerPasses("kv.dspec", DS_REF_KV, "jsonl", 100, 2000, 8);
+}
+
+TEST(ReferenceServers, CorrectQueueAcceptedFor100Seeds) {
+  ExpectCorrectServerPasses("queue.dspec", DS_REF_QUEUE, "jsonl", 100, 2000);
+}
+
+// The checker may take far longer than the response timeout between two
+// observations (here a spec whose handler costs ~0.3 s, with a 0.2 s
+// timeout and 4 requests in flight): liveness is judged on the wire, so a
+// server that answers at once is never blamed for the checker's time.
+TEST(Liveness, SlowCheckerIsNotBlamedOnTheServer) {
+  auto spec = lang::LoadSpec("slow_kv.dspec", R"(
+spec slow_kv;
+use json;
+var store: map<string, string> = {};
+fn spin(n) { if n == 0 { 0 } else { spin(n - 1) + spin(n - 1) } }
+on recv q from c {
+  let cost = spin(19);
+  match q {
+    { op: "put", key: k, value: v } => { store = store.set(k, v); send c { ok: true }; },
+    { op: "get", key: k } => send c { value: or_else(store.get(k), null) },
+    _ => send c { error: fresh string },
+  }
+}
+gen request {
+  oneof {
+    { op: "put", key: "a", value: random_word(2) },
+    { op: "get", key: "a" },
+  }
+}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  JobOptions o = Options(absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}"), "jsonl", 1, 24);
+  o.response_timeout_ms = 200;
+  auto r = RunJob(*spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kPassed) << Describe(*r);
+  EXPECT_EQ(r->received, 24u);
+  // The checker really was slower than the timeout between observations.
+  EXPECT_GT(r->stats.check_seconds, 2.0);
+  EXPECT_GT(r->stats.max_observe_seconds, 0.1);
 }
 
 // Runs mutant N with default settings and increasing seeds until a finding
@@ -124,6 +167,10 @@ TEST(ReferenceServers, EveryWebdavMutantCaughtWithin60s) {
 
 TEST(ReferenceServers, EveryKvMutantCaughtWithin60s) {
   ExpectAllMutantsCaught("kv.dspec", DS_REF_KV, "jsonl", 6);
+}
+
+TEST(ReferenceServers, EveryQueueMutantCaughtWithin60s) {
+  ExpectAllMutantsCaught("queue.dspec", DS_REF_QUEUE, "jsonl", 5);
 }
 
 TEST(SutLifecycle, CommandThatExitsAtOnceIsAClearError) {

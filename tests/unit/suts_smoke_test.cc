@@ -2,13 +2,14 @@
 //
 // Each test starts a server with --port 0, reads its readiness line and talks
 // to it over plain sockets. The correct servers (--mutant 0) must answer as
-// RFC 9110 / the kv protocol say, survive garbage, and stop on SIGTERM. For
-// every mutant the same scripted session is recorded as a trace
+// RFC 9110 / the kv and queue protocols say, survive garbage, and stop on
+// SIGTERM. For every mutant the same scripted session is recorded as a trace
 // (docs/trace-format.md) and handed to the offline checker
 // (`dualswarm check`) with the shipped spec: the correct server's trace must
 // be accepted, a safety mutant's trace rejected, and a liveness mutant must
 // leave a request unanswered. This proves each mutant is a bug an HTTP (or
-// kv) client can observe, judged by the spec rather than by this file.
+// kv, or queue) client can observe, judged by the spec rather than by this
+// file.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -747,6 +748,9 @@ ReadStatus ReadLine(Conn& c, Clock::time_point deadline, std::string* line) {
   }
 }
 
+// Drives scripted JSON-lines sessions (kv and queue) over numbered
+// connections, recording the trace. After the first missing response the
+// driver stops (every later call returns "") — a liveness observation.
 class KvDriver {
  public:
   KvDriver(int port, int timeout_ms, Trace* trace) : port_(port), timeout_ms_(timeout_ms), trace_(trace) {}
@@ -772,6 +776,33 @@ class KvDriver {
     }
     trace_->Received(conn, label, line);
     return line;
+  }
+  // Sends all requests in one write, then reads their responses in order.
+  std::vector<std::string> Pipeline(int conn, const std::vector<std::string>& requests) {
+    std::vector<std::string> out(requests.size());
+    if (!failure_.empty()) return out;
+    std::string wire;
+    std::vector<int> labels;
+    for (const auto& r : requests) {
+      wire += r + "\n";
+      labels.push_back(trace_->Sent(conn, r));
+    }
+    if (!conns_[conn]->Send(wire)) {
+      Fail("send failed");
+      return out;
+    }
+    auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      ReadStatus st = ReadLine(*conns_[conn], deadline, &out[i]);
+      if (st != ReadStatus::kOk) {
+        out[i].clear();
+        for (size_t j = i; j < requests.size(); ++j) trace_->Timeout(conn, labels[j]);
+        Fail(st == ReadStatus::kTimeout ? "timeout" : "closed");
+        return out;
+      }
+      trace_->Received(conn, labels[i], out[i]);
+    }
+    return out;
   }
   const std::string& failure() const { return failure_; }
 
@@ -911,6 +942,199 @@ TEST(KvServer, PipelinedLinesAnsweredInOrderAndGarbageSurvived) {
   EXPECT_EQ(got, R"({"value":"v"})");
   int st = s.Stop();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+
+// ----------------------------------------------------------------- queue
+
+void QueueSession(KvDriver& d, Problems* p) {
+  auto expect = [&](const char* what, const std::string& got, const std::string& want) {
+    if (d.failure().empty() && got != want) p->push_back(std::string(what) + ": " + got + " != " + want);
+  };
+  auto expect_error = [&](const char* what, const std::string& got) {
+    if (d.failure().empty() && got.rfind("{\"error\":", 0) != 0) p->push_back(std::string(what) + ": " + got);
+  };
+  const std::string deq = R"({"op":"deq"})", ok = R"({"ok":true})", empty = R"({"value":null})";
+  auto enq = [](const std::string& v) { return R"({"op":"enq","value":)" + v + "}"; };
+  auto value = [](const std::string& v) { return R"({"value":)" + v + "}"; };
+  // One connection. (Mutant 1 drops the 5th, 10th, ... enq, server-wide.)
+  int c = d.Open();
+  expect("deq empty", d.Call(c, deq), empty);  // mutant 5 blocks here, mutant 6 errs
+  expect("enq a", d.Call(c, enq(R"("a")")), ok);
+  expect("enq b", d.Call(c, enq(R"("b")")), ok);
+  expect("enq c", d.Call(c, enq(R"("c")")), ok);
+  expect("deq a", d.Call(c, deq), value(R"("a")"));  // mutant 3: "c"
+  expect("enq d", d.Call(c, enq(R"("d")")), ok);
+  expect("enq e", d.Call(c, enq(R"("e")")), ok);  // the 5th enq
+  expect("enq f", d.Call(c, enq(R"("f")")), ok);  // 5 queued: mutant 8 evicts b
+  expect("deq b", d.Call(c, deq), value(R"("b")"));
+  expect("deq c", d.Call(c, deq), value(R"("c")"));
+  expect("deq d", d.Call(c, deq), value(R"("d")"));
+  expect("deq e", d.Call(c, deq), value(R"("e")"));
+  expect("deq f", d.Call(c, deq), value(R"("f")"));
+  expect("deq empty again", d.Call(c, deq), empty);
+  // Equal values are separate items (mutant 7 keeps one).
+  expect("enq x", d.Call(c, enq(R"("x")")), ok);
+  expect("enq x again", d.Call(c, enq(R"("x")")), ok);
+  expect("deq x", d.Call(c, deq), value(R"("x")"));
+  expect("deq x again", d.Call(c, deq), value(R"("x")"));
+  expect("deq empty after x", d.Call(c, deq), empty);
+  // Other scalars; errors; an extra field is ignored.
+  expect("enq 7", d.Call(c, enq("7")), ok);
+  expect("deq 7", d.Call(c, deq), value("7"));
+  expect("enq true", d.Call(c, enq("true")), ok);
+  expect("deq true", d.Call(c, deq), value("true"));
+  expect_error("unknown op", d.Call(c, R"({"op":"peek"})"));
+  expect_error("enq without value", d.Call(c, R"({"op":"enq"})"));
+  expect_error("not an object", d.Call(c, "[1]"));
+  expect("deq with an extra field", d.Call(c, R"({"op":"deq","value":"zz"})"), empty);
+  // Two connections share one queue (mutant 4 gives each its own).
+  int a = d.Open(), b = d.Open();
+  expect("A enq s", d.Call(a, enq(R"("s")")), ok);
+  expect("B deq s", d.Call(b, deq), value(R"("s")"));
+  // Mutant 2 removes a deq'd item only at that connection's next request:
+  // A's deq (after B's deq of s, before B's next request) gets s again.
+  expect("A enq p", d.Call(a, enq(R"("p")")), ok);
+  expect("A enq q", d.Call(a, enq(R"("q")")), ok);
+  expect("A deq p", d.Call(a, deq), value(R"("p")"));
+  expect("B deq q", d.Call(b, deq), value(R"("q")"));
+  expect("A deq empty", d.Call(a, deq), empty);
+  expect("B deq empty", d.Call(b, deq), empty);
+  // Pipelining: five requests in one write, answered in order (mutant 9
+  // answers only the first).
+  int pc = d.Open();
+  auto rs = d.Pipeline(pc, {enq(R"("g")"), enq(R"("h")"), deq, deq, deq});
+  expect("pipelined enq g", rs[0], ok);
+  expect("pipelined enq h", rs[1], ok);
+  expect("pipelined deq g", rs[2], value(R"("g")"));
+  expect("pipelined deq h", rs[3], value(R"("h")"));
+  expect("pipelined deq empty", rs[4], empty);
+}
+
+constexpr int kQueueMutants = 9;
+// Mutants that break liveness (a request is never answered).
+const std::set<int> kQueueLiveness = {5, 9};
+
+class QueueMutantTest : public testing::TestWithParam<int> {};
+
+TEST_P(QueueMutantTest, SpecJudgesScriptedSession) {
+  int mutant = GetParam();
+  Server s(DS_REF_QUEUE, mutant);
+  ASSERT_GT(s.port(), 0) << "readiness line: " << s.ready_line();
+  Trace trace;
+  KvDriver d(s.port(), mutant == 0 ? 10000 : 1500, &trace);
+  Problems problems;
+  QueueSession(d, &problems);
+  CheckResult cr = RunChecker("queue.dspec", trace.text(), "queue_m" + std::to_string(mutant));
+  EXPECT_TRUE(s.Alive()) << "server died";
+  if (mutant == 0) {
+    EXPECT_EQ(d.failure(), "");
+    for (auto& pr : problems) ADD_FAILURE() << pr;
+    EXPECT_EQ(cr.exit_code, 0) << cr.output << "\n" << trace.text();
+  } else if (kQueueLiveness.count(mutant)) {
+    EXPECT_EQ(d.failure(), "timeout") << "mutant " << mutant << " answered every request";
+    EXPECT_NE(cr.exit_code, 2) << cr.output << "\n" << trace.text();
+  } else {
+    EXPECT_EQ(d.failure(), "") << "mutant " << mutant;
+    EXPECT_FALSE(problems.empty()) << "mutant " << mutant << " behaved correctly";
+    EXPECT_EQ(cr.exit_code, 1) << "mutant " << mutant << " not rejected by the checker:\n"
+                               << cr.output << "\n" << trace.text();
+  }
+  int st = s.Stop();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllMutants, QueueMutantTest, testing::Range(0, kQueueMutants + 1),
+                         [](const testing::TestParamInfo<int>& i) { return "m" + std::to_string(i.param); });
+
+TEST(QueueServer, PipelinedLinesAnsweredInOrderAndGarbageSurvived) {
+  Server s(DS_REF_QUEUE, 0);
+  ASSERT_GT(s.port(), 0);
+  EXPECT_EQ(s.ready_line(), "listening on 127.0.0.1:" + std::to_string(s.port()));
+  Conn c(s.port());
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {R"({"op":"enq","value":"v"})", R"({"ok":true})"},
+      {"not json", ""},
+      {"", ""},
+      {"[1,2]", ""},
+      {R"({"op":"enq"})", ""},
+      {R"({"op":5})", ""},
+      {R"({"value":"v"})", ""},
+      {R"({"op":"pop"})", ""},
+      {"{\"op\":\"deq\"} trailing", ""},
+      {R"({"op":"enq","value":{"b":[1,2],"a":true}})", R"({"ok":true})"},
+      {R"( { "value" : "\u00e9" , "op" : "enq" } )", R"({"ok":true})"},
+      {R"({"op":"deq"})", R"({"value":"v"})"},
+      {R"({"op":"deq"})", R"({"value":{"a":true,"b":[1,2]}})"},
+      {R"({"op":"deq"})", "{\"value\":\"\xc3\xa9\"}"},
+      {R"({"op":"deq"})", R"({"value":null})"},
+  };
+  std::string wire;
+  for (auto& [q, a] : lines) wire += q + "\r\n";
+  ASSERT_TRUE(c.Send(wire));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string got;
+    ASSERT_EQ(ReadLine(c, deadline, &got), ReadStatus::kOk) << "line " << i;
+    if (lines[i].second.empty()) {
+      EXPECT_EQ(got.rfind("{\"error\":\"", 0), 0u) << "line " << i << ": " << got;
+    } else {
+      EXPECT_EQ(got, lines[i].second) << "line " << i;
+    }
+  }
+  // A last line without a newline is answered when the client half-closes.
+  Conn h(s.port());
+  ASSERT_TRUE(h.Send(R"({"op":"enq","value":"w"})" "\n" R"({"op":"deq"})"));
+  h.ShutdownWrite();
+  EXPECT_TRUE(h.ReadToEof(deadline));
+  EXPECT_EQ(h.buf(), "{\"ok\":true}\n{\"value\":\"w\"}\n");
+  // A line longer than 1 MiB: an error, then the connection closes.
+  Conn big(s.port());
+  big.Send(std::string(2u << 20, 'x'));
+  std::string got;
+  ASSERT_EQ(ReadLine(big, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got.rfind("{\"error\":", 0), 0u);
+  EXPECT_TRUE(big.ReadToEof(deadline));
+  // Random bytes on many connections.
+  std::mt19937 rng(13);
+  for (int i = 0; i < 50; ++i) {
+    Conn g(s.port());
+    std::string bytes;
+    for (int j = 0; j < 2000; ++j) bytes.push_back(static_cast<char>(rng()));
+    g.Send(bytes);
+    g.ShutdownWrite();
+    EXPECT_TRUE(g.ReadToEof(deadline));
+  }
+  ASSERT_TRUE(s.Alive());
+  ASSERT_TRUE(c.Send("{\"op\":\"deq\"}\n"));
+  ASSERT_EQ(ReadLine(c, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got, R"({"value":null})");
+  int st = s.Stop();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+// Mutant 5 is "blocks until an item arrives", not "never answers": an enq on
+// another connection answers the waiting deq, and the waiting connection's
+// later requests are handled after it, in order.
+TEST(QueueServer, BlockingMutantAnswersTheWaiterWhenAnItemArrives) {
+  Server s(DS_REF_QUEUE, 5);
+  ASSERT_GT(s.port(), 0);
+  Conn waiter(s.port()), producer(s.port());
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  ASSERT_TRUE(waiter.Send("{\"op\":\"deq\"}\n{\"op\":\"enq\",\"value\":\"later\"}\n"));
+  std::string got;
+  EXPECT_EQ(ReadLine(waiter, Clock::now() + std::chrono::milliseconds(300), &got), ReadStatus::kTimeout);
+  ASSERT_TRUE(producer.Send("{\"op\":\"enq\",\"value\":\"x\"}\n{\"op\":\"deq\"}\n"));
+  ASSERT_EQ(ReadLine(producer, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got, R"({"ok":true})");
+  ASSERT_EQ(ReadLine(waiter, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got, R"({"value":"x"})");
+  ASSERT_EQ(ReadLine(waiter, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got, R"({"ok":true})");
+  // The producer's deq found the queue empty and waited in turn; the
+  // waiter's enq, handled once it was answered, answers it.
+  ASSERT_EQ(ReadLine(producer, deadline, &got), ReadStatus::kOk);
+  EXPECT_EQ(got, R"({"value":"later"})");
 }
 
 }  // namespace
