@@ -34,6 +34,8 @@ struct Checker::Impl {
   Verdict verdict;
   std::vector<ir::Value> initial;
   WorkClock clock;
+  bool holding = false;        // append only; Release() explains
+  std::vector<Part*> pending;  // parts with observations not yet explained
 
   Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
       : spec(std::move(s)), opts(o), interp(spec.get()), solver(o.solver_timeout_ms),
@@ -83,13 +85,28 @@ struct Checker::Impl {
       auto pch = p->validator.Accept(o);
       if (!pch.ok()) return pch.status();  // cannot happen after the global check
       p->search->Append(o, *pch);
-      p->search->Advance();
-      if (p->search->verdict().kind != Verdict::Kind::kAccept) {
-        verdict = p->search->verdict();
-        break;
+      if (holding) {
+        if (std::find(pending.begin(), pending.end(), p) == pending.end()) pending.push_back(p);
+        continue;
       }
+      if (!Explain(p)) break;
     }
     return absl::OkStatus();
+  }
+
+  // Advances one part's search; false once the verdict is in.
+  bool Explain(Part* p) {
+    p->search->Advance();
+    if (p->search->verdict().kind == Verdict::Kind::kAccept) return true;
+    verdict = p->search->verdict();
+    return false;
+  }
+
+  void Release() {
+    holding = false;
+    for (Part* p : pending)
+      if (!Explain(p)) break;
+    pending.clear();
   }
 };
 
@@ -112,6 +129,15 @@ absl::Status Checker::Observe(Observation o) {
   absl::Status s = impl_->Observe(std::move(o));
   impl_->clock.Stop();
   return s;
+}
+
+void Checker::Hold() { impl_->holding = true; }
+
+void Checker::Release() {
+  if (impl_->verdict.kind != Verdict::Kind::kAccept) return;
+  impl_->clock.Start();
+  impl_->Release();
+  impl_->clock.Stop();
 }
 
 const Verdict& Checker::verdict() const { return impl_->verdict; }
@@ -191,11 +217,16 @@ absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec,
                                    const CheckerOptions& options, CheckerStats* stats) {
   auto checker = Checker::Create(std::move(spec), options);
   if (!checker.ok()) return checker.status();
+  // The whole trace is known: explaining it with every observation in hand
+  // lets the search drop explanations that contradict later responses at
+  // once (same verdict, less work).
+  (*checker)->Hold();
   for (const auto& o : trace) {
     absl::Status s = (*checker)->Observe(o);
     if (!s.ok()) return s;
     if ((*checker)->verdict().kind != Verdict::Kind::kAccept) break;
   }
+  (*checker)->Release();
   if (stats) *stats = (*checker)->stats();
   return (*checker)->verdict();
 }

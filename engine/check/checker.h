@@ -112,6 +112,14 @@ class Checker {
   // verdict is not kAccept, further observations are ignored.
   absl::Status Observe(Observation o);
 
+  // Between Hold() and Release(), Observe only records (and validates);
+  // Release() then explains everything recorded. The verdict is the same
+  // as observing one at a time; knowing later responses while explaining
+  // earlier ones lets the search drop hopeless explanations sooner. The
+  // tester holds the checker over the responses of one poll.
+  void Hold();
+  void Release();
+
   // kAccept while every observation so far is explained.
   const Verdict& verdict() const;
   CheckerStats stats() const;

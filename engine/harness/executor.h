@@ -110,6 +110,10 @@ class Executor {
   // The connection closed; its outstanding requests stay pending forever.
   absl::Status Closed(int conn, int64_t t_ns);
 
+  // Responses fed between HoldChecker() and ReleaseChecker() are explained
+  // together (check::Checker::Hold).
+  void HoldChecker() { checker_->Hold(); }
+  void ReleaseChecker() { checker_->Release(); }
   // The label of a request outstanding for longer than timeout_ns, if any.
   std::optional<int64_t> Overdue(int64_t now_ns, int64_t timeout_ns) const;
   // Budget spent and nothing outstanding, or the checker decided.

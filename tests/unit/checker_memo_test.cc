@@ -84,6 +84,24 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
   return v.ok() ? v->kind : check::Verdict::Kind::kSpecError;
 }
 
+// One observation at a time, as the online tester feeds them (CheckTrace
+// holds the checker over the whole trace instead).
+check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec,
+                                        const std::vector<Observation>& trace, const std::string& network) {
+  check::CheckerOptions co;
+  co.network = network;
+  co.max_steps = 2'000'000;
+  auto checker = check::Checker::Create(spec, co);
+  EXPECT_TRUE(checker.ok()) << checker.status();
+  if (!checker.ok()) return check::Verdict::Kind::kSpecError;
+  for (const auto& o : trace) {
+    absl::Status s = (*checker)->Observe(o);
+    EXPECT_TRUE(s.ok()) << s;
+    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
+  }
+  return (*checker)->verdict().kind;
+}
+
 TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   // One key, so every request touches the same state and orders matter.
   auto spec = Shipped("kv.dspec");
@@ -119,6 +137,8 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
       ASSERT_EQ(with, without) << "seed " << seed << " branch order " << check::BranchOrderName(order)
                                << ": memo changed the verdict";
     }
+    ASSERT_EQ(JudgeIncrementally(spec, t, network), without)
+        << "seed " << seed << ": one observation at a time changed the verdict";
     rejected += with == check::Verdict::Kind::kReject;
     ++compared;
   }

@@ -139,6 +139,8 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     std::stable_sort(events.begin(), events.end(), [](const AdapterEvent& a, const AdapterEvent& b) {
       return a.arrival_ns < b.arrival_ns;
     });
+    // The responses of one poll are explained together.
+    ex.HoldChecker();
     for (auto& ev : events) {
       absl::Status s;
       if (ev.kind == AdapterEvent::Kind::kReceived) {
@@ -167,6 +169,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
       if (!s.ok()) return s;
       if (ex.decided()) break;
     }
+    ex.ReleaseChecker();
     if (done || ex.decided()) break;
     now = NowNs();
     if (auto label = ex.Overdue(wire_now - start, timeout_ns)) {
