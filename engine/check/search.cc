@@ -129,8 +129,12 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
         if (left == 0) k.settled.push_back(SettledName(ch));
         continue;
       }
+      // Nothing is owed on a closed channel; the count always counts here
+      // (a count of 0 must not look like the "one left" that is omitted).
+      h = absl::HashOf(h, ch, c);
+      continue;
     }
-    if (c == 0 && !owes) continue;
+    if (c == 0 && !owes) continue;  // an open channel's 0 is its only "absent"
     h = absl::HashOf(h, ch, c);
     if (owes)
       for (const auto& o : e.owed[ch]) h = absl::HashOf(h, o.msg.Hash());
