@@ -160,7 +160,11 @@ uint64_t Search::SettledName(size_t ch) const {
 // when that observation is explained, so it is dropped now (offline, and
 // online within what has arrived, this keeps consume-ahead alternatives
 // that cannot work off the work lists). Only a plain mismatch counts;
-// constraints are left for the observation itself.
+// constraints are left for the observation itself. A rejection still names
+// the furthest observation explanations reached, with the reasons of those
+// that died there: an explanation dropped here reached `at_obs`, no further,
+// and leaves no reason (so a finding's signature does not depend on which
+// later responses had arrived when it was found).
 bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs) {
   const auto& seen = received_at_[ch];
   const size_t matched = static_cast<size_t>(std::lower_bound(seen.begin(), seen.end(), at_obs) - seen.begin());
@@ -172,7 +176,12 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   if (MatchMessage(o.msg, obs_[at].msg, "", &cs, &mm)) return false;
-  RecordDeath(at, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, o.loc));
+  if (at == at_obs) {  // the response being explained: an ordinary death
+    RecordDeath(at, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, o.loc));
+  } else if (at_obs > furthest_) {
+    furthest_ = at_obs;
+    verdict_.reasons.clear();
+  }
   return true;
 }
 
