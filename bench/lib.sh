@@ -3,6 +3,7 @@
 # bench/RESULTS.md. Source it from the repository root.
 
 BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build-bench}
+# BENCH_JOBS: ninja -j for the builds below (default: ninja's own).
 
 # bench_build TARGET...: configure $BENCH_BUILD_DIR and build the targets.
 bench_build() {
@@ -10,7 +11,32 @@ bench_build() {
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
   cmake -S . -B "$BENCH_BUILD_DIR" -G Ninja -DDUALSWARM_BENCH=ON -DDUALSWARM_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
-  ninja -C "$BENCH_BUILD_DIR" "$@" >/dev/null
+  ninja -C "$BENCH_BUILD_DIR" ${BENCH_JOBS:+-j "$BENCH_JOBS"} "$@" >/dev/null
+}
+
+# bench_build_baseline REF DIR TARGET...: check out commit REF in a new git
+# worktree DIR (remove it with `git worktree remove --force DIR`), copy the
+# working tree's files named in BENCH_OVERLAY (space-separated paths, e.g.
+# the benchmark program and the harness it needs) over it, and build the
+# targets there (Release, DIR/build-bench). So a benchmark that is newer
+# than REF can measure REF's engine: its own sources with the new bench.
+bench_build_baseline() {
+  local ref=$1 dir=$2 p
+  shift 2
+  git worktree add --detach "$dir" "$ref" >/dev/null 2>&1
+  for p in ${BENCH_OVERLAY:-}; do
+    if [ -d "$p" ]; then
+      mkdir -p "$dir/$p"
+      cp -R "$p/." "$dir/$p/"
+    else
+      mkdir -p "$dir/$(dirname "$p")"
+      cp "$p" "$dir/$p"
+    fi
+  done
+  (cd "$dir" && export CCACHE_BASEDIR="$dir" CCACHE_NOHASHDIR=true &&
+   cmake -S . -B build-bench -G Ninja -DDUALSWARM_BENCH=ON -DDUALSWARM_TESTS=OFF \
+     -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+   ninja -C build-bench ${BENCH_JOBS:+-j "$BENCH_JOBS"} "$@" >/dev/null)
 }
 
 # bench_machine [DIR...]: one line describing the machine and the commit

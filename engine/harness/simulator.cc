@@ -1,5 +1,6 @@
 #include "engine/harness/simulator.h"
 
+#include <algorithm>
 #include <deque>
 
 #include "absl/status/status.h"
@@ -64,11 +65,24 @@ struct Pending {
   Value msg;
 };
 
+// One connection between its opening and its `closed`.
+struct Channel {
+  int64_t conn = 0;
+  std::deque<Pending> to_server;     // sent, not yet taken by the server
+  std::deque<Pending> to_client;     // responses in flight
+  std::deque<int64_t> outstanding;   // labels sent and not yet answered, oldest first
+  int64_t doomed = 0;                // label of a request that is never answered (0: none)
+  bool open = true;
+};
+
 }  // namespace
 
 absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
                                                   const RequestFn& next_request,
-                                                  const SimOptions& opts) {
+                                                  const SimOptions& opts, SimStats* stats) {
+  SimStats local_stats;
+  if (stats == nullptr) stats = &local_stats;
+  *stats = SimStats{};
   if (opts.connections <= 0 || opts.max_in_flight <= 0)
     return absl::InvalidArgumentError("connections and max_in_flight must be positive");
   Rng rng(opts.seed);
@@ -76,9 +90,17 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
   lang::Interpreter interp(&spec);
   std::vector<Value> globals = spec.initial_globals;
   size_t n = static_cast<size_t>(opts.connections);
-  std::vector<std::deque<Pending>> to_server(n);     // sent, not yet taken by the server
-  std::vector<std::deque<Pending>> to_client(n);     // responses in flight
-  std::vector<int> in_flight(n, 0);
+  // Channels: the first n are the clients' first connections; a crash adds
+  // one. cur[c] is client c's current channel; closed channels whose
+  // requests the server may still take are in `orphans`.
+  std::vector<Channel> chans(n);
+  std::vector<size_t> cur(n);
+  for (size_t c = 0; c < n; ++c) {
+    chans[c].conn = static_cast<int64_t>(c);
+    cur[c] = c;
+  }
+  std::vector<size_t> orphans;
+  int64_t next_conn = opts.connections;
   std::vector<Observation> trace;
   int sent = 0;
   int64_t next_label = 1;
@@ -87,36 +109,49 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
   bool truncate = unit(rng) < opts.truncate_probability;
   size_t stop_at = truncate ? static_cast<size_t>(opts.requests) + (rng() % (static_cast<uint64_t>(opts.requests) + 1))
                             : SIZE_MAX;
+  enum Kind { kSend = 0, kStep = 1, kDeliver = 2, kCrash = 3 };
   while (trace.size() < stop_at) {
-    // Possible actions: 0 = a client sends, 1 = the server steps, 2 = a response arrives.
+    // Possible actions: a client sends (client index), the server steps
+    // (channel index), a response arrives (channel index), a client crashes
+    // (client index). Without crashes channel c is client c's only channel
+    // and the actions are listed in the same order as they always were.
     std::vector<std::pair<int, size_t>> actions;
     for (size_t c = 0; c < n; ++c) {
-      if (sent < opts.requests && in_flight[c] < opts.max_in_flight) actions.push_back({0, c});
-      if (!to_server[c].empty()) actions.push_back({1, c});
-      if (!to_client[c].empty()) actions.push_back({2, c});
+      const Channel& ch = chans[cur[c]];
+      if (sent < opts.requests && ch.outstanding.size() < static_cast<size_t>(opts.max_in_flight) &&
+          ch.doomed == 0)
+        actions.push_back({kSend, c});
+      if (!ch.to_server.empty()) actions.push_back({kStep, cur[c]});
+      if (!ch.to_client.empty() && ch.to_client.front().label != ch.doomed + 1)
+        actions.push_back({kDeliver, cur[c]});
+      if (ch.doomed != 0) actions.push_back({kCrash, c});
     }
+    for (size_t i : orphans) actions.push_back({kStep, i});
     if (actions.empty()) break;
     auto [kind, c] = actions[rng() % actions.size()];
     ++t;
-    if (kind == 0) {
+    if (kind == kSend) {
+      Channel& ch = chans[cur[c]];
       Observation o;
       o.kind = Observation::Kind::kSent;
       o.label = next_label;
       next_label += 2;
-      o.conn = static_cast<int64_t>(c);
+      o.conn = ch.conn;
       o.msg = next_request(rng);
       o.t = t;
-      to_server[c].push_back({o.label, o.msg});
-      ++in_flight[c];
+      if (opts.crash_probability > 0 && unit(rng) < opts.crash_probability) ch.doomed = o.label;
+      ch.to_server.push_back({o.label, o.msg});
+      ch.outstanding.push_back(o.label);
       ++sent;
       trace.push_back(std::move(o));
-    } else if (kind == 1) {
-      Pending p = std::move(to_server[c].front());
-      to_server[c].pop_front();
+    } else if (kind == kStep) {
+      Channel& ch = chans[c];
+      Pending p = std::move(ch.to_server.front());
+      ch.to_server.pop_front();
       lang::StepOutput out;
       // An `assume` may kill the random path; draw again (rejection sampling).
       for (int attempt = 0; attempt < 1000; ++attempt) {
-        absl::Status s = interp.RunHandler(globals, p.msg, Value::Int(static_cast<int64_t>(c)), &oracle, &out);
+        absl::Status s = interp.RunHandler(globals, p.msg, Value::Int(ch.conn), &oracle, &out);
         if (!s.ok()) return s;
         if (!out.killed) break;
       }
@@ -126,27 +161,70 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
             "; the simulator needs specs whose server usually has a next step"));
       int responses = 0;
       for (auto& send : out.sends) {
-        if (!send.conn.is_int() || send.conn.as_int() != static_cast<int64_t>(c))
+        if (!send.conn.is_int() || send.conn.as_int() != ch.conn)
           return absl::FailedPreconditionError(
               "the simulator supports specs that answer on the request's own connection only");
         ++responses;
-        to_client[c].push_back({p.label + 1, Concretize(send.msg)});
+        // A response to a closed connection never reaches its client.
+        if (ch.open) ch.to_client.push_back({p.label + 1, Concretize(send.msg)});
       }
       if (responses != 1)
         return absl::FailedPreconditionError(absl::StrCat(
             "the simulator needs exactly one response per request; the spec sent ", responses));
       globals = std::move(out.globals);
-    } else {
-      Pending p = std::move(to_client[c].front());
-      to_client[c].pop_front();
+      if (!ch.open) ++stats->taken_after_crash;
+      if (!ch.open && ch.to_server.empty()) orphans.erase(std::find(orphans.begin(), orphans.end(), c));
+    } else if (kind == kDeliver) {
+      Channel& ch = chans[c];
+      Pending p = std::move(ch.to_client.front());
+      ch.to_client.pop_front();
       Observation o;
       o.kind = Observation::Kind::kReceived;
       o.label = p.label;
-      o.conn = static_cast<int64_t>(c);
+      o.conn = ch.conn;
       o.msg = std::move(p.msg);
       o.t = t;
-      --in_flight[c];
+      ch.outstanding.pop_front();
       trace.push_back(std::move(o));
+    } else {
+      // Client c gives up: every request still outstanding on its
+      // connection times out, the connection is closed, responses in flight
+      // are dropped, and requests the server has not taken survive (taken
+      // later) or are lost with the connection (a suffix of them).
+      size_t old = cur[c];
+      ++stats->crashes;
+      for (int64_t label : chans[old].outstanding) {
+        ++stats->never_answered;
+        Observation o;
+        o.kind = Observation::Kind::kTimeout;
+        o.label = label;
+        o.conn = chans[old].conn;
+        o.t = t;
+        trace.push_back(std::move(o));
+      }
+      Observation closed;
+      closed.kind = Observation::Kind::kClosed;
+      closed.conn = chans[old].conn;
+      closed.t = t;
+      trace.push_back(std::move(closed));
+      Channel& ch = chans[old];
+      ch.open = false;
+      ch.to_client.clear();
+      // Outstanding requests the server has taken: those not in to_server.
+      stats->taken_before_crash += static_cast<int>(ch.outstanding.size() - ch.to_server.size());
+      ch.outstanding.clear();
+      for (size_t i = 0; i < ch.to_server.size(); ++i) {
+        if (unit(rng) < opts.crash_lost_probability) {
+          stats->lost += static_cast<int>(ch.to_server.size() - i);
+          ch.to_server.resize(i);
+          break;
+        }
+      }
+      if (!ch.to_server.empty()) orphans.push_back(old);
+      Channel fresh;
+      fresh.conn = opts.crash_reuse_conn ? ch.conn : next_conn++;
+      chans.push_back(std::move(fresh));  // invalidates `ch`
+      cur[c] = chans.size() - 1;
     }
   }
   return trace;
