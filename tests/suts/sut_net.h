@@ -1,5 +1,5 @@
 // sut_net: the small single-threaded TCP server loop shared by the reference
-// systems under test (ds-ref-webdav, ds-ref-kv).
+// systems under test (ds-ref-webdav, ds-ref-kv, ds-ref-queue).
 //
 // The loop listens on 127.0.0.1 only, prints the readiness line
 // "listening on 127.0.0.1:PORT" (flushed) once it accepts connections, and
