@@ -171,7 +171,6 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
   const size_t k = matched + e.owed[ch].size() - 1;
   if (k >= seen.size()) return false;
   const size_t at = seen[k];
-  if (closed_at_[ch] < at) return false;  // cannot happen: received after a close is another channel
   const Owed& o = e.owed[ch].back();
   std::vector<sym::TermRef> cs;
   Mismatch mm;

@@ -13,16 +13,11 @@
 #include "engine/harness/executor.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 
 namespace dualswarm::workers {
 namespace {
-
-std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
-  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return *spec;
-}
 
 JobOptions Options(const std::string& launch, const std::string& adapter, uint64_t seed, uint64_t steps) {
   JobOptions o;

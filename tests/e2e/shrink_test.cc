@@ -8,17 +8,12 @@
 #include "engine/harness/counterexample.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
 
 namespace dualswarm::workers {
 namespace {
-
-std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
-  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return *spec;
-}
 
 std::string Launch(const std::string& bin, int mutant) {
   return absl::StrCat(bin, " --port {port} --dir {dir} --mutant ", mutant);

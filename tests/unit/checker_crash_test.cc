@@ -23,6 +23,7 @@
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
 
 namespace dualswarm {
 namespace {
@@ -30,12 +31,6 @@ namespace {
 using check::Observation;
 using ir::Value;
 using Trace = std::vector<Observation>;
-
-std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
-  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return spec.ok() ? *spec : nullptr;
-}
 
 std::string Dump(const Trace& t) {
   std::string s;

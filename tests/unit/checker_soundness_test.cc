@@ -16,18 +16,13 @@
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
 
 namespace dualswarm {
 namespace {
 
 using check::Observation;
 using ir::Value;
-
-std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
-  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return *spec;
-}
 
 Value Rec(std::vector<std::pair<std::string, Value>> e) { return Value::Map(std::move(e)); }
 

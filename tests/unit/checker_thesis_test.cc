@@ -9,18 +9,13 @@
 #include "engine/check/checker.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
 
 namespace dualswarm::check {
 namespace {
 
 std::shared_ptr<const lang::Spec> Load(const std::string& file, const std::string& src) {
   auto spec = lang::LoadSpec(file, src);
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return spec.ok() ? *spec : nullptr;
-}
-
-std::shared_ptr<const lang::Spec> Shipped(const std::string& name) {
-  auto spec = lang::LoadSpecFile(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/", name));
   EXPECT_TRUE(spec.ok()) << spec.status();
   return spec.ok() ? *spec : nullptr;
 }
