@@ -31,7 +31,6 @@ std::string RequestKind(const Value& req) {
 
 std::string StatusSummary(const Value& resp) {
   if (const Value* s = resp.Find("status"); s != nullptr && s->is_int()) return absl::StrCat("status=", s->as_int());
-  if (resp.Find("malformed")) return "malformed";
   std::vector<std::string> keys;
   for (const auto& [k, v] : resp.as_map()) keys.push_back(k);
   return absl::StrCat("keys=", absl::StrJoin(keys, ","));
@@ -66,7 +65,6 @@ std::string Summarize(const Value& m) {
       if (const Value* e = h->Find("etag")) absl::StrAppend(&s, " etag: ", e->is_string() ? e->as_string() : "?");
     if (const Value* b = m.Find("body"); b && b->is_string() && !b->as_string().empty())
       absl::StrAppend(&s, " ", Quoted(b->as_string(), 16));
-    if (const Value* bad = m.Find("malformed")) absl::StrAppend(&s, " MALFORMED ", Clip(ir::ToJson(*bad), 40));
     return s;
   }
   return Clip(ir::ToJson(m), 60);

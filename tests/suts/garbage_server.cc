@@ -1,8 +1,16 @@
-// ds-garbage-server: a broken system under test that answers every
-// connection, as soon as it opens and whatever the client sends, with a
-// flood of bytes that are no protocol at all (1 MiB per input, bounded).
+// ds-garbage-server: systems under test that send what a tester must
+// survive. --mutant chooses what:
+//   0  answers every connection, as soon as it opens and whatever the
+//      client sends, with a flood of bytes that are no protocol at all
+//      (1 MiB per input, bounded);
+//   1  a CORRECT JSON-lines server whose every reply is
+//      {"malformed":"no","ok":true}: a field name is data, never an error
+//      signal;
+//   2  HTTP: answers every request with a chunked response whose trailer
+//      section never ends (4 MiB of trailer fields per request, bounded).
 // Tests use it to check that a tester reports such a server as a finding
-// and that nothing upstream (adapter, worker daemon) falls over.
+// (or, for 1, not), and that nothing upstream (adapter, worker daemon)
+// falls over or grows without bound.
 //
 // Deliberately standalone, like the reference servers (sut_net.h).
 #include <string>
@@ -12,8 +20,10 @@
 namespace {
 
 const char kHelp[] =
-    "usage: ds-garbage-server [--port N] [--dir D]\n"
-    "  answers every connection with 1 MiB of non-protocol bytes per input\n";
+    "usage: ds-garbage-server [--port N] [--dir D] [--mutant 0|1|2]\n"
+    "  0: answers every connection with 1 MiB of non-protocol bytes per input\n"
+    "  1: answers every JSON line with {\"malformed\":\"no\",\"ok\":true} (a correct server)\n"
+    "  2: answers every HTTP request with a chunked response whose trailers never end\n";
 
 class GarbageHandler : public dsut::Handler {
  public:
@@ -39,10 +49,39 @@ class GarbageHandler : public dsut::Handler {
   }
 };
 
+// Mutant 1: one reply per input line.
+class MalformedFieldHandler : public dsut::Handler {
+ public:
+  void OnInput(dsut::Conn& c) override {
+    size_t nl;
+    while ((nl = c.in.find('\n')) != std::string::npos) {
+      c.in.erase(0, nl + 1);
+      c.out += "{\"malformed\":\"no\",\"ok\":true}\n";
+    }
+  }
+};
+
+// Mutant 2: for each request head, a response that never ends.
+class EndlessTrailersHandler : public dsut::Handler {
+ public:
+  void OnInput(dsut::Conn& c) override {
+    size_t end;
+    while ((end = c.in.find("\r\n\r\n")) != std::string::npos) {
+      c.in.erase(0, end + 4);
+      if (c.out.size() - c.out_pos > (4u << 20)) continue;  // bounded backlog
+      c.out += "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n";
+      for (size_t n = 0; n < (4u << 20); n += 38) c.out += "x-trailer: 0123456789012345678901234\r\n";
+    }
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  dsut::Options opts = dsut::ParseOptionsOrExit(argc, argv, kHelp, 0);
-  GarbageHandler handler;
-  return dsut::Serve(opts, "ds-garbage-server", handler);
+  dsut::Options opts = dsut::ParseOptionsOrExit(argc, argv, kHelp, 2);
+  GarbageHandler garbage;
+  MalformedFieldHandler malformed_field;
+  EndlessTrailersHandler endless_trailers;
+  dsut::Handler* handlers[] = {&garbage, &malformed_field, &endless_trailers};
+  return dsut::Serve(opts, "ds-garbage-server", *handlers[opts.mutant]);
 }

@@ -2,8 +2,9 @@
 // several client connections. An adapter turns request IR into bytes
 // (codec), keeps non-blocking TCP connections to the SUT (opened lazily,
 // reopened after the SUT closes one), and turns bytes back into response
-// IR. Bytes the codec cannot parse become a response carrying a
-// "malformed" field (which the checker then rejects), never a crash.
+// IR. Bytes the codec cannot parse are reported beside the responses (an
+// AdapterEvent of kind kMalformed), never inside the SUT's data and never
+// as a crash: a response may carry any field, even one named "malformed".
 #ifndef DUALSWARM_WORKERS_ADAPTERS_ADAPTER_H_
 #define DUALSWARM_WORKERS_ADAPTERS_ADAPTER_H_
 
@@ -19,11 +20,14 @@
 namespace dualswarm::workers {
 
 struct AdapterEvent {
-  enum class Kind { kReceived, kClosed };
+  // kReceived: a complete response. kMalformed: bytes that are not a valid
+  // response (`note` says why and quotes them; a kClosed follows).
+  // kClosed: the connection is gone (`note` says why).
+  enum class Kind { kReceived, kMalformed, kClosed };
   Kind kind;
   int conn;
   ir::Value msg;     // kReceived
-  std::string note;  // why a connection closed, for logs
+  std::string note;  // kMalformed, kClosed
   // When the kernel received the bytes (CLOCK_REALTIME ns; 0 = unknown).
   // Events of one Poll may be reordered by it: the responses then reach the
   // checker in the order they reached this machine, which is the best guess
@@ -32,15 +36,28 @@ struct AdapterEvent {
   int64_t arrival_ns = 0;
 };
 
-// Request/response framing for one protocol.
+// What a Decode call found besides complete responses.
+struct DecodeResult {
+  // Non-empty: the bytes after the responses returned are not a valid
+  // response; says why and quotes (printable) bytes. Implies `close`.
+  std::string malformed;
+  // The connection cannot carry more responses (malformed bytes, or a
+  // close-delimited body ended).
+  bool close = false;
+};
+
+// Request/response framing for one protocol. Decoding is incremental: each
+// call consumes the bytes it has parsed (a partial response is kept in the
+// codec's own state, bounded), so feeding bytes in any split costs linear
+// time and gives the same responses as feeding them at once.
 class Codec {
  public:
   virtual ~Codec() = default;
   virtual absl::StatusOr<std::string> Encode(const ir::Value& request) = 0;
-  // Takes complete responses off the front of `buf` (consuming their bytes).
-  // `eof`: the peer closed. On unparseable bytes, appends a response with a
-  // "malformed" field and sets *close.
-  virtual void Decode(std::string* buf, bool eof, std::vector<ir::Value>* out, bool* close) = 0;
+  // Takes complete responses off the front of `buf` into `out`, consuming
+  // the bytes it parsed. `eof`: the peer closed (bytes of an unfinished
+  // response are then malformed, except a close-delimited body).
+  virtual DecodeResult Decode(std::string* buf, bool eof, std::vector<ir::Value>* out) = 0;
   // Resets per-connection parse state (a fresh connection).
   virtual std::unique_ptr<Codec> Clone() const = 0;
 };

@@ -1,13 +1,19 @@
 // HTTP/1.1 framing: request IR {method, path, headers, body} -> bytes;
 // bytes -> response IR {status, headers, body} with lowercased header
 // names (repeated headers joined with ", "), Content-Length, chunked and
-// close-delimited bodies, and 1xx interim responses skipped.
+// close-delimited bodies, and 1xx interim responses skipped. Decoding is a
+// state machine over the bytes as they arrive; every part a server
+// controls is bounded (header block and trailer section 64 KiB, chunk-size
+// line 1 KiB, body 16 MiB) and exceeding a bound is malformed, naming it.
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "workers/adapters/adapter.h"
+#include "workers/adapters/printable_sample.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -16,16 +22,8 @@ using ir::Value;
 
 constexpr size_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kMaxBodyBytes = 16 * 1024 * 1024;
-
-Value Malformed(const std::string& why, absl::string_view sample) {
-  std::string s(sample.substr(0, 80));
-  for (char& ch : s)
-    if (!std::isprint(static_cast<unsigned char>(ch))) ch = '?';
-  return Value::Map({{"status", Value::Int(0)},
-                     {"headers", Value::Map({})},
-                     {"body", Value::String("")},
-                     {"malformed", Value::String(absl::StrCat(why, " (bytes: \"", s, "\")"))}});
-}
+constexpr size_t kMaxChunkSizeLineBytes = 1024;
+constexpr size_t kMaxTrailerBytes = 64 * 1024;
 
 bool ValidToken(absl::string_view s) {
   if (s.empty()) return false;
@@ -75,84 +73,192 @@ class HttpCodec : public Codec {
     return out;
   }
 
-  void Decode(std::string* buf, bool eof, std::vector<Value>* out, bool* close) override {
-    while (true) {
-      if (!have_head_) {
-        size_t end = buf->find("\r\n\r\n");
-        if (end == std::string::npos) {
-          if (buf->size() > kMaxHeaderBytes) return Fail(buf, out, close, "response header block larger than 64 KiB");
-          if (eof && !buf->empty()) return Fail(buf, out, close, "connection closed inside a response header");
-          if (!buf->empty() && !LooksLikeStatusPrefix(*buf))
-            return Fail(buf, out, close, "not an HTTP/1.x status line");
-          return;
-        }
-        if (!ParseHead(buf->substr(0, end))) return Fail(buf, out, close, head_error_);
-        buf->erase(0, end + 4);
-        have_head_ = true;
-        if (status_ >= 100 && status_ < 200) {  // interim response
-          have_head_ = false;
-          continue;
-        }
-      }
-      // Body.
-      if (status_ == 204 || status_ == 304) {
-        Emit(out, "");
-        continue;
-      }
-      if (chunked_) {
-        std::string body;
-        size_t used = 0;
-        int r = ParseChunked(*buf, &body, &used);
-        if (r < 0) return Fail(buf, out, close, "malformed chunked body");
-        if (r == 0) {
-          if (eof) return Fail(buf, out, close, "connection closed inside a chunked body");
-          return;
-        }
-        buf->erase(0, used);
-        Emit(out, std::move(body));
-        continue;
-      }
-      if (length_ >= 0) {
-        if (buf->size() < static_cast<size_t>(length_)) {
-          if (eof) return Fail(buf, out, close, absl::StrCat("connection closed after ", buf->size(), " of ", length_, " body bytes"));
-          return;
-        }
-        std::string body = buf->substr(0, static_cast<size_t>(length_));
-        buf->erase(0, static_cast<size_t>(length_));
-        Emit(out, std::move(body));
-        continue;
-      }
-      // Close-delimited.
-      if (!eof) {
-        if (buf->size() > kMaxBodyBytes) return Fail(buf, out, close, "body larger than 16 MiB");
-        return;
-      }
-      std::string body = std::move(*buf);
-      buf->clear();
-      Emit(out, std::move(body));
-      *close = true;
-      return;
+  DecodeResult Decode(std::string* buf, bool eof, std::vector<Value>* out) override {
+    DecodeResult result;
+    size_t pos = 0;  // bytes of *buf consumed so far
+    while (result.malformed.empty()) {
+      Step step = Advance(*buf, &pos, eof, out, &result);
+      if (step == Step::kNeedBytes) break;
     }
+    buf->erase(0, pos);
+    if (!result.malformed.empty()) {
+      buf->clear();
+      Reset();
+      result.close = true;
+    }
+    return result;
   }
 
   std::unique_ptr<Codec> Clone() const override { return std::make_unique<HttpCodec>(host_); }
 
  private:
-  static bool LooksLikeStatusPrefix(const std::string& b) {
-    static const std::string kPrefix = "HTTP/1.";
-    size_t n = std::min(b.size(), kPrefix.size());
-    return b.compare(0, n, kPrefix, 0, n) == 0;
+  enum class Step { kProgress, kNeedBytes };
+  // Where in a response the next byte belongs.
+  enum class Phase { kHead, kLengthBody, kChunkSize, kChunkData, kChunkEnd, kTrailers, kCloseDelimited };
+
+  // Parses what it can of buf[*pos..] in the current phase, advancing *pos
+  // over the bytes it consumed.
+  Step Advance(const std::string& buf, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+    absl::string_view rest = absl::string_view(buf).substr(*pos);
+    switch (phase_) {
+      case Phase::kHead: return AdvanceHead(rest, pos, eof, out, r);
+      case Phase::kLengthBody: return AdvanceLengthBody(rest, pos, eof, out, r);
+      case Phase::kChunkSize: return AdvanceChunkSize(rest, pos, eof, r);
+      case Phase::kChunkData: return AdvanceChunkData(rest, pos, eof, r);
+      case Phase::kChunkEnd: return AdvanceChunkEnd(rest, pos, eof, r);
+      case Phase::kTrailers: return AdvanceTrailers(rest, pos, eof, out, r);
+      case Phase::kCloseDelimited: return AdvanceCloseDelimited(rest, pos, eof, out, r);
+    }
+    return Step::kNeedBytes;
   }
 
-  void Fail(std::string* buf, std::vector<Value>* out, bool* close, const std::string& why) {
-    out->push_back(Malformed(why, *buf));
-    buf->clear();
-    have_head_ = false;
-    *close = true;
+  Step AdvanceHead(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+    size_t end = Find(rest, "\r\n\r\n");
+    if (end == absl::string_view::npos) {
+      if (rest.size() > kMaxHeaderBytes)
+        return Malformed(r, absl::StrCat("response header block larger than ", kMaxHeaderBytes, " bytes"), rest);
+      if (eof && !rest.empty()) return Malformed(r, "connection closed inside a response header", rest);
+      if (!rest.empty() && !LooksLikeStatusPrefix(rest)) return Malformed(r, "not an HTTP/1.x status line", rest);
+      return Step::kNeedBytes;
+    }
+    if (end > kMaxHeaderBytes)
+      return Malformed(r, absl::StrCat("response header block larger than ", kMaxHeaderBytes, " bytes"), rest);
+    if (!ParseHead(std::string(rest.substr(0, end)))) return Malformed(r, head_error_, rest);
+    Consume(pos, end + 4);
+    body_.clear();
+    if (status_ >= 100 && status_ < 200) return Step::kProgress;  // interim response: skipped
+    if (status_ == 204 || status_ == 304) {
+      Emit(out);
+      return Step::kProgress;
+    }
+    phase_ = chunked_ ? Phase::kChunkSize : length_ >= 0 ? Phase::kLengthBody : Phase::kCloseDelimited;
+    return Step::kProgress;
+  }
+
+  Step AdvanceLengthBody(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+    size_t take = std::min(rest.size(), static_cast<size_t>(length_) - body_.size());
+    body_.append(rest.data(), take);
+    Consume(pos, take);
+    if (body_.size() == static_cast<size_t>(length_)) {
+      Emit(out);
+      return Step::kProgress;
+    }
+    if (eof)
+      return Malformed(r, absl::StrCat("connection closed after ", body_.size(), " of ", length_, " body bytes"), "");
+    return Step::kNeedBytes;
+  }
+
+  Step AdvanceChunkSize(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r) {
+    size_t eol = Find(rest, "\r\n");
+    if (eol == absl::string_view::npos) {
+      if (rest.size() > kMaxChunkSizeLineBytes)
+        return Malformed(r, absl::StrCat("chunk-size line longer than ", kMaxChunkSizeLineBytes, " bytes"), rest);
+      if (eof) return Malformed(r, "connection closed inside a chunked body", rest);
+      return Step::kNeedBytes;
+    }
+    absl::string_view line = rest.substr(0, eol);
+    if (eol > kMaxChunkSizeLineBytes)
+      return Malformed(r, absl::StrCat("chunk-size line longer than ", kMaxChunkSizeLineBytes, " bytes"), rest);
+    line = line.substr(0, line.find(';'));  // chunk extensions are ignored
+    uint64_t n;
+    if (!absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line), &n)) return Malformed(r, "bad chunk-size line", rest);
+    if (n > kMaxBodyBytes - body_.size())
+      return Malformed(r, absl::StrCat("chunked body larger than ", kMaxBodyBytes, " bytes"), rest);
+    Consume(pos, eol + 2);
+    chunk_left_ = n;
+    trailer_bytes_ = 0;
+    phase_ = n == 0 ? Phase::kTrailers : Phase::kChunkData;
+    return Step::kProgress;
+  }
+
+  Step AdvanceChunkData(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r) {
+    size_t take = std::min<uint64_t>(rest.size(), chunk_left_);
+    body_.append(rest.data(), take);
+    chunk_left_ -= take;
+    Consume(pos, take);
+    if (chunk_left_ == 0) {
+      phase_ = Phase::kChunkEnd;
+      return Step::kProgress;
+    }
+    if (eof) return Malformed(r, "connection closed inside a chunk", "");
+    return Step::kNeedBytes;
+  }
+
+  Step AdvanceChunkEnd(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r) {
+    if (rest.size() < 2) {
+      if (eof || (rest.size() == 1 && rest[0] != '\r')) return Malformed(r, "chunk data not followed by CRLF", rest);
+      return Step::kNeedBytes;
+    }
+    if (rest.substr(0, 2) != "\r\n") return Malformed(r, "chunk data not followed by CRLF", rest);
+    Consume(pos, 2);
+    phase_ = Phase::kChunkSize;
+    return Step::kProgress;
+  }
+
+  // Trailer fields after the last chunk are read and dropped, up to an
+  // empty line.
+  Step AdvanceTrailers(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+    size_t eol = Find(rest, "\r\n");
+    if (eol == absl::string_view::npos) {
+      if (trailer_bytes_ + rest.size() > kMaxTrailerBytes)
+        return Malformed(r, absl::StrCat("trailer section larger than ", kMaxTrailerBytes, " bytes"), rest);
+      if (eof) return Malformed(r, "connection closed inside the trailer section", rest);
+      return Step::kNeedBytes;
+    }
+    trailer_bytes_ += eol + 2;
+    if (trailer_bytes_ > kMaxTrailerBytes)
+      return Malformed(r, absl::StrCat("trailer section larger than ", kMaxTrailerBytes, " bytes"), rest);
+    Consume(pos, eol + 2);
+    if (eol == 0) Emit(out);
+    return Step::kProgress;
+  }
+
+  Step AdvanceCloseDelimited(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out,
+                             DecodeResult* r) {
+    if (body_.size() + rest.size() > kMaxBodyBytes)
+      return Malformed(r, absl::StrCat("body larger than ", kMaxBodyBytes, " bytes"), "");
+    body_.append(rest.data(), rest.size());
+    Consume(pos, rest.size());
+    if (!eof) return Step::kNeedBytes;
+    Emit(out);
+    r->close = true;
+    return Step::kNeedBytes;
+  }
+
+  // Position of `needle` in `rest`, skipping the prefix an earlier call
+  // already searched (so a terminator arriving a byte at a time costs
+  // linear time).
+  size_t Find(absl::string_view rest, absl::string_view needle) {
+    size_t from = scanned_ >= needle.size() ? scanned_ - (needle.size() - 1) : 0;
+    size_t at = rest.find(needle, from);
+    scanned_ = at == absl::string_view::npos ? rest.size() : 0;
+    return at;
+  }
+
+  void Consume(size_t* pos, size_t n) {
+    *pos += n;
+    scanned_ = 0;
+  }
+
+  Step Malformed(DecodeResult* r, absl::string_view why, absl::string_view bytes) {
+    r->malformed = bytes.empty() ? std::string(why) : absl::StrCat(why, " (bytes: ", PrintableSample(bytes), ")");
+    return Step::kNeedBytes;
+  }
+
+  void Reset() {
+    phase_ = Phase::kHead;
+    body_.clear();
+    scanned_ = 0;
+  }
+
+  static bool LooksLikeStatusPrefix(absl::string_view b) {
+    constexpr absl::string_view kPrefix = "HTTP/1.";
+    size_t n = std::min(b.size(), kPrefix.size());
+    return b.substr(0, n) == kPrefix.substr(0, n);
   }
 
   bool ParseHead(const std::string& head) {
-    headers_ = Value::Map({});
+    std::map<std::string, std::string> fields;
     chunked_ = false;
     length_ = -1;
     size_t eol = head.find("\r\n");
@@ -175,10 +281,13 @@ class HttpCodec : public Codec {
         return false;
       }
       std::string name = absl::AsciiStrToLower(h.substr(0, colon));
-      std::string value(absl::StripAsciiWhitespace(h.substr(colon + 1)));
-      if (const Value* prev = headers_.Find(name)) value = absl::StrCat(prev->as_string(), ", ", value);
-      headers_ = headers_.Set(name, Value::String(value));
+      absl::string_view value = absl::StripAsciiWhitespace(absl::string_view(h).substr(colon + 1));
+      auto [it, fresh] = fields.try_emplace(std::move(name), value);
+      if (!fresh) absl::StrAppend(&it->second, ", ", value);
     }
+    std::vector<std::pair<std::string, Value>> entries;
+    for (auto& [name, value] : fields) entries.emplace_back(name, Value::String(std::move(value)));
+    headers_ = Value::Map(std::move(entries));
     if (const Value* te = headers_.Find("transfer-encoding"))
       chunked_ = absl::AsciiStrToLower(te->as_string()).find("chunked") != std::string::npos;
     if (const Value* cl = headers_.Find("content-length"); cl != nullptr && !chunked_) {
@@ -191,52 +300,26 @@ class HttpCodec : public Codec {
     return true;
   }
 
-  // 1 = complete, 0 = need more bytes, -1 = malformed.
-  static int ParseChunked(const std::string& b, std::string* body, size_t* used) {
-    size_t pos = 0;
-    while (true) {
-      size_t eol = b.find("\r\n", pos);
-      if (eol == std::string::npos) return b.size() - pos > 1024 ? -1 : 0;
-      std::string size_line = b.substr(pos, eol - pos);
-      size_t semi = size_line.find(';');
-      if (semi != std::string::npos) size_line = size_line.substr(0, semi);
-      uint64_t n;
-      if (!absl::SimpleHexAtoi(absl::StripAsciiWhitespace(size_line), &n) || n > kMaxBodyBytes) return -1;
-      pos = eol + 2;
-      if (n == 0) {
-        // Trailers until an empty line.
-        while (true) {
-          size_t e = b.find("\r\n", pos);
-          if (e == std::string::npos) return 0;
-          if (e == pos) {
-            *used = e + 2;
-            return 1;
-          }
-          pos = e + 2;
-        }
-      }
-      if (b.size() < pos + n + 2) return 0;
-      if (b.compare(pos + n, 2, "\r\n") != 0) return -1;
-      body->append(b, pos, n);
-      if (body->size() > kMaxBodyBytes) return -1;
-      pos += n + 2;
-    }
-  }
-
-  void Emit(std::vector<Value>* out, std::string body) {
+  void Emit(std::vector<Value>* out) {
     out->push_back(Value::Map({{"status", Value::Int(status_)},
                                {"headers", headers_},
-                               {"body", Value::String(std::move(body))}}));
-    have_head_ = false;
+                               {"body", Value::String(std::move(body_))}}));
+    body_.clear();
+    phase_ = Phase::kHead;
   }
 
   std::string host_;
   uint64_t bodies_sent_ = 0;
-  bool have_head_ = false;
+  // The response being decoded.
+  Phase phase_ = Phase::kHead;
   int status_ = 0;
   Value headers_;
   bool chunked_ = false;
   int64_t length_ = -1;
+  std::string body_;
+  uint64_t chunk_left_ = 0;    // kChunkData: bytes of the current chunk still to come
+  size_t trailer_bytes_ = 0;   // kTrailers: bytes of trailer fields so far
+  size_t scanned_ = 0;         // bytes of the pending input already searched by Find
   std::string head_error_;
 };
 

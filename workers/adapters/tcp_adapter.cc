@@ -140,35 +140,45 @@ class TcpAdapter : public Adapter {
     }
   }
 
+  static constexpr int kMaxReadsPerPoll = 64;  // × 64 KiB
+
+  // Reads what the connection has and decodes it as it arrives (so the
+  // buffer holds at most one read plus the codec's bounded partial
+  // response), stopping at malformed bytes.
   void ReadFrom(int i, std::vector<AdapterEvent>* events) {
     Conn& c = conns_[static_cast<size_t>(i)];
     char buf[65536];
-    bool eof = false;
-    std::string why;
     int64_t arrival_ns = 0;
-    while (true) {
+    // A server that never stops sending must not keep the tester here: at
+    // most kMaxReadsPerPoll reads, then the next Poll continues.
+    for (int reads = 0; reads < kMaxReadsPerPoll; ++reads) {
+      bool eof = false;
+      std::string why;
       ssize_t r = RecvStamped(c.fd, buf, sizeof buf, arrival_ns == 0 ? &arrival_ns : nullptr);
       if (r > 0) {
         c.in.append(buf, static_cast<size_t>(r));
-        if (c.in.size() > (64u << 20)) break;
-        continue;
-      }
-      if (r == 0) {
+      } else if (r == 0) {
         eof = true;
         why = "closed by the server";
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      } else if (errno == EINTR) {
+        continue;  // counts as a read: a signal storm cannot keep us here either
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
         eof = true;
         why = std::strerror(errno);
       }
-      break;
-    }
-    std::vector<ir::Value> out;
-    bool close = false;
-    c.codec->Decode(&c.in, eof, &out, &close);
-    for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), "", arrival_ns});
-    if (eof || close) {
-      Drop(i, eof ? why : "unparseable response", events);
-      events->back().arrival_ns = arrival_ns;
+      std::vector<ir::Value> out;
+      DecodeResult decoded = c.codec->Decode(&c.in, eof, &out);
+      for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), "", arrival_ns});
+      if (!decoded.malformed.empty()) {
+        events->push_back({AdapterEvent::Kind::kMalformed, i, ir::Value(), std::move(decoded.malformed), arrival_ns});
+        why = "unparseable response";
+      }
+      if (eof || decoded.close) {
+        Drop(i, why.empty() ? "the response ended the connection" : why, events);
+        events->back().arrival_ns = arrival_ns;
+        return;
+      }
+      if (r < 0) return;  // nothing more to read now
     }
   }
 

@@ -143,19 +143,17 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     ex.HoldChecker();
     for (auto& ev : events) {
       absl::Status s;
-      if (ev.kind == AdapterEvent::Kind::kReceived) {
+      if (ev.kind == AdapterEvent::Kind::kMalformed) {
         // Bytes the codec could not frame break the wire protocol whatever
         // the spec allows (even where it accepts any response).
-        const ir::Value* bad = ev.msg.Find("malformed");
-        std::string why = bad && bad->is_string() ? bad->as_string() : "";
+        res.outcome = Outcome::kSafety;
+        res.reason = absl::StrCat("the SUT sent bytes on connection ", ev.conn,
+                                  " that are not a valid response: ", ev.note);
+        done = true;
+        break;
+      }
+      if (ev.kind == AdapterEvent::Kind::kReceived) {
         s = ex.Received(ev.conn, std::move(ev.msg), NowNs() - start);
-        if (s.ok() && !why.empty() && !ex.decided()) {
-          res.outcome = Outcome::kSafety;
-          res.reason = absl::StrCat("the SUT sent bytes on connection ", ev.conn,
-                                    " that are not a valid response: ", why);
-          done = true;
-          break;
-        }
         if (absl::IsInvalidArgument(s)) {
           res.outcome = Outcome::kSafety;
           res.reason = absl::StrCat("the SUT sent a response on connection ", ev.conn,
