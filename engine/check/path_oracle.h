@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/lang/interp.h"
+#include <functional>
+
 #include "engine/sym/solver.h"
 
 namespace dualswarm::check {
@@ -21,8 +23,13 @@ namespace dualswarm::check {
 // symbolic branches.
 class PathOracle : public lang::Oracle {
  public:
-  PathOracle(sym::Solver* solver, const std::vector<sym::TermRef>* base_pc, int64_t next_fresh)
-      : solver_(solver), base_pc_(base_pc), base_fresh_(next_fresh) {}
+  // `poll` (may be empty) is asked during long handler runs whether the
+  // checker must stop (its time bound, cancellation).
+  PathOracle(sym::Solver* solver, const std::vector<sym::TermRef>* base_pc, int64_t next_fresh,
+             std::function<absl::Status()> poll = {})
+      : solver_(solver), base_pc_(base_pc), base_fresh_(next_fresh), poll_(std::move(poll)) {}
+
+  absl::Status Poll() override { return poll_ ? poll_() : absl::OkStatus(); }
 
   void Restart() {
     pos_ = 0;
@@ -85,6 +92,7 @@ class PathOracle : public lang::Oracle {
   sym::Solver* solver_;
   const std::vector<sym::TermRef>* base_pc_;
   int64_t base_fresh_;
+  std::function<absl::Status()> poll_;
   std::vector<int> choices_, arity_;
   size_t pos_ = 0;
   std::vector<sym::TermRef> added_, pc_;

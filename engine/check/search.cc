@@ -271,11 +271,22 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
   return absl::OkStatus();
 }
 
+// ResourceExhausted once the checker is cancelled or past its time bound.
+absl::Status Search::PollTimeAndCancel() const {
+  if (opts_.cancel != nullptr && opts_.cancel->load())
+    return absl::ResourceExhaustedError("interrupted while checking");
+  if (clock_->Exceeded())
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
+        " s (raise it: dualswarm check --max-seconds, dualswarm test --max-check-seconds)"));
+  return absl::OkStatus();
+}
+
 // Runs the server step that consumes channel d's next request in every
 // possible way; appends the surviving explanations.
 absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
   const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(p.consumed[d])];
-  PathOracle oracle(solver_, &p.pc, p.next_fresh);
+  PathOracle oracle(solver_, &p.pc, p.next_fresh, [this] { return PollTimeAndCancel(); });
   lang::StepOutput so;
   const Value conn = Value::Int(d);
   do {
@@ -284,14 +295,8 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
     if (opts_.max_steps && st_.handler_runs > opts_.max_steps)
       return absl::ResourceExhaustedError(absl::StrCat(
           "step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
-    if (st_.handler_runs % kClockPollEvery == 0) {
-      if (opts_.cancel != nullptr && opts_.cancel->load())
-        return absl::ResourceExhaustedError("interrupted while checking");
-      if (clock_->Exceeded())
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
-            " s (raise it: dualswarm check --max-seconds, dualswarm test --max-check-seconds)"));
-    }
+    if (st_.handler_runs % kClockPollEvery == 0)
+      if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
     absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
     if (!s.ok()) return s;
     if (so.killed || oracle.dead()) continue;

@@ -91,6 +91,7 @@ class Search {
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
   bool MatchOwed(const Frame& f, const Explanation& e, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task t);
+  absl::Status PollTimeAndCancel() const;
   absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
   absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
                         const PathOracle& oracle, lang::StepOutput* so,

@@ -12,17 +12,43 @@ namespace {
 struct StringRep {
   std::string s;
 };
+// What the constructors of composite values record about their contents.
+struct Shape {
+  uint64_t tree_size = 1;
+  uint32_t depth = 1;
+  bool concrete = true;
+
+  void Add(const Value& child) {
+    tree_size = sym::SaturatingAdd(tree_size, child.TreeSize());
+    depth = std::max(depth, child.Depth() + 1);
+    concrete = concrete && child.IsConcrete();
+  }
+};
 struct ListRep {
   std::vector<Value> items;
+  Shape shape;
   mutable uint64_t hash = 0;  // 0: not computed yet
 };
 struct MapRep {
   MapEntries entries;
+  Shape shape;
   mutable uint64_t hash = 0;
 };
 struct OptionRep {
   Value inner;
+  Shape shape;
 };
+
+Shape ShapeOf(const std::vector<Value>& items) {
+  Shape s;
+  for (const auto& x : items) s.Add(x);
+  return s;
+}
+Shape ShapeOf(const MapEntries& entries) {
+  Shape s;
+  for (const auto& [k, x] : entries) s.Add(x);
+  return s;
+}
 struct SymRep {
   sym::TermRef t;
 };
@@ -100,6 +126,7 @@ Value Value::List(std::vector<Value> items) {
   v.kind_ = Kind::kList;
   auto rep = std::make_shared<ListRep>();
   rep->items = std::move(items);
+  rep->shape = ShapeOf(rep->items);
   v.rep_ = std::move(rep);
   return v;
 }
@@ -120,6 +147,7 @@ Value Value::Map(MapEntries entries) {
   v.kind_ = Kind::kMap;
   auto rep = std::make_shared<MapRep>();
   rep->entries = std::move(dedup);
+  rep->shape = ShapeOf(rep->entries);
   v.rep_ = std::move(rep);
   return v;
 }
@@ -133,7 +161,9 @@ Value Value::Some(Value inner) {
   Value v;
   v.kind_ = Kind::kOption;
   v.i_ = 1;
-  v.rep_ = std::make_shared<OptionRep>(OptionRep{std::move(inner)});
+  auto rep = std::make_shared<OptionRep>(OptionRep{std::move(inner), Shape{}});
+  rep->shape.Add(rep->inner);
+  v.rep_ = std::move(rep);
   return v;
 }
 Value Value::Sym(sym::TermRef t) {
@@ -209,6 +239,7 @@ Value Value::Set(absl::string_view key, Value v) const {
   rep->entries.emplace_back(std::string(key), std::move(v));
   if (it != e.end() && it->first == key) ++it;
   rep->entries.insert(rep->entries.end(), it, e.end());
+  rep->shape = ShapeOf(rep->entries);
   Value out;
   out.kind_ = Kind::kMap;
   out.rep_ = std::move(rep);
@@ -220,6 +251,7 @@ Value Value::Remove(absl::string_view key) const {
   auto rep = std::make_shared<MapRep>();
   for (const auto& p : as_map())
     if (p.first != key) rep->entries.push_back(p);
+  rep->shape = ShapeOf(rep->entries);
   Value out;
   out.kind_ = Kind::kMap;
   out.rep_ = std::move(rep);
@@ -229,16 +261,30 @@ Value Value::Remove(absl::string_view key) const {
 bool Value::IsConcrete() const {
   switch (kind_) {
     case Kind::kSym: return false;
-    case Kind::kList:
-      for (const auto& x : as_list())
-        if (!x.IsConcrete()) return false;
-      return true;
-    case Kind::kMap:
-      for (const auto& [k, x] : as_map())
-        if (!x.IsConcrete()) return false;
-      return true;
-    case Kind::kOption: return !has_value() || inner().IsConcrete();
+    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.concrete;
+    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.concrete;
+    case Kind::kOption: return !has_value() || static_cast<const OptionRep*>(rep_.get())->shape.concrete;
     default: return true;
+  }
+}
+
+uint64_t Value::TreeSize() const {
+  switch (kind_) {
+    case Kind::kSym: return as_term()->tree_size;
+    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.tree_size;
+    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.tree_size;
+    case Kind::kOption: return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.tree_size : 1;
+    default: return 1;
+  }
+}
+
+uint32_t Value::Depth() const {
+  switch (kind_) {
+    case Kind::kSym: return as_term()->depth;
+    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.depth;
+    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.depth;
+    case Kind::kOption: return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.depth : 1;
+    default: return 1;
   }
 }
 
@@ -279,7 +325,10 @@ bool operator==(const Value& a, const Value& b) {
     case Value::Kind::kBool:
     case Value::Kind::kInt: return a.i_ == b.i_;
     case Value::Kind::kString: return a.as_string() == b.as_string();
-    case Value::Kind::kList: return a.as_list() == b.as_list();
+    case Value::Kind::kList: {
+      if (a.as_list().size() != b.as_list().size() || a.Hash() != b.Hash()) return false;
+      return a.as_list() == b.as_list();
+    }
     case Value::Kind::kMap: {
       if (a.Hash() != b.Hash()) return false;
       return a.as_map() == b.as_map();

@@ -67,8 +67,16 @@ class Value {
   Value Set(absl::string_view key, Value v) const;
   Value Remove(absl::string_view key) const;
 
-  // True when no symbolic term occurs anywhere inside.
+  // True when no symbolic term occurs anywhere inside (O(1): kept by the
+  // constructors).
   bool IsConcrete() const;
+  // The value's size as a tree: 1 per null/bool/int/string/list/map/option
+  // node, a symbolic leaf counts its term's tree size; shared parts are
+  // counted every time they occur (walks such as ==, printing and
+  // substitution visit them that often). Saturates (sym::kSaturatedSize).
+  uint64_t TreeSize() const;
+  // Nesting depth: 1 for a scalar, a symbolic leaf its term's depth.
+  uint32_t Depth() const;
 
   uint64_t Hash() const;
   friend bool operator==(const Value& a, const Value& b);

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/lang/limits.h"
+#include "engine/lang/stack_budget.h"
 
 namespace dualswarm::lang {
 namespace {
@@ -18,13 +20,28 @@ struct SpecFault {
   std::string msg;
 };
 struct PathKilled {};
+// The oracle asked to stop (a time bound, a cancellation).
+struct Stopped {
+  absl::Status status;
+};
 // A gen alternative could not produce a value (e.g. pick from an empty list).
 struct GenNoChoice {
   Loc loc;
   std::string why;
 };
 
-constexpr int kMaxCallDepth = 200;
+// Counts one level of `*depth` for the life of a scope (also when an
+// exception unwinds it: gen alternatives are retried after GenNoChoice).
+class DepthGuard {
+ public:
+  explicit DepthGuard(int* depth) : depth_(depth) { ++*depth_; }
+  ~DepthGuard() { --*depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int* depth_;
+};
 
 std::string Show(const Value& v) {
   std::string s = v.ToString();
@@ -35,7 +52,9 @@ std::string Show(const Value& v) {
 class Eval {
  public:
   Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out)
-      : spec_(spec), globals_(globals), oracle_(oracle), out_(out) {}
+      : spec_(spec), globals_(globals), oracle_(oracle), out_(out),
+        stack_base_(reinterpret_cast<uintptr_t>(__builtin_frame_address(0))),
+        stack_budget_(StackBudgetFrom(stack_base_, kMaxEvalStackBytes)) {}
 
   void set_gen(GenContext* g) { gen_ = g; }
 
@@ -126,7 +145,44 @@ class Eval {
     return Value::Sym(acc);
   }
 
+  // Evaluates one expression within the limits of limits.h: steps, native
+  // stack (evaluation depth) and the size of the value it produces.
   Value E(const Expr* e) {
+    if (++steps_ > kMaxEvalSteps)
+      Fault(e->loc, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
+    if (steps_ % kPollEverySteps == 0)
+      if (absl::Status s = oracle_->Poll(); !s.ok()) throw Stopped{std::move(s)};
+    if (StackInUse() > stack_budget_)
+      Fault(e->loc, absl::StrCat("evaluation nested too deeply: more than ", stack_budget_ / 1024,
+                                 " KiB of stack (limit: evaluation stack)"));
+    Value v = EvalNode(e);
+    CheckSize(v, e->loc);
+    return v;
+  }
+
+  // Bytes of native stack between the evaluation's start and here (the
+  // stack grows down on every platform this builds for).
+  size_t StackInUse() const {
+    auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    return here < stack_base_ ? stack_base_ - here : 0;
+  }
+
+  void CheckSize(const Value& v, Loc loc) {
+    if (v.is_string()) {
+      if (v.as_string().size() > kMaxStringBytes)
+        Fault(loc, absl::StrCat("a string of ", v.as_string().size(), " bytes, more than ", kMaxStringBytes,
+                                " (limit: string bytes)"));
+      return;
+    }
+    if (v.TreeSize() > kMaxValueNodes)
+      Fault(loc, absl::StrCat("a value of more than ", kMaxValueNodes,
+                              " nodes (shared parts counted each time; limit: value nodes)"));
+    if (v.Depth() > kMaxValueDepth)
+      Fault(loc, absl::StrCat("a value nested ", v.Depth(), " deep, more than ", kMaxValueDepth,
+                              " (limit: value depth)"));
+  }
+
+  Value EvalNode(const Expr* e) {
     switch (e->kind) {
       case ExprKind::kLiteral: return e->literal;
       case ExprKind::kName:
@@ -390,15 +446,16 @@ class Eval {
     for (const auto& a : e->args) args.push_back(E(a.get()));
     if (e->fn_index >= 0) {
       const FnDecl& f = spec_->ast.fns[static_cast<size_t>(e->fn_index)];
-      if (++depth_ > kMaxCallDepth)
-        Fault(e->loc, absl::StrCat("call depth exceeds ", kMaxCallDepth, " (runaway recursion in '", f.name, "'?)"));
+      DepthGuard call(&depth_);
+      if (depth_ > kMaxCallDepth)
+        Fault(e->loc, absl::StrCat("call depth exceeds ", kMaxCallDepth, " (runaway recursion in '", f.name,
+                                   "'?; limit: call depth)"));
       std::vector<Value> frame(static_cast<size_t>(f.num_slots));
       for (size_t i = 0; i < args.size(); ++i) frame[i] = std::move(args[i]);
       std::vector<Value>* saved = frame_;
       frame_ = &frame;
       Value r = E(f.body.get());
       frame_ = saved;
-      --depth_;
       return r;
     }
     return CallBuiltin(e, args);
@@ -509,7 +566,10 @@ class Eval {
   StepOutput* out_;
   std::vector<Value>* frame_ = nullptr;
   GenContext* gen_ = nullptr;
-  int depth_ = 0;
+  uintptr_t stack_base_;  // the stack pointer when the evaluation began
+  size_t stack_budget_;   // bytes below stack_base_ the evaluation may use
+  int depth_ = 0;         // function calls in progress
+  uint64_t steps_ = 0;    // E() calls so far
 };
 
 class NoChoiceOracle : public Oracle {
@@ -539,6 +599,8 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
     return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
   } catch (const PathKilled&) {
     out->killed = true;
+  } catch (Stopped& stop) {
+    return std::move(stop.status);
   }
   return absl::OkStatus();
 }
@@ -564,6 +626,8 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
         spec_->file, n.loc, absl::StrCat("`gen ", name, "` produced nothing: ", n.why)));
   } catch (const PathKilled&) {
     return absl::FailedPreconditionError(FormatDiag(spec_->file, g->loc, "`gen` blocks may not `assume`"));
+  } catch (Stopped& stop) {
+    return std::move(stop.status);
   }
 }
 
@@ -580,6 +644,8 @@ absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
     return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
   } catch (const PathKilled&) {
     return absl::FailedPreconditionError(FormatDiag(spec_->file, p.loc, "partition key may not `assume`"));
+  } catch (Stopped& stop) {
+    return std::move(stop.status);
   }
 }
 
@@ -596,6 +662,8 @@ absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& s
     } catch (const PathKilled&) {
       return absl::InvalidArgumentError(
           FormatDiag(spec.file, spec.ast.vars[i].loc, "initial value may not `assume`"));
+    } catch (Stopped& stop) {
+      return std::move(stop.status);
     }
   }
   return globals;

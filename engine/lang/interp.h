@@ -31,6 +31,10 @@ class Oracle {
   virtual bool Assume(const sym::TermRef& cond, Loc loc) = 0;
   // Whether cond can hold under the current path (for symbolic `assert`).
   virtual bool Possible(const sym::TermRef& cond) = 0;
+  // Asked every kPollEverySteps evaluation steps (limits.h): a non-OK
+  // status stops the evaluation and is what it returns (a time bound, a
+  // cancellation).
+  virtual absl::Status Poll() { return absl::OkStatus(); }
 };
 
 // The tester's side of `gen` blocks: random choices, swarm masks and the
@@ -67,8 +71,9 @@ class Interpreter {
   explicit Interpreter(const Spec* spec) : spec_(spec) {}
 
   // Runs the handler on `request` received from `conn`. A spec bug (failed
-  // assert, type error, unwrap of none, ...) returns FailedPrecondition with
-  // "file:line:col: message".
+  // assert, type error, unwrap of none, a limit of limits.h reached, ...)
+  // returns FailedPrecondition with "file:line:col: message"; a non-OK
+  // Oracle::Poll() is returned as it is.
   absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request,
                           const ir::Value& conn, Oracle* oracle, StepOutput* out) const;
 

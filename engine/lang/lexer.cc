@@ -3,6 +3,8 @@
 #include <cctype>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/lang/limits.h"
 
 namespace dualswarm::lang {
 
@@ -23,6 +25,15 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
   auto error = [&](Loc loc, absl::string_view msg) {
     return absl::InvalidArgumentError(FormatDiag(file, loc, msg));
   };
+  if (src.size() > kMaxSpecSourceBytes)
+    return error({1, 1}, absl::StrCat("spec source is ", src.size(), " bytes, more than ", kMaxSpecSourceBytes,
+                                      " (limit: source bytes)"));
+  // A NUL would be cut off wherever the source travels as a C string.
+  if (size_t nul = src.find('\0'); nul != absl::string_view::npos) {
+    advance(nul);
+    Loc at{line, col};
+    return error(at, "NUL byte in the spec source (a spec is text)");
+  }
   static const char* kPuncts[] = {"=>", "==", "!=", "<=", ">=", "&&", "||", "{", "}",
                                   "(",  ")",  "[",  "]",  ",",  ";",  ":",  ".", "=",
                                   "<",  ">",  "+",  "-",  "*",  "/",  "%",  "!", "_"};

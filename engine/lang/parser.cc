@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/lang/lexer.h"
+#include "engine/lang/limits.h"
+#include "engine/lang/stack_budget.h"
 
 namespace dualswarm::lang {
 namespace {
@@ -24,10 +26,9 @@ bool IsKeyword(absl::string_view s) {
   return false;
 }
 
-// Deepest expression/type/pattern nesting accepted. Every later pass
-// (checks, interpreter, destructors) recurses over the tree, so a bound here
-// keeps a hostile or generated spec from overflowing the stack.
-constexpr int kMaxNesting = 1000;
+// kMaxNesting (limits.h): every later pass (checks, interpreter,
+// destructors) recurses over the tree, so a bound here keeps a hostile or
+// generated spec from overflowing the stack.
 
 class Parser {
  public:
@@ -85,10 +86,14 @@ class Parser {
   [[noreturn]] void Fail(const Token& at, std::string msg) {
     throw SyntaxError{at.loc, std::move(msg)};
   }
-  // One more level of nesting at `at`; Fails beyond kMaxNesting.
+  // One more level of nesting at `at`; Fails beyond kMaxNesting, or
+  // sooner on a thread whose stack would not hold kMaxNesting levels.
   void Deeper(const Token& at) {
     if (++depth_ > kMaxNesting)
-      Fail(at, absl::StrCat("nested more than ", kMaxNesting, " levels deep"));
+      Fail(at, absl::StrCat("nested more than ", kMaxNesting, " levels deep (limit: nesting)"));
+    auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    if (here < stack_base_ && stack_base_ - here > stack_budget_)
+      Fail(at, absl::StrCat("nested ", depth_, " levels deep, more than this thread's stack holds (limit: nesting)"));
   }
   // Scoped Deeper() for recursive descent.
   struct Nest {
@@ -638,6 +643,8 @@ class Parser {
   std::vector<Token> t_;
   size_t pos_ = 0;
   int depth_ = 0;
+  uintptr_t stack_base_ = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  size_t stack_budget_ = StackBudgetFrom(stack_base_, kMaxParseStackBytes);
 };
 
 }  // namespace

@@ -27,7 +27,13 @@ TermRef Make(TermOp op, Sort sort, std::vector<TermRef> args, int64_t ival = 0,
   n->args = std::move(args);
   uint64_t h = absl::HashOf(static_cast<int>(op), static_cast<int>(sort), ival);
   if (op == TermOp::kConstString) h = absl::HashOf(h, sval);
-  for (const auto& a : n->args) h = absl::HashOf(h, a->hash);
+  for (const auto& a : n->args) {
+    h = absl::HashOf(h, a->hash);
+    n->tree_size = SaturatingAdd(n->tree_size, a->tree_size);
+    n->depth = std::max(n->depth, a->depth + 1);
+    n->has_var |= a->has_var;
+  }
+  n->has_var |= op == TermOp::kVar;
   n->hash = h;
   n->sval = std::move(sval);
   return n;
@@ -167,12 +173,7 @@ TermRef MkIte(TermRef c, TermRef t, TermRef e) {
   return Make(TermOp::kIte, t->sort, {c, t, e});
 }
 
-bool MentionsVar(const TermRef& t) {
-  if (t->op == TermOp::kVar) return true;
-  for (const auto& a : t->args)
-    if (MentionsVar(a)) return true;
-  return false;
-}
+bool MentionsVar(const TermRef& t) { return t->has_var; }
 
 void CollectVars(const TermRef& t, std::vector<TermRef>* out) {
   if (t->op == TermOp::kVar) {
@@ -181,7 +182,8 @@ void CollectVars(const TermRef& t, std::vector<TermRef>* out) {
     out->push_back(t);
     return;
   }
-  for (const auto& a : t->args) CollectVars(a, out);
+  for (const auto& a : t->args)
+    if (a->has_var) CollectVars(a, out);
 }
 
 TermRef Substitute(const TermRef& t, const Bindings& b) {
@@ -189,7 +191,7 @@ TermRef Substitute(const TermRef& t, const Bindings& b) {
     auto it = b.find(t->ival);
     return it == b.end() ? t : it->second;
   }
-  if (t->args.empty()) return t;
+  if (!t->has_var) return t;
   std::vector<TermRef> a;
   a.reserve(t->args.size());
   bool changed = false;

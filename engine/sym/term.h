@@ -50,12 +50,24 @@ struct TermNode {
   std::string sval;       // kConstString / kVar: human-readable origin
   std::vector<TermRef> args;
   uint64_t hash = 0;
+  // The term's size as a tree (shared subterms counted every time they
+  // occur; saturates at kSaturatedSize) and depth (1 for a leaf), so walks
+  // over it can be bounded before they start.
+  uint64_t tree_size = 1;
+  uint32_t depth = 1;
+  bool has_var = false;  // a variable occurs in it
 
   bool IsConst() const {
     return op == TermOp::kConstBool || op == TermOp::kConstInt ||
            op == TermOp::kConstString;
   }
 };
+
+// Tree sizes saturate here (no overflow however large a DAG describes).
+inline constexpr uint64_t kSaturatedSize = uint64_t{1} << 62;
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a >= kSaturatedSize - b ? kSaturatedSize : a + b;
+}
 
 // Constructors. All fold constants; none throw. Sort errors are the caller's
 // job (the interpreter checks sorts before building).
