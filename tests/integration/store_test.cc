@@ -13,6 +13,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
@@ -747,6 +748,11 @@ TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
   EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
   c.outcome = "exploded";
   EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
+  // So is one without its signature: the store never computes one of its
+  // own (one definition, harness::ComputeSignature, on the worker).
+  auto unsigned_failure = Complete(l2[0].job, "failed", "");
+  EXPECT_EQ(unsigned_failure.status().code(), absl::StatusCode::kInvalidArgument) << unsigned_failure.status();
+  EXPECT_TRUE(absl::StrContains(unsigned_failure.status().message(), "signature")) << unsigned_failure.status();
   (void)r2;
 }
 

@@ -1074,7 +1074,10 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     if (!IsKind(cx.kind))
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
-    if (cx.signature.empty()) cx.signature = Sha256Hex(absl::StrCat(cx.kind, "\n", cx.reason)).substr(0, 16);
+    // One definition of a signature (harness::ComputeSignature, computed by
+    // the worker that found it); the store never invents one.
+    if (cx.signature.empty())
+      return absl::InvalidArgumentError("a failed job must report its counterexample's signature");
     if (cx.signature.size() > 200) return absl::InvalidArgumentError("signature too long");
     if (cx.input_json.size() + cx.trace_json.size() + cx.document_json.size() > (8u << 20))
       return absl::InvalidArgumentError("counterexample exceeds 8 MiB");
