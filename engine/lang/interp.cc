@@ -104,8 +104,14 @@ class Eval {
     return v;
   }
 
-  // Structural equality that builds terms when symbolic leaves meet.
+  // Structural equality that builds terms when symbolic leaves meet; costs
+  // a step per node it may visit.
   Value Equal(const Value& a, const Value& b) {
+    Charge(std::min(a.TreeSize(), b.TreeSize()));
+    return EqualWalk(a, b);
+  }
+
+  Value EqualWalk(const Value& a, const Value& b) {
     if (a.IsConcrete() && b.IsConcrete()) return Value::Bool(a == b);
     if (a.is_sym() || b.is_sym()) {
       auto sa = a.scalar_sort(), sb = b.scalar_sort();
@@ -120,7 +126,7 @@ class Eval {
         const auto& lb = b.as_list();
         if (la.size() != lb.size()) return Value::Bool(false);
         for (size_t i = 0; i < la.size(); ++i) {
-          acc = sym::MkAnd(acc, Equal(la[i], lb[i]).ToTerm());
+          acc = sym::MkAnd(acc, EqualWalk(la[i], lb[i]).ToTerm());
           if (acc->op == sym::TermOp::kConstBool && !acc->ival) break;
         }
         break;
@@ -131,7 +137,7 @@ class Eval {
         if (ma.size() != mb.size()) return Value::Bool(false);
         for (size_t i = 0; i < ma.size(); ++i) {
           if (ma[i].first != mb[i].first) return Value::Bool(false);
-          acc = sym::MkAnd(acc, Equal(ma[i].second, mb[i].second).ToTerm());
+          acc = sym::MkAnd(acc, EqualWalk(ma[i].second, mb[i].second).ToTerm());
           if (acc->op == sym::TermOp::kConstBool && !acc->ival) break;
         }
         break;
@@ -139,7 +145,7 @@ class Eval {
       case Value::Kind::kOption:
         if (a.has_value() != b.has_value()) return Value::Bool(false);
         if (!a.has_value()) return Value::Bool(true);
-        return Equal(a.inner(), b.inner());
+        return EqualWalk(a.inner(), b.inner());
       default: return Value::Bool(a == b);
     }
     return Value::Sym(acc);
@@ -152,12 +158,21 @@ class Eval {
       Fault(e->loc, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
     if (steps_ % kPollEverySteps == 0)
       if (absl::Status s = oracle_->Poll(); !s.ok()) throw Stopped{std::move(s)};
+    current_loc_ = e->loc;
     if (StackInUse() > stack_budget_)
       Fault(e->loc, absl::StrCat("evaluation nested too deeply: more than ", stack_budget_ / 1024,
                                  " KiB of stack (limit: evaluation stack)"));
     Value v = EvalNode(e);
     CheckSize(v, e->loc);
     return v;
+  }
+
+  // Counts `n` more steps of work (an operation that visits or copies n
+  // nodes, or 16n string bytes) against kMaxEvalSteps.
+  void Charge(uint64_t n) {
+    steps_ = sym::SaturatingAdd(steps_, n);
+    if (steps_ > kMaxEvalSteps)
+      Fault(current_loc_, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
   }
 
   // Bytes of native stack between the evaluation's start and here (the
@@ -403,8 +418,12 @@ class Eval {
         if (__builtin_add_overflow(a.as_int(), b.as_int(), &r)) Fault(e->loc, "integer overflow in `+`");
         return Value::Int(r);
       }
-      if (a.is_string() && b.is_string()) return Value::String(a.as_string() + b.as_string());
+      if (a.is_string() && b.is_string()) {
+        Charge((a.as_string().size() + b.as_string().size()) / 16);
+        return Value::String(a.as_string() + b.as_string());
+      }
       if (a.is_list() && b.is_list()) {
+        Charge(a.as_list().size() + b.as_list().size());
         std::vector<Value> items = a.as_list();
         items.insert(items.end(), b.as_list().begin(), b.as_list().end());
         return Value::List(std::move(items));
@@ -496,20 +515,27 @@ class Eval {
         const Value* f = NeedMap(a[0], loc, "get").Find(ConcreteKey(a[1], loc));
         return f ? Value::Some(*f) : Value::None();
       }
-      case Builtin::kSet: return NeedMap(a[0], loc, "set").Set(ConcreteKey(a[1], loc), a[2]);
-      case Builtin::kRemove: return NeedMap(a[0], loc, "remove").Remove(ConcreteKey(a[1], loc));
+      case Builtin::kSet:
+        Charge(NeedMap(a[0], loc, "set").as_map().size());  // a persistent map copies its entries
+        return a[0].Set(ConcreteKey(a[1], loc), a[2]);
+      case Builtin::kRemove:
+        Charge(NeedMap(a[0], loc, "remove").as_map().size());
+        return a[0].Remove(ConcreteKey(a[1], loc));
       case Builtin::kKeys: {
         std::vector<Value> ks;
-        for (const auto& [k, v] : NeedMap(a[0], loc, "keys").as_map()) ks.push_back(Value::String(k));
+        Charge(NeedMap(a[0], loc, "keys").as_map().size());
+        for (const auto& [k, v] : a[0].as_map()) ks.push_back(Value::String(k));
         return Value::List(std::move(ks));
       }
       case Builtin::kValues: {
         std::vector<Value> vs;
-        for (const auto& [k, v] : NeedMap(a[0], loc, "values").as_map()) vs.push_back(v);
+        Charge(NeedMap(a[0], loc, "values").as_map().size());
+        for (const auto& [k, v] : a[0].as_map()) vs.push_back(v);
         return Value::List(std::move(vs));
       }
       case Builtin::kPush: {
         if (!a[0].is_list()) TypeFault(loc, "push needs a list", a[0]);
+        Charge(a[0].as_list().size());
         std::vector<Value> items = a[0].as_list();
         items.push_back(a[1]);
         return Value::List(std::move(items));
@@ -519,6 +545,7 @@ class Eval {
         const std::vector<Value>& l = a[0].as_list();
         int64_t n = std::clamp<int64_t>(ConcreteInt(a[1], loc, "argument 2 of drop"), 0,
                                         static_cast<int64_t>(l.size()));
+        Charge(l.size() - static_cast<size_t>(n));
         return Value::List(std::vector<Value>(l.begin() + n, l.end()));
       }
       case Builtin::kIsSome:
@@ -569,7 +596,8 @@ class Eval {
   uintptr_t stack_base_;  // the stack pointer when the evaluation began
   size_t stack_budget_;   // bytes below stack_base_ the evaluation may use
   int depth_ = 0;         // function calls in progress
-  uint64_t steps_ = 0;    // E() calls so far
+  uint64_t steps_ = 0;    // E() calls and Charge()d work so far
+  Loc current_loc_;       // of the expression E() last began
 };
 
 class NoChoiceOracle : public Oracle {

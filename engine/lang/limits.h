@@ -26,7 +26,7 @@ inline constexpr int kMaxCallDepth = 200;
 //   native stack in use by the evaluation (nesting × calls; measured, so
 //   it holds whatever the frame sizes of a build, e.g. with sanitizers;
 //   less on a thread with a small stack: stack_budget.h);
-inline constexpr size_t kMaxEvalStackBytes = 1 << 20;
+inline constexpr size_t kMaxEvalStackBytes = 2 << 20;
 //   expressions evaluated in all (time: ~1 s);
 inline constexpr uint64_t kMaxEvalSteps = 10'000'000;
 // Values (and symbolic terms) an evaluation produces:

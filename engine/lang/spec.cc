@@ -10,19 +10,28 @@
 #include "absl/strings/str_join.h"
 #include "engine/lang/checks.h"
 #include "engine/lang/interp.h"
+#include "engine/lang/limits.h"
 #include "engine/lang/parser.h"
 
 namespace dualswarm::lang {
 namespace {
 
-// Does v conform to the declared type t? On mismatch fills *why.
-bool Conforms(const ir::Value& v, const TypeExpr& t, std::string* why) {
+// Does v conform to the declared type t? On mismatch fills *why. Each
+// node visited costs one of *steps_left (shared by all initial values, so
+// many typed copies of one large value cannot add up to hours).
+bool Conforms(const ir::Value& v, const TypeExpr& t, std::string* why, uint64_t* steps_left) {
   using K = ir::Value::Kind;
   auto fail = [&](absl::string_view want) {
     *why = absl::StrCat("expected ", want, ", got ", ir::Value::KindName(v.kind()));
     return false;
   };
   if (t.name == "any") return true;
+  if (*steps_left == 0) {
+    *why = absl::StrCat("checking initial values against their types took more than ", kMaxEvalSteps,
+                        " steps (limit: evaluation steps)");
+    return false;
+  }
+  --*steps_left;
   if (v.is_sym()) return true;  // never the case for initial values
   if (t.name == "int") return v.kind() == K::kInt || fail("int");
   if (t.name == "string") return v.kind() == K::kString || fail("string");
@@ -31,17 +40,17 @@ bool Conforms(const ir::Value& v, const TypeExpr& t, std::string* why) {
   if (t.name == "list") {
     if (!v.is_list()) return fail("list");
     for (const auto& x : v.as_list())
-      if (!Conforms(x, t.params[0], why)) return false;
+      if (!Conforms(x, t.params[0], why, steps_left)) return false;
     return true;
   }
   if (t.name == "option") {
     if (!v.is_option()) return fail("option");
-    return !v.has_value() || Conforms(v.inner(), t.params[0], why);
+    return !v.has_value() || Conforms(v.inner(), t.params[0], why, steps_left);
   }
   if (t.name == "map") {
     if (!v.is_map()) return fail("map");
     for (const auto& [k, x] : v.as_map())
-      if (!Conforms(x, t.params[1], why)) return false;
+      if (!Conforms(x, t.params[1], why, steps_left)) return false;
     return true;
   }
   if (t.name == "record") {
@@ -52,7 +61,7 @@ bool Conforms(const ir::Value& v, const TypeExpr& t, std::string* why) {
         *why = absl::StrCat("missing field '", t.fields[i], "'");
         return false;
       }
-      if (!Conforms(*f, t.params[i], why)) return false;
+      if (!Conforms(*f, t.params[i], why, steps_left)) return false;
     }
     return true;
   }
@@ -100,10 +109,11 @@ absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file,
   for (const auto& v : spec->ast.vars) spec->global_names.push_back(v.name);
   auto globals = Interpreter::EvalInitialGlobals(*spec);
   if (!globals.ok()) return globals.status();
+  uint64_t conform_steps = kMaxEvalSteps;
   for (size_t i = 0; i < spec->ast.vars.size(); ++i) {
     const VarDecl& v = spec->ast.vars[i];
     std::string why;
-    if (v.has_type && !Conforms((*globals)[i], v.type, &why))
+    if (v.has_type && !Conforms((*globals)[i], v.type, &why, &conform_steps))
       errors.push_back(FormatDiag(file, v.loc, absl::StrCat("initial value of '", v.name,
                                                             "' does not match its type: ", why)));
   }

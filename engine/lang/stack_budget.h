@@ -17,7 +17,7 @@ namespace dualswarm::lang {
 
 // Left unused below an evaluation, for what runs on top of it (the SMT
 // solver, printing, destructors of deep values).
-inline constexpr size_t kStackReserve = 256 << 10;
+inline constexpr size_t kStackReserve = 512 << 10;
 
 // The lowest address of this thread's stack (0 when unknown), looked up
 // once per thread.

@@ -69,11 +69,12 @@ class StoppingOracle : public Oracle {
 
 // The error of one handler run of `source` on a small stack ("(ok)" when
 // none), and how long it took.
-std::string HandlerErrorOnSmallStack(const std::string& source, double* seconds = nullptr) {
+std::string HandlerErrorOnSmallStack(const std::string& source, double* seconds = nullptr,
+                                     size_t stack_bytes = kSmallStack) {
   auto spec = LoadSpec("t.dspec", source);
   if (!spec.ok()) return absl::StrCat("(load) ", spec.status().message());
   std::string error = "(ok)";
-  RunOnStack(kSmallStack, [&] {
+  RunOnStack(stack_bytes, [&] {
     Interpreter interp(spec->get());
     StoppingOracle oracle;
     oracle.stop = false;
@@ -98,6 +99,23 @@ TEST(SpecLimits, SharedListsThatDescribeAHugeTreeStopAtValueNodes) {
   EXPECT_TRUE(absl::StrContains(error, "limit: value nodes")) << error;
   EXPECT_TRUE(absl::StartsWith(error, "t.dspec:")) << error;
   EXPECT_LT(seconds, 2.0);
+}
+
+// Many typed copies of one large value: each type check walks it, so the
+// walks share one budget (quadratic time, not exponential, but hours).
+TEST(SpecLimits, TypeChecksOfInitialValuesShareOneBudget) {
+  // l17: lists nested 18 deep, 2^18 ints (~524k nodes, under the value
+  // limit); its type written out in full.
+  std::string src = "spec t;\nvar l0 = [1, 1];\n";
+  std::string type = "int";
+  for (int i = 1; i <= 17; ++i) absl::StrAppend(&src, "var l", i, " = [l", i - 1, ", l", i - 1, "];\n");
+  for (int i = 0; i <= 17; ++i) type = absl::StrCat("list<", type, ">");
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&src, "var c", i, ": ", type, " = l17;\n");
+  absl::StrAppend(&src, kHandler);
+  double seconds = 0;
+  std::string error = LoadErrorOnSmallStack(src, &seconds);
+  EXPECT_TRUE(absl::StrContains(error, "limit: evaluation steps")) << error;
+  EXPECT_LT(seconds, 5.0);
 }
 
 // var a1 = a0 + a0 ... ×30 on strings: 674 bytes asking for > 16 GiB.
@@ -131,10 +149,14 @@ TEST(SpecLimits, DeepNativeRecursionStopsAtEvaluationStack) {
                                  " f(n - 1) }\n}\non recv q from c {\n  send c { v: f(199) };\n}\n");
   std::string error = HandlerErrorOnSmallStack(src);
   EXPECT_TRUE(absl::StrContains(error, "limit: evaluation stack")) << error;
-  // Deep recursion that stays under the limit evaluates.
-  std::string ok = "spec t;\nfn f(n) {\n  if n == 0 { 0 } else { 1 + f(n - 1) }\n}\n"
-                   "on recv q from c {\n  send c { v: f(100) };\n}\n";
-  EXPECT_EQ(HandlerErrorOnSmallStack(ok), "(ok)");
+  // Deep recursion that stays under the limit evaluates: 60 calls on the
+  // small stack, the most the call depth allows on an ordinary (8 MiB) one.
+  auto recursion = [](int n) {
+    return absl::StrCat("spec t;\nfn f(n) {\n  if n == 0 { 0 } else { 1 + f(n - 1) }\n}\n",
+                        "on recv q from c {\n  send c { v: f(", n, ") };\n}\n");
+  };
+  EXPECT_EQ(HandlerErrorOnSmallStack(recursion(60)), "(ok)");
+  EXPECT_EQ(HandlerErrorOnSmallStack(recursion(kMaxCallDepth - 1), nullptr, 8 << 20), "(ok)");
 }
 
 // The worst nesting the parser accepts loads on an ordinary thread, and on
