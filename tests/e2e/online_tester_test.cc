@@ -1,6 +1,7 @@
 // The online tester against real processes on loopback: the reference
 // servers (correct ones must pass, every mutant must be caught), SUTs that
 // fail to start, and Debian's nginx as a WebDAV server nobody here wrote.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -173,6 +174,21 @@ TEST(SutLifecycle, CommandThatExitsAtOnceIsAClearError) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("exit code 3"), std::string::npos) << r.status();
   EXPECT_NE(r.status().message().find("starting"), std::string::npos) << r.status();
+}
+
+// A SUT that wrote 64 MiB before dying: the error quotes the end of its
+// output, read without loading the whole log into memory.
+TEST(SutLifecycle, ChattyCommandIsQuotedByItsTail) {
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  auto r = RunJob(Shipped("kv.dspec"),
+                  Options("head -c 67108864 /dev/zero | tr '\\0' x; echo; echo the last words; exit 3", "jsonl", 1, 10));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the last words"), std::string::npos);
+  EXPECT_LT(r.status().message().size(), 4000u);
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 32 * 1024) << "KiB of peak memory grew while reading the log";
 }
 
 TEST(SutLifecycle, CommandThatNeverListensTimesOut) {

@@ -154,13 +154,17 @@ void SutProcess::Stop() {
   NotifySut(pid_, false);
 }
 
+// Reads only the last max_bytes: a SUT may have written gigabytes.
 std::string SutProcess::LogTail(size_t max_bytes) const {
-  std::ifstream in(dir_ + "/sut.log", std::ios::binary);
+  std::ifstream in(dir_ + "/sut.log", std::ios::binary | std::ios::ate);
   if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
+  in.seekg(from);
+  std::string s(static_cast<size_t>(size - from), '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  s.resize(static_cast<size_t>(in.gcount()));
+  return s;
 }
 
 SutProcess::~SutProcess() {
