@@ -106,8 +106,11 @@ class Executor::Gen : public lang::GenContext {
       if (v->is_string()) ref.fn = (*rng_)() % 2 ? "weaken" : "strip_weak";
     }
     auto fallback = ir::ApplyJFn(ref.fn, *ir::FollowJPath(m->msg, *jp));
-    return ir::MakeHole(ref, fallback.ok() ? &*fallback : nullptr);
+    holes_.push_back(ir::MakeHole(ref, fallback.ok() ? &*fallback : nullptr));
+    return holes_.back();
   }
+  // The holes Observed() made: every other map that looks like one is data.
+  const std::vector<Value>& holes() const { return holes_; }
 
  private:
   bool Allowed(int site, size_t i, const std::vector<bool>& excluded, bool use_mask) const {
@@ -117,6 +120,7 @@ class Executor::Gen : public lang::GenContext {
   std::mt19937_64* rng_;
   const FeatureMask* mask_;
   const std::vector<ir::LabeledMessage>* msgs_;
+  std::vector<Value> holes_;
 };
 
 namespace {
@@ -143,6 +147,7 @@ void HeaderLeaves(const Value& v, ir::JPath* path,
 
 // Labels of the holes in a J-expression.
 void HoleLabels(const Value& j, std::vector<int64_t>* out) {
+  if (ir::IsQuoted(j)) return;
   if (ir::IsHole(j)) {
     if (auto ref = ir::ParseJRef(j.Find("$ref")->as_string()); ref.ok()) out->push_back(ref->label);
     return;
@@ -258,7 +263,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     Gen gen(&rng_, &opts_.mask, &messages_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();
-    item.jexpr = AutoReference(*jexpr, response_headers_);
+    item.jexpr = AutoReference(ir::QuoteLookalikes(*jexpr, gen.holes()), response_headers_);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
   }
   // A hole that refers to the response of a request still outstanding waits

@@ -65,6 +65,7 @@ class ShrinkRun {
 // move down; references into the removed range stay (and are then
 // resolved loosely).
 Value ShiftLabels(const Value& j, size_t start, size_t end) {
+  if (ir::IsQuoted(j)) return j;
   if (ir::IsHole(j)) {
     auto ref = ir::ParseJRef(j.Find("$ref")->as_string());
     if (!ref.ok()) return j;

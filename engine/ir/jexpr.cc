@@ -1,5 +1,7 @@
 #include "engine/ir/jexpr.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -107,7 +109,32 @@ bool IsHole(const Value& v) {
   return r != nullptr && r->is_string();
 }
 
+bool IsQuoted(const Value& v) { return v.is_map() && v.as_map().size() == 1 && v.Find("$quote") != nullptr; }
+
+Value Quote(const Value& v) { return Value::Map({{"$quote", v}}); }
+
+Value QuoteLookalikes(const Value& v, const std::vector<Value>& holes) {
+  if (v.is_map()) {
+    if (v.Find("$ref") != nullptr || v.Find("$quote") != nullptr) {
+      bool real = IsHole(v) && std::find(holes.begin(), holes.end(), v) != holes.end();
+      return real ? v : Quote(v);
+    }
+    MapEntries e;
+    e.reserve(v.as_map().size());
+    for (const auto& [k, x] : v.as_map()) e.emplace_back(k, QuoteLookalikes(x, holes));
+    return Value::Map(std::move(e));
+  }
+  if (v.is_list()) {
+    std::vector<Value> items;
+    items.reserve(v.as_list().size());
+    for (const auto& x : v.as_list()) items.push_back(QuoteLookalikes(x, holes));
+    return Value::List(std::move(items));
+  }
+  return v;
+}
+
 bool HasHoles(const Value& v) {
+  if (IsQuoted(v)) return false;
   if (IsHole(v)) return true;
   if (v.is_map()) {
     for (const auto& [k, x] : v.as_map())
@@ -162,6 +189,7 @@ absl::StatusOr<Value> Resolve(const Value& hole, const std::vector<LabeledMessag
 }  // namespace
 
 absl::StatusOr<Value> Instantiate(const Value& jexpr, const std::vector<LabeledMessage>& trace) {
+  if (IsQuoted(jexpr)) return *jexpr.Find("$quote");
   if (IsHole(jexpr)) return Resolve(jexpr, trace);
   if (jexpr.is_map()) {
     MapEntries e;

@@ -8,6 +8,9 @@
 // Holes are filled when the request is sent. Evaluation is loose: if the
 // label is missing or lacks the path in this run, the most recent message
 // that has the path is used instead; only if none has it is "$else" used.
+// Data that merely looks like a hole (a map with a "$ref" or "$quote" key
+// that a spec built, e.g. a JSON-schema reference in a request) travels
+// quoted, {"$quote": VALUE}: taken literally, never filled.
 #ifndef DUALSWARM_ENGINE_IR_JEXPR_H_
 #define DUALSWARM_ENGINE_IR_JEXPR_H_
 
@@ -47,8 +50,14 @@ std::string JRefToString(const JRef& r);
 Value MakeHole(const JRef& ref, const Value* fallback);
 // Whether v is a hole (a map with a string "$ref").
 bool IsHole(const Value& v);
-// Whether any hole occurs in v.
+// Whether any hole occurs in v (outside quotes).
 bool HasHoles(const Value& v);
+// {"$quote": v}, and whether v is such a quote.
+Value Quote(const Value& v);
+bool IsQuoted(const Value& v);
+// v with every map that looks like a hole or a quote quoted, except the
+// real holes listed in `holes` (those a gen block's observed() made).
+Value QuoteLookalikes(const Value& v, const std::vector<Value>& holes);
 
 // One message of the live trace that holes may refer to.
 struct LabeledMessage {

@@ -178,6 +178,36 @@ TEST(Executor, MaskSwitchesAlternativesOff) {
   EXPECT_EQ((*ex)->in_flight(), 2u);
 }
 
+// A request whose data contains maps that look like holes or quotes (a
+// JSON-schema "$ref") is sent as written: only observed() makes holes.
+TEST(Executor, DataThatLooksLikeAHoleIsSentLiterally) {
+  auto spec = lang::LoadSpec("schema.dspec", R"(spec schema;
+use json;
+on recv q from c {
+  send c { ok: true };
+}
+gen request {
+  { op: "put", doc: { "$ref": "#/definitions/a" }, also: [{ "$quote": 1 }] }
+}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  harness::ExecutorOptions o;
+  o.connections = 1;
+  o.max_in_flight = 1;
+  o.steps = 1;
+  auto ex = harness::Executor::Create(*spec, o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  auto r = (*ex)->Next();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(ir::ToJson((*r)->msg), R"({"also":[{"$quote":1}],"doc":{"$ref":"#/definitions/a"},"op":"put"})");
+  EXPECT_FALSE(ir::HasHoles((*r)->jexpr));
+  // The input replays to the same request.
+  auto again = ir::Instantiate((*r)->jexpr, {});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, (*r)->msg);
+}
+
 TEST(Executor, WrongResponseIsRejectedAndOverdueIsReported) {
   auto spec = *lang::LoadSpec("echo.dspec", kSpec);
   harness::ExecutorOptions o;
