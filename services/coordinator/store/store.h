@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "services/coordinator/store/socket_watchdog.h"
 
 namespace dualswarm::coord {
@@ -294,8 +295,11 @@ class Store {
 
   // --- specs ---
   // Stores a version (a no-op for a source already stored); `created` tells which.
+  // `gens`: the spec's gen block names; runs of this version must name one
+  // of them (nullopt: unknown, not checked — versions stored before schema v5).
   absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name,
-                                  const std::string& source, int choice_sites, bool* created);
+                                  const std::string& source, int choice_sites, bool* created,
+                                  std::optional<std::vector<std::string>> gens = std::nullopt);
   absl::StatusOr<SpecRow> GetSpec(const std::string& hash);
   absl::StatusOr<SpecRow> GetLatestSpec(const std::string& name);
   absl::StatusOr<Listing<SpecRow>> ListSpecs(const std::string& name, const Page& page);
@@ -429,6 +433,15 @@ std::string ConnectionUrlWithLimits(const std::string& url, int connect_timeout_
 
 // Hex SHA-256 (spec content addresses, token hashes).
 std::string Sha256Hex(const std::string& data);
+
+// Text reaches PostgreSQL through libpqxx as C strings, so a NUL byte would
+// silently cut a value short (a spec stored up to its NUL under the hash of
+// the whole source). CheckText refuses NUL in `value` — and CR/LF too when
+// `single_line` (commands, addresses, probes, names) — naming `field`.
+// ScrubText replaces NULs with "\\0" in text a worker reports (reasons
+// that quote SUT output), which must be stored rather than refused.
+absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line);
+std::string ScrubText(std::string text);
 
 // The store's limits, shared with the service layer's validation.
 inline constexpr int kMaxJobsPerRun = 100000;
