@@ -260,6 +260,19 @@ struct RunFilter {
   int64_t target_id = 0;  // 0 = any
 };
 
+// The default statement timeout and connect timeout. Chosen so that a
+// database that does not answer at all is given up on before a client's
+// deadline: GiveUpOnDatabaseAfter(15000) = 15 + 1 + 3.75 = 19.75 s for a
+// pooled connection, at most 5 s more for a new one (libpq's connect
+// timeout) = 24.75 s < the 30 s deadline of the CLI (cli/remote/client.h
+// kUnaryDeadline) and of the HTTP gateway's calls (HttpGateway::Options).
+// So the client gets the documented UNAVAILABLE ("no answer within ..."),
+// not DEADLINE_EXCEEDED. With 30000 the give-up came at 38.5 s, after the
+// client had given up. Change both sides together
+// (coordinator_outage_test checks the relation).
+inline constexpr int kDefaultStatementTimeoutMs = 15000;
+inline constexpr int kDefaultConnectTimeoutS = 5;
+
 // How long a transaction may take before the store gives its connection
 // up (Options::statement_timeout_ms + 1 s + a quarter); zero: no limit.
 std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms);
@@ -277,9 +290,9 @@ class Store {
     // waiting as long for a free pooled connection also ends. Each gives
     // UNAVAILABLE instead of an RPC thread held while the database hangs.
     // 0: no limit.
-    int statement_timeout_ms = 30000;
+    int statement_timeout_ms = kDefaultStatementTimeoutMs;
     // libpq connect_timeout (seconds) added to `url` unless it sets one.
-    int connect_timeout_s = 5;
+    int connect_timeout_s = kDefaultConnectTimeoutS;
   };
 
   // Connects and applies pending migrations. UNAVAILABLE if the database
