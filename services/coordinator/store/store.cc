@@ -23,6 +23,7 @@
 #include "services/coordinator/cron.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
+#include "util/ready_probe.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -761,9 +762,7 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& t) {
     return absl::InvalidArgumentError(
         "the launch command must contain {port} (the worker picks a free port per job)");
   std::string probe = t.readiness_probe.empty() ? "tcp" : t.readiness_probe;
-  if (probe != "tcp" && !(absl::StartsWith(probe, "http:/") && probe.size() < 1024))
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad readiness probe \"", probe, "\": want \"tcp\" or \"http:/PATH\""));
+  if (auto p = util::ParseReadyProbe(probe); !p.ok()) return p.status();
   int ready_ms = t.readiness_timeout_ms == 0 ? 10000 : t.readiness_timeout_ms;
   if (ready_ms < 1 || ready_ms > 600000)
     return absl::InvalidArgumentError("readiness timeout must be between 1 ms and 10 minutes");
