@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
+#include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
 #include "engine/harness/counterexample.h"
@@ -42,7 +43,10 @@ const char kTestHelp[] =
     "  --connections N        client connections (default 4)\n"
     "  --max-in-flight N      outstanding requests over all connections (default: connections)\n"
     "  --branch-order O       first | last | random | most-constrained (default first)\n"
-    "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives\n"
+    "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives:\n"
+    "                         bit i of SITE's entry switches off alternative i of the\n"
+    "                         SITE-th oneof/freq (0-based, in order of appearance;\n"
+    "                         docs/spec-language.md); a site the spec lacks is an error\n"
     "  --swarm                a random feature mask derived from the seed\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
@@ -171,6 +175,7 @@ int TestCommand(const std::vector<std::string>& args) {
   if (f.count("feature-mask")) {
     auto m = harness::FeatureMask::Parse(f["feature-mask"]);
     if (!m.ok()) return BadInput(std::string(m.status().message()));
+    if (auto st = workers::CheckFeatureMask(**spec, *m); !st.ok()) return BadInput(std::string(st.message()));
     o.exec.mask = *m;
   } else if (f.count("swarm")) {
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, (*spec)->ast.num_choice_sites);

@@ -425,6 +425,16 @@ TEST_F(CliTest, EveryCommandAnswersHelp) {
   }
 }
 
+// A feature mask entry for a site the spec does not have was ignored: the
+// run tested with nothing switched off. It is refused, naming the sites.
+TEST_F(CliTest, FeatureMaskForAMissingSiteIsRefused) {
+  Result r = Cli({"test", "--spec", KvSpec(), "--target", "127.0.0.1:1", "--feature-mask", "1:c,7:1"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "spec 'kv' has no choice site 7; its sites (0-1):")) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "site 1: ")) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "(oneof in gen request), 4 alternatives (bits 0-3)")) << r;
+}
+
 TEST_F(CliTest, MaxStepsBoundIsInconclusiveNotAccept) {
   std::string trace = WriteLines("ok.jsonl", {kPut1, kOk2, kPut3, kOk4});
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace, "--max-steps", "1"});

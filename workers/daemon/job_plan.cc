@@ -5,6 +5,7 @@
 #include "engine/check/observation.h"
 #include "engine/ir/json.h"
 #include "util/ready_probe.h"
+#include "workers/runner/choice_sites.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -86,6 +87,7 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
     auto mask = harness::FeatureMask::Parse(job.feature_mask());
     if (!mask.ok())
       return absl::InvalidArgumentError(absl::StrCat("malformed feature mask: ", mask.status().message()));
+    if (auto st = CheckFeatureMask(*plan.spec, *mask); !st.ok()) return st;
     o.exec.mask = *mask;
   }
   return plan;
