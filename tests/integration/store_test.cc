@@ -436,6 +436,10 @@ TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
   EXPECT_EQ(store_->RegisterWorker(w).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->CreateToken("admin", std::string("a\0b", 3)).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Lookups too: "kv\0junk" must not find "kv".
+  DS_ASSERT_OK(store_->PutSpec("kv", "kv.dspec", "spec kv;", 0, nullptr));
+  EXPECT_EQ(store_->GetLatestSpec(std::string("kv\0junk", 7)).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->GetTargetByName(std::string("kv\0", 3)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(StoreTest, ReportedTextKeepsWhatFollowsANul) {

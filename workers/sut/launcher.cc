@@ -174,7 +174,9 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
     std::string status;
     if (!p->Alive(&status))
       return absl::FailedPreconditionError(absl::StrCat(
-          "the SUT command exited before it was ready (", status, "): ", cmd,
+          "the SUT command exited before it ",
+          probe->http ? absl::StrCat("answered GET ", probe->path) : std::string("accepted connections"), " (",
+          status, "): ", cmd,
           "\n--- sut.log ---\n", p->LogTail()));
     if (!probe->http ? CanConnect("127.0.0.1", *port)
                      : AnswersHttp(*port, probe->path, std::min(1000, MsUntil(deadline)), &last))

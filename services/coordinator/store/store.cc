@@ -695,6 +695,8 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
 }
 
 absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
+  if (auto st = CheckText("hash", hash, true); !st.ok()) return st;
+
   return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash);
@@ -704,6 +706,8 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 }
 
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
@@ -714,6 +718,8 @@ absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
 }
 
 absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const Page& page) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
@@ -797,6 +803,8 @@ absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
 }
 
 absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
@@ -843,6 +851,8 @@ absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
 }
 
 absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
+  if (auto st = CheckText("spec_hash", filter.spec_hash, true); !st.ok()) return st;
+
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
@@ -1306,6 +1316,7 @@ absl::StatusOr<int> Store::RequeueExpiredLeases() {
 absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_hash,
                                                         int64_t target_id, int64_t run_id,
                                                         const Page& page) {
+  if (auto st = CheckText("spec_hash", spec_hash, true); !st.ok()) return st;
   auto offset = ParsePageToken(page.after);
   if (!offset.ok()) return offset.status();
   int size = PageSize(page);
@@ -1496,6 +1507,8 @@ absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
 }
 
 absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
