@@ -80,7 +80,10 @@ TEST_F(JobProcessTest, LimitIsReadinessPlusBudgetPlusGraceAndGrowsWhileShrinking
   JobProcessOptions o;
   o.grace_seconds = 10;
   o.shrink_max_seconds = 60;
-  EXPECT_EQ(OverrunLimitSeconds(job, o, false), 0) << "no time budget: no limit";
+  o.max_job_seconds = 0;
+  EXPECT_EQ(OverrunLimitSeconds(job, o, false), 0) << "no time budget, no cap: no limit";
+  o.max_job_seconds = 3600;
+  EXPECT_EQ(OverrunLimitSeconds(job, o, true), 3600) << "no time budget: the worker's cap, shrinking included";
   job.mutable_budget()->set_time_budget_ms(3000);
   job.mutable_target()->set_address("127.0.0.1:1");
   EXPECT_DOUBLE_EQ(OverrunLimitSeconds(job, o, false), 13);
@@ -135,13 +138,14 @@ TEST_F(JobProcessTest, ChildPastItsBudgetIsKilledWithItsGroupAndSuts) {
   EXPECT_FALSE(result->has_counterexample());
 }
 
-TEST_F(JobProcessTest, ChildWithoutBudgetIsNotKilled) {
+TEST_F(JobProcessTest, ChildWithoutBudgetOrCapIsNotKilled) {
   v1::LeasedJob job;
   job.mutable_target()->set_address("127.0.0.1:1");
   JobProcessOptions o;
   o.self_exe = script_;
   o.job_dir = dir_ + "/job";
   o.grace_seconds = 0;
+  o.max_job_seconds = 0;
   auto proc = JobProcess::Start(job, o);
   ASSERT_TRUE(proc.ok()) << proc.status();
   pid_t sut = ReadPid(dir_ + "/sut.pid");
@@ -154,6 +158,31 @@ TEST_F(JobProcessTest, ChildWithoutBudgetIsNotKilled) {
   (*proc)->Kill();
   for (int i = 0; i < 100 && Running(sut); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(Running(sut));
+}
+
+TEST_F(JobProcessTest, ChildWithoutBudgetIsKilledAtTheWorkersCap) {
+  v1::LeasedJob job;
+  job.mutable_target()->set_address("127.0.0.1:1");
+  JobProcessOptions o;
+  o.self_exe = script_;
+  o.job_dir = dir_ + "/job";
+  o.max_job_seconds = 1;
+  auto proc = JobProcess::Start(job, o);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  pid_t sut = ReadPid(dir_ + "/sut.pid");
+  auto started = Clock::now();
+  while ((*proc)->Poll()) {
+    ASSERT_LT(Clock::now() - started, std::chrono::seconds(10)) << "the child was never killed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_TRUE((*proc)->overran());
+  for (int i = 0; i < 100 && Running(sut); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(Running(sut));
+  auto result = (*proc)->Result();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome(), v1::JOB_OUTCOME_ERROR);
+  EXPECT_NE(result->reason().find("no time budget"), std::string::npos) << result->reason();
+  EXPECT_NE(result->reason().find("--max-job-seconds"), std::string::npos) << result->reason();
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ constexpr int kChildProgressFd = 3;
 }  // namespace
 
 double OverrunLimitSeconds(const v1::LeasedJob& job, const JobProcessOptions& options, bool shrinking) {
-  if (job.budget().time_budget_ms() <= 0) return 0;
+  if (job.budget().time_budget_ms() <= 0) return options.max_job_seconds;  // whole job, shrinking included
   double ready = 0;
   if (!job.target().launch().empty())
     ready = job.target().readiness().timeout_ms() > 0 ? job.target().readiness().timeout_ms() / 1000.0 : 10.0;
@@ -248,6 +248,11 @@ void JobProcess::Kill() {
 
 std::string JobProcess::OverrunReason() const {
   const v1::LeasedJob& j = job_;
+  if (j.budget().time_budget_ms() <= 0)
+    return absl::StrCat("timed out: the job has no time budget and ran past the worker's limit for such jobs (",
+                        options_.max_job_seconds, " s, dualswarm-worker --max-job-seconds); the worker killed it "
+                        "and its SUTs. Not a finding against the SUT; give the run a time budget. Log tail:\n",
+                        LogTail(1500));
   std::string limits = absl::StrCat("time budget of ", j.budget().time_budget_ms(), " ms");
   if (!j.target().launch().empty())
     absl::StrAppend(&limits, " + SUT readiness timeout of ",

@@ -36,10 +36,14 @@ struct JobProcessOptions {
   // How long past its limits (SUT readiness timeout + time budget) a job
   // may run before it is killed: teardown, the checker's last observation.
   double grace_seconds = 10;
+  // The wall-time limit of a job without a time budget, shrinking included
+  // (0: none).
+  double max_job_seconds = 3600;
 };
 
-// The wall time a job child may take before it is killed (0: no limit, the
-// job has no time budget): the SUT's readiness timeout (launched targets),
+// The wall time a job child may take before it is killed: for a job without
+// a time budget, options.max_job_seconds (0: no limit); otherwise the SUT's
+// readiness timeout (launched targets),
 // plus the time budget, plus the grace; once the child reports shrinking,
 // also the shrinking budget and one more run (a rerun's SUT start and budget).
 double OverrunLimitSeconds(const v1::LeasedJob& job, const JobProcessOptions& options, bool shrinking);
