@@ -37,6 +37,18 @@ const char kCheckHelp[] =
     "\n"
     "exit: 0 ACCEPT, 1 REJECT, 2 bad input / spec error / INCONCLUSIVE\n";
 
+const char kLintHelp[] =
+    "usage: dualswarm lint --spec FILE\n"
+    "\n"
+    "Loads a spec (lexer, parser, type checker, the same loader every other command\n"
+    "uses) and reports every error with file:line:column, or one OK line with the\n"
+    "spec's name, counts and content hash.\n"
+    "\n"
+    "options:\n"
+    "  --spec FILE          the .dspec spec\n"
+    "\n"
+    "exit: 0 the spec loads, 2 it does not (or bad input)\n";
+
 }  // namespace
 
 int CheckCommand(const std::vector<std::string>& args) {
@@ -109,6 +121,10 @@ int CheckCommand(const std::vector<std::string>& args) {
 }
 
 int SpecCheckCommand(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::fputs(kLintHelp, stdout);
+    return kExitOk;
+  }
   FlagMap f;
   std::string err;
   if (!ParseFlags(args, {"spec"}, {}, &f, &err) || !f.count("spec"))

@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
+#include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
 #include "engine/harness/counterexample.h"
@@ -42,7 +43,10 @@ const char kTestHelp[] =
     "  --connections N        client connections (default 4)\n"
     "  --max-in-flight N      outstanding requests over all connections (default: connections)\n"
     "  --branch-order O       first | last | random | most-constrained (default first)\n"
-    "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives\n"
+    "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives:\n"
+    "                         bit i of SITE's entry switches off alternative i of the\n"
+    "                         SITE-th oneof/freq (0-based, in order of appearance;\n"
+    "                         docs/spec-language.md); a site the spec lacks is an error\n"
     "  --swarm                a random feature mask derived from the seed\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
@@ -57,13 +61,20 @@ const char kTestHelp[] =
     "  --shrink-time S        shrinking budget in seconds (default 60)\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"
-    "  --json                 print the result (and counterexample) as JSON\n"
+    "  --json                 print the result as one JSON document, the same keys for\n"
+    "                         every verdict (docs/counterexample.md); a finding's\n"
+    "                         counterexample is its \"counterexample\" field\n"
     "  --quiet                no progress output\n"
     "\n"
     "exit: 0 passed, 1 a finding (safety, liveness, sut-crash), 2 bad input, spec error\n"
     "or inconclusive\n";
 
-std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r) {
+// The one document `dualswarm test --json` prints for every verdict (passed,
+// a finding, inconclusive, spec error): the same keys every time, described
+// in docs/counterexample.md ("dualswarm test --json"). `cx_json` is the
+// counterexample document of a finding (what --save writes), or empty.
+std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r,
+                       const std::string& cx_json) {
   std::string out = absl::StrCat("{\"kind\":\"", workers::OutcomeName(r.outcome), "\",\"reason\":");
   ir::AppendJsonString(r.reason, &out);
   absl::StrAppend(&out, ",\"spec\":{\"name\":");
@@ -73,23 +84,24 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
                   check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"",
                   o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
-                  ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds,
+                  ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received,
+                  ",\"seconds\":", r.seconds,
                   ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
                   ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
                   ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
                   ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
                   ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":",
                   r.stats.max_observe_seconds, "}");
-  if (r.outcome != workers::Outcome::kPassed) {
-    out += ",\"input\":[";
-    for (size_t i = 0; i < r.inputs.size(); ++i)
-      absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr), "}");
-    out += "],\"trace\":[";
-    for (size_t i = 0; i < r.trace.size(); ++i)
-      absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(r.trace[i]));
-    absl::StrAppend(&out, "],\"verdict\":", check::VerdictToJson(r.verdict, &r.stats));
-  }
-  out += "}";
+  // A passing run's whole traffic is not printed: input and trace are empty.
+  bool passed = r.outcome == workers::Outcome::kPassed;
+  out += ",\"input\":[";
+  for (size_t i = 0; !passed && i < r.inputs.size(); ++i)
+    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr), "}");
+  out += "],\"trace\":[";
+  for (size_t i = 0; !passed && i < r.trace.size(); ++i)
+    absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(r.trace[i]));
+  absl::StrAppend(&out, "],\"verdict\":", check::VerdictToJson(r.verdict, &r.stats),
+                  ",\"counterexample\":", cx_json.empty() ? "null" : cx_json, "}");
   return out;
 }
 
@@ -163,6 +175,7 @@ int TestCommand(const std::vector<std::string>& args) {
   if (f.count("feature-mask")) {
     auto m = harness::FeatureMask::Parse(f["feature-mask"]);
     if (!m.ok()) return BadInput(std::string(m.status().message()));
+    if (auto st = workers::CheckFeatureMask(**spec, *m); !st.ok()) return BadInput(std::string(st.message()));
     o.exec.mask = *m;
   } else if (f.count("swarm")) {
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, (*spec)->ast.num_choice_sites);
@@ -221,7 +234,7 @@ int TestCommand(const std::vector<std::string>& args) {
       std::fclose(out);
     }
     if (json) {
-      std::printf("%s\n", cx_json.c_str());
+      std::printf("%s\n", ResultJson(**spec, o, *r, cx_json).c_str());
     } else {
       std::printf("%s after %llu requests (seed %llu, %.2f s)\n\n%s", workers::OutcomeName(r->outcome),
                   static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(o.exec.seed),
@@ -229,7 +242,7 @@ int TestCommand(const std::vector<std::string>& args) {
       if (f.count("save")) std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
     }
   } else if (json) {
-    std::printf("%s\n", ResultJson(**spec, o, *r).c_str());
+    std::printf("%s\n", ResultJson(**spec, o, *r, "").c_str());
   } else if (r->outcome == workers::Outcome::kPassed) {
     std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "
                 "(seed %llu, %.2f s, %.0f requests/s)\n",

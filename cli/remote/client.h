@@ -35,6 +35,10 @@ inline constexpr int kExitRunNotPassed = 3;
 inline constexpr int kExitCoordinator = 4;
 
 inline constexpr char kDefaultAddress[] = "127.0.0.1:7420";
+// Longer than the coordinator's own give-up on a frozen database with its
+// default flags (24.75 s at most, services/coordinator/store/store.h
+// kDefaultStatementTimeoutMs), so a hung database reaches the user as
+// UNAVAILABLE from the coordinator, not as this deadline.
 inline constexpr std::chrono::seconds kUnaryDeadline{30};
 
 // The help paragraph every remote command prints under its own.

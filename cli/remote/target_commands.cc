@@ -49,7 +49,7 @@ const char kTargetHelp[] =
     "                      directory); {port} becomes a free port, {dir} the directory\n"
     "    --address H:P     or: test a server that is already running there\n"
     "    --ready P         readiness probe of a launched SUT: tcp (a connect succeeds, the\n"
-    "                      default) or http:/PATH (any HTTP response to GET PATH)\n"
+    "                      default) or http:/PATH (GET PATH answers 2xx, 3xx or 4xx)\n"
     "    --ready-timeout-ms N  give up on a launched SUT after N ms (default 10000)\n"
     "    --reset R         between jobs: restart-per-job (default with --launch) or none\n"
     "                      (default with --address)\n"

@@ -115,13 +115,14 @@ HttpGateway::Response Error(grpc::StatusCode code, const std::string& message) {
   return r;
 }
 
-// %XX and '+' decoding of one query component; false on a bad escape or a
-// NUL byte.
-bool UrlDecode(absl::string_view in, std::string* out) {
+// %XX (and in a query, '+') decoding of one URL component; false on a bad
+// escape or a NUL byte (%00).
+bool UrlDecode(absl::string_view in, std::string* out, bool plus_is_space = true) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
-    if (c == '+') {
+    if (c == '\0') return false;
+    if (c == '+' && plus_is_space) {
       *out += ' ';
     } else if (c == '%') {
       if (i + 2 >= in.size() || !absl::ascii_isxdigit(in[i + 1]) || !absl::ascii_isxdigit(in[i + 2]))
@@ -133,6 +134,28 @@ bool UrlDecode(absl::string_view in, std::string* out) {
     } else {
       *out += c;
     }
+  }
+  return true;
+}
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code
+// points past U+10FFFF): protobuf string fields must be, or the request
+// cannot even be parsed by the service.
+bool ValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
   }
   return true;
 }
@@ -248,6 +271,7 @@ grpc::Status SetField(pb::Message* msg, const std::string& name, const std::stri
       break;
     }
     case pb::FieldDescriptor::CPPTYPE_STRING:
+      if (!ValidUtf8(value)) return bad("not valid UTF-8");
       r->SetString(msg, f, value);
       break;
     case pb::FieldDescriptor::CPPTYPE_ENUM: {
@@ -323,6 +347,33 @@ bool SafeAssetPath(const std::string& path) {
   return true;
 }
 
+// Fills `req` from the path parameters already in `params` and the query:
+// INVALID_ARGUMENT naming what is wrong; FAILED_PRECONDITION for a token in
+// the URL (refused before anything else).
+grpc::Status FillRequest(const std::string& query,
+                                      std::vector<std::pair<std::string, std::string>>* params,
+                                      pb::Message* req) {
+  auto invalid = [](const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); };
+  if (!query.empty()) {
+    std::vector<absl::string_view> pairs = absl::StrSplit(query, '&', absl::SkipEmpty());
+    if (pairs.size() > kMaxParams) return invalid("too many query parameters");
+    for (absl::string_view kv : pairs) {
+      size_t eq = kv.find('=');
+      std::string k, v;
+      if (!UrlDecode(kv.substr(0, eq), &k) ||
+          !UrlDecode(eq == absl::string_view::npos ? "" : kv.substr(eq + 1), &v))
+        return invalid("bad percent-escape or NUL (%00) in the query");
+      if (k == "access_token")  // never accepted: tokens would end up in logs and history
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            "send the token as \"Authorization: Bearer TOKEN\", not in the URL");
+      params->emplace_back(std::move(k), std::move(v));
+    }
+  }
+  for (const auto& [k, v] : *params)
+    if (auto st = SetField(req, k, v); !st.ok()) return st;
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- gateway
@@ -353,6 +404,9 @@ absl::StatusOr<int> HttpGateway::Start() {
                         "request_timeout_ms", timeout.c_str(),
                         "max_request_size", "16384",
                         "enable_keep_alive", "no",  // one request per connection: simple, robust
+                        // The path arrives as sent: decoding it here would end it at a %00
+                        // ("/app.js%00.html" served app.js); Handle decodes and refuses NULs.
+                        "decode_url", "no",
                         nullptr};
   mg_callbacks callbacks{};
   // civetweb logs listen failures on stderr by default; keep them for the
@@ -382,7 +436,7 @@ int HttpGateway::OnRequest(mg_connection* conn, void* self) {
   auto* gw = static_cast<HttpGateway*>(self);
   const mg_request_info* info = mg_get_request_info(conn);
   std::string method = info->request_method ? info->request_method : "";
-  // civetweb hands over the path decoded and the query as sent.
+  // civetweb hands over the path and the query as sent (decode_url=no).
   std::string target = info->local_uri_raw ? info->local_uri_raw : "";
   if (info->query_string != nullptr) absl::StrAppend(&target, "?", info->query_string);
   const char* auth = mg_get_header(conn, "Authorization");
@@ -412,8 +466,9 @@ HttpGateway::Response HttpGateway::Handle(const std::string& method, const std::
   std::string query = q == std::string::npos ? "" : target.substr(q + 1);
   if (path.empty() || path[0] != '/')
     return Error(grpc::StatusCode::INVALID_ARGUMENT, "request target must start with /");
-  if (path.find('\0') != std::string::npos)
-    return Error(grpc::StatusCode::INVALID_ARGUMENT, "NUL in the path");
+  std::string raw_path = path;
+  if (!UrlDecode(raw_path, &path, /*plus_is_space=*/false))
+    return Error(grpc::StatusCode::INVALID_ARGUMENT, "bad percent-escape or NUL (%00) in the path");
   bool api = path == "/api" || absl::StartsWith(path, "/api/");
   if (method != "GET" && method != "HEAD") {
     Response r = Error(grpc::StatusCode::UNIMPLEMENTED, absl::StrCat("method ", method, " not allowed"));
@@ -433,26 +488,23 @@ HttpGateway::Response HttpGateway::Api(const std::string& path, const std::strin
   const Route* route = Match(segments, &params);
   if (route == nullptr)
     return Error(grpc::StatusCode::NOT_FOUND, absl::StrCat("no API route ", path));
-  if (!query.empty()) {
-    std::vector<absl::string_view> pairs = absl::StrSplit(query, '&', absl::SkipEmpty());
-    if (pairs.size() > kMaxParams)
-      return Error(grpc::StatusCode::INVALID_ARGUMENT, "too many query parameters");
-    for (absl::string_view kv : pairs) {
-      size_t eq = kv.find('=');
-      std::string k, v;
-      if (!UrlDecode(kv.substr(0, eq), &k) ||
-          !UrlDecode(eq == absl::string_view::npos ? "" : kv.substr(eq + 1), &v))
-        return Error(grpc::StatusCode::INVALID_ARGUMENT, "bad percent-escape in the query");
-      if (k == "access_token")  // never accepted: tokens would end up in logs and history
-        return Error(grpc::StatusCode::INVALID_ARGUMENT,
-                     "send the token as \"Authorization: Bearer TOKEN\", not in the URL");
-      params.emplace_back(std::move(k), std::move(v));
-    }
-  }
   std::unique_ptr<pb::Message> req = route->new_request();
-  for (const auto& [k, v] : params)
-    if (auto st = SetField(req.get(), k, v); !st.ok()) return Error(st.error_code(), st.error_message());
+  grpc::Status bad = FillRequest(query, &params, req.get());
+  if (bad.error_code() == grpc::StatusCode::FAILED_PRECONDITION)  // a token in the URL: never used
+    return Error(grpc::StatusCode::INVALID_ARGUMENT, bad.error_message());
   std::unique_ptr<pb::Message> resp = route->new_response();
+  if (!bad.ok()) {
+    // Authentication first: a caller the route would refuse learns nothing
+    // about its parameters. The route's method with an empty request asks
+    // the service's own token and role checks (every route only reads).
+    grpc::Status auth = Call(channel_.get(), route->method, *route->new_request(), resp.get(), authorization,
+                             options_.call_timeout_ms);
+    if (auth.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        auth.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+        auth.error_code() == grpc::StatusCode::UNAVAILABLE)
+      return Error(auth.error_code(), auth.error_message());
+    return Error(bad.error_code(), bad.error_message());
+  }
   grpc::Status st = Call(channel_.get(), route->method, *req, resp.get(), authorization,
                          options_.call_timeout_ms);
   if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty())

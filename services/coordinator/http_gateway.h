@@ -72,8 +72,8 @@ class HttpGateway {
   void Stop();
 
   // Answers one request (what the server does per request; public for
-  // tests). `target` is the path, already percent-decoded, with an optional
-  // "?query" as sent (decoded here).
+  // tests). `target` is the path and an optional "?query", both as sent
+  // (percent-decoded here; an encoded NUL is refused).
   Response Handle(const std::string& method, const std::string& target,
                   const std::string& authorization);
 

@@ -79,9 +79,11 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
 ABSL_FLAG(std::string, role, "", "token create: admin, submitter or worker");
 ABSL_FLAG(std::string, name, "", "token create: a name for the token (shown as submitted_by)");
 ABSL_FLAG(int, db_pool, 16, "database connections kept open at most");
-ABSL_FLAG(int, db_statement_timeout_ms, 30000,
+ABSL_FLAG(int, db_statement_timeout_ms, dualswarm::coord::kDefaultStatementTimeoutMs,
           "a database statement running longer is cancelled, and a database that does not answer at "
-          "all is given up on after this + 1 s + a quarter: the call answers UNAVAILABLE (0: no limit)");
+          "all is given up on after this + 1 s + a quarter: the call answers UNAVAILABLE (0: no limit). "
+          "Keep that give-up (+ 5 s connect timeout) below the clients' deadlines (30 s for the CLI "
+          "and the HTTP gateway), or they see DEADLINE_EXCEEDED instead");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "HOST:PORT for Prometheus metrics (GET /metrics; port 0: any free port, printed at "
           "start; empty: no metrics). The default is best effort: if it is taken the "

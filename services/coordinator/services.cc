@@ -307,6 +307,17 @@ grpc::Status CheckId(const char* what, int64_t id) {
 }
 
 constexpr size_t kMaxSpecBytes = 1 << 20;
+
+// The checks a spec upload passes before it is loaded (Create, Validate):
+// size, and no NUL anywhere (the store keeps text as C strings) nor line
+// breaks in the file name.
+grpc::Status CheckSpecRequest(const std::string& source, const std::string& file_name) {
+  if (source.size() > kMaxSpecBytes) return Invalid("spec source exceeds 1 MiB");
+  if (file_name.size() > 255) return Invalid("file_name exceeds 255 bytes");
+  if (auto st = CheckText("source", source, false); !st.ok()) return ToGrpc(st);
+  if (auto st = CheckText("file_name", file_name, true); !st.ok()) return ToGrpc(st);
+  return grpc::Status::OK;
+}
 // A LeaseJobs response stops adding jobs at this size (it always carries
 // one): far below what workers and the CLI accept (64 MiB), so a batch of
 // jobs with large specs never makes a response nobody can read.
@@ -502,13 +513,13 @@ struct CoordinatorServices::Impl {
                         v1::CreateSpecResponse* resp) override {
       Caller caller;
       if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
-      if (req->source().size() > kMaxSpecBytes) return Invalid("spec source exceeds 1 MiB");
+      if (auto st = CheckSpecRequest(req->source(), req->file_name()); !st.ok()) return st;
       std::string file = req->file_name().empty() ? "spec.dspec" : req->file_name();
-      if (file.size() > 255) return Invalid("file_name exceeds 255 bytes");
       SpecCheck check = CheckSpec(file, req->source());
       if (!check.valid) return Invalid(absl::StrCat("the spec does not load:\n", check.ErrorText()));
       bool created = false;
-      auto row = impl_->store->PutSpec(check.name, file, req->source(), check.choice_sites, &created);
+      auto row =
+          impl_->store->PutSpec(check.name, file, req->source(), check.choice_sites, &created, check.gens);
       if (!row.ok()) return ToGrpc(row.status());
       SpecToProto(*row, resp->mutable_spec());
       resp->mutable_spec()->clear_source();
@@ -545,7 +556,7 @@ struct CoordinatorServices::Impl {
                           v1::ValidateSpecResponse* resp) override {
       Caller caller;
       if (auto st = impl_->Authorize(ctx, {"submitter"}, &caller); !st.ok()) return st;
-      if (req->source().size() > kMaxSpecBytes) return Invalid("spec source exceeds 1 MiB");
+      if (auto st = CheckSpecRequest(req->source(), req->file_name()); !st.ok()) return st;
       std::string file = req->file_name().empty() ? "spec.dspec" : req->file_name();
       SpecCheck check = CheckSpec(file, req->source());
       resp->set_valid(check.valid);

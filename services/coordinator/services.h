@@ -1,8 +1,15 @@
 // The coordinator's gRPC services (proto/dualswarm/v1) over the Store:
 // SpecService, TargetService, RunService, FindingService, CampaignService
 // and WorkerService. (The scheduler that fires campaigns is scheduler.h.)
-// Each RPC validates its request, checks the caller's role, calls the store
-// and maps absl::Status codes to gRPC codes unchanged.
+// Each RPC, in this order: authenticates the caller and checks its role
+// (Authorize: UNAUTHENTICATED / PERMISSION_DENIED before anything about the
+// request is looked at, so a caller without the right role learns nothing
+// from validation errors); validates the request (ids, page sizes, sizes;
+// spec uploads: no NUL, then the spec must load); calls the store, which
+// validates what it keeps (names, limits, budgets, gen names against the
+// spec version, no NUL — nor CR/LF in one-line fields — in any text) and
+// returns INVALID_ARGUMENT naming the field; and maps absl::Status codes to
+// gRPC codes unchanged.
 //
 // LeaseJobs long-polls without holding a database connection: it sleeps on
 // a condition variable that Submit and the requeuer signal, and asks the

@@ -50,6 +50,7 @@ SpecCheck CheckSpec(const std::string& file_name, const std::string& source) {
     out.valid = true;
     out.name = (*spec)->name;
     out.choice_sites = (*spec)->ast.num_choice_sites;
+    for (const auto& g : (*spec)->ast.gens) out.gens.push_back(g.name);
     return out;
   }
   for (absl::string_view line : absl::StrSplit(spec.status().message(), '\n', absl::SkipEmpty()))

@@ -21,6 +21,7 @@ struct SpecCheck {
   std::vector<SpecDiagnostic> errors;  // every error, in the loader's order
   std::string name;                    // when valid
   int choice_sites = 0;                // when valid
+  std::vector<std::string> gens;       // when valid: the gen block names, in order
   // All errors as "file:line:column: message" lines (the loader's format).
   std::string ErrorText() const;
 };

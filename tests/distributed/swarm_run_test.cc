@@ -5,7 +5,8 @@
 // whose counterexample replays; a worker killed with SIGKILL mid-job (its
 // job is re-leased and finished by another worker, counted once); a
 // coordinator restart mid-run; targets that exit at once, never become
-// ready, or flood garbage; a SIGTERM that drains; worker metrics.
+// ready, or flood garbage; a job stuck in a spec handler, killed past its
+// time budget; a SIGTERM that drains; worker metrics.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -351,6 +352,44 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
   EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
   EXPECT_GT(w.pid, 0);
   EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
+}
+
+// A spec handler that computes for ever (exponential recursion) held a
+// worker slot for 75 s with a 3 s time budget, until the run was cancelled:
+// nothing outside the tester watched the clock. The worker now kills the job
+// child (and its SUT) once it runs past readiness timeout + budget + grace,
+// and reports an error naming the budget, not a finding.
+TEST_F(SwarmTest, AJobStuckInAHandlerIsKilledPastItsBudgetWithItsSut) {
+  v1::CreateSpecRequest sreq;
+  sreq.set_file_name("runaway.dspec");
+  sreq.set_source(
+      "spec runaway;\nuse http;\n"
+      "fn f(n) { if n == 0 { 0 } else { f(n - 1) + f(n - 1) } }\n"
+      "on recv q from c {\n  send c { status: 200 + f(60), headers: {}, body: \"\" };\n}\n"
+      "gen request {\n  { method: \"GET\", path: \"/x\", headers: {}, body: \"\" }\n}\n");
+  v1::CreateSpecResponse sresp;
+  ASSERT_TRUE(specs_->Create(AuthContext(submitter_).get(), sreq, &sresp).ok());
+  Worker& w = StartWorker("w1", 1, {"--budget-grace", "2"});
+  int64_t target = AddTarget("webdav-runaway", Webdav(0), /*ready_timeout_ms=*/2000);
+  auto t0 = std::chrono::steady_clock::now();
+  // Limit: 2 s readiness + 3 s budget + 2 s grace = 7 s.
+  v1::Run run = WaitRun(Submit(sresp.spec().hash(), target, 1, 1000, /*time_budget_ms=*/3000).id(), seconds(60));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(run.state(), v1::RUN_STATE_ERROR) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().error(), 1);
+  EXPECT_LT(took, 15) << "the job was not stopped near its limit (7 s)";
+  EXPECT_GE(took, 6.5) << "killed before its limit";
+  std::string log = Slurp(w.log);
+  EXPECT_TRUE(absl::StrContains(log, "timed out: the job ran past its time budget of 3000 ms")) << log;
+  EXPECT_TRUE(FindingsOfRun(run.id()).empty()) << "a runaway spec is not a finding against the SUT";
+  EXPECT_TRUE(WaitFor([&] {
+    return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
+  }, seconds(5))) << "the tester or its SUT outlived the killed job";
+  std::printf("[ measured ] runaway handler, budget 3 s + ready 2 s + grace 2 s: run ended in %.1f s\n", took);
+  // The slot is free again: a normal run passes.
+  int64_t good = AddTarget("webdav-correct", Webdav(0));
+  v1::Run ok = WaitRun(Submit(PushSpec("specs/http_webdav.dspec"), good, 1, 200).id(), seconds(60));
+  EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
 }
 
 TEST_F(SwarmTest, TwoRunsAtOnceShareTheWorkersFairly) {

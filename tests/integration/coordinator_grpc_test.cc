@@ -186,6 +186,27 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   bad_run.mutable_template_()->set_target_id(999);
   EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(),
             grpc::StatusCode::NOT_FOUND);
+  // A gen the spec does not have is refused at submit, naming the spec's gens
+  // (every job would error otherwise).
+  bad_run = sreq;
+  bad_run.mutable_template_()->set_gen("requests");
+  st = runs->Submit(Ctx(submitter_).get(), bad_run, &ignored);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "no gen block \"requests\"; its gen blocks: request"))
+      << st.error_message();
+  // A NUL in a spec is refused (it was validated and hashed whole, stored cut
+  // at the NUL), in Validate and in Create.
+  std::string with_nul = kv + std::string("\0// after the NUL\n", 18);
+  v1::ValidateSpecRequest nul_validate;
+  nul_validate.set_source(with_nul);
+  st = specs->Validate(Ctx(submitter_).get(), nul_validate, &vresp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "source contains a NUL byte")) << st.error_message();
+  v1::CreateSpecRequest nul_create;
+  nul_create.set_source(with_nul);
+  st = specs->Create(Ctx(submitter_).get(), nul_create, &created);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "source contains a NUL byte")) << st.error_message();
 
   // --- the worker protocol
   v1::RegisterWorkerRequest rreq;

@@ -44,6 +44,7 @@
 #include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
+#include "cli/remote/client.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -535,6 +536,43 @@ TEST_P(CoordinatorOutageTest, AFrozenDatabaseAnswersUnavailableWithinBoundsThenR
   ASSERT_TRUE(WaitFor([&] { return (st = GetRun(run.id(), &run)).ok(); }, std::chrono::seconds(20)))
       << "no recovery within 20 s of the database thawing: " << Describe(st);
   EXPECT_EQ(run.template_().jobs(), 2);
+}
+
+// With default flags a frozen database must reach a client as the
+// coordinator's UNAVAILABLE, before the client's own deadline (the CLI's
+// 30 s): with the old 30 s statement timeout the coordinator gave up after
+// 38.5 s and clients only ever saw DEADLINE_EXCEEDED.
+TEST_P(CoordinatorOutageTest, DefaultFlagsGiveUpOnAFrozenDatabaseBeforeTheClientDeadline) {
+  if (!auth()) GTEST_SKIP() << "one variant is enough: the same store call times out";
+  const double give_up = dualswarm::coord::GiveUpOnDatabaseAfter(dualswarm::coord::kDefaultStatementTimeoutMs).count() / 1000.0;
+  const double client = std::chrono::duration<double>(dualswarm::cli::remote::kUnaryDeadline).count();
+  EXPECT_LT(give_up + dualswarm::coord::kDefaultConnectTimeoutS, client - 2)
+      << "the coordinator's default give-up must come before the CLI's deadline";
+
+  // The same database, a coordinator with default timeouts.
+  coordinator_.reset();
+  coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
+      DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), {"--db-pool", "4"}, 0});
+  ASSERT_EQ(coordinator_->Start(), "");
+  admin_ = coordinator_->Token("admin");
+  runs_ = v1::RunService::NewStub(coordinator_->channel());
+  v1::ListRunsRequest list;
+  v1::ListRunsResponse listed;
+  ASSERT_TRUE(runs_->List(Ctx(admin_).get(), list, &listed).ok()) << "token cached, a pooled connection open";
+
+  std::vector<pid_t> pg = dualswarm::testing::PostgresProcesses(pg_->cluster_dir());
+  ASSERT_FALSE(pg.empty());
+  for (pid_t p : pg) kill(p, SIGSTOP);
+  absl::Cleanup thaw = [&] {
+    for (pid_t p : pg) kill(p, SIGCONT);
+  };
+  const Clock::time_point t0 = Clock::now();
+  grpc::Status st = runs_->List(Ctx(admin_, static_cast<int>(client)).get(), list, &listed);
+  const double took = Seconds(Clock::now() - t0);
+  EXPECT_EQ(st.error_code(), StatusCode::UNAVAILABLE) << Describe(st) << " after " << took << " s";
+  EXPECT_LT(took, client) << Describe(st);
+  std::cout << "[ measured ] default flags, frozen database: " << Describe(st) << " after " << took
+            << " s (client deadline " << client << " s)" << std::endl;
 }
 
 INSTANTIATE_TEST_SUITE_P(Auth, CoordinatorOutageTest, ::testing::Bool(),

@@ -199,6 +199,19 @@ TEST_F(HttpGatewayTest, TokensRolesAndErrorCodes) {
       {"/api/v1/nothing", {{"Authorization", "Bearer " + submitter_}}, 404, "NOT_FOUND", "no API route"},
       {absl::StrCat("/api/v1/runs/", run, "/jobs?state=42"), {{"Authorization", "Bearer " + submitter_}}, 400,
        "INVALID_ARGUMENT", "job state"},
+      // Invalid UTF-8 in a string parameter: 400 with a message (it was a 500
+      // INTERNAL with none, answered before the token was looked at).
+      {"/api/v1/specs?name=%ff%fe", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT",
+       "parameter \\\"name\\\": not valid UTF-8"},
+      {"/api/v1/specs/%c0%af", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "UTF-8"},
+      {"/api/v1/specs?name=a%00b", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "NUL"},
+      {"/api/v1/runs/1%00", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "NUL"},
+      // Authentication comes first: bad parameters tell a caller without a
+      // valid token (or with the wrong role) nothing.
+      {"/api/v1/specs?name=%ff%fe", {}, 401, "UNAUTHENTICATED", "missing bearer token"},
+      {"/api/v1/runs?bogus=1", {{"Authorization", "Bearer dst_" + std::string(64, '0')}}, 401, "UNAUTHENTICATED", ""},
+      {"/api/v1/runs?page_size=%zz", {{"Authorization", "Bearer " + worker_}}, 403, "PERMISSION_DENIED", "worker"},
+      {"/api/v1/runs/abc", {}, 401, "UNAUTHENTICATED", ""},
   };
   for (const Case& c : cases) {
     HttpResponse r = HttpRequest(port_, "GET", c.target, "", c.headers);
@@ -231,8 +244,17 @@ TEST_F(HttpGatewayTest, ServesTheWebUi) {
   EXPECT_EQ(r.status, 200);
   EXPECT_TRUE(absl::StartsWith(r.headers["content-type"], "text/javascript"));
   EXPECT_EQ(r.body, dualswarm::testing::Slurp(kSrc + "/web/app.js"));
+  // An encoded NUL ends civetweb's decoded path: "/app.js%00.html" served app.js.
+  for (const char* nul : {"/app.js%00.html", "/index.html%00", "/%00", "/api/v1/specs%00/x"}) {
+    r = HttpRequest(port_, "GET", nul);
+    EXPECT_EQ(r.status, 400) << nul << " " << r.body;
+    EXPECT_TRUE(absl::StrContains(r.body, "NUL (%00) in the path")) << nul << " " << r.body;
+  }
+  r = HttpRequest(port_, "GET", "/app%2ejs");  // escapes still work
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, dualswarm::testing::Slurp(kSrc + "/web/app.js"));
   for (const char* bad : {"/../CMakeLists.txt", "/%2e%2e/CMakeLists.txt", "/.hidden", "/nope.html",
-                          "/app.js/..", "//etc/passwd", "/a%00b"}) {
+                          "/app.js/..", "//etc/passwd", "/a%00b", "/%2e%2e%2fCMakeLists.txt"}) {
     r = HttpRequest(port_, "GET", bad);
     EXPECT_TRUE(r.status == 404 || r.status == 400) << bad << " " << r.status << " " << r.body;
     EXPECT_FALSE(absl::StrContains(r.body, "cmake_minimum_required")) << bad;

@@ -356,6 +356,111 @@ TEST_F(StoreTest, SubmitValidates) {
   EXPECT_EQ(store_->CancelRun(999).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, SubmitRefusesAGenTheSpecDoesNotHave) {
+  auto spec = store_->PutSpec("kv", "kv.dspec", "spec kv; // gens", 0, nullptr,
+                              std::vector<std::string>{"request", "burst"});
+  DS_ASSERT_OK(spec);
+  RunTemplate t;
+  t.spec_hash = spec->hash;
+  t.target_id = KvTarget();
+  t.jobs = 2;
+  t.gen = "reqest";
+  auto run = store_->SubmitRun(t, "test");
+  ASSERT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument) << run.status();
+  EXPECT_NE(run.status().message().find("no gen block \"reqest\""), std::string::npos) << run.status();
+  EXPECT_NE(run.status().message().find("its gen blocks: request, burst"), std::string::npos) << run.status();
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM runs"), 0) << "nothing written";
+  t.gen = "burst";
+  DS_ASSERT_OK(store_->SubmitRun(t, "test"));
+  t.gen = "";  // the default, "request"
+  DS_ASSERT_OK(store_->SubmitRun(t, "test"));
+
+  auto none = store_->PutSpec("kv", "kv.dspec", "spec kv; // no gens", 0, nullptr, std::vector<std::string>{});
+  DS_ASSERT_OK(none);
+  t.spec_hash = none->hash;
+  run = store_->SubmitRun(t, "test");
+  ASSERT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("no gen blocks at all"), std::string::npos) << run.status();
+
+  // Campaigns are refused the same way when they are created.
+  CampaignRow c;
+  c.name = "nightly";
+  c.cron = "0 3 * * *";
+  c.tmpl = t;
+  c.tmpl.spec_hash = spec->hash;
+  c.tmpl.gen = "nope";
+  auto campaign = store_->CreateCampaign(c, 0);
+  ASSERT_EQ(campaign.status().code(), absl::StatusCode::kInvalidArgument) << campaign.status();
+  EXPECT_NE(campaign.status().message().find("its gen blocks: request, burst"), std::string::npos);
+}
+
+TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
+  // libpqxx hands text to PostgreSQL as C strings: everything after a NUL
+  // would be dropped while the hash covers the whole source.
+  std::string source("spec kv; // before\0after", 25);
+  auto spec = store_->PutSpec("kv", "kv.dspec", source, 0, nullptr);
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("source contains a NUL byte (at byte 18)"), std::string::npos)
+      << spec.status();
+  EXPECT_EQ(store_->PutSpec("kv", std::string("kv\0.dspec", 9), "spec kv;", 0, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM specs"), 0);
+
+  TargetRow t;
+  t.name = "kv-nul";
+  t.adapter = "jsonl";
+  t.launch = std::string("ds-ref-kv --port {port}\0; rm -rf /", 34);
+  auto target = store_->CreateTarget(t);
+  ASSERT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(target.status().message().find("target.launch contains a NUL byte"), std::string::npos)
+      << target.status();
+  t.launch = "ds-ref-kv --port {port}\nrm -rf /";
+  target = store_->CreateTarget(t);
+  ASSERT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(target.status().message().find("target.launch contains a line break"), std::string::npos)
+      << target.status();
+  t.launch = "ds-ref-kv --port {port}";
+  t.readiness_probe = "http:/health\r\nX-Injected: 1";
+  target = store_->CreateTarget(t);
+  ASSERT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(target.status().message().find("target.readiness.probe contains a line break"), std::string::npos)
+      << target.status();
+  t.readiness_probe = "";
+  t.launch = "";
+  t.address = std::string("127.0.0.1:7\0000", 13);
+  EXPECT_EQ(store_->CreateTarget(t).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM targets"), 0);
+
+  WorkerInfo w;
+  w.name = std::string("w\0x", 3);
+  w.slots = 1;
+  EXPECT_EQ(store_->RegisterWorker(w).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateToken("admin", std::string("a\0b", 3)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Lookups too: "kv\0junk" must not find "kv".
+  DS_ASSERT_OK(store_->PutSpec("kv", "kv.dspec", "spec kv;", 0, nullptr));
+  EXPECT_EQ(store_->GetLatestSpec(std::string("kv\0junk", 7)).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->GetTargetByName(std::string("kv\0", 3)).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, ReportedTextKeepsWhatFollowsANul) {
+  // A worker's reason quotes SUT output, which may hold NULs: stored whole
+  // (NUL spelled \0), not refused (the result would be lost) nor cut short.
+  RunRow run = Submit(1);
+  auto leased = Lease(store_.get(), 1);
+  ASSERT_EQ(leased.size(), 1u);
+  Completion c;
+  c.job_id = leased[0].job.id;
+  c.lease_token = leased[0].job.lease_token;
+  c.outcome = "error";
+  c.reason = std::string("the SUT said: a\0b and more", 26);
+  DS_ASSERT_OK(store_->CompleteJob(c));
+  auto jobs = store_->ListRunJobs(run.id, "", Page{});
+  DS_ASSERT_OK(jobs);
+  ASSERT_EQ(jobs->items.size(), 1u);
+  EXPECT_EQ(jobs->items[0].reason, "the SUT said: a\\0b and more");
+}
+
 // ---------------------------------------------------------------- job queue
 
 TEST_F(StoreTest, EightConcurrentLesseesNeverReceiveTheSameJob) {

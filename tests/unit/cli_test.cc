@@ -399,6 +399,42 @@ TEST_F(CliTest, Help) {
   EXPECT_TRUE(absl::StrContains(check.out, "usage: dualswarm check")) << check;
 }
 
+// Every command and every subcommand of the remote commands answers --help
+// and -h with its usage on stdout and exit 0 (`dualswarm lint --help` was an
+// error). Remote commands answer without a coordinator.
+TEST_F(CliTest, EveryCommandAnswersHelp) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"check"}, {"test"}, {"replay"}, {"lint"}, {"help"},
+      {"spec"}, {"spec", "push"}, {"spec", "list"}, {"spec", "show"},
+      {"target"}, {"target", "add"}, {"target", "list"},
+      {"run"}, {"run", "submit"}, {"run", "list"}, {"run", "show"}, {"run", "watch"}, {"run", "cancel"},
+      {"finding"}, {"finding", "list"}, {"finding", "show"},
+      {"campaign"}, {"campaign", "create"}, {"campaign", "list"}, {"campaign", "show"},
+      {"campaign", "pause"}, {"campaign", "resume"}, {"campaign", "delete"},
+  };
+  for (const auto& cmd : commands) {
+    for (const char* flag : {"--help", "-h"}) {
+      std::vector<std::string> args = cmd;
+      if (cmd[0] != "help") args.push_back(flag);
+      Result r = Cli(args);
+      std::string what = absl::StrJoin(args, " ");
+      EXPECT_EQ(r.exit_code, 0) << what << "\n" << r;
+      EXPECT_TRUE(absl::StrContains(r.out, "usage: dualswarm")) << what << "\n" << r;
+      EXPECT_TRUE(r.err.empty()) << what << "\n" << r;
+    }
+  }
+}
+
+// A feature mask entry for a site the spec does not have was ignored: the
+// run tested with nothing switched off. It is refused, naming the sites.
+TEST_F(CliTest, FeatureMaskForAMissingSiteIsRefused) {
+  Result r = Cli({"test", "--spec", KvSpec(), "--target", "127.0.0.1:1", "--feature-mask", "1:c,7:1"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "spec 'kv' has no choice site 7; its sites (0-1):")) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "site 1: ")) << r;
+  EXPECT_TRUE(absl::StrContains(r.err, "(oneof in gen request), 4 alternatives (bits 0-3)")) << r;
+}
+
 TEST_F(CliTest, MaxStepsBoundIsInconclusiveNotAccept) {
   std::string trace = WriteLines("ok.jsonl", {kPut1, kOk2, kPut3, kOk4});
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace, "--max-steps", "1"});

@@ -4,6 +4,8 @@
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
 #include "engine/ir/json.h"
+#include "util/ready_probe.h"
+#include "workers/runner/choice_sites.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -58,6 +60,10 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   o.launch = t.launch();
   o.target = t.address();
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
+  auto probe = util::ParseReadyProbe(t.readiness().probe());
+  if (!probe.ok())
+    return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": ", probe.status().message()));
+  plan.ready_probe = t.readiness().probe().empty() ? "tcp" : t.readiness().probe();
   o.work_root = work_root;
 
   const v1::JobBudget& b = job.budget();
@@ -81,6 +87,7 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
     auto mask = harness::FeatureMask::Parse(job.feature_mask());
     if (!mask.ok())
       return absl::InvalidArgumentError(absl::StrCat("malformed feature mask: ", mask.status().message()));
+    if (auto st = CheckFeatureMask(*plan.spec, *mask); !st.ok()) return st;
     o.exec.mask = *mask;
   }
   return plan;

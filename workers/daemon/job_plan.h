@@ -20,11 +20,14 @@ namespace dualswarm::workers {
 struct JobPlan {
   std::shared_ptr<const lang::Spec> spec;
   JobOptions options;  // cancel and on_progress are left for the caller
+  // The target's readiness probe ("tcp" or "http:/PATH"), checked; the job
+  // process makes it the launcher's default (SetDefaultReadyProbe).
+  std::string ready_probe = "tcp";
 };
 
 // INVALID_ARGUMENT when the lease cannot be run as it is: the spec does not
 // load, the target has neither launch command nor address, an unknown
-// adapter, a malformed feature mask or budget.
+// adapter or readiness probe, a malformed feature mask or budget.
 absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& work_root);
 
 // The CompleteJob request for a job that ran: PASSED, INCONCLUSIVE, or

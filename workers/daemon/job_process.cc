@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "engine/ir/json.h"
 #include "workers/daemon/job_plan.h"
 
@@ -33,6 +34,17 @@ int64_t NowNs() {
 constexpr int kChildProgressFd = 3;
 
 }  // namespace
+
+double OverrunLimitSeconds(const v1::LeasedJob& job, const JobProcessOptions& options, bool shrinking) {
+  if (job.budget().time_budget_ms() <= 0) return options.max_job_seconds;  // whole job, shrinking included
+  double ready = 0;
+  if (!job.target().launch().empty())
+    ready = job.target().readiness().timeout_ms() > 0 ? job.target().readiness().timeout_ms() / 1000.0 : 10.0;
+  double run = ready + static_cast<double>(job.budget().time_budget_ms()) / 1000.0;
+  double limit = run + options.grace_seconds;
+  if (shrinking) limit += options.shrink_max_seconds + run;
+  return limit;
+}
 
 absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJob& job,
                                                              const JobProcessOptions& options) {
@@ -91,7 +103,10 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // Its own process group: a child past its budget is killed with everything
+  // it started (SUTs are in sessions of their own and reported separately).
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   std::unique_ptr<JobProcess> p(new JobProcess());
   p->job_ = job;
   p->options_ = options;
@@ -193,7 +208,13 @@ bool JobProcess::Poll() {
   if (exited_) return false;
   int st = 0;
   pid_t r = ::waitpid(pid_, &st, WNOHANG);
-  if (r == 0) return true;
+  if (r == 0) {
+    double limit = OverrunLimitSeconds(job_, options_, progress_.shrinking);
+    if (limit <= 0 || seconds() <= limit) return true;
+    overran_ = true;
+    Kill();
+    return false;
+  }
   exited_ = true;
   wait_status_ = st;
   ended_ns_ = NowNs();
@@ -214,7 +235,8 @@ void JobProcess::Terminate() {
 }
 
 void JobProcess::Kill() {
-  if (!exited_ && pid_ > 0) {
+  if (!exited_ && pid_ > 1) {
+    ::kill(-pid_, SIGKILL);  // the child's group: the child and any helper it forked
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, &wait_status_, 0);
     exited_ = true;
@@ -222,6 +244,26 @@ void JobProcess::Kill() {
   }
   ReadProgress();
   KillSuts();
+}
+
+std::string JobProcess::OverrunReason() const {
+  const v1::LeasedJob& j = job_;
+  if (j.budget().time_budget_ms() <= 0)
+    return absl::StrCat("timed out: the job has no time budget and ran past the worker's limit for such jobs (",
+                        options_.max_job_seconds, " s, dualswarm-worker --max-job-seconds); the worker killed it "
+                        "and its SUTs. Not a finding against the SUT; give the run a time budget. Log tail:\n",
+                        LogTail(1500));
+  std::string limits = absl::StrCat("time budget of ", j.budget().time_budget_ms(), " ms");
+  if (!j.target().launch().empty())
+    absl::StrAppend(&limits, " + SUT readiness timeout of ",
+                    j.target().readiness().timeout_ms() > 0 ? j.target().readiness().timeout_ms() : 10000, " ms");
+  if (progress_.shrinking)
+    absl::StrAppend(&limits, " + shrinking budget of ", options_.shrink_max_seconds, " s and one more run");
+  absl::StrAppend(&limits, " + ", options_.grace_seconds, " s grace");
+  return absl::StrCat("timed out: the job ran past its ", limits, " (", absl::StrFormat("%.1f", seconds()),
+                      " s) and the worker killed it and its SUTs; the tester did not stop by itself (a spec "
+                      "handler or the checker computing for too long?). Not a finding against the SUT. Log tail:\n",
+                      LogTail(1500));
 }
 
 std::string JobProcess::LogTail(size_t max_bytes) const {
@@ -234,6 +276,7 @@ std::string JobProcess::LogTail(size_t max_bytes) const {
 
 absl::StatusOr<v1::CompleteJobRequest> JobProcess::Result() const {
   if (!exited_) return absl::FailedPreconditionError("the job is still running");
+  if (overran_) return CompletionForError(job_, OverrunReason(), seconds());
   bool cancelled = (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 143) ||
                    (WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGTERM);
   if (cancelled) return absl::NotFoundError("the job was cancelled");

@@ -5,6 +5,13 @@
 // child's result file, or an ERROR when the tester crashed. Any SUT process
 // group the child reported as running when it died is killed, so nothing
 // leaks even when the tester is killed hard.
+//
+// The job's time budget is enforced from outside: the child runs in its own
+// process group, and a child still running past its wall-time limit
+// (OverrunLimitSeconds: SUT start + budget + grace, plus the shrinking
+// budget once it shrinks) is killed with its whole group and its SUTs, and
+// the job is reported as an ERROR naming the budget — whatever the child is
+// stuck in (a handler computing for ever, a checker that does not look up).
 #ifndef DUALSWARM_WORKERS_DAEMON_JOB_PROCESS_H_
 #define DUALSWARM_WORKERS_DAEMON_JOB_PROCESS_H_
 
@@ -26,7 +33,20 @@ struct JobProcessOptions {
   std::string job_dir;         // created; holds job.pb, result.pb, tester.log and the SUT dirs
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
+  // How long past its limits (SUT readiness timeout + time budget) a job
+  // may run before it is killed: teardown, the checker's last observation.
+  double grace_seconds = 10;
+  // The wall-time limit of a job without a time budget, shrinking included
+  // (0: none).
+  double max_job_seconds = 3600;
 };
+
+// The wall time a job child may take before it is killed: for a job without
+// a time budget, options.max_job_seconds (0: no limit); otherwise the SUT's
+// readiness timeout (launched targets),
+// plus the time budget, plus the grace; once the child reports shrinking,
+// also the shrinking budget and one more run (a rerun's SUT start and budget).
+double OverrunLimitSeconds(const v1::LeasedJob& job, const JobProcessOptions& options, bool shrinking);
 
 // What the child reported so far.
 struct ChildProgress {
@@ -49,11 +69,15 @@ class JobProcess {
   ~JobProcess();  // kills the child and its SUTs if still running
 
   // Reads the progress lines that arrived and checks whether the child
-  // exited. Returns true while it runs.
+  // exited; kills it (and its group and SUTs) when it ran past its limit
+  // (OverrunLimitSeconds). Returns true while it runs.
   bool Poll();
+  // Whether Poll killed the child for running past its limit.
+  bool overran() const { return overran_; }
   // Asks the child to stop (SIGTERM: it tears down its SUT and exits).
   void Terminate();
-  // SIGKILL to the child and every SUT group it reported; waits for it.
+  // SIGKILL to the child's process group and every SUT group it reported;
+  // waits for it.
   void Kill();
 
   const ChildProgress& progress() const { return progress_; }
@@ -70,6 +94,7 @@ class JobProcess {
   void ReadProgress();
   void HandleLine(const std::string& line);
   void KillSuts();
+  std::string OverrunReason() const;
 
   v1::LeasedJob job_;
   JobProcessOptions options_;
@@ -77,6 +102,7 @@ class JobProcess {
   int progress_fd_ = -1;
   std::string partial_;
   bool exited_ = false;
+  bool overran_ = false;
   int wait_status_ = 0;
   int64_t started_ns_ = 0, ended_ns_ = 0;
   ChildProgress progress_;

@@ -48,6 +48,12 @@ ABSL_FLAG(double, drain_seconds, 30, "on SIGTERM: how long running jobs may fini
 ABSL_FLAG(bool, keep_job_dirs, false, "keep the directories of reported jobs (errored jobs are always kept)");
 ABSL_FLAG(int, shrink_reruns, 500, "shrinking budget per finding, in reruns against fresh SUTs");
 ABSL_FLAG(double, shrink_time, 60, "shrinking budget per finding, in seconds");
+ABSL_FLAG(double, budget_grace, 10,
+          "a job still running this many seconds past its time budget (+ the SUT's readiness timeout, + "
+          "--shrink-time while shrinking) is killed with its SUTs and reported as an error");
+ABSL_FLAG(double, max_job_seconds, 3600,
+          "a job without a time budget still running after this many seconds (shrinking included) is "
+          "killed with its SUTs and reported as an error (0: no limit)");
 // run-job (internal)
 ABSL_FLAG(std::string, job, "", "run-job: the lease (serialized dualswarm.v1.LeasedJob)");
 ABSL_FLAG(std::string, out, "", "run-job: where the CompleteJob request goes");
@@ -60,9 +66,13 @@ constexpr const char* kUsage =
     "dualswarm-worker: runs Dualswarm jobs leased from a coordinator.\n\n"
     "  dualswarm-worker --coordinator HOST:PORT --token T [--slots N] [--labels k=v,...]\n"
     "                   [--work-dir DIR] [--metrics-listen HOST:PORT] [--tls-ca FILE]\n"
-    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S]\n\n"
+    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--budget-grace S]\n"
+    "                   [--max-job-seconds S]\n\n"
     "Each job runs in its own child process; SUTs start in fresh directories on free\n"
-    "loopback ports and their whole process groups are torn down. SIGTERM/SIGINT: stop\n"
+    "loopback ports and their whole process groups are torn down. A job still running\n"
+    "--budget-grace seconds past its time budget (+ SUT start, + --shrink-time while\n"
+    "shrinking; a job without a budget: --max-job-seconds) is killed with its SUTs and\n"
+    "reported as an error. SIGTERM/SIGINT: stop\n"
     "leasing, let running jobs finish for --drain-seconds, report, exit; a second\n"
     "signal abandons running jobs at once (their leases expire and other workers\n"
     "take them). Exit: 0 clean stop, 1 the coordinator refused the token, 2 bad flags.";
@@ -130,6 +140,16 @@ int DaemonMain(const char* argv0) {
   o.keep_job_dirs = absl::GetFlag(FLAGS_keep_job_dirs);
   o.shrink_max_reruns = absl::GetFlag(FLAGS_shrink_reruns);
   o.shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
+  o.budget_grace_seconds = absl::GetFlag(FLAGS_budget_grace);
+  if (o.budget_grace_seconds < 0 || o.budget_grace_seconds > 3600) {
+    std::cerr << "dualswarm-worker: --budget-grace must be between 0 and 3600 seconds\n";
+    return 2;
+  }
+  o.max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
+  if (o.max_job_seconds < 0) {
+    std::cerr << "dualswarm-worker: --max-job-seconds must not be negative\n";
+    return 2;
+  }
   std::string ca = absl::GetFlag(FLAGS_tls_ca);
   if (!ca.empty()) {
     std::ifstream in(ca, std::ios::binary);

@@ -1,7 +1,10 @@
 // Runner: runs one test job end to end — launches (or connects to) the SUT,
 // drives the executor through an adapter, enforces the budgets (steps, wall
-// time, response timeout) and classifies the outcome. Used by the CLI now
-// and by the worker daemon later.
+// time, response timeout) and classifies the outcome. Used by `dualswarm
+// test` and `dualswarm replay`, by shrinking (shrink_job.h: every rerun is a
+// RunJob), and by the worker's job process (workers/daemon/job_child.h),
+// where the daemon also enforces the time budget from outside: a job child
+// still running past budget + grace is killed (workers/daemon/job_process.h).
 #ifndef DUALSWARM_WORKERS_RUNNER_RUNNER_H_
 #define DUALSWARM_WORKERS_RUNNER_RUNNER_H_
 

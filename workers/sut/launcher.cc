@@ -10,15 +10,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
@@ -29,9 +33,69 @@ std::atomic<SutObserver> g_sut_observer{nullptr};
 void NotifySut(pid_t pgid, bool started) {
   if (SutObserver o = g_sut_observer.load(); o != nullptr) o(pgid, started);
 }
+std::mutex g_probe_mu;
+std::string g_default_probe = "tcp";
+
+std::string DefaultReadyProbe() {
+  std::lock_guard<std::mutex> lock(g_probe_mu);
+  return g_default_probe;
+}
+
+// Milliseconds until `deadline` (at least 1).
+int MsUntil(std::chrono::steady_clock::time_point deadline) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+  return static_cast<int>(std::max<int64_t>(1, ms));
+}
+
 }  // namespace
 
 void SetSutObserver(SutObserver observer) { g_sut_observer.store(observer); }
+
+void SetDefaultReadyProbe(const std::string& probe) {
+  std::lock_guard<std::mutex> lock(g_probe_mu);
+  g_default_probe = probe.empty() ? "tcp" : probe;
+}
+
+bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer) {
+  answer->clear();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    *answer = "no TCP connection";
+    ::close(fd);
+    return false;
+  }
+  std::string req = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1:", port,
+                                 "\r\nUser-Agent: dualswarm-readiness\r\nConnection: close\r\n\r\n");
+  if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    *answer = "the request could not be sent";
+    ::close(fd);
+    return false;
+  }
+  // The status line only, bounded: "HTTP/1.1 200 OK".
+  std::string line;
+  char buf[256];
+  while (line.find('\n') == std::string::npos && line.size() < 1024) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  line = line.substr(0, line.find_first_of("\r\n"));
+  *answer = line.empty() ? "no answer" : absl::StrCat("\"", line.substr(0, 100), "\"");
+  int status = 0;
+  if (!absl::StartsWith(line, "HTTP/1.") || line.size() < 12 || line[8] != ' ' ||
+      !absl::SimpleAtoi(line.substr(9, 3), &status))
+    return false;
+  return status >= 200 && status < 500;
+}
 
 absl::StatusOr<int> PickFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -67,6 +131,8 @@ bool CanConnect(const std::string& host, int port) {
 
 absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptions& o) {
   if (o.command.empty()) return absl::InvalidArgumentError("empty launch command");
+  auto probe = util::ParseReadyProbe(o.ready_probe.empty() ? DefaultReadyProbe() : o.ready_probe);
+  if (!probe.ok()) return probe.status();
   auto port = PickFreePort();
   if (!port.ok()) return port.status();
   std::string tmpl = absl::StrCat(o.work_root, "/dualswarm-sut-XXXXXX");
@@ -103,17 +169,24 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
   p->pid_ = pid;
   NotifySut(pid, true);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
+  std::string last;  // the HTTP probe's last answer
   while (true) {
     std::string status;
     if (!p->Alive(&status))
       return absl::FailedPreconditionError(absl::StrCat(
-          "the SUT command exited before it accepted connections (", status, "): ", cmd,
+          "the SUT command exited before it ",
+          probe->http ? absl::StrCat("answered GET ", probe->path) : std::string("accepted connections"), " (",
+          status, "): ", cmd,
           "\n--- sut.log ---\n", p->LogTail()));
-    if (CanConnect("127.0.0.1", *port)) return p;
+    if (!probe->http ? CanConnect("127.0.0.1", *port)
+                     : AnswersHttp(*port, probe->path, std::min(1000, MsUntil(deadline)), &last))
+      return p;
     if (std::chrono::steady_clock::now() > deadline)
       return absl::DeadlineExceededError(absl::StrCat(
-          "the SUT did not accept connections on 127.0.0.1:", *port, " within ", o.ready_timeout_ms,
-          " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
+          !probe->http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", *port)
+                       : absl::StrCat("the SUT on 127.0.0.1:", *port, " did not answer GET ", probe->path,
+                                      " with a 2xx/3xx/4xx status (last: ", last, ")"),
+          " within ", o.ready_timeout_ms, " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -1,6 +1,8 @@
 // SUT lifecycle: starts a system under test from a command template in a
-// fresh directory on a free loopback port, waits (bounded) until it
-// accepts TCP connections, and tears down its whole process group.
+// fresh directory on a free loopback port, waits (bounded) until it is
+// ready — it accepts TCP connections (probe "tcp"), or it answers
+// `GET PATH` with any 2xx/3xx/4xx status (probe "http:/PATH") — and tears
+// down its whole process group.
 // Template placeholders: {port} and {dir}. The command runs under /bin/sh
 // in its own session, in the caller's working directory (so relative paths
 // work); its stdout/stderr go to {dir}/sut.log.
@@ -13,14 +15,23 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "util/ready_probe.h"
 
 namespace dualswarm::workers {
 
 struct LaunchOptions {
   std::string command;           // e.g. "ds-ref-webdav --port {port} --dir {dir}"
-  int ready_timeout_ms = 10000;  // how long to wait for the port to accept
+  int ready_timeout_ms = 10000;  // how long to wait for the probe to pass
   std::string work_root = "/tmp";
+  // "tcp" or "http:/PATH" (util/ready_probe.h); empty: the process default
+  // (SetDefaultReadyProbe), "tcp" unless set.
+  std::string ready_probe;
 };
+
+// The probe launches use when LaunchOptions::ready_probe is empty. The
+// worker's job process sets the target's probe here once, before running
+// the job (the runner and the shrinker build their own LaunchOptions).
+void SetDefaultReadyProbe(const std::string& probe);
 
 class SutProcess {
  public:
@@ -59,6 +70,9 @@ void SetSutObserver(SutObserver observer);
 absl::StatusOr<int> PickFreePort();
 // Whether 127.0.0.1:port (or host:port) accepts a TCP connection now.
 bool CanConnect(const std::string& host, int port);
+// Whether 127.0.0.1:port answers `GET path` with a 2xx/3xx/4xx status line
+// within `timeout_ms`; *answer gets the status line (or why there is none).
+bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer);
 
 }  // namespace dualswarm::workers
 

@@ -203,6 +203,12 @@ CREATE INDEX campaigns_due ON campaigns (next_fire_at) WHERE NOT paused;
 CREATE INDEX runs_by_campaign ON runs (campaign_id, id) WHERE campaign_id IS NOT NULL;
 )sql";
 
+// The names of a spec version's gen blocks, so a run naming a gen the spec
+// does not have is refused at submit (NULL: stored before v5, unchecked).
+constexpr const char* kV5 = R"sql(
+ALTER TABLE specs ADD COLUMN gens text[];
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -211,6 +217,7 @@ const std::vector<Migration>& Migrations() {
       {2, "counterexample documents", kV2},
       {3, "fair-share lease index", kV3},
       {4, "campaign scheduler", kV4},
+      {5, "spec gen names", kV5},
   };
   return kMigrations;
 }

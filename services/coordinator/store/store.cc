@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <tuple>
 #include <utility>
 
 #include <pqxx/pqxx>
@@ -17,10 +18,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "services/coordinator/cron.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
+#include "util/ready_probe.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -107,6 +110,23 @@ pqxx::result ExecPrepared(Tx& w, const char* name, const std::string& sql, Args&
   return w.exec_prepared(name, std::forward<Args>(args)...);
 }
 std::string Str(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
+
+// The spec version's gen check for a run: INVALID_ARGUMENT naming the
+// spec's gen blocks when `gen` is not one of them (unchecked for versions
+// stored before the spec's gens were recorded).
+absl::Status CheckGen(pqxx::work& w, const std::string& spec_hash, const std::string& gen) {
+  pqxx::result r = w.exec_params(
+      "SELECT name, gens IS NULL OR $2 = ANY(gens), COALESCE(array_to_string(gens, ', '), '')"
+      " FROM specs WHERE hash = $1",
+      spec_hash, gen);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", spec_hash, "\""));
+  if (r[0][1].as<bool>()) return absl::OkStatus();
+  std::string names = Str(r[0][2]);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "spec \"", Str(r[0][0]), "\" (version ", spec_hash.substr(0, 12), ") has no gen block \"", gen, "\"; ",
+      names.empty() ? "it has no gen blocks at all, so no job could generate requests"
+                    : absl::StrCat("its gen blocks: ", names)));
+}
 
 absl::StatusOr<int64_t> ParsePageToken(const std::string& token) {
   if (token.empty()) return 0;
@@ -320,6 +340,7 @@ absl::Status ValidateTemplate(RunTemplate* t) {
   if (t->jobs < 1 || t->jobs > kMaxJobsPerRun)
     return absl::InvalidArgumentError(
         absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t->jobs));
+  if (auto st = CheckText("spec_hash", t->spec_hash, true); !st.ok()) return st;
   if (auto st = ValidateBudget(&t->budget); !st.ok()) return st;
   if (t->gen.empty()) t->gen = "request";
   if (!IsName(t->gen)) return absl::InvalidArgumentError(absl::StrCat("bad gen name \"", t->gen, "\""));
@@ -340,6 +361,7 @@ absl::StatusOr<RunRow> InsertRun(pqxx::work& w, const RunTemplate& t, const std:
   pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
   if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
   int sites = static_cast<int>(I64(spec[0][0]));
+  if (auto st = CheckGen(w, t.spec_hash, t.gen); !st.ok()) return st;
   if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
     return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
   const JobBudget& b = t.budget;
@@ -456,6 +478,22 @@ Store::Store(Options options) : options_(std::move(options)) {
   if (options_.max_attempts < 1) options_.max_attempts = 1;
   options_.url = ConnectionUrlWithLimits(options_.url, options_.connect_timeout_s, options_.statement_timeout_ms);
   if (options_.statement_timeout_ms > 0) watchdog_ = std::make_unique<SocketWatchdog>();
+}
+
+absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line) {
+  if (size_t at = value.find('\0'); at != absl::string_view::npos)
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " contains a NUL byte (at byte ", at, "); text may not contain NUL"));
+  if (!single_line) return absl::OkStatus();
+  if (size_t at = value.find_first_of("\r\n"); at != absl::string_view::npos)
+    return absl::InvalidArgumentError(absl::StrCat(field, " contains a line break (CR or LF at byte ", at,
+                                                   "); it must be a single line"));
+  return absl::OkStatus();
+}
+
+std::string ScrubText(std::string text) {
+  if (text.find('\0') == std::string::npos) return text;
+  return absl::StrReplaceAll(text, {{absl::string_view("\0", 1), absl::string_view("\\0")}});
 }
 
 std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms) {
@@ -629,16 +667,25 @@ absl::StatusOr<int> Store::SchemaVersion() {
 // Specs
 
 absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::string& file_name,
-                                       const std::string& source, int choice_sites, bool* created) {
+                                       const std::string& source, int choice_sites, bool* created,
+                                       std::optional<std::vector<std::string>> gens) {
   if (name.empty() || name.size() > 200) return absl::InvalidArgumentError("bad spec name");
   if (source.size() > (1u << 20)) return absl::InvalidArgumentError("spec source exceeds 1 MiB");
+  for (auto [field, value, one_line] : {std::tuple<const char*, const std::string&, bool>{"spec name", name, true},
+                                        {"file_name", file_name, true},
+                                        {"source", source, false}})
+    if (auto st = CheckText(field, value, one_line); !st.ok()) return st;
+  if (gens.has_value() && CheckList("gen name", *gens).ok() == false)
+    return absl::InvalidArgumentError("the spec's gen block names are not plain names");
   std::string hash = Sha256Hex(source);
   bool made = false;
   auto row = Run<SpecRow>("storing a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
     pqxx::result ins = w.exec_params(
-        "INSERT INTO specs (hash, name, file_name, source, choice_sites) VALUES ($1, $2, $3, $4, $5)"
+        "INSERT INTO specs (hash, name, file_name, source, choice_sites, gens)"
+        " VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN $7::text[] END)"
         " ON CONFLICT (hash) DO NOTHING RETURNING hash",
-        hash, name, file_name, source, choice_sites);
+        hash, name, file_name, source, choice_sites, gens.has_value(),
+        TextArray(gens.value_or(std::vector<std::string>{})));
     made = !ins.empty();
     return ReadSpec(w.exec_params1(
         absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash));
@@ -648,6 +695,8 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
 }
 
 absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
+  if (auto st = CheckText("hash", hash, true); !st.ok()) return st;
+
   return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash);
@@ -657,6 +706,8 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 }
 
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
@@ -667,6 +718,8 @@ absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
 }
 
 absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const Page& page) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
@@ -706,14 +759,16 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& t) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
   }
+  for (auto [field, value] : {std::pair<const char*, const std::string&>{"target.address", t.address},
+                              {"target.launch", t.launch},
+                              {"target.readiness.probe", t.readiness_probe}})
+    if (auto st = CheckText(field, value, true); !st.ok()) return st;
   if (t.launch.size() > 4096) return absl::InvalidArgumentError("launch command exceeds 4 KiB");
   if (!t.launch.empty() && !absl::StrContains(t.launch, "{port}"))
     return absl::InvalidArgumentError(
         "the launch command must contain {port} (the worker picks a free port per job)");
   std::string probe = t.readiness_probe.empty() ? "tcp" : t.readiness_probe;
-  if (probe != "tcp" && !(absl::StartsWith(probe, "http:/") && probe.size() < 1024))
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad readiness probe \"", probe, "\": want \"tcp\" or \"http:/PATH\""));
+  if (auto p = util::ParseReadyProbe(probe); !p.ok()) return p.status();
   int ready_ms = t.readiness_timeout_ms == 0 ? 10000 : t.readiness_timeout_ms;
   if (ready_ms < 1 || ready_ms > 600000)
     return absl::InvalidArgumentError("readiness timeout must be between 1 ms and 10 minutes");
@@ -748,6 +803,8 @@ absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
 }
 
 absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
@@ -794,6 +851,8 @@ absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
 }
 
 absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
+  if (auto st = CheckText("spec_hash", filter.spec_hash, true); !st.ok()) return st;
+
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
@@ -1066,11 +1125,16 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
   if (c.lease_token.empty() || c.lease_token.size() > 64)
     return absl::InvalidArgumentError("a completion needs its lease token");
   if (c.worker_id.size() > 200) return absl::InvalidArgumentError("worker_id too long");
+  if (auto st = CheckText("lease_token", c.lease_token, true); !st.ok()) return st;
+  if (auto st = CheckText("worker_id", c.worker_id, true); !st.ok()) return st;
+  const std::string reason = ScrubText(c.reason);
   NewCounterexample cx;
   if (c.outcome == "failed") {
     if (!c.counterexample.has_value())
       return absl::InvalidArgumentError("a failed job must report its counterexample");
     cx = *c.counterexample;
+    for (std::string* text : {&cx.reason, &cx.diff, &cx.signature, &cx.input_json, &cx.trace_json, &cx.document_json})
+      *text = ScrubText(std::move(*text));
     if (!IsKind(cx.kind))
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
@@ -1125,7 +1189,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
               "    worker_id = COALESCE(NULLIF($9, ''), worker_id)"
               "  WHERE id = (SELECT id FROM ok) RETURNING id)"
               " SELECT j.att IS NULL, j.done, j.token, (SELECT count(*) FROM upd) FROM j",
-              c.job_id, c.lease_token, c.outcome == "error" ? "error" : "passed", c.outcome, c.reason,
+              c.job_id, c.lease_token, c.outcome == "error" ? "error" : "passed", c.outcome, reason,
               c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received), c.worker_id);
           if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
           const pqxx::row& job = jr[0];
@@ -1187,7 +1251,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
         "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
         "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
         " WHERE id = $1",
-        c.job_id, new_state, c.outcome, c.reason, c.seconds, static_cast<int64_t>(c.sent),
+        c.job_id, new_state, c.outcome, reason, c.seconds, static_cast<int64_t>(c.sent),
         static_cast<int64_t>(c.received), I64(job[2]), c.worker_id);
     if (c.outcome == "failed") {
       std::string spec_hash = Str(run[2]);
@@ -1255,6 +1319,7 @@ absl::StatusOr<int> Store::RequeueExpiredLeases() {
 absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_hash,
                                                         int64_t target_id, int64_t run_id,
                                                         const Page& page) {
+  if (auto st = CheckText("spec_hash", spec_hash, true); !st.ok()) return st;
   auto offset = ParsePageToken(page.after);
   if (!offset.ok()) return offset.status();
   int size = PageSize(page);
@@ -1404,16 +1469,21 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
         "a campaign's template needs exactly one of spec_hash (a version) and spec_name (the "
         "newest version of that spec at each firing)");
   if (c.spec_name.size() > 200) return absl::InvalidArgumentError("spec_name exceeds 200 bytes");
+  if (auto st = CheckText("spec_name", c.spec_name, true); !st.ok()) return st;
   if (auto st = ValidateTemplate(&c.tmpl); !st.ok()) return st;
   int64_t next = c.paused ? 0 : cron->Next(now);
   const RunTemplate& t = c.tmpl;
   const JobBudget& b = t.budget;
   return Run<CampaignRow>("creating a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+    std::string hash = t.spec_hash;
     if (!c.spec_name.empty()) {
-      if (auto h = LatestSpecHash(w, c.spec_name); !h.ok()) return h.status();
-    } else if (w.exec_params("SELECT 1 FROM specs WHERE hash = $1", t.spec_hash).empty()) {
-      return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
+      auto h = LatestSpecHash(w, c.spec_name);
+      if (!h.ok()) return h.status();
+      hash = *h;
     }
+    // (a "latest" campaign is checked against today's newest version; each
+    // firing checks its own version again in InsertRun)
+    if (auto st = CheckGen(w, hash, t.gen); !st.ok()) return st;
     if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", t.target_id).empty())
       return absl::NotFoundError(absl::StrCat("no target ", t.target_id));
     pqxx::result r = w.exec_params(
@@ -1440,6 +1510,8 @@ absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
 }
 
 absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
+  if (auto st = CheckText("name", name, true); !st.ok()) return st;
+
   return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
@@ -1602,6 +1674,8 @@ absl::StatusOr<Listing<CampaignRunRow>> Store::ListCampaignRuns(int64_t campaign
 
 absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
   if (info.name.empty() || info.name.size() > 200) return absl::InvalidArgumentError("bad worker name");
+  if (auto st = CheckText("worker name", info.name, true); !st.ok()) return st;
+  if (auto st = CheckText("worker version", info.version, true); !st.ok()) return st;
   if (info.slots < 1 || info.slots > 256)
     return absl::InvalidArgumentError("slots must be between 1 and 256");
   if (auto st = CheckList("adapter", info.adapters); !st.ok()) return st;
@@ -1677,6 +1751,7 @@ absl::StatusOr<std::string> Store::CreateToken(const std::string& role, const st
   if (role != "admin" && role != "submitter" && role != "worker")
     return absl::InvalidArgumentError(
         absl::StrCat("unknown role \"", role, "\" (known: admin, submitter, worker)"));
+  if (auto st = CheckText("token name", name, true); !st.ok()) return st;
   unsigned char raw[32];
   if (RAND_bytes(raw, sizeof raw) != 1) return absl::InternalError("no randomness for a token");
   std::string token = absl::StrCat("dst_", Hex(raw, sizeof raw));

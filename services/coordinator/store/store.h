@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "services/coordinator/store/socket_watchdog.h"
 
 namespace dualswarm::coord {
@@ -259,6 +260,19 @@ struct RunFilter {
   int64_t target_id = 0;  // 0 = any
 };
 
+// The default statement timeout and connect timeout. Chosen so that a
+// database that does not answer at all is given up on before a client's
+// deadline: GiveUpOnDatabaseAfter(15000) = 15 + 1 + 3.75 = 19.75 s for a
+// pooled connection, at most 5 s more for a new one (libpq's connect
+// timeout) = 24.75 s < the 30 s deadline of the CLI (cli/remote/client.h
+// kUnaryDeadline) and of the HTTP gateway's calls (HttpGateway::Options).
+// So the client gets the documented UNAVAILABLE ("no answer within ..."),
+// not DEADLINE_EXCEEDED. With 30000 the give-up came at 38.5 s, after the
+// client had given up. Change both sides together
+// (coordinator_outage_test checks the relation).
+inline constexpr int kDefaultStatementTimeoutMs = 15000;
+inline constexpr int kDefaultConnectTimeoutS = 5;
+
 // How long a transaction may take before the store gives its connection
 // up (Options::statement_timeout_ms + 1 s + a quarter); zero: no limit.
 std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms);
@@ -276,9 +290,9 @@ class Store {
     // waiting as long for a free pooled connection also ends. Each gives
     // UNAVAILABLE instead of an RPC thread held while the database hangs.
     // 0: no limit.
-    int statement_timeout_ms = 30000;
+    int statement_timeout_ms = kDefaultStatementTimeoutMs;
     // libpq connect_timeout (seconds) added to `url` unless it sets one.
-    int connect_timeout_s = 5;
+    int connect_timeout_s = kDefaultConnectTimeoutS;
   };
 
   // Connects and applies pending migrations. UNAVAILABLE if the database
@@ -294,8 +308,11 @@ class Store {
 
   // --- specs ---
   // Stores a version (a no-op for a source already stored); `created` tells which.
+  // `gens`: the spec's gen block names; runs of this version must name one
+  // of them (nullopt: unknown, not checked — versions stored before schema v5).
   absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name,
-                                  const std::string& source, int choice_sites, bool* created);
+                                  const std::string& source, int choice_sites, bool* created,
+                                  std::optional<std::vector<std::string>> gens = std::nullopt);
   absl::StatusOr<SpecRow> GetSpec(const std::string& hash);
   absl::StatusOr<SpecRow> GetLatestSpec(const std::string& name);
   absl::StatusOr<Listing<SpecRow>> ListSpecs(const std::string& name, const Page& page);
@@ -429,6 +446,15 @@ std::string ConnectionUrlWithLimits(const std::string& url, int connect_timeout_
 
 // Hex SHA-256 (spec content addresses, token hashes).
 std::string Sha256Hex(const std::string& data);
+
+// Text reaches PostgreSQL through libpqxx as C strings, so a NUL byte would
+// silently cut a value short (a spec stored up to its NUL under the hash of
+// the whole source). CheckText refuses NUL in `value` — and CR/LF too when
+// `single_line` (commands, addresses, probes, names) — naming `field`.
+// ScrubText replaces NULs with "\\0" in text a worker reports (reasons
+// that quote SUT output), which must be stored rather than refused.
+absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line);
+std::string ScrubText(std::string text);
 
 // The store's limits, shared with the service layer's validation.
 inline constexpr int kMaxJobsPerRun = 100000;

@@ -1,0 +1,84 @@
+// The launcher's readiness probes (workers/sut/launcher.h) against real
+// processes: "http:/PATH" waits for an HTTP answer (any 2xx/3xx/4xx status
+// line), not merely for the port to accept — a server that accepts TCP but
+// does not speak HTTP is never ready — and a bad probe is refused. Before,
+// "http:/PATH" was accepted and ignored (only TCP was checked).
+#include <chrono>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "util/ready_probe.h"
+#include "workers/sut/launcher.h"
+
+namespace dualswarm::workers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+LaunchOptions Options(const std::string& command, const std::string& probe, int timeout_ms) {
+  LaunchOptions o;
+  o.command = command;
+  o.ready_probe = probe;
+  o.ready_timeout_ms = timeout_ms;
+  return o;
+}
+
+TEST(ReadyProbeTest, HttpProbeWaitsForAnHttpAnswer) {
+  // ds-ref-webdav answers GET /no-such-file with 404: ready.
+  auto sut = SutProcess::Launch(
+      Options(absl::StrCat(DS_REF_WEBDAV, " --port {port} --dir {dir}"), "http:/no-such-file", 10000));
+  ASSERT_TRUE(sut.ok()) << sut.status();
+  std::string answer;
+  EXPECT_TRUE(AnswersHttp((*sut)->port(), "/", 2000, &answer)) << answer;
+  EXPECT_TRUE(absl::StartsWith(answer, "\"HTTP/1.1 ")) << answer;
+}
+
+TEST(ReadyProbeTest, ServerThatAcceptsTcpButNotHttpIsNeverReady) {
+  const std::string kv = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
+  // TCP: ready at once.
+  auto tcp = SutProcess::Launch(Options(kv, "tcp", 10000));
+  ASSERT_TRUE(tcp.ok()) << tcp.status();
+  tcp->reset();
+  // HTTP: the JSON-lines server never answers with a status line.
+  auto t0 = Clock::now();
+  auto http = SutProcess::Launch(Options(kv, "http:/health", 1500));
+  double took = Since(t0);
+  ASSERT_FALSE(http.ok());
+  EXPECT_EQ(http.status().code(), absl::StatusCode::kDeadlineExceeded) << http.status();
+  EXPECT_TRUE(absl::StrContains(http.status().message(), "did not answer GET /health with a 2xx/3xx/4xx status"))
+      << http.status();
+  EXPECT_GE(took, 1.5);
+  EXPECT_LT(took, 4.0) << "bounded by the readiness timeout (+ one probe of at most 1 s)";
+}
+
+TEST(ReadyProbeTest, DefaultProbeAppliesWhenALaunchGivesNone) {
+  const std::string kv = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
+  SetDefaultReadyProbe("http:/");
+  auto http = SutProcess::Launch(Options(kv, "", 800));
+  SetDefaultReadyProbe("tcp");
+  EXPECT_FALSE(http.ok()) << "the process default (the job's target probe) was not used";
+  auto tcp = SutProcess::Launch(Options(kv, "", 10000));
+  EXPECT_TRUE(tcp.ok()) << tcp.status();
+}
+
+TEST(ReadyProbeTest, BadProbesAreRefused) {
+  for (const char* bad : {"udp", "http:", "http:/a b", "http:/x\r\nHost: evil", "http://host/x", "HTTP:/x"}) {
+    auto p = util::ParseReadyProbe(bad);
+    EXPECT_FALSE(p.ok()) << bad;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  auto p = util::ParseReadyProbe("http:/health?x=1");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->http);
+  EXPECT_EQ(p->path, "/health?x=1");
+  EXPECT_FALSE(util::ParseReadyProbe("tcp")->http);
+  EXPECT_FALSE(SutProcess::Launch(Options("true {port}", "udp", 100)).ok());
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
