@@ -11,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "util/ready_probe.h"
+#include "engine/lang/spec.h"
+#include "workers/runner/runner.h"
 #include "workers/sut/launcher.h"
 
 namespace dualswarm::workers {
@@ -56,14 +58,23 @@ TEST(ReadyProbeTest, ServerThatAcceptsTcpButNotHttpIsNeverReady) {
   EXPECT_LT(took, 4.0) << "bounded by the readiness timeout (+ one probe of at most 1 s)";
 }
 
-TEST(ReadyProbeTest, DefaultProbeAppliesWhenALaunchGivesNone) {
-  const std::string kv = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
-  SetDefaultReadyProbe("http:/");
-  auto http = SutProcess::Launch(Options(kv, "", 800));
-  SetDefaultReadyProbe("tcp");
-  EXPECT_FALSE(http.ok()) << "the process default (the job's target probe) was not used";
-  auto tcp = SutProcess::Launch(Options(kv, "", 10000));
-  EXPECT_TRUE(tcp.ok()) << tcp.status();
+// A job launches its SUT with the target's probe (JobOptions::ready_probe),
+// for the run and every shrinking rerun alike.
+TEST(ReadyProbeTest, JobsLaunchWithTheTargetsProbe) {
+  auto spec = lang::LoadSpec("kv.dspec", *lang::ReadFileToString(DUALSWARM_SOURCE_DIR "/specs/kv.dspec"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  JobOptions o;
+  o.launch = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
+  o.adapter = "jsonl";
+  o.exec.steps = 5;
+  o.ready_timeout_ms = 800;
+  o.ready_probe = "http:/";  // ds-ref-kv never answers HTTP
+  EXPECT_FALSE(RunJob(*spec, o).ok()) << "the job's probe was not used";
+  o.ready_probe = "tcp";
+  o.ready_timeout_ms = 10000;
+  auto r = RunJob(*spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kPassed);
 }
 
 TEST(ReadyProbeTest, BadProbesAreRefused) {

@@ -86,7 +86,6 @@ int RunJobChild(const JobChildOptions& options) {
   auto plan = PlanJob(job, options.work_root);
   if (!plan.ok()) return finish(CompletionForError(job, std::string(plan.status().message()), seconds()));
   JobOptions& o = plan->options;
-  SetDefaultReadyProbe(plan->ready_probe);  // every launch of this job: the run and shrinking reruns
   o.cancel = &g_cancel;
   o.on_progress = [](const JobProgress& p) {
     WriteLine(absl::StrCat("{\"sent\":", p.sent, ",\"received\":", p.received, ",\"frontier\":", p.frontier, "}"));

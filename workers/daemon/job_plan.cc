@@ -63,7 +63,7 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())
     return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": ", probe.status().message()));
-  plan.ready_probe = t.readiness().probe().empty() ? "tcp" : t.readiness().probe();
+  o.ready_probe = t.readiness().probe().empty() ? "tcp" : t.readiness().probe();
   o.work_root = work_root;
 
   const v1::JobBudget& b = job.budget();

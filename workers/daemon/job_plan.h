@@ -19,10 +19,8 @@ namespace dualswarm::workers {
 
 struct JobPlan {
   std::shared_ptr<const lang::Spec> spec;
-  JobOptions options;  // cancel and on_progress are left for the caller
-  // The target's readiness probe ("tcp" or "http:/PATH"), checked; the job
-  // process makes it the launcher's default (SetDefaultReadyProbe).
-  std::string ready_probe = "tcp";
+  JobOptions options;  // cancel and on_progress are left for the caller;
+                       // ready_probe is the target's, checked
 };
 
 // INVALID_ARGUMENT when the lease cannot be run as it is: the spec does not

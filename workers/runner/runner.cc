@@ -53,6 +53,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     LaunchOptions lo;
     lo.command = o.launch;
     lo.ready_timeout_ms = o.ready_timeout_ms;
+    lo.ready_probe = o.ready_probe;
     lo.work_root = o.work_root;
     auto s = SutProcess::Launch(lo);
     if (!s.ok()) return s.status();

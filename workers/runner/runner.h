@@ -36,6 +36,7 @@ struct JobOptions {
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;        // 0: no wall-time budget
   int ready_timeout_ms = 10000;
+  std::string ready_probe = "tcp";  // when a launched SUT is ready: "tcp" or "http:/PATH" (util/ready_probe.h)
   std::string work_root = "/tmp";  // launched SUTs get a fresh directory under this
   std::function<void(const JobProgress&)> on_progress;  // about once a second
   // When set and true, the job stops at once: the SUT is torn down and

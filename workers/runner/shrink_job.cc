@@ -48,6 +48,19 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   return o;
 }
 
+// Replay options for a rerun of `job`'s finding: the counterexample's
+// swarm dimensions, the job's SUT launch.
+JobOptions RerunOptions(const harness::Counterexample& cx, const std::vector<harness::InputItem>& input,
+                        const JobOptions& job) {
+  JobOptions o = ReplayOptions(cx, input);
+  o.launch = job.launch;
+  o.ready_timeout_ms = job.ready_timeout_ms;
+  o.ready_probe = job.ready_probe;
+  o.work_root = job.work_root;
+  o.cancel = job.cancel;
+  return o;
+}
+
 absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const lang::Spec> spec,
                                                            const JobOptions& job, const JobResult& result,
                                                            const ShrinkJobOptions& options) {
@@ -76,12 +89,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
 
   std::string failure_class = harness::FailureClass(cx.verdict, result.trace);
   auto rerun = [&](const std::vector<harness::InputItem>& input) -> absl::StatusOr<harness::RerunOutcome> {
-    JobOptions o = ReplayOptions(cx, input);
-    o.launch = job.launch;
-    o.ready_timeout_ms = job.ready_timeout_ms;
-    o.work_root = job.work_root;
-    o.cancel = job.cancel;
-    auto r = RunJob(spec, o);
+    auto r = RunJob(spec, RerunOptions(cx, input, job));
     if (!r.ok()) return r.status();
     harness::RerunOutcome out;
     out.verdict = VerdictOf(*r);
@@ -160,12 +168,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   // server's order is then fixed and the result does not race.
   auto try_sequential = [&](const std::vector<harness::InputItem>& input, int min_better) -> absl::Status {
     if (input.size() < 2 || reruns >= so.max_reruns) return absl::OkStatus();
-    JobOptions o = ReplayOptions(cx, harness::OneAtATime(input));
-    o.launch = job.launch;
-    o.ready_timeout_ms = job.ready_timeout_ms;
-    o.work_root = job.work_root;
-    o.cancel = job.cancel;
-    auto r = RunJob(spec, o);
+    auto r = RunJob(spec, RerunOptions(cx, harness::OneAtATime(input), job));
     ++reruns;
     if (!r.ok()) return r.status();
     bool failed = r->outcome == Outcome::kSafety || r->outcome == Outcome::kLiveness ||

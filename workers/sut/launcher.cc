@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -33,14 +32,6 @@ std::atomic<SutObserver> g_sut_observer{nullptr};
 void NotifySut(pid_t pgid, bool started) {
   if (SutObserver o = g_sut_observer.load(); o != nullptr) o(pgid, started);
 }
-std::mutex g_probe_mu;
-std::string g_default_probe = "tcp";
-
-std::string DefaultReadyProbe() {
-  std::lock_guard<std::mutex> lock(g_probe_mu);
-  return g_default_probe;
-}
-
 // Milliseconds until `deadline` (at least 1).
 int MsUntil(std::chrono::steady_clock::time_point deadline) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
@@ -50,11 +41,6 @@ int MsUntil(std::chrono::steady_clock::time_point deadline) {
 }  // namespace
 
 void SetSutObserver(SutObserver observer) { g_sut_observer.store(observer); }
-
-void SetDefaultReadyProbe(const std::string& probe) {
-  std::lock_guard<std::mutex> lock(g_probe_mu);
-  g_default_probe = probe.empty() ? "tcp" : probe;
-}
 
 bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer) {
   answer->clear();
@@ -131,7 +117,7 @@ bool CanConnect(const std::string& host, int port) {
 
 absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptions& o) {
   if (o.command.empty()) return absl::InvalidArgumentError("empty launch command");
-  auto probe = util::ParseReadyProbe(o.ready_probe.empty() ? DefaultReadyProbe() : o.ready_probe);
+  auto probe = util::ParseReadyProbe(o.ready_probe);
   if (!probe.ok()) return probe.status();
   auto port = PickFreePort();
   if (!port.ok()) return port.status();

@@ -23,15 +23,9 @@ struct LaunchOptions {
   std::string command;           // e.g. "ds-ref-webdav --port {port} --dir {dir}"
   int ready_timeout_ms = 10000;  // how long to wait for the probe to pass
   std::string work_root = "/tmp";
-  // "tcp" or "http:/PATH" (util/ready_probe.h); empty: the process default
-  // (SetDefaultReadyProbe), "tcp" unless set.
-  std::string ready_probe;
+  // "tcp" or "http:/PATH" (util/ready_probe.h).
+  std::string ready_probe = "tcp";
 };
-
-// The probe launches use when LaunchOptions::ready_probe is empty. The
-// worker's job process sets the target's probe here once, before running
-// the job (the runner and the shrinker build their own LaunchOptions).
-void SetDefaultReadyProbe(const std::string& probe);
 
 class SutProcess {
  public:
