@@ -12,6 +12,7 @@
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "workers/runner/choice_sites.h"
+#include "util/ready_probe.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
 #include "engine/harness/counterexample.h"
@@ -54,7 +55,9 @@ const char kTestHelp[] =
     "  --max-check-seconds S  most wall time the checker may spend in the run (default 600,\n"
     "                         and never more than --time); past it the run ends\n"
     "                         INCONCLUSIVE, never with a finding\n"
-    "  --ready-timeout MS     how long a launched SUT may take to accept connections (default 10000)\n"
+    "  --ready-timeout MS     how long a launched SUT may take to become ready (default 10000)\n"
+    "  --ready PROBE          when a launched SUT is ready: tcp (it accepts a connection;\n"
+    "                         default) or http:/PATH (GET PATH gets a 2xx, 3xx or 4xx answer)\n"
     "  --no-shrink            report the failing input as found (default: shrink it by\n"
     "                         rerunning candidates against fresh SUTs; needs --launch)\n"
     "  --shrink-reruns N      shrinking budget in reruns (default 500)\n"
@@ -137,7 +140,7 @@ int TestCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args,
                   {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
                    "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
-                   "max-frontier", "max-check-seconds", "ready-timeout", "save", "shrink-reruns",
+                   "max-frontier", "max-check-seconds", "ready-timeout", "ready", "save", "shrink-reruns",
                    "shrink-time"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
@@ -170,6 +173,11 @@ int TestCommand(const std::vector<std::string>& args) {
     auto bo = check::ParseBranchOrder(f["branch-order"]);
     if (!bo.ok()) return BadInput(std::string(bo.status().message()));
     o.exec.checker.branch_order = *bo;
+  }
+  if (f.count("ready")) {
+    if (auto probe = util::ParseReadyProbe(f["ready"]); !probe.ok())
+      return BadInput(absl::StrCat("--ready: ", probe.status().message()));
+    o.ready_probe = f["ready"];
   }
   if (f.count("network")) o.exec.checker.network = f["network"];
   if (f.count("feature-mask")) {
