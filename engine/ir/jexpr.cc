@@ -169,6 +169,8 @@ absl::StatusOr<Value> ApplyJFn(absl::string_view fn, const Value& v) {
   }
   if (fn == "succ") {
     if (!v.is_int()) return absl::InvalidArgumentError("succ needs an int");
+    if (v.as_int() == INT64_MAX)
+      return absl::InvalidArgumentError(absl::StrCat("succ of ", v.as_int(), " overflows 64 bits"));
     return Value::Int(v.as_int() + 1);
   }
   return absl::NotFoundError(absl::StrCat("unknown J-expression function \"", fn,

@@ -66,6 +66,17 @@ TEST(JRef, FieldNamesWithSeparatorsRoundTrip) {
   EXPECT_EQ(again->path[0].field, "2@headercsa@oltion");
 }
 
+// Found by tests/fuzz/fuzz_jexpr (UBSan): succ of the largest int was a
+// signed overflow; a SUT chooses that value.
+TEST(JFn, SuccOfTheLargestIntIsAnError) {
+  auto r = ir::ApplyJFn("succ", Value::Int(INT64_MAX));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ir::ApplyJFn("succ", Value::Int(INT64_MAX - 1)), Value::Int(INT64_MAX));
+  std::vector<ir::LabeledMessage> trace = {{2, Value::Map({{"v", Value::Int(INT64_MAX)}})}};
+  EXPECT_FALSE(ir::Instantiate(ir::MakeHole(*ir::ParseJRef("2.@v.succ"), nullptr), trace).ok());
+}
+
 TEST(JFn, Library) {
   EXPECT_EQ(*ir::ApplyJFn("weaken", Value::String("\"t\"")), Value::String("W/\"t\""));
   EXPECT_EQ(*ir::ApplyJFn("weaken", Value::String("W/\"t\"")), Value::String("W/\"t\""));
