@@ -22,6 +22,9 @@ PACKAGES=(
   libyaml-cpp-dev prometheus
   systemd               # `systemd-analyze verify` checks the shipped units
   procps                # pgrep: the distributed tests check that no tester or SUT outlives its job
+  # scripts/fuzz.sh (tests/fuzz): clang builds the libFuzzer targets; libFuzzer
+  # and the ASan/UBSan runtimes are in compiler-rt's package.
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -39,6 +39,8 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
   Observation o;
   auto t = IntField(v, "t", false, -1);
   if (!t.ok()) return t.status();
+  // -1 means absent, and a negative time would not be written back.
+  if (v.Find("t") != nullptr && *t < 0) return Bad("field \"t\" must not be negative");
   o.t = *t;
   auto conn = IntField(v, "conn", true, 0);
   if (!conn.ok()) return conn.status();

@@ -8,6 +8,46 @@
 #include "absl/strings/str_split.h"
 
 namespace dualswarm::ir {
+namespace {
+
+// A field name in the "@field" form may hold any bytes (message keys and
+// header names are the SUT's): '%', '@', '#' and '.' are written as %XX so
+// that the path still splits into the same steps and a reference's
+// LABEL.JPATH.FN still splits at its two dots. An empty name is just "@".
+std::string EscapeField(absl::string_view f) {
+  std::string out;
+  for (char c : f) {
+    if (c == '%' || c == '@' || c == '#' || c == '.') {
+      absl::StrAppend(&out, "%", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Inverse of EscapeField; a '%' not followed by two hex digits stays as is.
+std::string UnescapeField(absl::string_view f) {
+  std::string out;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == '%' && i + 2 < f.size() && HexDigit(f[i + 1]) >= 0 && HexDigit(f[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexDigit(f[i + 1]) * 16 + HexDigit(f[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(f[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<JPath> ParseJPath(absl::string_view text) {
   JPath out;
@@ -36,8 +76,7 @@ absl::StatusOr<JPath> ParseJPath(absl::string_view text) {
       if (!absl::SimpleAtoi(name, &s.index) || s.index < 0)
         return absl::InvalidArgumentError(absl::StrCat("path \"", text, "\": bad index \"", name, "\""));
     } else {
-      if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("path \"", text, "\": empty field"));
-      s.field = std::string(name);
+      s.field = UnescapeField(name);
     }
     out.push_back(std::move(s));
     i = j;
@@ -48,7 +87,7 @@ absl::StatusOr<JPath> ParseJPath(absl::string_view text) {
 std::string JPathToString(const JPath& p) {
   if (p.empty()) return "this";
   std::string out;
-  for (const auto& s : p) absl::StrAppend(&out, s.is_index ? "#" : "@", s.is_index ? absl::StrCat(s.index) : s.field);
+  for (const auto& s : p) absl::StrAppend(&out, s.is_index ? "#" : "@", s.is_index ? absl::StrCat(s.index) : EscapeField(s.field));
   return out;
 }
 
@@ -157,6 +196,8 @@ absl::StatusOr<Value> ApplyJFn(absl::string_view fn, const Value& v) {
   }
   if (fn == "succ") {
     if (!v.is_int()) return absl::InvalidArgumentError("succ needs an int");
+    if (v.as_int() == INT64_MAX)
+      return absl::InvalidArgumentError(absl::StrCat("succ of ", v.as_int(), " overflows 64 bits"));
     return Value::Int(v.as_int() + 1);
   }
   return absl::NotFoundError(absl::StrCat("unknown J-expression function \"", fn,

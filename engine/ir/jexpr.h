@@ -3,7 +3,8 @@
 // live trace and is written {"$ref": "LABEL.JPATH.FN"} (optionally with
 // "$else": a fallback value), e.g. {"$ref": "4.@headers@etag.weaken"}:
 // "the etag header of the message labelled 4, made weak".
-//   JPATH: "this" or a sequence of "@field" / "#index" steps.
+//   JPATH: "this" or a sequence of "@field" / "#index" steps; in a field
+//          '%', '@', '#' and '.' are written %25, %40, %23 and %2E.
 //   FN:    id | weaken (add W/) | strip_weak (drop W/) | succ (int + 1).
 // Holes are filled when the request is sent. Evaluation is loose: if the
 // label is missing or lacks the path in this run, the most recent message

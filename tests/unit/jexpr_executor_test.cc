@@ -40,6 +40,43 @@ TEST(JRef, RoundTripsAndRejectsUnknownFunctions) {
   EXPECT_FALSE(ir::ParseJRef("4.@a").ok());
 }
 
+// Found by tests/fuzz/fuzz_jexpr: field names are the SUT's (HTTP header
+// names may contain '.' and '#', JSON keys anything), and a reference to
+// one used to print as text that parses to other steps, or not at all.
+TEST(JRef, FieldNamesWithSeparatorsRoundTrip) {
+  for (const std::string name : {"x.trace-id", "a#b", "m@n", "50%", "%41", ""}) {
+    ir::JRef r{4, {{false, "headers", 0}, {false, name, 0}}, "id"};
+    std::string text = ir::JRefToString(r);
+    auto back = ir::ParseJRef(text);
+    ASSERT_TRUE(back.ok()) << name << " -> " << text << ": " << back.status();
+    ASSERT_EQ(back->path.size(), 2u) << text;
+    EXPECT_EQ(back->path[1].field, name) << text;
+    std::vector<ir::LabeledMessage> trace = {
+        {4, Value::Map({{"headers", Value::Map({{name, Value::String("v")}})}})}};
+    auto filled = ir::Instantiate(ir::MakeHole(r, nullptr), trace);
+    ASSERT_TRUE(filled.ok()) << text << ": " << filled.status();
+    EXPECT_EQ(*filled, Value::String("v"));
+  }
+  // The fuzzer's input: a dotted path whose one field holds '@'.
+  auto d = ir::ParseJRef("6.2@headercsa@oltion.id");
+  ASSERT_TRUE(d.ok());
+  auto again = ir::ParseJRef(ir::JRefToString(*d));
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->path.size(), 1u);
+  EXPECT_EQ(again->path[0].field, "2@headercsa@oltion");
+}
+
+// Found by tests/fuzz/fuzz_jexpr (UBSan): succ of the largest int was a
+// signed overflow; a SUT chooses that value.
+TEST(JFn, SuccOfTheLargestIntIsAnError) {
+  auto r = ir::ApplyJFn("succ", Value::Int(INT64_MAX));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ir::ApplyJFn("succ", Value::Int(INT64_MAX - 1)), Value::Int(INT64_MAX));
+  std::vector<ir::LabeledMessage> trace = {{2, Value::Map({{"v", Value::Int(INT64_MAX)}})}};
+  EXPECT_FALSE(ir::Instantiate(ir::MakeHole(*ir::ParseJRef("2.@v.succ"), nullptr), trace).ok());
+}
+
 TEST(JFn, Library) {
   EXPECT_EQ(*ir::ApplyJFn("weaken", Value::String("\"t\"")), Value::String("W/\"t\""));
   EXPECT_EQ(*ir::ApplyJFn("weaken", Value::String("W/\"t\"")), Value::String("W/\"t\""));
