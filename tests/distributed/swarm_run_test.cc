@@ -22,7 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "dualswarm/v1/finding.grpc.pb.h"
 #include "dualswarm/v1/run.grpc.pb.h"
@@ -355,11 +357,10 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
 }
 
 // A spec handler that computes for ever (exponential recursion) held a
-// worker slot for 75 s with a 3 s time budget, until the run was cancelled:
-// nothing outside the tester watched the clock. The worker now kills the job
-// child (and its SUT) once it runs past readiness timeout + budget + grace,
-// and reports an error naming the budget, not a finding.
-TEST_F(SwarmTest, AJobStuckInAHandlerIsKilledPastItsBudgetWithItsSut) {
+// worker slot for 75 s with a 3 s time budget, until the run was cancelled.
+// The spec's evaluation limits (docs/spec-language.md, "Limits") now end it
+// at once, as a spec error: a finding against the spec, never the SUT.
+TEST_F(SwarmTest, ARunawaySpecHandlerEndsAtItsEvaluationLimit) {
   v1::CreateSpecRequest sreq;
   sreq.set_file_name("runaway.dspec");
   sreq.set_source(
@@ -369,11 +370,37 @@ TEST_F(SwarmTest, AJobStuckInAHandlerIsKilledPastItsBudgetWithItsSut) {
       "gen request {\n  { method: \"GET\", path: \"/x\", headers: {}, body: \"\" }\n}\n");
   v1::CreateSpecResponse sresp;
   ASSERT_TRUE(specs_->Create(AuthContext(submitter_).get(), sreq, &sresp).ok());
-  Worker& w = StartWorker("w1", 1, {"--budget-grace", "2"});
+  StartWorker("w1", 1);
   int64_t target = AddTarget("webdav-runaway", Webdav(0), /*ready_timeout_ms=*/2000);
   auto t0 = std::chrono::steady_clock::now();
-  // Limit: 2 s readiness + 3 s budget + 2 s grace = 7 s.
   v1::Run run = WaitRun(Submit(sresp.spec().hash(), target, 1, 1000, /*time_budget_ms=*/3000).id(), seconds(60));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.DebugString() << WorkerLogs();
+  auto findings = FindingsOfRun(run.id());
+  ASSERT_EQ(findings.size(), 1u) << WorkerLogs();
+  EXPECT_EQ(findings[0].kind(), v1::VERDICT_KIND_SPEC_ERROR) << findings[0].DebugString();
+  EXPECT_TRUE(absl::StrContains(findings[0].reason(), "limit: evaluation steps")) << findings[0].DebugString();
+  EXPECT_LT(took, 15);
+  std::printf("[ measured ] runaway handler: run ended in %.1f s as a spec error\n", took);
+}
+
+// A job child that stops making progress for a reason no bound inside it
+// can see (here SIGSTOP: wedged) is killed by the worker once it runs past
+// readiness timeout + budget + grace, with its SUT, and reported as an
+// error naming the budget, not a finding.
+TEST_F(SwarmTest, AWedgedJobIsKilledPastItsBudgetWithItsSut) {
+  Worker& w = StartWorker("w1", 1, {"--budget-grace", "2"});
+  int64_t target = AddTarget("webdav-wedged", Webdav(0), /*ready_timeout_ms=*/2000);
+  auto t0 = std::chrono::steady_clock::now();
+  // Limit: 2 s readiness + 3 s budget + 2 s grace = 7 s.
+  v1::Run submitted = Submit(PushSpec("specs/http_webdav.dspec"), target, 1, 1000000, /*time_budget_ms=*/3000);
+  pid_t child = 0;
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", "run-job --job " + w.work_dir});
+    return r.exit_code == 0 && absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &child);
+  }, seconds(10))) << "no job child appeared" << WorkerLogs();
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  v1::Run run = WaitRun(submitted.id(), seconds(60));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(run.state(), v1::RUN_STATE_ERROR) << run.DebugString() << WorkerLogs();
   EXPECT_EQ(run.counts().error(), 1);
@@ -381,11 +408,11 @@ TEST_F(SwarmTest, AJobStuckInAHandlerIsKilledPastItsBudgetWithItsSut) {
   EXPECT_GE(took, 6.5) << "killed before its limit";
   std::string log = Slurp(w.log);
   EXPECT_TRUE(absl::StrContains(log, "timed out: the job ran past its time budget of 3000 ms")) << log;
-  EXPECT_TRUE(FindingsOfRun(run.id()).empty()) << "a runaway spec is not a finding against the SUT";
+  EXPECT_TRUE(FindingsOfRun(run.id()).empty()) << "a wedged tester is not a finding against the SUT";
   EXPECT_TRUE(WaitFor([&] {
     return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
   }, seconds(5))) << "the tester or its SUT outlived the killed job";
-  std::printf("[ measured ] runaway handler, budget 3 s + ready 2 s + grace 2 s: run ended in %.1f s\n", took);
+  std::printf("[ measured ] wedged job, budget 3 s + ready 2 s + grace 2 s: run ended in %.1f s\n", took);
   // The slot is free again: a normal run passes.
   int64_t good = AddTarget("webdav-correct", Webdav(0));
   v1::Run ok = WaitRun(Submit(PushSpec("specs/http_webdav.dspec"), good, 1, 200).id(), seconds(60));

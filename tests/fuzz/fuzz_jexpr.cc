@@ -1,7 +1,9 @@
 // libFuzzer target for J-expressions (engine/ir/jexpr.h). Input: the first
 // line is a J-expression (JSON), every further line a message of the live
-// trace (JSON, labelled 1, 2, ...). Checks: Instantiate never crashes; an
-// expression without holes instantiates to itself; every "$ref" that
+// trace (JSON, labelled 1, 2, ...). Checks: Instantiate never crashes; any
+// JSON value, taken as data (QuoteLookalikes with no real holes),
+// instantiates to itself — whatever "$ref" or "$quote" keys it has; every
+// "$ref" that
 // parses prints back to text that parses to the same reference (holes are
 // stored as text and re-read on replay).
 #include <cstdint>
@@ -71,10 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (msg.ok()) trace.push_back({static_cast<int64_t>(i), std::move(*msg)});
   }
   CheckHoles(*jexpr);
-  auto result = ir::Instantiate(*jexpr, trace);
-  if (!ir::HasHoles(*jexpr)) {
-    if (!result.ok()) Die("a hole-free expression failed", std::string(result.status().message()));
-    if (*result != *jexpr) Die("a hole-free expression changed", result->ToString());
-  }
+  (void)ir::Instantiate(*jexpr, trace);
+  ir::Value quoted = ir::QuoteLookalikes(*jexpr, {});
+  if (ir::HasHoles(quoted)) Die("data kept a hole after quoting", quoted.ToString());
+  auto result = ir::Instantiate(quoted, trace);
+  if (!result.ok()) Die("quoted data failed to instantiate", std::string(result.status().message()));
+  if (*result != *jexpr) Die("quoted data changed", result->ToString());
   return 0;
 }

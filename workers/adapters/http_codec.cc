@@ -113,12 +113,14 @@ class HttpCodec : public Codec {
   }
 
   Step AdvanceHead(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+    // Judged the same whatever the split: the status line's start first,
+    // then sizes (a partial block may hold 3 bytes of its terminator).
+    if (!rest.empty() && !LooksLikeStatusPrefix(rest)) return Malformed(r, "not an HTTP/1.x status line", rest);
     size_t end = Find(rest, "\r\n\r\n");
     if (end == absl::string_view::npos) {
-      if (rest.size() > kMaxHeaderBytes)
+      if (rest.size() > kMaxHeaderBytes + 3)
         return Malformed(r, absl::StrCat("response header block larger than ", kMaxHeaderBytes, " bytes"), rest);
       if (eof && !rest.empty()) return Malformed(r, "connection closed inside a response header", rest);
-      if (!rest.empty() && !LooksLikeStatusPrefix(rest)) return Malformed(r, "not an HTTP/1.x status line", rest);
       return Step::kNeedBytes;
     }
     if (end > kMaxHeaderBytes)
@@ -151,7 +153,7 @@ class HttpCodec : public Codec {
   Step AdvanceChunkSize(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r) {
     size_t eol = Find(rest, "\r\n");
     if (eol == absl::string_view::npos) {
-      if (rest.size() > kMaxChunkSizeLineBytes)
+      if (rest.size() > kMaxChunkSizeLineBytes + 1)  // + the CR of a CRLF still to come
         return Malformed(r, absl::StrCat("chunk-size line longer than ", kMaxChunkSizeLineBytes, " bytes"), rest);
       if (eof) return Malformed(r, "connection closed inside a chunked body", rest);
       return Step::kNeedBytes;
