@@ -182,16 +182,23 @@ class Eval {
     return here < stack_base_ ? stack_base_ - here : 0;
   }
 
-  void CheckSize(const Value& v, Loc loc) {
-    if (v.is_string()) {
-      if (v.as_string().size() > kMaxStringBytes)
-        Fault(loc, absl::StrCat("a string of ", v.as_string().size(), " bytes, more than ", kMaxStringBytes,
-                                " (limit: string bytes)"));
-      return;
-    }
-    if (v.TreeSize() > kMaxValueNodes)
+  void CheckStringBytes(size_t bytes, Loc loc) {
+    if (bytes > kMaxStringBytes)
+      Fault(loc, absl::StrCat("a string of ", bytes, " bytes, more than ", kMaxStringBytes, " (limit: string bytes)"));
+  }
+
+  void CheckValueNodes(uint64_t nodes, Loc loc) {
+    if (nodes > kMaxValueNodes)
       Fault(loc, absl::StrCat("a value of more than ", kMaxValueNodes,
                               " nodes (shared parts counted each time; limit: value nodes)"));
+  }
+
+  void CheckSize(const Value& v, Loc loc) {
+    if (v.is_string()) {
+      CheckStringBytes(v.as_string().size(), loc);
+      return;
+    }
+    CheckValueNodes(v.TreeSize(), loc);
     if (v.Depth() > kMaxValueDepth)
       Fault(loc, absl::StrCat("a value nested ", v.Depth(), " deep, more than ", kMaxValueDepth,
                               " (limit: value depth)"));
@@ -418,11 +425,15 @@ class Eval {
         if (__builtin_add_overflow(a.as_int(), b.as_int(), &r)) Fault(e->loc, "integer overflow in `+`");
         return Value::Int(r);
       }
+      // Sizes are checked before anything is copied: an over-limit result
+      // is never allocated.
       if (a.is_string() && b.is_string()) {
+        CheckStringBytes(a.as_string().size() + b.as_string().size(), e->loc);
         Charge((a.as_string().size() + b.as_string().size()) / 16);
         return Value::String(a.as_string() + b.as_string());
       }
       if (a.is_list() && b.is_list()) {
+        CheckValueNodes(sym::SaturatingAdd(a.TreeSize(), b.TreeSize()), e->loc);
         Charge(a.as_list().size() + b.as_list().size());
         std::vector<Value> items = a.as_list();
         items.insert(items.end(), b.as_list().begin(), b.as_list().end());
