@@ -50,6 +50,7 @@
 //        counts are multiplied by F, at least 1)  --mode=default|online|offline
 //        --tsv=FILE  --list
 //        --check-trace=FILE [--check-spec=kv.dspec]: check one trace file
+//        --dump-dir=DIR: also write each history to DIR/CLASS-I.jsonl
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -629,10 +630,29 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
     std::fprintf(stderr, "%s\n", std::string(v.status().message()).c_str());
     return 2;
   }
-  std::printf("%s\nchecked %zu observations in %.3f s (%llu spec steps, %llu backtracks)\n",
+  std::printf("%s\nchecked %zu observations in %.3f s (%llu spec steps, %llu backtracks, %llu explanations, "
+              "%llu memo hits, %zu memo entries, %zu max frontier)\n",
               check::FormatVerdict(*v).c_str(), trace->size(), secs,
-              static_cast<unsigned long long>(st.handler_runs), static_cast<unsigned long long>(st.backtracks));
+              static_cast<unsigned long long>(st.handler_runs), static_cast<unsigned long long>(st.backtracks),
+              static_cast<unsigned long long>(st.explanations), static_cast<unsigned long long>(st.memo_hits),
+              st.memo_entries, st.max_frontier_seen);
   return v->kind == check::Verdict::Kind::kAccept ? 0 : 1;
+}
+
+// --dump-dir=DIR: writes history i of class C to DIR/C-i.jsonl (the trace
+// format `dualswarm check` and --check-trace read), to study one closely.
+bool DumpTraces(const std::string& dir, const std::string& class_name, const std::vector<Trace>& traces) {
+  for (size_t i = 0; i < traces.size(); ++i) {
+    std::string path = absl::StrCat(dir, "/", class_name, "-", i, ".jsonl");
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) {
+      std::perror(path.c_str());
+      return false;
+    }
+    for (const auto& o : traces[i]) std::fprintf(f, "%s\n", check::ObservationToJson(o).c_str());
+    std::fclose(f);
+  }
+  return true;
 }
 
 int Main(int argc, char** argv) {
@@ -645,6 +665,7 @@ int Main(int argc, char** argv) {
   bool list = false;
   std::string check_trace, check_spec = "kv.dspec";
   std::string mode = "default";
+  std::string dump_dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* name) -> const char* {
@@ -679,12 +700,14 @@ int Main(int argc, char** argv) {
       check_trace = v;
     } else if (const char* v = val("check-spec")) {
       check_spec = v;
+    } else if (const char* v = val("dump-dir")) {
+      dump_dir = v;
     } else if (a == "--list") {
       list = true;
     } else {
       std::fprintf(stderr,
                    "usage: checker_hard_bench [--spec-dir=DIR] [--classes=a,b] [--seed=N] [--history-timeout=S] "
-                   "[--class-timeout=S] [--max-steps=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list]\n");
+                   "[--class-timeout=S] [--max-steps=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] [--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
       return 2;
     }
   }
@@ -746,6 +769,7 @@ int Main(int argc, char** argv) {
       summaries.push_back(std::move(s));
       continue;
     }
+    if (!dump_dir.empty() && !DumpTraces(dump_dir, c.name, traces)) return 2;
     std::vector<Record> recs;
     RunClass(*spec, traces, c.online, lim, &recs);
     s = Summarize(c, traces, recs);

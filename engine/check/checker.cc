@@ -148,6 +148,8 @@ CheckerStats Checker::stats() const {
     const CheckerStats& x = p.search->stats();
     s.observations += x.observations;
     s.handler_runs += x.handler_runs;
+    s.steps_reused += x.steps_reused;
+    s.inert_steps_skipped += x.inert_steps_skipped;
     s.explanations += x.explanations;
     s.backtracks += x.backtracks;
     s.memo_hits += x.memo_hits;
@@ -271,7 +273,8 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
   }
   if (stats) {
     absl::StrAppend(&out, ",\"stats\":{\"observations\":", stats->observations,
-                    ",\"handler_runs\":", stats->handler_runs, ",\"explanations\":", stats->explanations,
+                    ",\"handler_runs\":", stats->handler_runs, ",\"steps_reused\":", stats->steps_reused,
+                    ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
                     ",\"memo_entries\":", stats->memo_entries,
                     ",\"max_frontier\":", stats->max_frontier_seen, ",\"solver_checks\":",

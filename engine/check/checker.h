@@ -56,6 +56,11 @@ struct CheckerOptions {
   // Prune explanations already taken up (always on in the product; the
   // memo's exactness test compares verdicts with it off).
   bool use_memo = true;
+  // Look up server steps already run from an equal state instead of running
+  // them again (step_cache.h; on in the product, off to compare).
+  bool use_step_cache = true;
+  // Most steps the step cache keeps per partition; past it it starts afresh.
+  size_t max_cached_steps = 1'000'000;
   // Polled with the time bound: once set, checking stops (kInconclusive,
   // "interrupted"), so a signal is obeyed however long one observation takes.
   const std::atomic<bool>* cancel = nullptr;
@@ -89,6 +94,8 @@ const char* VerdictKindName(Verdict::Kind k);
 struct CheckerStats {
   uint64_t observations = 0;
   uint64_t handler_runs = 0;     // spec steps executed (one per path)
+  uint64_t steps_reused = 0;     // server steps looked up, not run (step_cache.h)
+  uint64_t inert_steps_skipped = 0;  // optional requests not taken: nothing changes (search.cc)
   uint64_t explanations = 0;     // candidate explanations examined
   uint64_t backtracks = 0;
   uint64_t memo_hits = 0;       // explanations not explored again (seen or dominated)

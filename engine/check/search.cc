@@ -69,7 +69,7 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
                std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock)
     : spec_(std::move(spec)), opts_(opts), model_(std::move(model)), interp_(spec_.get()),
       solver_(shared_solver), clock_(clock),
-      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo),
+      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo), steps_(opts.max_cached_steps),
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
 }
@@ -191,8 +191,8 @@ bool Search::Seen(const Explanation& e, size_t at_obs) {
   return true;
 }
 
-void Search::Enqueue(Frame& f, Explanation e, size_t next_k) {
-  f.work.push_back({std::move(e), next_k});
+void Search::Enqueue(Frame& f, Task t) {
+  f.work.push_back(std::move(t));
   ++frontier_;
   st_.max_frontier_seen = std::max(st_.max_frontier_seen, frontier_);
 }
@@ -249,25 +249,29 @@ bool Search::MatchOwed(const Frame& f, const Explanation& e, Explanation* out) {
 // request, from the task's next channel in order (lazily: the task goes
 // back on the list for its remaining channels).
 absl::Status Search::ConsumeOne(Frame& f, Task t) {
-  std::vector<int> cons;
-  model_->Consumable(log_, t.e.consumed, f.obs, &cons);
-  if (cons.empty()) {
-    RecordDeath(f.obs, t.e,
-                "the spec's server produced no response on this connection for the "
-                "requests it has taken (it sends nothing there)",
-                "", "");
-    return absl::OkStatus();
+  if (t.channels == nullptr) {  // the task's first visit: fix its channel order
+    auto cons = std::make_shared<std::vector<int>>();
+    model_->Consumable(log_, t.e.consumed, f.obs, cons.get());
+    if (cons->empty()) {
+      RecordDeath(f.obs, t.e,
+                  "the spec's server produced no response on this connection for the "
+                  "requests it has taken (it sends nothing there)",
+                  "", "");
+      return absl::OkStatus();
+    }
+    OrderChannels(obs_channel_[f.obs], t.e, f.obs, cons.get());
+    t.channels = std::move(cons);
   }
+  const std::vector<int>& cons = *t.channels;
   if (t.next_k >= cons.size()) return absl::OkStatus();
-  OrderChannels(obs_channel_[f.obs], t.e, f.obs, &cons);
   const int d = cons[t.next_k++];
   std::vector<Explanation> children;
   absl::Status s = Expand(t.e, d, f.obs, &children);
   if (!s.ok()) return s;
   OrderChildren(&children);
   for (auto& c : children)
-    if (!Seen(c, f.obs)) Enqueue(f, std::move(c), 0);
-  if (t.next_k < cons.size()) Enqueue(f, std::move(t.e), t.next_k);
+    if (!Seen(c, f.obs)) Enqueue(f, Task{std::move(c)});
+  if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
 }
 
@@ -283,9 +287,57 @@ absl::Status Search::PollTimeAndCancel() const {
 }
 
 // Runs the server step that consumes channel d's next request in every
-// possible way; appends the surviving explanations.
+// possible way (or looks it up: step_cache.h); appends the surviving
+// explanations.
 absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
-  const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(p.consumed[d])];
+  const int32_t index = p.consumed[static_cast<size_t>(d)];
+  const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(index)];
+  const bool cacheable = opts_.use_step_cache && p.pc.empty();
+  std::shared_ptr<const StepOutcomes> outcomes;
+  if (cacheable) outcomes = steps_.Find(p.globals, d, index, p.next_fresh);
+  if (outcomes != nullptr) {
+    if (++st_.steps_reused % kClockPollEvery == 0)
+      if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
+  } else {
+    auto ran = std::make_shared<StepOutcomes>();
+    absl::Status s = RunStep(p, d, r, ran.get());
+    if (!s.ok()) return s;
+    outcomes = std::move(ran);
+    if (cacheable) steps_.Insert(p.globals, d, index, p.next_fresh, outcomes);
+  }
+  const bool last_of_optional = opts_.use_memo && model_->MayDeclineLastRequest() &&
+                                IsOptional(static_cast<size_t>(d), at_obs) &&
+                                static_cast<size_t>(index) + 1 == log_.per_channel[static_cast<size_t>(d)].size();
+  for (const StepOutcome& o : *outcomes) {
+    if (last_of_optional && Inert(o, at_obs)) {
+      ++st_.inert_steps_skipped;
+      continue;
+    }
+    if (absl::Status s = AddChild(p, d, at_obs, r, o, out); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Whether a step changes nothing a later observation could see: the state
+// and constraints stay as they were and every response goes to a client
+// that is gone. Taking such a step as the last request of an optional
+// channel only gives up the choice of taking it later, so the child is
+// dominated by its parent, which the search explores anyway
+// (docs/checker.md: inert steps).
+bool Search::Inert(const StepOutcome& o, size_t at_obs) const {
+  if (!o.keeps_state) return false;
+  for (const auto& send : o.sends) {
+    if (!send.conn.is_int() || send.conn.as_int() < 0 ||
+        send.conn.as_int() >= static_cast<int64_t>(log_.per_channel.size()))
+      return false;  // AddChild reports the spec error
+    if (closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
+  }
+  return true;
+}
+
+// Runs the handler on request `r` from `p`'s state along every path; keeps
+// the paths that survive.
+absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes) {
   PathOracle oracle(solver_, &p.pc, p.next_fresh, [this] { return PollTimeAndCancel(); });
   lang::StepOutput so;
   const Value conn = Value::Int(d);
@@ -300,26 +352,30 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
     absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
     if (!s.ok()) return s;
     if (so.killed || oracle.dead()) continue;
-    s = AddChild(p, d, at_obs, r, oracle, &so, out);
-    if (!s.ok()) return s;
+    StepOutcome o;
+    o.keeps_state = so.globals == *p.globals && oracle.added().empty();
+    o.globals = o.keeps_state ? p.globals : std::make_shared<const std::vector<Value>>(std::move(so.globals));
+    o.sends = std::move(so.sends);
+    o.added = oracle.added();
+    o.next_fresh = oracle.next_fresh();
+    outcomes->push_back(std::move(o));
   } while (oracle.NextPath());
   return absl::OkStatus();
 }
 
 // The explanation one handler path leads to, unless its constraints fail.
 absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
-                              const PathOracle& oracle, lang::StepOutput* so,
-                              std::vector<Explanation>* out) {
+                              const StepOutcome& step, std::vector<Explanation>* out) {
   Explanation c;
-  c.globals = std::make_shared<const std::vector<Value>>(std::move(so->globals));
+  c.globals = step.globals;
   c.pc = p.pc;
   c.consumed = p.consumed;
   c.owed = p.owed;
   c.EnsureChannels(log_.per_channel.size());
   ++c.consumed[static_cast<size_t>(d)];
-  c.next_fresh = oracle.next_fresh();
+  c.next_fresh = step.next_fresh;
   c.history = std::make_shared<const History>(History{r.label, p.history});
-  for (auto& send : so->sends) {
+  for (const auto& send : step.sends) {
     if (!send.conn.is_int() || send.conn.as_int() < 0 ||
         send.conn.as_int() >= static_cast<int64_t>(log_.per_channel.size()))
       return absl::FailedPreconditionError(lang::FormatDiag(
@@ -328,11 +384,11 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
                        ", which is not a connection (use the name bound by `from`)")));
     const size_t ch = static_cast<size_t>(send.conn.as_int());
     if (closed_at_[ch] <= at_obs) continue;  // the client is gone
-    c.owed[ch].push_back({std::move(send.msg), r.label, send.loc});
+    c.owed[ch].push_back({send.msg, r.label, send.loc});
     if (OwedContradictsTrace(c, ch, at_obs)) return absl::OkStatus();
   }
   std::string why;
-  if (!Constrain(solver_, &c, oracle.added(), &why)) return absl::OkStatus();
+  if (!Constrain(solver_, &c, step.added, &why)) return absl::OkStatus();
   DropUnreachableConstraints(&c);
   out->push_back(std::move(c));
   return absl::OkStatus();
@@ -340,10 +396,9 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
 
 // The response's own channel first; the others by the age of their next
 // request (oldest first: a server tends to serve requests in the order they
-// arrive), reversed or shuffled by the branch order. A task is revisited
-// once per channel (Task::next_k indexes this order), so the order must be
-// the same on every visit: the random order is drawn from the explanation
-// and the observation, never from a running generator.
+// arrive), reversed or shuffled by the branch order. The random order is
+// drawn from the explanation and the observation, never from a running
+// generator, so it does not depend on what was explored before.
 void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index,
                            std::vector<int>* cons) const {
   auto own = std::find(cons->begin(), cons->end(), own_ch);
@@ -426,7 +481,7 @@ void Search::PassClosed(size_t i) {
 bool Search::Enter(size_t i) {
   if (Seen(cur_, i)) return false;
   stack_.push_back(Frame{i, {}, 0});
-  Enqueue(stack_.back(), cur_, 0);
+  Enqueue(stack_.back(), Task{cur_});
   Explanation cand;
   auto found = NextCandidate(stack_.back(), &cand);
   if (!found.ok()) {

@@ -29,6 +29,7 @@
 #include "engine/check/memo.h"
 #include "engine/check/network.h"
 #include "engine/check/path_oracle.h"
+#include "engine/check/step_cache.h"
 #include "engine/lang/interp.h"
 
 namespace dualswarm::check {
@@ -73,7 +74,10 @@ class Search {
  private:
   struct Task {
     Explanation e;
-    size_t next_k = 0;  // index into the ordered consumable channels
+    // The channels it may consume from, in the order tried (OrderChannels);
+    // set on its first visit.
+    std::shared_ptr<const std::vector<int>> channels;
+    size_t next_k = 0;  // index into `channels`
   };
   struct Frame {
     size_t obs;               // the received observation it explains
@@ -86,16 +90,17 @@ class Search {
   uint64_t SettledName(size_t ch) const;
   bool Seen(const Explanation& e, size_t at_obs);
   bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
-  void Enqueue(Frame& f, Explanation e, size_t next_k);
+  void Enqueue(Frame& f, Task t);
 
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
   bool MatchOwed(const Frame& f, const Explanation& e, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task t);
   absl::Status PollTimeAndCancel() const;
   absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
+  bool Inert(const StepOutcome& o, size_t at_obs) const;
+  absl::Status RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes);
   absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
-                        const PathOracle& oracle, lang::StepOutput* so,
-                        std::vector<Explanation>* out);
+                        const StepOutcome& step, std::vector<Explanation>* out);
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Explanation>* children);
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
@@ -133,6 +138,7 @@ class Search {
   size_t next_obs_ = 0;
   std::vector<Frame> stack_;
   ExplanationMemo memo_;
+  StepCache steps_;
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;

@@ -3,8 +3,9 @@
 // requests were in flight (which makes those requests optional, the case
 // the memo's dominance and interchangeability rules prune; the one-key kv
 // workload repeats requests, so equal requests of crashed clients occur),
-// under the tcp and the sync network — the verdict with the memo is the
-// verdict without it. Plus the cases the memo exists for: never-answered
+// under the tcp and the sync network — the verdict with the memo, the step
+// cache and the skipping of inert optional steps is the verdict without
+// any of them. Plus the cases the memo exists for: never-answered
 // requests cost almost nothing.
 #include <algorithm>
 #include <chrono>
@@ -72,6 +73,7 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
   check::CheckerOptions co;
   co.network = network;
   co.use_memo = use_memo;
+  co.use_step_cache = use_memo;  // the reference run reuses nothing
   co.branch_order = order;
   co.max_steps = 2'000'000;
   auto v = check::CheckTrace(spec, trace, co);

@@ -1,0 +1,31 @@
+#include "engine/check/step_cache.h"
+
+#include <utility>
+
+#include "absl/hash/hash.h"
+
+namespace dualswarm::check {
+
+StepCache::Key StepCache::MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel,
+                                  int32_t request, int64_t next_fresh) {
+  uint64_t h = 0x2545f4914f6cdd1dull;
+  for (const auto& g : *globals) h = absl::HashOf(h, g.Hash());
+  return Key{std::move(globals), h, channel, request, next_fresh};
+}
+
+std::shared_ptr<const StepOutcomes> StepCache::Find(const std::shared_ptr<const std::vector<ir::Value>>& globals,
+                                                    int channel, int32_t request, int64_t next_fresh) const {
+  auto it = steps_.find(MakeKey(globals, channel, request, next_fresh));
+  return it == steps_.end() ? nullptr : it->second;
+}
+
+void StepCache::Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
+                       int64_t next_fresh, std::shared_ptr<const StepOutcomes> outcomes) {
+  if (steps_.size() >= max_entries_) {
+    steps_.clear();
+    ++resets_;
+  }
+  steps_.insert_or_assign(MakeKey(std::move(globals), channel, request, next_fresh), std::move(outcomes));
+}
+
+}  // namespace dualswarm::check

@@ -1,0 +1,85 @@
+// StepCache: the outcomes of server steps the search has already run, so
+// that a step taken again from an equal state is looked up instead of
+// interpreted again.
+//
+// A server step runs the handler on one request from one spec state. The
+// search takes the same step many times: at every observation an
+// explanation lives through it may consume the same request again (a
+// request of a crashed client can be consumed at any later point), and
+// different server orders reach equal states. When the explanation has no
+// path constraints, the step's outcome is a function of the globals, the
+// request (named by its channel and position there, which also fixes the
+// connection the handler sees) and the number of the next `fresh` variable:
+// the path oracle's solver queries then see only the step's own
+// constraints. Only such steps are cached; entries are compared by value,
+// never by hash alone.
+#ifndef DUALSWARM_ENGINE_CHECK_STEP_CACHE_H_
+#define DUALSWARM_ENGINE_CHECK_STEP_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "engine/ir/value.h"
+#include "engine/lang/interp.h"
+#include "engine/sym/term.h"
+
+namespace dualswarm::check {
+
+// One handler path of a step that survived (not killed by an `assume`).
+struct StepOutcome {
+  std::shared_ptr<const std::vector<ir::Value>> globals;
+  std::vector<lang::SendRecord> sends;
+  std::vector<sym::TermRef> added;  // the path's constraints
+  int64_t next_fresh = 0;
+  // The path left the globals as they were and added no constraint.
+  bool keeps_state = false;
+};
+using StepOutcomes = std::vector<StepOutcome>;
+
+class StepCache {
+ public:
+  // Past `max_entries` steps the cache forgets everything (counted in
+  // resets()): forgetting only costs running steps again.
+  explicit StepCache(size_t max_entries) : max_entries_(max_entries) {}
+
+  // The outcomes of the step that consumes request `request` of `channel`
+  // from `globals` with `next_fresh`, or nullptr when it was not cached.
+  std::shared_ptr<const StepOutcomes> Find(const std::shared_ptr<const std::vector<ir::Value>>& globals,
+                                           int channel, int32_t request, int64_t next_fresh) const;
+  void Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
+              int64_t next_fresh, std::shared_ptr<const StepOutcomes> outcomes);
+
+  size_t size() const { return steps_.size(); }
+  uint64_t resets() const { return resets_; }
+
+ private:
+  struct Key {
+    std::shared_ptr<const std::vector<ir::Value>> globals;
+    uint64_t globals_hash;
+    int channel;
+    int32_t request;
+    int64_t next_fresh;
+
+    friend bool operator==(const Key& a, const Key& b) {
+      return a.globals_hash == b.globals_hash && a.channel == b.channel && a.request == b.request &&
+             a.next_fresh == b.next_fresh && (a.globals == b.globals || *a.globals == *b.globals);
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.globals_hash, k.channel, k.request, k.next_fresh);
+    }
+  };
+  static Key MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
+                     int64_t next_fresh);
+
+  absl::flat_hash_map<Key, std::shared_ptr<const StepOutcomes>> steps_;
+  size_t max_entries_;
+  uint64_t resets_ = 0;
+};
+
+}  // namespace dualswarm::check
+
+#endif  // DUALSWARM_ENGINE_CHECK_STEP_CACHE_H_
