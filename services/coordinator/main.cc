@@ -49,6 +49,7 @@
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/scheduler.h"
 #include "services/coordinator/services.h"
+#include "util/help_flag.h"
 #include "util/hyphen_flags.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -398,6 +399,7 @@ int main(int argc, char** argv) {
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
+  if (dualswarm::util::AnswerHelp(argc, argv, dualswarm::coord::kUsage, "coordinator/main.")) return 0;
   std::vector<std::string> storage;
   std::vector<char*> args = dualswarm::util::NormaliseFlagNames(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());

@@ -768,4 +768,25 @@ TEST_F(CliRemoteTest, TlsWithARootCa) {
   std::filesystem::remove_all(tls_dir, ec);
 }
 
+// The daemons answer -h/--help like the CLI: usage and their own flags on
+// stdout, exit 0 (Debian's abseil alone printed it to stderr with exit 1).
+TEST(DaemonHelp, CoordinatorAndWorkerPrintUsageOnStdoutAndExitZero) {
+  struct Case {
+    std::string binary, first_line, a_flag;
+  };
+  for (const Case& c : {Case{DUALSWARM_COORDINATOR, "dualswarm-coordinator: the Dualswarm coordinator.", "--db_pool"},
+                        Case{DUALSWARM_WORKER, "dualswarm-worker: runs Dualswarm jobs", "--slots"}}) {
+    for (const char* flag : {"--help", "-h"}) {
+      CommandResult r = RunCommand({c.binary, flag});
+      EXPECT_EQ(r.exit_code, 0) << c.binary << " " << flag << ": " << r.err;
+      EXPECT_TRUE(absl::StartsWith(r.out, c.first_line)) << r.out;
+      EXPECT_TRUE(absl::StrContains(r.out, c.a_flag)) << r.out;
+      EXPECT_EQ(r.err, "");
+    }
+  }
+  // A flag that does not exist is still an error.
+  CommandResult r = RunCommand({DUALSWARM_WORKER, "--no-such-flag"});
+  EXPECT_NE(r.exit_code, 0);
+}
+
 }  // namespace

@@ -26,6 +26,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "util/help_flag.h"
 #include "util/hyphen_flags.h"
 #include "workers/daemon/daemon.h"
 #include "workers/daemon/job_child.h"
@@ -208,6 +209,7 @@ int DaemonMain(const char* argv0) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
+  if (dualswarm::util::AnswerHelp(argc, argv, kUsage, "daemon/main.")) return 0;
   std::vector<std::string> storage;
   std::vector<char*> args = dualswarm::util::NormaliseFlagNames(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
