@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "engine/check/constraints.h"
@@ -260,6 +261,7 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
       return absl::OkStatus();
     }
     OrderChannels(obs_channel_[f.obs], t.e, f.obs, cons.get());
+    DropTwinOptionalChannels(f.obs, t.e, cons.get());
     t.channels = std::move(cons);
   }
   const std::vector<int>& cons = *t.channels;
@@ -273,6 +275,25 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
     if (!Seen(c, f.obs)) Enqueue(f, Task{std::move(c)});
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
+}
+
+// Keeps, of the optional channels whose last request is all they have left
+// and whose requests are equal, only the first in `cons`: where requests
+// are interchangeable, consuming either makes children with equal keys
+// (the handler sees an equal request; its responses go nowhere), so the
+// memo would drop the second child anyway (docs/checker.md: twin requests).
+void Search::DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const {
+  if (!opts_.use_memo || !interchangeable_requests_ || !model_->MayDeclineLastRequest()) return;
+  absl::flat_hash_map<uint64_t, const Value*> first_of;  // request hash -> first request kept
+  auto twin = [&](int ch) {
+    const size_t c = static_cast<size_t>(ch);
+    if (!IsOptional(c, at_obs) || static_cast<size_t>(e.consumed[c]) + 1 != log_.per_channel[c].size())
+      return false;
+    const Value& msg = log_.per_channel[c].back().msg;
+    auto [it, inserted] = first_of.try_emplace(msg.Hash(), &msg);
+    return !inserted && *it->second == msg;
+  };
+  cons->erase(std::remove_if(cons->begin(), cons->end(), twin), cons->end());
 }
 
 // ResourceExhausted once the checker is cancelled or past its time bound.

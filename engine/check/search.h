@@ -103,6 +103,7 @@ class Search {
                         const StepOutcome& step, std::vector<Explanation>* out);
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Explanation>* children);
+  void DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const;
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
                    std::string spec_loc);
   absl::Status CheckBounds(const Observation& o) const;
