@@ -227,5 +227,18 @@ TEST(JsonLinesCodec, EverySplitDecodesLikeTheWhole) {
   }
 }
 
+// A line over the 16 MiB bound is refused whether it arrives whole or in
+// pieces (it was refused only while incomplete).
+TEST(JsonLinesCodec, AnOverlongLineIsRefusedHoweverItArrives) {
+  const size_t kBound = 16 * 1024 * 1024;
+  const std::string over = "\"" + std::string(kBound - 1, 'x') + "\"\n";  // kBound + 1 bytes before \n
+  const std::string at = "\"" + std::string(kBound - 2, 'x') + "\"\n";    // exactly kBound
+  auto proto = MakeJsonLinesCodec();
+  for (size_t piece : {size_t{0}, size_t{1} << 20}) {
+    EXPECT_EQ(DecodeInPieces(*proto, over, piece), "MALFORMED a line longer than 16777216 bytes") << piece;
+    EXPECT_EQ(DecodeInPieces(*proto, at, piece).size(), kBound + 1) << "a line at the bound is a response";
+  }
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

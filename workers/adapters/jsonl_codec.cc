@@ -2,6 +2,9 @@
 // dropped, empty lines are skipped). A line that is not JSON, a line longer
 // than kMaxLineBytes, or a line cut off by the peer closing is reported as
 // malformed (out of band) and ends the connection.
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "engine/ir/json.h"
 #include "workers/adapters/adapter.h"
@@ -26,6 +29,10 @@ class JsonLinesCodec : public Codec {
       scanned_ = 0;
       absl::string_view line(buf->data() + pos, nl - pos);
       pos = nl + 1;
+      if (line.size() > kMaxLineBytes) {  // as when it arrives in pieces
+        result.malformed = TooLong(line);
+        break;
+      }
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.empty()) continue;
       auto v = ir::ParseJson(line);
@@ -38,8 +45,7 @@ class JsonLinesCodec : public Codec {
     buf->erase(0, pos);
     if (result.malformed.empty()) {
       if (buf->size() > kMaxLineBytes) {
-        result.malformed = absl::StrCat("a line longer than ", kMaxLineBytes, " bytes (bytes: ",
-                                        PrintableSample(*buf), ")");
+        result.malformed = TooLong(*buf);
       } else if (eof && !buf->empty()) {
         result.malformed = absl::StrCat("connection closed inside a line (bytes: ", PrintableSample(*buf), ")");
       }
@@ -56,6 +62,10 @@ class JsonLinesCodec : public Codec {
   std::unique_ptr<Codec> Clone() const override { return std::make_unique<JsonLinesCodec>(); }
 
  private:
+  static std::string TooLong(absl::string_view line) {
+    return absl::StrCat("a line longer than ", kMaxLineBytes, " bytes (bytes: ", PrintableSample(line), ")");
+  }
+
   size_t scanned_ = 0;  // a prefix of the pending buffer known to hold no newline
 };
 
