@@ -154,11 +154,8 @@ class Eval {
   // Evaluates one expression within the limits of limits.h: steps, native
   // stack (evaluation depth) and the size of the value it produces.
   Value E(const Expr* e) {
-    if (++steps_ > kMaxEvalSteps)
-      Fault(e->loc, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
-    if (steps_ % kPollEverySteps == 0)
-      if (absl::Status s = oracle_->Poll(); !s.ok()) throw Stopped{std::move(s)};
     current_loc_ = e->loc;
+    Charge(1);
     if (StackInUse() > stack_budget_)
       Fault(e->loc, absl::StrCat("evaluation nested too deeply: more than ", stack_budget_ / 1024,
                                  " KiB of stack (limit: evaluation stack)"));
@@ -168,11 +165,16 @@ class Eval {
   }
 
   // Counts `n` more steps of work (an operation that visits or copies n
-  // nodes, or 16n string bytes) against kMaxEvalSteps.
+  // nodes, or 16n string bytes) against kMaxEvalSteps, and asks the oracle
+  // whether to stop once every kPollEverySteps (however large the jumps).
   void Charge(uint64_t n) {
     steps_ = sym::SaturatingAdd(steps_, n);
     if (steps_ > kMaxEvalSteps)
       Fault(current_loc_, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
+    if (steps_ >= next_poll_) {
+      next_poll_ = steps_ + kPollEverySteps;
+      if (absl::Status s = oracle_->Poll(); !s.ok()) throw Stopped{std::move(s)};
+    }
   }
 
   // Bytes of native stack between the evaluation's start and here (the
@@ -608,6 +610,7 @@ class Eval {
   size_t stack_budget_;   // bytes below stack_base_ the evaluation may use
   int depth_ = 0;         // function calls in progress
   uint64_t steps_ = 0;    // E() calls and Charge()d work so far
+  uint64_t next_poll_ = kPollEverySteps;  // steps_ at which to ask oracle_->Poll()
   Loc current_loc_;       // of the expression E() last began
 };
 

@@ -214,6 +214,38 @@ on recv q from c {
   EXPECT_GT(oracle.polls, 10);
 }
 
+// Work charged in large amounts (copying a 1 MiB string costs 65,536
+// steps at once) still reaches the oracle's poll every kPollEverySteps:
+// the poll used to wait for a step count that was a multiple, which such
+// jumps skip.
+TEST(SpecLimits, ChargedWorkIsPolledToo) {
+  auto spec = LoadSpec("t.dspec", R"(spec t;
+fn dbl(s, n) {
+  if n == 0 { s } else { dbl(s + s, n - 1) }
+}
+fn grow(s, n) {
+  if n == 0 { 1 } else { grow(s + "x", n - 1) }
+}
+on recv q from c {
+  send c { v: grow(dbl("x", 20), 60) };
+}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  Interpreter interp(spec->get());
+  StoppingOracle oracle;
+  oracle.stop = false;
+  StepOutput out;
+  absl::Status s = interp.RunHandler((*spec)->initial_globals, Value::Map({}), Value::Int(0), &oracle, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  // ~60 copies of 1 MiB = ~3.9M steps: one poll per 65,536.
+  EXPECT_GE(oracle.polls, 55);
+  oracle.stop = true;
+  oracle.polls = 0;
+  s = interp.RunHandler((*spec)->initial_globals, Value::Map({}), Value::Int(0), &oracle, &out);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_EQ(oracle.polls, 1);
+}
+
 // State that nests one level deeper per request stops at the value depth
 // limit, with every walk over the deepest value (==, printing) fitting the
 // small stack.
