@@ -220,7 +220,15 @@ struct Limits {
   double class_timeout = 60;
   uint64_t max_steps = 5'000'000;
   double mem_limit_gb = 6;
+  bool step_cache = true;  // --step-cache=0 turns CheckerOptions::use_step_cache off
 };
+
+// The baseline's checker (run_checker_hard_bench.sh) may predate the step
+// cache; --step-cache=0 then changes nothing.
+template <typename Options>
+void SetStepCache(Options* co, bool on) {
+  if constexpr (requires { co->use_step_cache; }) co->use_step_cache = on;
+}
 
 Status FromVerdict(check::Verdict::Kind k) {
   switch (k) {
@@ -239,6 +247,7 @@ Record CheckWhole(const std::shared_ptr<const lang::Spec>& spec, const Trace& tr
   r.index = index;
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
+  SetStepCache(&co, lim.step_cache);
   std::string message;
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
@@ -275,6 +284,7 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& trac
   r.index = index;
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
+  SetStepCache(&co, lim.step_cache);
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
   auto history_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.history_timeout));
@@ -622,6 +632,7 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
   }
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
+  SetStepCache(&co, lim.step_cache);
   check::CheckerStats st;
   auto start = Clock::now();
   auto v = check::CheckTrace(*spec, *trace, co, &st);
@@ -684,6 +695,8 @@ int Main(int argc, char** argv) {
       lim.class_timeout = std::atof(v);
     } else if (const char* v = val("max-steps")) {
       lim.max_steps = std::strtoull(v, nullptr, 10);
+    } else if (const char* v = val("step-cache")) {
+      lim.step_cache = std::string(v) != "0";
     } else if (const char* v = val("mem-limit-gb")) {
       lim.mem_limit_gb = std::atof(v);
     } else if (const char* v = val("scale")) {

@@ -313,7 +313,7 @@ absl::Status Search::PollTimeAndCancel() const {
 absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
   const int32_t index = p.consumed[static_cast<size_t>(d)];
   const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(index)];
-  const bool cacheable = opts_.use_step_cache && p.pc.empty();
+  const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
   std::shared_ptr<const StepOutcomes> outcomes;
   if (cacheable) outcomes = steps_.Find(p.globals, d, index, p.next_fresh);
   if (outcomes != nullptr) {

@@ -13,10 +13,25 @@ StepCache::Key StepCache::MakeKey(std::shared_ptr<const std::vector<ir::Value>> 
   return Key{std::move(globals), h, channel, request, next_fresh};
 }
 
+bool StepCache::Active() {
+  if (sit_out_ == 0) return true;
+  --sit_out_;
+  return false;
+}
+
 std::shared_ptr<const StepOutcomes> StepCache::Find(const std::shared_ptr<const std::vector<ir::Value>>& globals,
-                                                    int channel, int32_t request, int64_t next_fresh) const {
+                                                    int channel, int32_t request, int64_t next_fresh) {
   auto it = steps_.find(MakeKey(globals, channel, request, next_fresh));
-  return it == steps_.end() ? nullptr : it->second;
+  const bool hit = it != steps_.end();
+  hits_ += hit;
+  if (++lookups_ == kWindow) {
+    if (hits_ * 8 < lookups_) {
+      sit_out_ = kSitOutSteps;
+      steps_.clear();  // what it holds has not been asked for
+    }
+    lookups_ = hits_ = 0;
+  }
+  return hit ? it->second : nullptr;
 }
 
 void StepCache::Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,

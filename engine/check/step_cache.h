@@ -13,6 +13,11 @@
 // the path oracle's solver queries then see only the step's own
 // constraints. Only such steps are cached; entries are compared by value,
 // never by hash alone.
+//
+// Where states never repeat (a queue whose items are all different) the
+// cache only costs: hashing, storing, missing. It watches its own hit rate
+// and, after a window of lookups with fewer than 1 hit in 8, sits out the
+// next steps before trying again.
 #ifndef DUALSWARM_ENGINE_CHECK_STEP_CACHE_H_
 #define DUALSWARM_ENGINE_CHECK_STEP_CACHE_H_
 
@@ -45,10 +50,14 @@ class StepCache {
   // resets()): forgetting only costs running steps again.
   explicit StepCache(size_t max_entries) : max_entries_(max_entries) {}
 
+  // Whether the next step should be looked up (and stored); false while
+  // the cache sits out after a window of few hits.
+  bool Active();
+
   // The outcomes of the step that consumes request `request` of `channel`
   // from `globals` with `next_fresh`, or nullptr when it was not cached.
   std::shared_ptr<const StepOutcomes> Find(const std::shared_ptr<const std::vector<ir::Value>>& globals,
-                                           int channel, int32_t request, int64_t next_fresh) const;
+                                           int channel, int32_t request, int64_t next_fresh);
   void Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
               int64_t next_fresh, std::shared_ptr<const StepOutcomes> outcomes);
 
@@ -78,6 +87,11 @@ class StepCache {
   absl::flat_hash_map<Key, std::shared_ptr<const StepOutcomes>> steps_;
   size_t max_entries_;
   uint64_t resets_ = 0;
+  // The hit rate of the current window of lookups.
+  static constexpr uint32_t kWindow = 4096;
+  static constexpr uint32_t kSitOutSteps = 65536;
+  uint32_t lookups_ = 0, hits_ = 0;
+  uint32_t sit_out_ = 0;  // steps left before looking up again
 };
 
 }  // namespace dualswarm::check
