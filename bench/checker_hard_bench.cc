@@ -659,7 +659,7 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
     std::fprintf(stderr, "%s\n", std::string(v.status().message()).c_str());
     return 2;
   }
-  std::printf("%s\nchecked %zu observations in %.3f s (%llu spec steps, %llu backtracks, %llu explanations, "
+  std::printf("%s\nchecked %zu observations in %.6f s (%llu spec steps, %llu backtracks, %llu explanations, "
               "%llu memo hits, %zu memo entries, %zu max frontier)\n",
               check::FormatVerdict(*v).c_str(), trace->size(), secs,
               static_cast<unsigned long long>(st.handler_runs), static_cast<unsigned long long>(st.backtracks),

@@ -55,8 +55,7 @@ bool Constrain(sym::Solver* solver, Explanation* e, const std::vector<TermRef>& 
     g->reserve(e->globals->size());
     for (const auto& v : *e->globals) g->push_back(ir::SubstituteValue(v, b));
     e->globals = std::move(g);
-    for (auto& q : e->owed)
-      for (auto& o : q) o.msg = ir::SubstituteValue(o.msg, b);
+    e->owed.ForEachMutable([&](Owed& o) { o.msg = ir::SubstituteValue(o.msg, b); });
   }
   // Only constraints that are new or changed by the bindings can make the
   // (previously satisfiable) set unsatisfiable.
@@ -81,8 +80,7 @@ void DropUnreachableConstraints(Explanation* e) {
   if (e->pc.empty()) return;
   std::vector<TermRef> live;
   for (const auto& g : *e->globals) ir::CollectValueVars(g, &live);
-  for (const auto& q : e->owed)
-    for (const auto& o : q) ir::CollectValueVars(o.msg, &live);
+  e->owed.ForEachMutable([&](const Owed& o) { ir::CollectValueVars(o.msg, &live); });
   auto is_live = [&](const TermRef& v) {
     for (const auto& w : live)
       if (w->ival == v->ival && w->sort == v->sort) return true;

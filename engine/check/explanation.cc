@@ -6,9 +6,34 @@
 
 namespace dualswarm::check {
 
+size_t OwedQueues::Count(size_t ch) const {
+  size_t n = 0;
+  for (const auto& e : entries_) n += e.ch == ch;
+  return n;
+}
+
+const Owed& OwedQueues::Front(size_t ch) const {
+  return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; })->owed;
+}
+
+const Owed& OwedQueues::Back(size_t ch) const {
+  return std::find_if(entries_.rbegin(), entries_.rend(), [&](const Entry& e) { return e.ch == ch; })->owed;
+}
+
+Owed OwedQueues::PopFront(size_t ch) {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; });
+  Owed o = std::move(it->owed);
+  entries_.erase(it);
+  return o;
+}
+
+void OwedQueues::Clear(size_t ch) {
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; }),
+                 entries_.end());
+}
+
 void Explanation::EnsureChannels(size_t n) {
   if (consumed.size() < n) consumed.resize(n, 0);
-  if (owed.size() < n) owed.resize(n);
 }
 
 uint64_t Explanation::StateHash() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "engine/ir/value.h"
 #include "engine/lang/loc.h"
 #include "engine/sym/term.h"
@@ -23,6 +24,40 @@ struct Owed {
   lang::Loc loc;   // the `send`
 };
 
+// The responses the spec's server owes, per channel, each channel's in FIFO
+// order. Few are owed at once (about one per request in flight), so they
+// live in one small flat list rather than a list per channel: copying an
+// explanation — the search's most frequent act — copies only what is owed.
+class OwedQueues {
+ public:
+  bool Empty(size_t ch) const { return Count(ch) == 0; }
+  size_t Count(size_t ch) const;
+  bool AnyOwed() const { return !entries_.empty(); }
+  const Owed& Front(size_t ch) const;  // the channel must owe something
+  const Owed& Back(size_t ch) const;   // the channel must owe something
+  Owed PopFront(size_t ch);            // the channel must owe something
+  void Push(size_t ch, Owed o) { entries_.push_back({ch, std::move(o)}); }
+  void Clear(size_t ch);
+  // Calls f(const Owed&) for channel ch's owed responses, oldest first.
+  template <typename F>
+  void ForChannel(size_t ch, F f) const {
+    for (const auto& e : entries_)
+      if (e.ch == ch) f(e.owed);
+  }
+  // Calls f(Owed&) for every owed response (any order).
+  template <typename F>
+  void ForEachMutable(F f) {
+    for (auto& e : entries_) f(e.owed);
+  }
+
+ private:
+  struct Entry {
+    size_t ch;
+    Owed owed;
+  };
+  absl::InlinedVector<Entry, 2> entries_;  // per channel: oldest first
+};
+
 // The labels of the requests the server took, newest first (shared tails).
 struct History {
   int64_t label;
@@ -33,7 +68,7 @@ struct Explanation {
   std::shared_ptr<const std::vector<ir::Value>> globals;
   std::vector<sym::TermRef> pc;         // residual constraints, each mentions a variable
   std::vector<int32_t> consumed;        // per channel
-  std::vector<std::vector<Owed>> owed;  // per channel, FIFO
+  OwedQueues owed;
   int64_t next_fresh = 0;               // id of the next `fresh` variable
   std::shared_ptr<const History> history;  // for rejection reports only
 

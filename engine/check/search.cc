@@ -122,7 +122,7 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
   const bool may_decline = model_->MayDeclineLastRequest();
   for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
     const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
-    const bool owes = ch < e.owed.size() && !e.owed[ch].empty();
+    const bool owes = !e.owed.Empty(ch);
     const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
     if (closed_at_[ch] < at_obs) {
       if (!IsOptional(ch, at_obs)) continue;
@@ -138,7 +138,7 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
     if (c == 0 && !owes) continue;  // an open channel's 0 is its only "absent"
     h = absl::HashOf(h, ch, c);
     if (owes)
-      for (const auto& o : e.owed[ch]) h = absl::HashOf(h, o.msg.Hash());
+      e.owed.ForChannel(ch, [&](const Owed& o) { h = absl::HashOf(h, o.msg.Hash()); });
   }
   std::sort(k.settled.begin(), k.settled.end());
   k.base = h;
@@ -156,7 +156,7 @@ uint64_t Search::SettledName(size_t ch) const {
   return ch;
 }
 
-// Whether the response just owed on `ch` (the last of e.owed[ch]) differs
+// Whether the response just owed on `ch` (the last of e.owed's for ch) differs
 // from the one the trace already shows there: the explanation would die
 // when that observation is explained, so it is dropped now (offline, and
 // online within what has arrived, this keeps consume-ahead alternatives
@@ -169,10 +169,10 @@ uint64_t Search::SettledName(size_t ch) const {
 bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs) {
   const auto& seen = received_at_[ch];
   const size_t matched = static_cast<size_t>(std::lower_bound(seen.begin(), seen.end(), at_obs) - seen.begin());
-  const size_t k = matched + e.owed[ch].size() - 1;
+  const size_t k = matched + e.owed.Count(ch) - 1;
   if (k >= seen.size()) return false;
   const size_t at = seen[k];
-  const Owed& o = e.owed[ch].back();
+  const Owed& o = e.owed.Back(ch);
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   if (MatchMessage(o.msg, obs_[at].msg, "", &cs, &mm)) return false;
@@ -208,8 +208,8 @@ absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
     Task t = std::move(f.work[f.head++]);
     --frontier_;
     t.e.EnsureChannels(log_.per_channel.size());
-    if (!t.e.owed[static_cast<size_t>(ch)].empty()) {
-      if (!MatchOwed(f, t.e, out)) continue;
+    if (!t.e.owed.Empty(static_cast<size_t>(ch))) {
+      if (!MatchOwed(f, std::move(t.e), out)) continue;
       Compact(f);
       return true;
     }
@@ -223,12 +223,10 @@ absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
 }
 
 // The response's channel owes something: its head must match.
-bool Search::MatchOwed(const Frame& f, const Explanation& e, Explanation* out) {
+bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   const size_t ch = static_cast<size_t>(obs_channel_[f.obs]);
   ++st_.explanations;
-  Explanation c = e;
-  Owed head = std::move(c.owed[ch].front());
-  c.owed[ch].erase(c.owed[ch].begin());
+  const Owed& head = e.owed.Front(ch);
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   if (!MatchMessage(head.msg, obs_[f.obs].msg, "", &cs, &mm)) {
@@ -236,9 +234,12 @@ bool Search::MatchOwed(const Frame& f, const Explanation& e, Explanation* out) {
                 lang::FormatLoc(spec_->file, head.loc));
     return false;
   }
+  const std::string where = lang::FormatLoc(spec_->file, head.loc);
+  Explanation c = std::move(e);
+  c.owed.PopFront(ch);
   std::string why;
   if (!Constrain(solver_, &c, cs, &why)) {
-    RecordDeath(f.obs, e, why, "", lang::FormatLoc(spec_->file, head.loc));
+    RecordDeath(f.obs, c, why, "", where);  // a death names the server order, which Constrain keeps
     return false;
   }
   DropUnreachableConstraints(&c);
@@ -405,7 +406,7 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
                        ", which is not a connection (use the name bound by `from`)")));
     const size_t ch = static_cast<size_t>(send.conn.as_int());
     if (closed_at_[ch] <= at_obs) continue;  // the client is gone
-    c.owed[ch].push_back({send.msg, r.label, send.loc});
+    c.owed.Push(ch, {send.msg, r.label, send.loc});
     if (OwedContradictsTrace(c, ch, at_obs)) return absl::OkStatus();
   }
   std::string why;
@@ -494,7 +495,7 @@ void Search::PassClosed(size_t i) {
   const int ch = obs_channel_[i];
   if (ch < 0) return;
   cur_.EnsureChannels(log_.per_channel.size());
-  cur_.owed[static_cast<size_t>(ch)].clear();
+  cur_.owed.Clear(static_cast<size_t>(ch));
 }
 
 // Opens the frame for received observation i with cur_ as its only task and

@@ -93,7 +93,7 @@ class Search {
   void Enqueue(Frame& f, Task t);
 
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
-  bool MatchOwed(const Frame& f, const Explanation& e, Explanation* out);
+  bool MatchOwed(const Frame& f, Explanation e, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task t);
   absl::Status PollTimeAndCancel() const;
   absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
