@@ -44,6 +44,12 @@ class OwedQueues {
     for (const auto& e : entries_)
       if (e.ch == ch) f(e.owed);
   }
+  // Calls f(channel, const Owed&) for every owed response, each channel's
+  // oldest first.
+  template <typename F>
+  void ForEach(F f) const {
+    for (const auto& e : entries_) f(e.ch, e.owed);
+  }
   // Calls f(Owed&) for every owed response (any order).
   template <typename F>
   void ForEachMutable(F f) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "engine/check/constraints.h"
@@ -120,9 +121,19 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
   MemoKey k;
   uint64_t h = absl::HashOf(at_obs, e.StateHash());
   const bool may_decline = model_->MayDeclineLastRequest();
+  // Per channel that owes something (ascending): the hash of what it owes.
+  absl::InlinedVector<std::pair<size_t, uint64_t>, 4> owed;
+  e.owed.ForEach([&](size_t ch, const Owed& o) {
+    auto it = std::find_if(owed.begin(), owed.end(), [&](const auto& x) { return x.first == ch; });
+    if (it == owed.end()) it = owed.insert(owed.end(), {ch, 0x6a09e667f3bcc909ull});
+    it->second = absl::HashOf(it->second, o.msg.Hash());
+  });
+  std::sort(owed.begin(), owed.end());
+  auto next_owed = owed.begin();
   for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
     const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
-    const bool owes = !e.owed.Empty(ch);
+    while (next_owed != owed.end() && next_owed->first < ch) ++next_owed;
+    const bool owes = next_owed != owed.end() && next_owed->first == ch;
     const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
     if (closed_at_[ch] < at_obs) {
       if (!IsOptional(ch, at_obs)) continue;
@@ -137,8 +148,7 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
     }
     if (c == 0 && !owes) continue;  // an open channel's 0 is its only "absent"
     h = absl::HashOf(h, ch, c);
-    if (owes)
-      e.owed.ForChannel(ch, [&](const Owed& o) { h = absl::HashOf(h, o.msg.Hash()); });
+    if (owes) h = absl::HashOf(h, next_owed->second);
   }
   std::sort(k.settled.begin(), k.settled.end());
   k.base = h;
