@@ -357,6 +357,14 @@ TEST_F(StoreTest, SubmitValidates) {
 }
 
 TEST_F(StoreTest, SubmitRefusesAGenTheSpecDoesNotHave) {
+  // A spec version whose gen block names are not plain names is refused,
+  // naming the bad one.
+  auto bad = store_->PutSpec("kv", "kv.dspec", "spec kv; // bad gens", 0, nullptr,
+                             std::vector<std::string>{"request", "two words"});
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "bad gen name \"two words\"")) << bad.status();
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM specs"), 0);
+
   auto spec = store_->PutSpec("kv", "kv.dspec", "spec kv; // gens", 0, nullptr,
                               std::vector<std::string>{"request", "burst"});
   DS_ASSERT_OK(spec);

@@ -731,8 +731,8 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
   if (source.size() > (1u << 20)) return absl::InvalidArgumentError("spec source exceeds 1 MiB");
   for (auto [field, value] : {std::pair<const char*, const std::string&>{"spec name", name}, {"file_name", file_name}})
     if (auto st = CheckText(field, value, true); !st.ok()) return st;
-  if (gens.has_value() && CheckList("gen name", *gens).ok() == false)
-    return absl::InvalidArgumentError("the spec's gen block names are not plain names");
+  if (gens.has_value())
+    if (auto st = CheckList("gen name", *gens); !st.ok()) return st;
   std::string hash = Sha256Hex(source);
   bool made = false;
   auto row = Run<SpecRow>("storing a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
