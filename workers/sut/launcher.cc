@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -38,12 +39,31 @@ int MsUntil(std::chrono::steady_clock::time_point deadline) {
   return static_cast<int>(std::max<int64_t>(1, ms));
 }
 
+// Reads from `fd` into *line until a newline, 1024 bytes, EOF or an error;
+// false if `deadline` came first.
+bool ReadLine(int fd, std::chrono::steady_clock::time_point deadline, std::string* line) {
+  char buf[256];
+  while (line->find('\n') == std::string::npos && line->size() < 1024) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, MsUntil(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return false;
+    if (ready < 0) return true;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return true;
+    line->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 }  // namespace
 
 void SetSutObserver(SutObserver observer) { g_sut_observer.store(observer); }
 
 bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer) {
   answer->clear();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -65,17 +85,15 @@ bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string*
     ::close(fd);
     return false;
   }
-  // The status line only, bounded: "HTTP/1.1 200 OK".
+  // The status line only, bounded in size ("HTTP/1.1 200 OK") and in time
+  // as a whole: SO_RCVTIMEO bounds each recv, so a server trickling a byte
+  // at a time would hold the probe for up to 1024 of them.
   std::string line;
-  char buf[256];
-  while (line.find('\n') == std::string::npos && line.size() < 1024) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    line.append(buf, static_cast<size_t>(n));
-  }
+  bool late = !ReadLine(fd, deadline, &line);
   ::close(fd);
   line = line.substr(0, line.find_first_of("\r\n"));
   *answer = line.empty() ? "no answer" : absl::StrCat("\"", line.substr(0, 100), "\"");
+  if (late) absl::StrAppend(answer, " (no complete status line within ", timeout_ms, " ms)");
   int status = 0;
   if (!absl::StartsWith(line, "HTTP/1.") || line.size() < 12 || line[8] != ' ' ||
       !absl::SimpleAtoi(line.substr(9, 3), &status))
