@@ -16,8 +16,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -25,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "util/file_tail.h"
 
 namespace dualswarm::workers {
 
@@ -231,17 +230,8 @@ void SutProcess::Stop() {
   NotifySut(pid_, false);
 }
 
-// Reads only the last max_bytes: a SUT may have written gigabytes.
 std::string SutProcess::LogTail(size_t max_bytes) const {
-  std::ifstream in(dir_ + "/sut.log", std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  std::streamoff size = in.tellg();
-  std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
-  in.seekg(from);
-  std::string s(static_cast<size_t>(size - from), '\0');
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  s.resize(static_cast<size_t>(in.gcount()));
-  return s;
+  return util::ReadFileTail(dir_ + "/sut.log", max_bytes).value_or("");
 }
 
 SutProcess::~SutProcess() {
