@@ -2,9 +2,17 @@
 // processes: "http:/PATH" waits for an HTTP answer (any 2xx/3xx/4xx status
 // line), not merely for the port to accept — a server that accepts TCP but
 // does not speak HTTP is never ready — and a bad probe is refused. Before,
-// "http:/PATH" was accepted and ignored (only TCP was checked).
+// "http:/PATH" was accepted and ignored (only TCP was checked). One probe
+// is bounded by its timeout as a whole, even against a server that trickles.
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -38,6 +46,60 @@ TEST(ReadyProbeTest, HttpProbeWaitsForAnHttpAnswer) {
   std::string answer;
   EXPECT_TRUE(AnswersHttp((*sut)->port(), "/", 2000, &answer)) << answer;
   EXPECT_TRUE(absl::StartsWith(answer, "\"HTTP/1.1 ")) << answer;
+}
+
+// A server on 127.0.0.1 (a thread) that accepts one connection and sends
+// one byte ("H", never a newline) every 200 ms for at most 5 s.
+class TricklingServer {
+ public:
+  TricklingServer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(listen_fd_, 4) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      return;
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~TricklingServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    ::close(listen_fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void Serve() {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) != 1) return;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto until = Clock::now() + std::chrono::seconds(5);
+    while (!stop_ && Clock::now() < until && ::send(fd, "H", 1, MSG_NOSIGNAL) == 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::close(fd);
+  }
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Before, the timeout bounded each recv, not the read: a byte every 200 ms
+// kept the probe reading until 1024 bytes (~200 s; here until the server
+// gives up after 5 s).
+TEST(ReadyProbeTest, HttpProbeOfATricklingServerEndsWithinItsTimeout) {
+  TricklingServer server;
+  ASSERT_GT(server.port(), 0);
+  std::string answer;
+  auto t0 = Clock::now();
+  EXPECT_FALSE(AnswersHttp(server.port(), "/", 1000, &answer)) << answer;
+  double took = Since(t0);
+  EXPECT_LT(took, 3.0) << "a 1 s probe took " << took << " s; answer: " << answer;
+  EXPECT_TRUE(absl::StrContains(answer, "within 1000 ms")) << answer;
 }
 
 TEST(ReadyProbeTest, ServerThatAcceptsTcpButNotHttpIsNeverReady) {

@@ -357,6 +357,14 @@ TEST_F(StoreTest, SubmitValidates) {
 }
 
 TEST_F(StoreTest, SubmitRefusesAGenTheSpecDoesNotHave) {
+  // A spec version whose gen block names are not plain names is refused,
+  // naming the bad one.
+  auto bad = store_->PutSpec("kv", "kv.dspec", "spec kv; // bad gens", 0, nullptr,
+                             std::vector<std::string>{"request", "two words"});
+  ASSERT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "bad gen name \"two words\"")) << bad.status();
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM specs"), 0);
+
   auto spec = store_->PutSpec("kv", "kv.dspec", "spec kv; // gens", 0, nullptr,
                               std::vector<std::string>{"request", "burst"});
   DS_ASSERT_OK(spec);
@@ -400,7 +408,7 @@ TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
   std::string source("spec kv; // before\0after", 25);
   auto spec = store_->PutSpec("kv", "kv.dspec", source, 0, nullptr);
   ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(spec.status().message().find("source contains a NUL byte (at byte 18)"), std::string::npos)
+  EXPECT_NE(spec.status().message().find("contains a NUL byte (at byte 18)"), std::string::npos)
       << spec.status();
   EXPECT_EQ(store_->PutSpec("kv", std::string("kv\0.dspec", 9), "spec kv;", 0, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -459,6 +467,57 @@ TEST_F(StoreTest, ReportedTextKeepsWhatFollowsANul) {
   DS_ASSERT_OK(jobs);
   ASSERT_EQ(jobs->items.size(), 1u);
   EXPECT_EQ(jobs->items[0].reason, "the SUT said: a\\0b and more");
+}
+
+// Every text value is checked where it is sent, not per call: an id cut
+// short at its NUL by libpq would be the real worker's id (and a token the
+// real lease's), so each of these would act on the real rows.
+TEST_F(StoreTest, IdsWithNulAreRefusedEverywhereAndTouchNothing) {
+  WorkerInfo info;
+  info.name = "w1";
+  auto id = store_->RegisterWorker(info);
+  DS_ASSERT_OK(id);
+  RunRow run = Submit(1);
+  auto leased = Lease(store_.get(), 1, 30000, *id);
+  ASSERT_EQ(leased.size(), 1u);
+  const JobRow& job = leased[0].job;
+  auto seen_sql = absl::StrCat("SELECT count(*) FROM workers WHERE id = '", *id,
+                               "' AND last_heartbeat_at < '2001-01-01'");
+  auto expiry_sql = absl::StrCat("SELECT ds_us(lease_expires_at) FROM jobs WHERE id = ", job.id);
+  {
+    pqxx::connection c(pg_->ConnectionString());
+    pqxx::work w(c);
+    w.exec0("UPDATE workers SET last_heartbeat_at = '2000-01-01'");
+    w.exec0(absl::StrCat("UPDATE jobs SET lease_expires_at = now() + interval '1 minute' WHERE id = ", job.id));
+    w.commit();
+  }
+  const int64_t expiry = QueryInt(expiry_sql);
+  const std::string junk("\0junk", 5);
+  auto refused = [](const absl::Status& st, const char* call) {
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << call << ": " << st;
+    EXPECT_TRUE(absl::StrContains(st.message(), "contains a NUL byte")) << call << ": " << st;
+  };
+
+  refused(store_->Heartbeat(*id + junk, {{job.id, job.lease_token}}, 60000).status(), "Heartbeat(id\\0junk)");
+  refused(store_->Heartbeat("w2" + junk, {{job.id, job.lease_token}}, 60000).status(), "Heartbeat(w2\\0junk)");
+  refused(store_->Heartbeat(*id, {{job.id, job.lease_token + junk}}, 60000).status(), "Heartbeat(token\\0junk)");
+  refused(store_->GetWorker(*id + junk).status(), "GetWorker");
+  refused(store_->TouchWorker(*id + junk), "TouchWorker");
+  refused(store_->ListRunJobs(run.id, "leased" + junk, Page{}).status(), "ListRunJobs");
+  LeaseRequest lease;
+  lease.worker_id = *id + junk;
+  refused(store_->LeaseJobs(lease).status(), "LeaseJobs");
+
+  EXPECT_EQ(QueryInt(seen_sql), 1) << "the real worker was recorded as seen";
+  EXPECT_EQ(QueryInt(expiry_sql), expiry) << "the real lease was extended";
+  EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM jobs WHERE worker_id = '", *id, "'")), 1);
+  EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM job_attempts WHERE worker_id = '", *id, "'")), 1);
+  // The same calls without the junk still work.
+  DS_ASSERT_OK(store_->GetWorker(*id));
+  auto hb = store_->Heartbeat(*id, {{job.id, job.lease_token}}, 60000);
+  DS_ASSERT_OK(hb);
+  EXPECT_EQ(hb->extended, std::vector<int64_t>{job.id});
+  EXPECT_EQ(QueryInt(seen_sql), 0);
 }
 
 // ---------------------------------------------------------------- job queue

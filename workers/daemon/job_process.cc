@@ -11,13 +11,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/ir/json.h"
+#include "util/file_tail.h"
 #include "workers/daemon/job_plan.h"
 
 extern char** environ;
@@ -267,11 +267,7 @@ std::string JobProcess::OverrunReason() const {
 }
 
 std::string JobProcess::LogTail(size_t max_bytes) const {
-  std::ifstream in(options_.job_dir + "/tester.log", std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+  return util::ReadFileTail(options_.job_dir + "/tester.log", max_bytes).value_or("");
 }
 
 absl::StatusOr<v1::CompleteJobRequest> JobProcess::Result() const {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -15,8 +16,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -24,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "util/file_tail.h"
 
 namespace dualswarm::workers {
 
@@ -38,12 +38,31 @@ int MsUntil(std::chrono::steady_clock::time_point deadline) {
   return static_cast<int>(std::max<int64_t>(1, ms));
 }
 
+// Reads from `fd` into *line until a newline, 1024 bytes, EOF or an error;
+// false if `deadline` came first.
+bool ReadLine(int fd, std::chrono::steady_clock::time_point deadline, std::string* line) {
+  char buf[256];
+  while (line->find('\n') == std::string::npos && line->size() < 1024) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, MsUntil(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return false;
+    if (ready < 0) return true;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return true;
+    line->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 }  // namespace
 
 void SetSutObserver(SutObserver observer) { g_sut_observer.store(observer); }
 
 bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer) {
   answer->clear();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -65,17 +84,15 @@ bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string*
     ::close(fd);
     return false;
   }
-  // The status line only, bounded: "HTTP/1.1 200 OK".
+  // The status line only, bounded in size ("HTTP/1.1 200 OK") and in time
+  // as a whole: SO_RCVTIMEO bounds each recv, so a server trickling a byte
+  // at a time would hold the probe for up to 1024 of them.
   std::string line;
-  char buf[256];
-  while (line.find('\n') == std::string::npos && line.size() < 1024) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    line.append(buf, static_cast<size_t>(n));
-  }
+  bool late = !ReadLine(fd, deadline, &line);
   ::close(fd);
   line = line.substr(0, line.find_first_of("\r\n"));
   *answer = line.empty() ? "no answer" : absl::StrCat("\"", line.substr(0, 100), "\"");
+  if (late) absl::StrAppend(answer, " (no complete status line within ", timeout_ms, " ms)");
   int status = 0;
   if (!absl::StartsWith(line, "HTTP/1.") || line.size() < 12 || line[8] != ' ' ||
       !absl::SimpleAtoi(line.substr(9, 3), &status))
@@ -213,17 +230,8 @@ void SutProcess::Stop() {
   NotifySut(pid_, false);
 }
 
-// Reads only the last max_bytes: a SUT may have written gigabytes.
 std::string SutProcess::LogTail(size_t max_bytes) const {
-  std::ifstream in(dir_ + "/sut.log", std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  std::streamoff size = in.tellg();
-  std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
-  in.seekg(from);
-  std::string s(static_cast<size_t>(size - from), '\0');
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  s.resize(static_cast<size_t>(in.gcount()));
-  return s;
+  return util::ReadFileTail(dir_ + "/sut.log", max_bytes).value_or("");
 }
 
 SutProcess::~SutProcess() {

@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <map>
 #include <random>
-#include <tuple>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <pqxx/pqxx>
@@ -100,21 +101,76 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 int64_t I64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<int64_t>(); }
 
-// Runs `sql` as a prepared statement named `name` (one name per statement
-// text): PostgreSQL parses it once per connection and, after a few runs,
-// stops planning it. For the statements every lease and completion runs,
-// where planning cost more than executing (0.7 ms for the lease query).
-template <typename Tx, typename... Args>
-pqxx::result ExecPrepared(Tx& w, const char* name, const std::string& sql, Args&&... args) {
-  w.conn().prepare(name, sql);  // a no-op once defined on this connection
-  return w.exec_prepared(name, std::forward<Args>(args)...);
-}
+// Thrown by Sql before a text parameter with a NUL byte is sent; RunIn
+// (MapException) turns it into INVALID_ARGUMENT.
+class NulInText : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The statements of one transaction, run through libpqxx's transaction:
+// the one place every parameter passes on its way to PostgreSQL. libpq
+// sends text as C strings, so a NUL byte would cut a value short — an id
+// "w1\0junk" would select, touch and lease as worker "w1" — hence any
+// text parameter with a NUL is refused (NulInText) before anything is
+// sent. Method names follow libpqxx's, which Sql stands in for.
+class Sql {
+ public:
+  explicit Sql(pqxx::transaction_base& tx) : tx_(tx) {}
+
+  pqxx::result exec(const std::string& sql) { return tx_.exec(sql); }
+  pqxx::row exec1(const std::string& sql) { return tx_.exec1(sql); }
+  template <typename... Args>
+  pqxx::result exec_params(const std::string& sql, const Args&... args) {
+    RefuseNul(args...);
+    return tx_.exec_params(sql, args...);
+  }
+  template <typename... Args>
+  pqxx::result exec_params0(const std::string& sql, const Args&... args) {
+    RefuseNul(args...);
+    return tx_.exec_params0(sql, args...);
+  }
+  template <typename... Args>
+  pqxx::row exec_params1(const std::string& sql, const Args&... args) {
+    RefuseNul(args...);
+    return tx_.exec_params1(sql, args...);
+  }
+  // Runs `sql` as a prepared statement named `name` (one name per statement
+  // text): PostgreSQL parses it once per connection and, after a few runs,
+  // stops planning it. For the statements every lease and completion runs,
+  // where planning cost more than executing (0.7 ms for the lease query).
+  template <typename... Args>
+  pqxx::result exec_prepared(const char* name, const std::string& sql, const Args&... args) {
+    RefuseNul(args...);
+    tx_.conn().prepare(name, sql);  // a no-op once defined on this connection
+    return tx_.exec_prepared(name, args...);
+  }
+
+ private:
+  template <typename... Args>
+  static void RefuseNul(const Args&... args) {
+    int n = 0;
+    (RefuseNulIn(++n, args), ...);
+  }
+  template <typename A>
+  static void RefuseNulIn(int n, const A& arg) {
+    if constexpr (std::is_convertible_v<const A&, absl::string_view>) {
+      absl::string_view text(arg);
+      if (size_t at = text.find('\0'); at != absl::string_view::npos)
+        throw NulInText(absl::StrCat("text parameter $", n, " contains a NUL byte (at byte ", at,
+                                     "); text may not contain NUL"));
+    }
+  }
+
+  pqxx::transaction_base& tx_;
+};
+
 std::string Str(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 
 // The spec version's gen check for a run: INVALID_ARGUMENT naming the
 // spec's gen blocks when `gen` is not one of them (unchecked for versions
 // stored before the spec's gens were recorded).
-absl::Status CheckGen(pqxx::work& w, const std::string& spec_hash, const std::string& gen) {
+absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& gen) {
   pqxx::result r = w.exec_params(
       "SELECT name, gens IS NULL OR $2 = ANY(gens), COALESCE(array_to_string(gens, ', '), '')"
       " FROM specs WHERE hash = $1",
@@ -267,7 +323,7 @@ FindingRow ReadFinding(const pqxx::row& r) {
 // so the run's last completion always sees every other one. The questions
 // are yes/no ones that an index (jobs_by_run_state) answers at once; jobs
 // are counted only when the run ends.
-void RefreshRun(pqxx::work& w, int64_t run_id) {
+void RefreshRun(Sql& w, int64_t run_id) {
   pqxx::row run = w.exec_params1(
       "SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
   std::string state = run[0].as<std::string>();
@@ -356,7 +412,7 @@ uint64_t RandomSeed() {
 // Inserts a validated run (ValidateTemplate, seed set) with its swarm of
 // jobs in the caller's transaction. NOT_FOUND (nothing written) for an
 // unknown spec version or target.
-absl::StatusOr<RunRow> InsertRun(pqxx::work& w, const RunTemplate& t, const std::string& submitted_by,
+absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by,
                                  int64_t campaign_id) {
   pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
   if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
@@ -405,6 +461,7 @@ absl::Status MapException(const char* what, const std::exception& e, bool* broke
   *broken = false;
   *retryable = false;
   std::string msg = absl::StrCat(what, ": ", absl::StripAsciiWhitespace(e.what()));
+  if (dynamic_cast<const NulInText*>(&e) != nullptr) return absl::InvalidArgumentError(msg);
   if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
     *broken = true;
     return absl::UnavailableError(
@@ -596,9 +653,10 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
     try {
       absl::StatusOr<T> result;
       {
-        Tx w((*conn)->c);
+        Tx tx((*conn)->c);
+        Sql w(tx);
         result = fn(w);
-        if (result.ok()) w.commit();
+        if (result.ok()) tx.commit();
       }
       if (given_up()) conn->reset();  // answered just in time; the socket is gone
       Release(std::move(*conn));
@@ -627,7 +685,7 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
 // Migrations
 
 absl::StatusOr<int> Store::Migrate() {
-  return Run<int>("applying migrations", [&](pqxx::work& w) -> absl::StatusOr<int> {
+  return Run<int>("applying migrations", [&](Sql& w) -> absl::StatusOr<int> {
     // One coordinator at a time; the lock ends with the transaction.
     w.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
     w.exec(
@@ -655,7 +713,7 @@ absl::StatusOr<int> Store::Migrate() {
 }
 
 absl::StatusOr<int> Store::SchemaVersion() {
-  return Run<int>("reading the schema version", [&](pqxx::work& w) -> absl::StatusOr<int> {
+  return Run<int>("reading the schema version", [&](Sql& w) -> absl::StatusOr<int> {
     pqxx::row r = w.exec1(
         "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0"
         " ELSE (SELECT COALESCE(max(version), 0) FROM schema_migrations) END");
@@ -671,15 +729,13 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
                                        std::optional<std::vector<std::string>> gens) {
   if (name.empty() || name.size() > 200) return absl::InvalidArgumentError("bad spec name");
   if (source.size() > (1u << 20)) return absl::InvalidArgumentError("spec source exceeds 1 MiB");
-  for (auto [field, value, one_line] : {std::tuple<const char*, const std::string&, bool>{"spec name", name, true},
-                                        {"file_name", file_name, true},
-                                        {"source", source, false}})
-    if (auto st = CheckText(field, value, one_line); !st.ok()) return st;
-  if (gens.has_value() && CheckList("gen name", *gens).ok() == false)
-    return absl::InvalidArgumentError("the spec's gen block names are not plain names");
+  for (auto [field, value] : {std::pair<const char*, const std::string&>{"spec name", name}, {"file_name", file_name}})
+    if (auto st = CheckText(field, value, true); !st.ok()) return st;
+  if (gens.has_value())
+    if (auto st = CheckList("gen name", *gens); !st.ok()) return st;
   std::string hash = Sha256Hex(source);
   bool made = false;
-  auto row = Run<SpecRow>("storing a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+  auto row = Run<SpecRow>("storing a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
     pqxx::result ins = w.exec_params(
         "INSERT INTO specs (hash, name, file_name, source, choice_sites, gens)"
         " VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN $7::text[] END)"
@@ -697,7 +753,7 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
 absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
   if (auto st = CheckText("hash", hash, true); !st.ok()) return st;
 
-  return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+  return Run<SpecRow>("reading a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec version ", hash));
@@ -708,7 +764,7 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
   if (auto st = CheckText("name", name, true); !st.ok()) return st;
 
-  return Run<SpecRow>("reading a spec", [&](pqxx::work& w) -> absl::StatusOr<SpecRow> {
+  return Run<SpecRow>("reading a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
         name);
@@ -723,7 +779,7 @@ absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
-  return Run<Listing<SpecRow>>("listing specs", [&](pqxx::work& w) -> absl::StatusOr<Listing<SpecRow>> {
+  return Run<Listing<SpecRow>>("listing specs", [&](Sql& w) -> absl::StatusOr<Listing<SpecRow>> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kSpecCols,
                      " FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
@@ -779,7 +835,7 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& t) {
   if (reset == "restart-per-job" && t.launch.empty())
     return absl::InvalidArgumentError("reset policy restart-per-job needs a launch command");
   if (auto st = CheckList("label", t.labels); !st.ok()) return st;
-  return Run<TargetRow>("creating a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+  return Run<TargetRow>("creating a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
                      " readiness_timeout_ms, reset_policy, labels)"
@@ -794,7 +850,7 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& t) {
 }
 
 absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
-  return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+  return Run<TargetRow>("reading a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id = $1"), id);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no target ", id));
@@ -805,7 +861,7 @@ absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
 absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
   if (auto st = CheckText("name", name, true); !st.ok()) return st;
 
-  return Run<TargetRow>("reading a target", [&](pqxx::work& w) -> absl::StatusOr<TargetRow> {
+  return Run<TargetRow>("reading a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no target named \"", name, "\""));
@@ -817,7 +873,7 @@ absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
   auto after = ParsePageToken(page.after);
   if (!after.ok()) return after.status();
   int size = PageSize(page);
-  return Run<Listing<TargetRow>>("listing targets", [&](pqxx::work& w) -> absl::StatusOr<Listing<TargetRow>> {
+  return Run<Listing<TargetRow>>("listing targets", [&](Sql& w) -> absl::StatusOr<Listing<TargetRow>> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
         *after, size + 1);
@@ -837,13 +893,13 @@ absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string
   RunTemplate t = in;
   if (auto st = ValidateTemplate(&t); !st.ok()) return st;
   if (t.seed == 0) t.seed = RandomSeed();
-  return Run<RunRow>("submitting a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+  return Run<RunRow>("submitting a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
     return InsertRun(w, t, submitted_by, campaign_id);
   });
 }
 
 absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
-  return Run<RunRow>("reading a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+  return Run<RunRow>("reading a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
     pqxx::result r = w.exec_params(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
     return ReadRun(r[0]);
@@ -856,7 +912,7 @@ absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const P
   auto before = ParsePageToken(page.after);
   if (!before.ok()) return before.status();
   int size = PageSize(page);
-  return Run<Listing<RunRow>>("listing runs", [&](pqxx::work& w) -> absl::StatusOr<Listing<RunRow>> {
+  return Run<Listing<RunRow>>("listing runs", [&](Sql& w) -> absl::StatusOr<Listing<RunRow>> {
     pqxx::result r = w.exec_params(
         absl::StrCat(kRunSelect,
                      "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
@@ -872,7 +928,7 @@ absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const P
 }
 
 absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
-  return Run<RunRow>("cancelling a run", [&](pqxx::work& w) -> absl::StatusOr<RunRow> {
+  return Run<RunRow>("cancelling a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
     // Lock order everywhere: the run, then its jobs.
     pqxx::result run = w.exec_params("SELECT state FROM runs WHERE id = $1 FOR UPDATE", id);
     if (run.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
@@ -889,7 +945,7 @@ absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
 }
 
 absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
-  return Run<std::vector<JobRow>>("listing jobs", [&](pqxx::work& w) -> absl::StatusOr<std::vector<JobRow>> {
+  return Run<std::vector<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<JobRow>> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kJobCols, " FROM jobs WHERE run_id = $1 ORDER BY idx"), run_id);
     std::vector<JobRow> out;
@@ -904,7 +960,7 @@ absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::st
   auto after = ParsePageToken(page.after);
   if (!after.ok()) return after.status();
   int size = PageSize(page);
-  return Run<Listing<JobRow>>("listing jobs", [&](pqxx::work& w) -> absl::StatusOr<Listing<JobRow>> {
+  return Run<Listing<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<Listing<JobRow>> {
     if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
       return absl::NotFoundError(absl::StrCat("no run ", run_id));
     pqxx::result r = w.exec_params(
@@ -939,7 +995,7 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
   std::string labels = absl::StrJoin(req.labels, ",");
   // One statement: autocommit (see RunSingle).
   return RunSingle<std::vector<LeasedJob>>(
-      "leasing jobs", [&](pqxx::nontransaction& w) -> absl::StatusOr<std::vector<LeasedJob>> {
+      "leasing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<LeasedJob>> {
     // Candidates: queued jobs and jobs whose lease expired, oldest first,
     // skipping rows another lessee holds. Each gets a fresh token; the
     // lease is recorded as an attempt; a queued run becomes running (unless
@@ -1017,11 +1073,11 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
         " WHERE r.state IN ('queued', 'running')"
         "   AND ($1 = '' OR t.adapter = ANY (string_to_array($1, ',')))"
         "   AND t.labels <@ string_to_array($2, ',') LIMIT 2) x";
-    int64_t usable = ExecPrepared(w, "lease_usable_runs", kUsableRunsSql, adapters, labels)[0][0].as<int64_t>();
+    int64_t usable = w.exec_prepared("lease_usable_runs", kUsableRunsSql, adapters, labels)[0][0].as<int64_t>();
     if (usable == 0) return std::vector<LeasedJob>{};
     const bool fair_share = usable > 1;
 
-    pqxx::result r = ExecPrepared(w, fair_share ? "lease_jobs_fair" : "lease_jobs_one_run",
+    pqxx::result r = w.exec_prepared(fair_share ? "lease_jobs_fair" : "lease_jobs_one_run",
                                   fair_share ? kLeaseFairSql : kLeaseOneRunSql, req.worker_id, req.max_jobs,
                                   adapters, labels, options_.max_attempts, req.lease_ms);
     std::vector<LeasedJob> out;
@@ -1057,7 +1113,7 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
     ids.push_back(j.job_id);
     tokens.push_back(j.lease_token);
   }
-  return Run<HeartbeatResult>("heartbeat", [&](pqxx::work& w) -> absl::StatusOr<HeartbeatResult> {
+  return Run<HeartbeatResult>("heartbeat", [&](Sql& w) -> absl::StatusOr<HeartbeatResult> {
     HeartbeatResult out;
     if (!worker_id.empty())
       w.exec_params0("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", worker_id);
@@ -1100,9 +1156,9 @@ absl::StatusOr<int> Store::ReturnLeases(const std::vector<HeartbeatJob>& leases)
   }
   // One statement (autocommit): a lease that was completed, cancelled or
   // superseded meanwhile is not 'leased' with this token and stays as it is.
-  return RunSingle<int>("returning unused leases", [&](pqxx::nontransaction& w) -> absl::StatusOr<int> {
-    pqxx::result r = ExecPrepared(
-        w, "return_leases",
+  return RunSingle<int>("returning unused leases", [&](Sql& w) -> absl::StatusOr<int> {
+    pqxx::result r = w.exec_prepared(
+        "return_leases",
         "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
         " back AS ("
         "  UPDATE jobs j SET state = 'queued', lease_token = NULL, lease_expires_at = NULL,"
@@ -1166,10 +1222,10 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     // and say why.
     auto fast = RunSingle<std::optional<CompletionResult>>(
         "completing a job",
-        [&](pqxx::nontransaction& w) -> absl::StatusOr<std::optional<CompletionResult>> {
+        [&](Sql& w) -> absl::StatusOr<std::optional<CompletionResult>> {
           CompletionResult out;
-          pqxx::result jr = ExecPrepared(
-              w, "complete_fast",
+          pqxx::result jr = w.exec_prepared(
+              "complete_fast",
               "WITH j AS ("
               "  SELECT j.id, j.state, COALESCE(j.lease_token, '') AS token, a.id AS att,"
               "    a.completed_at IS NOT NULL AS done, r.state AS run_state,"
@@ -1209,7 +1265,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     if (!fast.ok()) return fast.status();
     if (fast->has_value()) return **fast;
   }
-  return Run<CompletionResult>("completing a job", [&](pqxx::work& w) -> absl::StatusOr<CompletionResult> {
+  return Run<CompletionResult>("completing a job", [&](Sql& w) -> absl::StatusOr<CompletionResult> {
     CompletionResult out;
     // Slow path: findings, a run's last jobs, cancelled jobs and runs not
     // yet running. Lock order everywhere: the run, then its jobs.
@@ -1290,7 +1346,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
 }
 
 absl::StatusOr<int> Store::RequeueExpiredLeases() {
-  return Run<int>("re-queueing expired leases", [&](pqxx::work& w) -> absl::StatusOr<int> {
+  return Run<int>("re-queueing expired leases", [&](Sql& w) -> absl::StatusOr<int> {
     pqxx::result runs = w.exec(
         "SELECT DISTINCT run_id FROM jobs WHERE state = 'leased' AND lease_expires_at < now()"
         " ORDER BY run_id");
@@ -1323,7 +1379,7 @@ absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_
   auto offset = ParsePageToken(page.after);
   if (!offset.ok()) return offset.status();
   int size = PageSize(page);
-  return Run<Listing<FindingRow>>("listing findings", [&](pqxx::work& w) -> absl::StatusOr<Listing<FindingRow>> {
+  return Run<Listing<FindingRow>>("listing findings", [&](Sql& w) -> absl::StatusOr<Listing<FindingRow>> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kFindingCols,
                      " FROM findings f WHERE ($1 = '' OR spec_hash = $1) AND ($2::bigint = 0 OR target_id = $2::bigint)"
@@ -1340,7 +1396,7 @@ absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_
 }
 
 absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
-  return Run<FindingRow>("reading a finding", [&](pqxx::work& w) -> absl::StatusOr<FindingRow> {
+  return Run<FindingRow>("reading a finding", [&](Sql& w) -> absl::StatusOr<FindingRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no finding ", id));
@@ -1352,7 +1408,7 @@ absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_
                                                                           int limit) {
   limit = std::clamp(limit <= 0 ? 10 : limit, 1, 100);
   return Run<std::vector<CounterexampleRow>>(
-      "listing counterexamples", [&](pqxx::work& w) -> absl::StatusOr<std::vector<CounterexampleRow>> {
+      "listing counterexamples", [&](Sql& w) -> absl::StatusOr<std::vector<CounterexampleRow>> {
         pqxx::result r = w.exec_params(
             "SELECT c.id, c.finding_id, c.run_id, c.job_id, r.spec_hash, r.target_id, j.seed,"
             " j.branch_order, j.feature_mask, c.kind, c.reason, c.diff, c.signature, c.input_json,"
@@ -1439,7 +1495,7 @@ CampaignRow ReadCampaign(const pqxx::row& r) {
   return c;
 }
 
-absl::StatusOr<CampaignRow> CampaignById(pqxx::work& w, int64_t id) {
+absl::StatusOr<CampaignRow> CampaignById(Sql& w, int64_t id) {
   pqxx::result r =
       w.exec_params(absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE id = $1"), id);
   if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
@@ -1447,7 +1503,7 @@ absl::StatusOr<CampaignRow> CampaignById(pqxx::work& w, int64_t id) {
 }
 
 // The newest version of spec `name`, or NOT_FOUND.
-absl::StatusOr<std::string> LatestSpecHash(pqxx::work& w, const std::string& name) {
+absl::StatusOr<std::string> LatestSpecHash(Sql& w, const std::string& name) {
   pqxx::result r = w.exec_params(
       "SELECT hash FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1", name);
   if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec named \"", name, "\""));
@@ -1474,7 +1530,7 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
   int64_t next = c.paused ? 0 : cron->Next(now);
   const RunTemplate& t = c.tmpl;
   const JobBudget& b = t.budget;
-  return Run<CampaignRow>("creating a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+  return Run<CampaignRow>("creating a campaign", [&](Sql& w) -> absl::StatusOr<CampaignRow> {
     std::string hash = t.spec_hash;
     if (!c.spec_name.empty()) {
       auto h = LatestSpecHash(w, c.spec_name);
@@ -1506,13 +1562,13 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
 }
 
 absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
-  return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) { return CampaignById(w, id); });
+  return Run<CampaignRow>("reading a campaign", [&](Sql& w) { return CampaignById(w, id); });
 }
 
 absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
   if (auto st = CheckText("name", name, true); !st.ok()) return st;
 
-  return Run<CampaignRow>("reading a campaign", [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+  return Run<CampaignRow>("reading a campaign", [&](Sql& w) -> absl::StatusOr<CampaignRow> {
     pqxx::result r = w.exec_params(
         absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign named \"", name, "\""));
@@ -1523,7 +1579,7 @@ absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
 absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {
   int size = PageSize(page);
   return Run<Listing<CampaignRow>>(
-      "listing campaigns", [&](pqxx::work& w) -> absl::StatusOr<Listing<CampaignRow>> {
+      "listing campaigns", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRow>> {
         pqxx::result r = w.exec_params(
             absl::StrCat("SELECT ", kCampaignCols,
                          " FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
@@ -1538,7 +1594,7 @@ absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {
 
 absl::StatusOr<CampaignRow> Store::SetCampaignPaused(int64_t id, bool paused, Micros now) {
   return Run<CampaignRow>(paused ? "pausing a campaign" : "resuming a campaign",
-                          [&](pqxx::work& w) -> absl::StatusOr<CampaignRow> {
+                          [&](Sql& w) -> absl::StatusOr<CampaignRow> {
     pqxx::result r =
         w.exec_params("SELECT cron, paused FROM campaigns WHERE id = $1 FOR UPDATE", id);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
@@ -1556,7 +1612,7 @@ absl::StatusOr<CampaignRow> Store::SetCampaignPaused(int64_t id, bool paused, Mi
 }
 
 absl::Status Store::DeleteCampaign(int64_t id) {
-  return Run<int>("deleting a campaign", [&](pqxx::work& w) -> absl::StatusOr<int> {
+  return Run<int>("deleting a campaign", [&](Sql& w) -> absl::StatusOr<int> {
            // Waits for a firing in progress (its row lock); the fired runs
            // stay, their campaign_id set to NULL by the foreign key.
            if (w.exec_params("DELETE FROM campaigns WHERE id = $1 RETURNING id", id).empty())
@@ -1568,7 +1624,7 @@ absl::Status Store::DeleteCampaign(int64_t id) {
 
 absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) {
   return Run<std::optional<FiredCampaign>>(
-      "firing a campaign", [&](pqxx::work& w) -> absl::StatusOr<std::optional<FiredCampaign>> {
+      "firing a campaign", [&](Sql& w) -> absl::StatusOr<std::optional<FiredCampaign>> {
         // The lock is taken on the newest row version and the WHERE clause
         // re-checked on it, so a row another scheduler fired (and moved past
         // now) meanwhile is not due any more; one it is firing is skipped.
@@ -1616,7 +1672,7 @@ absl::StatusOr<Listing<CampaignRunRow>> Store::ListCampaignRuns(int64_t campaign
   if (!before.ok()) return before.status();
   int size = PageSize(page);
   return Run<Listing<CampaignRunRow>>(
-      "listing a campaign's runs", [&](pqxx::work& w) -> absl::StatusOr<Listing<CampaignRunRow>> {
+      "listing a campaign's runs", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRunRow>> {
         if (w.exec_params("SELECT 1 FROM campaigns WHERE id = $1", campaign_id).empty())
           return absl::NotFoundError(absl::StrCat("no campaign ", campaign_id));
         pqxx::result r = w.exec_params(
@@ -1680,7 +1736,7 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
     return absl::InvalidArgumentError("slots must be between 1 and 256");
   if (auto st = CheckList("adapter", info.adapters); !st.ok()) return st;
   if (auto st = CheckList("label", info.labels); !st.ok()) return st;
-  return Run<std::string>("registering a worker", [&](pqxx::work& w) -> absl::StatusOr<std::string> {
+  return Run<std::string>("registering a worker", [&](Sql& w) -> absl::StatusOr<std::string> {
     return w.exec_params1(
                 "INSERT INTO workers (id, name, slots, adapters, labels, version)"
                 " VALUES (gen_random_uuid()::text, $1, $2, string_to_array($3, ','),"
@@ -1692,7 +1748,7 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
 }
 
 absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
-  return Run<WorkerInfo>("reading a worker", [&](pqxx::work& w) -> absl::StatusOr<WorkerInfo> {
+  return Run<WorkerInfo>("reading a worker", [&](Sql& w) -> absl::StatusOr<WorkerInfo> {
     pqxx::result r = w.exec_params(
         "SELECT name, slots, array_to_string(adapters, ','), array_to_string(labels, ','), version"
         " FROM workers WHERE id = $1",
@@ -1710,8 +1766,8 @@ absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
 }
 
 absl::Status Store::TouchWorker(const std::string& id) {
-  auto st = Run<int>("recording a worker as seen", [&](pqxx::work& w) -> absl::StatusOr<int> {
-    ExecPrepared(w, "touch_worker", "UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", id);
+  auto st = Run<int>("recording a worker as seen", [&](Sql& w) -> absl::StatusOr<int> {
+    w.exec_prepared("touch_worker", "UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", id);
     return 0;
   });
   return st.status();
@@ -1721,7 +1777,7 @@ absl::Status Store::TouchWorker(const std::string& id) {
 // Metrics
 
 absl::StatusOr<StoreStats> Store::Stats(int64_t alive_ms) {
-  return Run<StoreStats>("reading statistics", [&](pqxx::work& w) -> absl::StatusOr<StoreStats> {
+  return Run<StoreStats>("reading statistics", [&](Sql& w) -> absl::StatusOr<StoreStats> {
     // Every state appears (0 when none), so a gauge drops to 0 rather than
     // keeping its last value.
     pqxx::result r = w.exec_params(
@@ -1756,7 +1812,7 @@ absl::StatusOr<std::string> Store::CreateToken(const std::string& role, const st
   if (RAND_bytes(raw, sizeof raw) != 1) return absl::InternalError("no randomness for a token");
   std::string token = absl::StrCat("dst_", Hex(raw, sizeof raw));
   std::string hash = Sha256Hex(token);
-  auto st = Run<int>("creating a token", [&](pqxx::work& w) -> absl::StatusOr<int> {
+  auto st = Run<int>("creating a token", [&](Sql& w) -> absl::StatusOr<int> {
     w.exec_params0("INSERT INTO api_tokens (token_hash, role, name) VALUES ($1, $2, $3)", hash, role,
                    name.substr(0, 200));
     return 0;
@@ -1769,7 +1825,7 @@ absl::StatusOr<std::pair<std::string, std::string>> Store::Authenticate(const st
   if (token.empty() || token.size() > 200) return absl::UnauthenticatedError("missing or malformed token");
   std::string hash = Sha256Hex(token);
   return Run<std::pair<std::string, std::string>>(
-      "checking a token", [&](pqxx::work& w) -> absl::StatusOr<std::pair<std::string, std::string>> {
+      "checking a token", [&](Sql& w) -> absl::StatusOr<std::pair<std::string, std::string>> {
         pqxx::result r = w.exec_params(
             "SELECT role, name FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL", hash);
         if (r.empty()) return absl::UnauthenticatedError("unknown or revoked token");

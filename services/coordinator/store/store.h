@@ -3,7 +3,9 @@
 // (leases), counterexamples grouped into findings, workers and API tokens.
 //
 // Thread-safe: each call takes a connection from a small pool and runs in
-// one transaction. Every value reaches SQL as a parameter. Errors:
+// one transaction. Every value reaches SQL as a parameter, and a text
+// parameter with a NUL byte is refused (INVALID_ARGUMENT) before it is
+// sent, whatever the call. Errors:
 //   UNAVAILABLE          the database cannot be reached, or did not answer
 //                        within Options::statement_timeout_ms (the call may
 //                        be retried; the pool reconnects on the next call)
@@ -449,8 +451,11 @@ std::string Sha256Hex(const std::string& data);
 
 // Text reaches PostgreSQL through libpqxx as C strings, so a NUL byte would
 // silently cut a value short (a spec stored up to its NUL under the hash of
-// the whole source). CheckText refuses NUL in `value` — and CR/LF too when
-// `single_line` (commands, addresses, probes, names) — naming `field`.
+// the whole source, an id "w1\0junk" taken for "w1"). The store refuses
+// every text parameter with a NUL where statements are run, naming the
+// parameter's number. CheckText refuses NUL in `value` — and CR/LF too when
+// `single_line` (commands, addresses, probes, names) — naming `field`: for
+// one-line fields, and for callers that check before the store.
 // ScrubText replaces NULs with "\\0" in text a worker reports (reasons
 // that quote SUT output), which must be stored rather than refused.
 absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line);
