@@ -274,6 +274,7 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
   if (stats) {
     absl::StrAppend(&out, ",\"stats\":{\"observations\":", stats->observations,
                     ",\"handler_runs\":", stats->handler_runs, ",\"steps_reused\":", stats->steps_reused,
+                    ",\"inert_steps_skipped\":", stats->inert_steps_skipped,
                     ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
                     ",\"memo_entries\":", stats->memo_entries,

@@ -59,8 +59,11 @@ struct CheckerOptions {
   // Look up server steps already run from an equal state instead of running
   // them again (step_cache.h; on in the product, off to compare).
   bool use_step_cache = true;
-  // Most steps the step cache keeps per partition; past it it starts afresh.
+  // Most steps the step cache keeps per partition, and most value nodes of
+  // the states those steps lead to (about 200 MB); past either it starts
+  // afresh.
   size_t max_cached_steps = 1'000'000;
+  uint64_t max_cached_step_nodes = 4'000'000;
   // Polled with the time bound: once set, checking stops (kInconclusive,
   // "interrupted"), so a signal is obeyed however long one observation takes.
   const std::atomic<bool>* cancel = nullptr;

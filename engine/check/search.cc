@@ -71,7 +71,7 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
                std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock)
     : spec_(std::move(spec)), opts_(opts), model_(std::move(model)), interp_(spec_.get()),
       solver_(shared_solver), clock_(clock),
-      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo), steps_(opts.max_cached_steps),
+      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo), steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
 }

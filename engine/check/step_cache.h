@@ -46,9 +46,11 @@ using StepOutcomes = std::vector<StepOutcome>;
 
 class StepCache {
  public:
-  // Past `max_entries` steps the cache forgets everything (counted in
-  // resets()): forgetting only costs running steps again.
-  explicit StepCache(size_t max_entries) : max_entries_(max_entries) {}
+  // Past `max_entries` steps, or once the states it keeps alive add up to
+  // `max_nodes` value nodes (Value::TreeSize, shared parts counted each
+  // time), the cache forgets everything (counted in resets()): forgetting
+  // only costs running steps again.
+  StepCache(size_t max_entries, uint64_t max_nodes) : max_entries_(max_entries), max_nodes_(max_nodes) {}
 
   // Whether the next step should be looked up (and stored); false while
   // the cache sits out after a window of few hits.
@@ -86,6 +88,8 @@ class StepCache {
 
   absl::flat_hash_map<Key, std::shared_ptr<const StepOutcomes>> steps_;
   size_t max_entries_;
+  uint64_t max_nodes_;
+  uint64_t nodes_ = 0;  // value nodes of the outcomes held
   uint64_t resets_ = 0;
   // The hit rate of the current window of lookups.
   static constexpr uint32_t kWindow = 4096;
