@@ -15,6 +15,8 @@ namespace dualswarm::lang {
 
 // Source text: bytes of one spec (the coordinator's upload limit too).
 inline constexpr size_t kMaxSpecSourceBytes = 1 << 20;
+// How the coordinator refuses a larger upload (RPCs and store).
+inline constexpr const char* kSpecSourceTooLarge = "spec source exceeds 1 MiB";
 // Parser: expression / type / pattern / block nesting, and the native
 // stack it may use (less on a thread with a small stack: stack_budget.h).
 inline constexpr int kMaxNesting = 1000;

@@ -21,6 +21,7 @@
 #include "dualswarm/v1/run.grpc.pb.h"
 #include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
+#include "engine/lang/limits.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "services/coordinator/lease_pool.h"
 #include "services/coordinator/metrics.h"
@@ -306,13 +307,11 @@ grpc::Status CheckId(const char* what, int64_t id) {
   return grpc::Status::OK;
 }
 
-constexpr size_t kMaxSpecBytes = 1 << 20;
-
 // The checks a spec upload passes before it is loaded (Create, Validate):
 // size, and no NUL anywhere (the store keeps text as C strings) nor line
 // breaks in the file name.
 grpc::Status CheckSpecRequest(const std::string& source, const std::string& file_name) {
-  if (source.size() > kMaxSpecBytes) return Invalid("spec source exceeds 1 MiB");
+  if (source.size() > lang::kMaxSpecSourceBytes) return Invalid(lang::kSpecSourceTooLarge);
   if (file_name.size() > 255) return Invalid("file_name exceeds 255 bytes");
   if (auto st = CheckText("source", source, false); !st.ok()) return ToGrpc(st);
   if (auto st = CheckText("file_name", file_name, true); !st.ok()) return ToGrpc(st);

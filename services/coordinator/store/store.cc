@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "engine/lang/limits.h"
 #include "services/coordinator/cron.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
@@ -728,7 +729,7 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
                                        const std::string& source, int choice_sites, bool* created,
                                        std::optional<std::vector<std::string>> gens) {
   if (name.empty() || name.size() > 200) return absl::InvalidArgumentError("bad spec name");
-  if (source.size() > (1u << 20)) return absl::InvalidArgumentError("spec source exceeds 1 MiB");
+  if (source.size() > lang::kMaxSpecSourceBytes) return absl::InvalidArgumentError(lang::kSpecSourceTooLarge);
   for (auto [field, value] : {std::pair<const char*, const std::string&>{"spec name", name}, {"file_name", file_name}})
     if (auto st = CheckText(field, value, true); !st.ok()) return st;
   if (gens.has_value())
