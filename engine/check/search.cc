@@ -325,17 +325,24 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
   const int32_t index = p.consumed[static_cast<size_t>(d)];
   const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(index)];
   const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
-  std::shared_ptr<const StepOutcomes> outcomes;
-  if (cacheable) outcomes = steps_.Find(p.globals, d, index, p.next_fresh);
+  std::shared_ptr<const StepOutcomes> cached;
+  if (cacheable) cached = steps_.Find(p.globals, d, index, p.next_fresh);
+  const StepOutcomes* outcomes = cached.get();
   if (outcomes != nullptr) {
     if (++st_.steps_reused % kClockPollEvery == 0)
       if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
-  } else {
+  } else if (cacheable) {
     auto ran = std::make_shared<StepOutcomes>();
     absl::Status s = RunStep(p, d, r, ran.get());
     if (!s.ok()) return s;
-    outcomes = std::move(ran);
-    if (cacheable) steps_.Insert(p.globals, d, index, p.next_fresh, outcomes);
+    cached = ran;  // held here whatever the cache does with it
+    outcomes = ran.get();
+    steps_.Insert(p.globals, d, index, p.next_fresh, std::move(ran));
+  } else {  // not kept: the scratch list saves its allocations
+    step_scratch_.clear();
+    absl::Status s = RunStep(p, d, r, &step_scratch_);
+    if (!s.ok()) return s;
+    outcomes = &step_scratch_;
   }
   const bool last_of_optional = opts_.use_memo && model_->MayDeclineLastRequest() &&
                                 IsOptional(static_cast<size_t>(d), at_obs) &&

@@ -140,6 +140,7 @@ class Search {
   std::vector<Frame> stack_;
   ExplanationMemo memo_;
   StepCache steps_;
+  StepOutcomes step_scratch_;  // the outcomes of a step that is not cached
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;
