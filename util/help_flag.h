@@ -18,8 +18,9 @@
 namespace dualswarm::util {
 
 // True when argv (before any "--") asks for help; then the usage and the
-// flags defined in files whose path contains `flags_file` have been printed
-// to stdout.
+// flags defined in files whose path contains `flags_file` (--helpfull:
+// every flag, abseil's own such as --tryfromenv too) have been printed to
+// stdout.
 inline bool AnswerHelp(int argc, char** argv, absl::string_view usage, absl::string_view flags_file) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -29,8 +30,8 @@ inline bool AnswerHelp(int argc, char** argv, absl::string_view usage, absl::str
       // FlagsHelp starts with "NAME: ": drop the usage text's own.
       const std::string name = absl::flags_internal::ShortProgramInvocationName();
       if (absl::StartsWith(usage, name + ": ")) usage.remove_prefix(name.size() + 2);
-      absl::flags_internal::FlagsHelp(std::cout, flags_file, absl::flags_internal::HelpFormat::kHumanReadable,
-                                      usage);
+      absl::flags_internal::FlagsHelp(std::cout, a == "--helpfull" ? "" : flags_file,
+                                      absl::flags_internal::HelpFormat::kHumanReadable, usage);
       std::cout.flush();
       return true;
     }

@@ -784,6 +784,11 @@ TEST(DaemonHelp, CoordinatorAndWorkerPrintUsageOnStdoutAndExitZero) {
       EXPECT_EQ(r.err, "");
     }
   }
+  // --helpfull lists every flag, abseil's own too (the deploy test reads it).
+  CommandResult full = RunCommand({DUALSWARM_WORKER, "--helpfull"});
+  EXPECT_EQ(full.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(full.out, "--tryfromenv")) << full.out;
+  EXPECT_TRUE(absl::StrContains(full.out, "--slots")) << full.out;
   // A flag that does not exist is still an error.
   CommandResult r = RunCommand({DUALSWARM_WORKER, "--no-such-flag"});
   EXPECT_NE(r.exit_code, 0);
