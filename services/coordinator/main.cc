@@ -102,6 +102,13 @@ ABSL_FLAG(std::string, web_dir, "",
 namespace dualswarm::coord {
 namespace {
 
+// Prints "dualswarm-coordinator: LINE" to stderr in one write: scripts and
+// tests read the ports from these lines, and std::cerr writes each <<
+// piece on its own, so a reader could see a line without its port yet.
+void Announce(const std::string& line) {
+  std::cerr << absl::StrCat("dualswarm-coordinator: ", line, "\n") << std::flush;
+}
+
 constexpr const char* kUsage =
     "dualswarm-coordinator: the Dualswarm coordinator.\n\n"
     "  dualswarm-coordinator [--listen HOST:PORT] [--database-url URL | --data-dir DIR]\n"
@@ -270,8 +277,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   if (std::string at = absl::GetFlag(FLAGS_metrics_listen); !at.empty()) {
     auto metrics_port = metrics->Serve(at);
     if (metrics_port.ok()) {
-      std::cerr << "dualswarm-coordinator: metrics on " << at.substr(0, at.rfind(':')) << ":"
-                << *metrics_port << std::endl;
+      Announce(absl::StrCat("metrics on ", at.substr(0, at.rfind(':')), ":", *metrics_port));
     } else if (FlagGiven(storage_of_args, "metrics_listen")) {
       std::cerr << "dualswarm-coordinator: " << metrics_port.status().message() << "\n";
       return 1;
@@ -310,8 +316,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
     gateway = std::make_unique<HttpGateway>(server->InProcessChannel(args), go);
     auto http_port = gateway->Start();
     if (http_port.ok()) {
-      std::cerr << "dualswarm-coordinator: http on " << at.substr(0, at.rfind(':')) << ":"
-                << *http_port << std::endl;
+      Announce(absl::StrCat("http on ", at.substr(0, at.rfind(':')), ":", *http_port));
     } else if (FlagGiven(storage_of_args, "http_listen") || absl::IsInvalidArgument(http_port.status())) {
       std::cerr << "dualswarm-coordinator: " << http_port.status().message() << "\n";
       http_failed = absl::IsInvalidArgument(http_port.status()) ? 2 : 1;
@@ -325,10 +330,9 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   std::string host = absl::GetFlag(FLAGS_listen);
   host = host.substr(0, host.rfind(':'));
   if (http_failed == 0) {
-    std::cerr << "dualswarm-coordinator: listening on " << host << ":" << port
-              << (db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
-                               : std::string(""))
-              << std::endl;
+    Announce(absl::StrCat("listening on ", host, ":", port,
+                          db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
+                                       : std::string("")));
   }
 
   // Expired leases go back to the queue even when no worker is leasing.

@@ -220,7 +220,9 @@ class CoordinatorProcess {
     while (TestClock::now() < deadline) {
       std::string log = Slurp(log_).substr(std::min(log_start, Slurp(log_).size()));
       size_t at = log.find(marker);
-      if (at != std::string::npos) {
+      // The line is complete once its newline is there: std::cerr writes
+      // each << piece on its own, so the port may not have arrived yet.
+      if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
         std::string rest = log.substr(at + marker.size());
         int port = 0;
         if (!absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) || port <= 0)

@@ -183,7 +183,8 @@ int DaemonMain(const char* argv0) {
       return 2;
     }
     std::string host = metrics_listen.substr(0, metrics_listen.rfind(':'));
-    std::cerr << "dualswarm-worker: metrics on " << host << ":" << *port << std::endl;
+    // One write: tests and scripts read the port from this line.
+    std::cerr << absl::StrCat("dualswarm-worker: metrics on ", host, ":", *port, "\n") << std::flush;
   }
   o.metrics = &metrics;
 
