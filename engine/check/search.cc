@@ -110,6 +110,19 @@ bool Search::IsOptional(size_t ch, size_t at_obs) const {
          static_cast<size_t>(answered_[ch]) < log_.per_channel[ch].size();
 }
 
+// Whether request `consumed` of channel `ch` is the last one of a channel
+// that is optional at `at_obs`, under a network that lets the server leave
+// such a request for ever (the dominance rule's case, memo.h).
+bool Search::IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const {
+  return model_->MayDeclineLastRequest() && IsOptional(ch, at_obs) &&
+         static_cast<size_t>(consumed) + 1 == log_.per_channel[ch].size();
+}
+
+// Whether a `send` addresses a connection of the trace.
+bool Search::IsConnection(const Value& conn) const {
+  return conn.is_int() && conn.as_int() >= 0 && conn.as_int() < static_cast<int64_t>(log_.per_channel.size());
+}
+
 // Everything that decides what can still happen to `e` at observation
 // `at_obs`: the state and constraints, and per channel the requests
 // consumed and the responses owed. Left out, because no future depends on
@@ -294,12 +307,11 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
 // (the handler sees an equal request; its responses go nowhere), so the
 // memo would drop the second child anyway (docs/checker.md: twin requests).
 void Search::DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const {
-  if (!opts_.use_memo || !interchangeable_requests_ || !model_->MayDeclineLastRequest()) return;
+  if (!opts_.use_memo || !interchangeable_requests_) return;
   absl::flat_hash_map<uint64_t, const Value*> first_of;  // request hash -> first request kept
   auto twin = [&](int ch) {
     const size_t c = static_cast<size_t>(ch);
-    if (!IsOptional(c, at_obs) || static_cast<size_t>(e.consumed[c]) + 1 != log_.per_channel[c].size())
-      return false;
+    if (!IsLastOfOptional(c, e.consumed[c], at_obs)) return false;
     const Value& msg = log_.per_channel[c].back().msg;
     auto [it, inserted] = first_of.try_emplace(msg.Hash(), &msg);
     return !inserted && *it->second == msg;
@@ -344,9 +356,7 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
     if (!s.ok()) return s;
     outcomes = &step_scratch_;
   }
-  const bool last_of_optional = opts_.use_memo && model_->MayDeclineLastRequest() &&
-                                IsOptional(static_cast<size_t>(d), at_obs) &&
-                                static_cast<size_t>(index) + 1 == log_.per_channel[static_cast<size_t>(d)].size();
+  const bool last_of_optional = opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), index, at_obs);
   for (const StepOutcome& o : *outcomes) {
     if (last_of_optional && Inert(o, at_obs)) {
       ++st_.inert_steps_skipped;
@@ -366,9 +376,7 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
 bool Search::Inert(const StepOutcome& o, size_t at_obs) const {
   if (!o.keeps_state) return false;
   for (const auto& send : o.sends) {
-    if (!send.conn.is_int() || send.conn.as_int() < 0 ||
-        send.conn.as_int() >= static_cast<int64_t>(log_.per_channel.size()))
-      return false;  // AddChild reports the spec error
+    if (!IsConnection(send.conn)) return false;  // AddChild reports the spec error
     if (closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
   }
   return true;
@@ -415,8 +423,7 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
   c.next_fresh = step.next_fresh;
   c.history = std::make_shared<const History>(History{r.label, p.history});
   for (const auto& send : step.sends) {
-    if (!send.conn.is_int() || send.conn.as_int() < 0 ||
-        send.conn.as_int() >= static_cast<int64_t>(log_.per_channel.size()))
+    if (!IsConnection(send.conn))
       return absl::FailedPreconditionError(lang::FormatDiag(
           spec_->file, send.loc,
           absl::StrCat("`send` to ", send.conn.ToString(),

@@ -87,6 +87,8 @@ class Search {
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
+  bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
+  bool IsConnection(const ir::Value& conn) const;
   uint64_t SettledName(size_t ch) const;
   bool Seen(const Explanation& e, size_t at_obs);
   bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
