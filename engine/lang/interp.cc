@@ -623,6 +623,30 @@ class NoChoiceOracle : public Oracle {
   bool Possible(const TermRef&) override { return true; }
 };
 
+// How an evaluation run under Guarded ended without an error.
+enum class EvalEnd { kDone, kPathKilled };
+
+// Runs `eval` (which may throw the evaluator's exceptions: they never leave
+// this file) and says how it ended: a spec fault or a gen alternative that
+// could not choose is an error of `fault_code` located in `file`; a
+// stopped oracle's status is returned as it is; a killed path (a failed
+// `assume`) is kPathKilled, for the caller to judge.
+template <typename Fn>
+absl::StatusOr<EvalEnd> Guarded(const std::string& file, absl::StatusCode fault_code, Fn&& eval) {
+  try {
+    eval();
+    return EvalEnd::kDone;
+  } catch (const SpecFault& f) {
+    return absl::Status(fault_code, FormatDiag(file, f.loc, f.msg));
+  } catch (const GenNoChoice& n) {
+    return absl::Status(fault_code, FormatDiag(file, n.loc, n.why));
+  } catch (const PathKilled&) {
+    return EvalEnd::kPathKilled;
+  } catch (Stopped& stop) {
+    return std::move(stop.status);
+  }
+}
+
 }  // namespace
 
 absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request,
@@ -635,15 +659,10 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
   frame[0] = request;
   frame[1] = conn;
   Eval ev(spec_, &out->globals, oracle, out);
-  try {
-    ev.Run(h.body.get(), &frame);
-  } catch (const SpecFault& f) {
-    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
-  } catch (const PathKilled&) {
-    out->killed = true;
-  } catch (Stopped& stop) {
-    return std::move(stop.status);
-  }
+  absl::StatusOr<EvalEnd> end =
+      Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { ev.Run(h.body.get(), &frame); });
+  if (!end.ok()) return end.status();
+  out->killed = *end == EvalEnd::kPathKilled;
   return absl::OkStatus();
 }
 
@@ -659,18 +678,19 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   NoChoiceOracle oracle;
   Eval ev(spec_, &copy, &oracle, nullptr);
   ev.set_gen(ctx);
-  try {
-    return ev.Run(g->body.get(), &frame);
-  } catch (const SpecFault& f) {
-    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
-  } catch (const GenNoChoice& n) {
-    return absl::FailedPreconditionError(FormatDiag(
-        spec_->file, n.loc, absl::StrCat("`gen ", name, "` produced nothing: ", n.why)));
-  } catch (const PathKilled&) {
+  Value result;
+  absl::StatusOr<EvalEnd> end = Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] {
+    try {
+      result = ev.Run(g->body.get(), &frame);
+    } catch (GenNoChoice& n) {  // name the gen block
+      n.why = absl::StrCat("`gen ", name, "` produced nothing: ", n.why);
+      throw;
+    }
+  });
+  if (!end.ok()) return end.status();
+  if (*end == EvalEnd::kPathKilled)
     return absl::FailedPreconditionError(FormatDiag(spec_->file, g->loc, "`gen` blocks may not `assume`"));
-  } catch (Stopped& stop) {
-    return std::move(stop.status);
-  }
+  return result;
 }
 
 absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
@@ -680,15 +700,13 @@ absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
   frame[0] = request;
   NoChoiceOracle oracle;
   Eval ev(spec_, &globals, &oracle, nullptr);
-  try {
-    return ev.Run(p.key.get(), &frame);
-  } catch (const SpecFault& f) {
-    return absl::FailedPreconditionError(FormatDiag(spec_->file, f.loc, f.msg));
-  } catch (const PathKilled&) {
+  Value key;
+  absl::StatusOr<EvalEnd> end =
+      Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { key = ev.Run(p.key.get(), &frame); });
+  if (!end.ok()) return end.status();
+  if (*end == EvalEnd::kPathKilled)
     return absl::FailedPreconditionError(FormatDiag(spec_->file, p.loc, "partition key may not `assume`"));
-  } catch (Stopped& stop) {
-    return std::move(stop.status);
-  }
+  return key;
 }
 
 absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {
@@ -697,16 +715,13 @@ absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& s
   Eval ev(&spec, &globals, &oracle, nullptr);
   for (size_t i = 0; i < spec.ast.vars.size(); ++i) {
     std::vector<Value> frame(static_cast<size_t>(spec.ast.vars[i].num_slots));
-    try {
+    absl::StatusOr<EvalEnd> end = Guarded(spec.file, absl::StatusCode::kInvalidArgument, [&] {
       globals[i] = ev.Run(spec.ast.vars[i].init.get(), &frame);
-    } catch (const SpecFault& f) {
-      return absl::InvalidArgumentError(FormatDiag(spec.file, f.loc, f.msg));
-    } catch (const PathKilled&) {
+    });
+    if (!end.ok()) return end.status();
+    if (*end == EvalEnd::kPathKilled)
       return absl::InvalidArgumentError(
           FormatDiag(spec.file, spec.ast.vars[i].loc, "initial value may not `assume`"));
-    } catch (Stopped& stop) {
-      return std::move(stop.status);
-    }
   }
   return globals;
 }

@@ -7,6 +7,7 @@
 #include <deque>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -949,6 +950,50 @@ TEST(InterpreterTest, AssertThatCannotFailPasses) {
   oracle.possible_answer = false;
   StepRun r = RunOnce(*spec, J("{}"), &oracle);
   EXPECT_TRUE(r.status.ok()) << r.status;
+}
+
+}  // namespace
+}  // namespace dualswarm::lang
+
+namespace dualswarm::lang {
+namespace {
+
+// A GenContext with no randomness to speak of: first alternative, lowest
+// number, nothing observed.
+class FixedGen : public GenContext {
+ public:
+  int ChooseAlternative(int, const std::vector<int64_t>&, const std::vector<bool>& excluded) override {
+    for (size_t i = 0; i < excluded.size(); ++i)
+      if (!excluded[i]) return static_cast<int>(i);
+    return -1;
+  }
+  int64_t RandomInt(int64_t lo, int64_t) override { return lo; }
+  std::string RandomWord(int64_t n) override { return std::string(static_cast<size_t>(n), 'a'); }
+  std::string RandomEtag() override { return "\"e\""; }
+  std::optional<ir::Value> Observed(const std::string&) override { return std::nullopt; }
+};
+
+TEST(InterpreterGenTest, AGenThatCannotChooseNamesItsBlockAndLocation) {
+  auto spec = MustLoad(Src({"spec t;", kHandler, "gen r {", "  { v: pick([]) }", "}"}));
+  ASSERT_NE(spec, nullptr);
+  Interpreter interp(spec.get());
+  FixedGen gen;
+  auto v = interp.RunGen("r", spec->initial_globals, &gen);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(v.status().message(), "t.dspec:4:")) << v.status();
+  EXPECT_TRUE(absl::StrContains(v.status().message(), "`gen r` produced nothing: pick() from an empty list"))
+      << v.status();
+}
+
+TEST(InterpreterGenTest, AGenRunsToItsValue) {
+  auto spec = MustLoad(Src({"spec t;", kHandler, "gen r {", "  { v: pick([7]) }", "}"}));
+  ASSERT_NE(spec, nullptr);
+  Interpreter interp(spec.get());
+  FixedGen gen;
+  auto v = interp.RunGen("r", spec->initial_globals, &gen);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(ir::ToJson(*v), "{\"v\":7}");
 }
 
 }  // namespace
