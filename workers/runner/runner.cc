@@ -42,185 +42,233 @@ const char* OutcomeName(Outcome o) {
   return "?";
 }
 
-absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
-  if (o.target.empty() == o.launch.empty())
-    return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
-  if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
-  std::unique_ptr<SutProcess> sut;
+namespace {
+
+// Where the job's SUT listens: launched here (and owned: torn down with
+// this) or given as HOST:PORT.
+struct SutEndpoint {
+  std::unique_ptr<SutProcess> process;
   std::string host;
   int port = 0;
-  if (!o.launch.empty()) {
-    LaunchOptions lo;
-    lo.command = o.launch;
-    lo.ready_timeout_ms = o.ready_timeout_ms;
-    lo.ready_probe = o.ready_probe;
-    lo.work_root = o.work_root;
-    auto s = SutProcess::Launch(lo);
-    if (!s.ok()) return s.status();
-    sut = std::move(*s);
-    host = "127.0.0.1";
-    port = sut->port();
-  } else {
-    absl::Status s = ParseTarget(o.target, &host, &port);
-    if (!s.ok()) return s;
+};
+
+absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
+  SutEndpoint e;
+  if (o.launch.empty()) {
+    if (absl::Status s = ParseTarget(o.target, &e.host, &e.port); !s.ok()) return s;
+    return e;
   }
-  auto adapter = MakeAdapter(o.adapter, host, port, o.exec.connections);
-  if (!adapter.ok()) return adapter.status();
-  // The checker obeys the run's interrupt and never outlasts its time
-  // budget, however long one observation takes.
+  LaunchOptions lo;
+  lo.command = o.launch;
+  lo.ready_timeout_ms = o.ready_timeout_ms;
+  lo.ready_probe = o.ready_probe;
+  lo.work_root = o.work_root;
+  auto launched = SutProcess::Launch(lo);
+  if (!launched.ok()) return launched.status();
+  e.process = std::move(*launched);
+  e.host = "127.0.0.1";
+  e.port = e.process->port();
+  return e;
+}
+
+// The executor's options for the job: the checker obeys the run's
+// interrupt and never outlasts its time budget, however long one
+// observation takes.
+harness::ExecutorOptions ExecutorOptionsFor(const JobOptions& o) {
   harness::ExecutorOptions exec = o.exec;
   exec.checker.cancel = o.cancel;
   if (o.time_budget_s > 0 && (exec.checker.max_seconds <= 0 || exec.checker.max_seconds > o.time_budget_s))
     exec.checker.max_seconds = o.time_budget_s;
-  auto executor = harness::Executor::Create(spec, exec);
-  if (!executor.ok()) return executor.status();
-  harness::Executor& ex = **executor;
+  return exec;
+}
 
-  JobResult res;
-  const int64_t start = NowNs();
-  const int64_t timeout_ns = o.response_timeout_ms * 1'000'000;
-  int64_t last_progress = start;
-  bool stop_sending = false;
-  auto crash = [&](const std::string& what) {
-    res.outcome = Outcome::kSutCrash;
-    std::string status;
-    if (sut && !sut->Alive(&status)) {
-      res.reason = absl::StrCat("the SUT process died (", status, ") — ", what, "\n--- sut.log (tail) ---\n",
-                                sut->LogTail());
-    } else {
-      res.reason = what;
-    }
-  };
-  bool done = false;
-  std::vector<AdapterEvent> events;
-  while (!done) {
-    if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
-    int64_t now = NowNs();
-    if (o.time_budget_s > 0 && now - start > static_cast<int64_t>(o.time_budget_s * 1e9)) stop_sending = true;
-    while (!stop_sending) {
-      auto next = ex.Next();
-      if (!next.ok()) {
-        res.outcome = Outcome::kSpecError;
-        res.reason = std::string(next.status().message());
-        done = true;
-        break;
+// Whether the job's loop goes on after a step.
+enum class Next { kGoOn, kStop };
+
+// One job's loop: send what the executor plans, feed the checker what the
+// SUT answers, judge liveness on the wire, until the job is decided, the
+// input or the budget is used up, or the SUT misbehaves. Errors (not
+// outcomes) are returned as statuses.
+class JobLoop {
+ public:
+  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutProcess* sut)
+      : o_(o), ex_(*ex), adapter_(*adapter), sut_(sut), start_(NowNs()), last_progress_(start_) {}
+
+  absl::Status Run() {
+    while (true) {
+      if (o_.cancel != nullptr && o_.cancel->load()) return absl::CancelledError("interrupted");
+      if (o_.time_budget_s > 0 && NowNs() - start_ > static_cast<int64_t>(o_.time_budget_s * 1e9))
+        stop_sending_ = true;
+      absl::StatusOr<Next> n = SendPlanned();
+      if (!n.ok()) return n.status();
+      if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
+      if (ex_.finished() || (stop_sending_ && ex_.in_flight() == 0)) return absl::OkStatus();
+      // Every response that reached the socket before wire_now is read by
+      // this poll (it drains each readable connection): liveness is judged
+      // at wire_now, never at a time that includes the checker's work.
+      const int64_t wire_now = NowNs();
+      n = PollAndFeed();
+      if (!n.ok()) return n.status();
+      if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
+      if (JudgeLiveness(wire_now) == Next::kStop) return absl::OkStatus();
+      if (sut_ != nullptr && !sut_->Alive()) {
+        Crash("the SUT exited during the test");
+        return absl::OkStatus();
       }
+      ReportProgress();
+    }
+  }
+
+  // The result once Run returned OK: the outcome a step decided, else the
+  // checker's verdict.
+  JobResult Finish() {
+    res_.verdict = ex_.verdict();
+    if (res_.outcome == Outcome::kPassed) ClassifyVerdict();
+    res_.trace = ex_.observations();
+    res_.inputs = ex_.inputs();
+    res_.stats = ex_.checker_stats();
+    res_.sent = ex_.sent_count();
+    res_.received = ex_.received_count();
+    res_.seconds = static_cast<double>(NowNs() - start_) / 1e9;
+    return std::move(res_);
+  }
+
+ private:
+  // Sends every request the executor plans now (none once sending stopped).
+  absl::StatusOr<Next> SendPlanned() {
+    while (!stop_sending_) {
+      auto next = ex_.Next();
+      if (!next.ok()) return Decide(Outcome::kSpecError, std::string(next.status().message()));
       if (!next->has_value()) break;
       const harness::PlannedRequest& r = **next;
-      absl::Status s = (*adapter)->Send(r.conn, r.msg);
-      if (absl::IsUnavailable(s)) {
-        crash(std::string(s.message()));
-        done = true;
-        break;
-      }
-      if (!s.ok()) {
-        res.outcome = Outcome::kSpecError;
-        res.reason = absl::StrCat("the spec generated a request the adapter cannot send: ", s.message());
-        done = true;
-        break;
-      }
-      absl::Status fed = ex.Sent(r, NowNs() - start);
-      if (!fed.ok()) return fed;
+      absl::Status s = adapter_.Send(r.conn, r.msg);
+      if (absl::IsUnavailable(s)) return Crash(std::string(s.message()));
+      if (!s.ok())
+        return Decide(Outcome::kSpecError,
+                      absl::StrCat("the spec generated a request the adapter cannot send: ", s.message()));
+      if (absl::Status fed = ex_.Sent(r, NowNs() - start_); !fed.ok()) return fed;
     }
-    if (done) break;
-    if (ex.decided()) break;
-    if (ex.finished() || (stop_sending && ex.in_flight() == 0)) break;
-    events.clear();
-    // Every response that reached the socket before wire_now is read by
-    // this Poll (it drains each readable connection): liveness is judged at
-    // wire_now, never at a time that includes the checker's work on the
-    // events below.
-    const int64_t wire_now = NowNs();
-    absl::Status ps = (*adapter)->Poll(5, &events);
-    if (absl::IsUnavailable(ps)) {
-      crash(std::string(ps.message()));
-      break;
-    }
+    return Next::kGoOn;
+  }
+
+  // Reads what the SUT sent and feeds it to the checker in arrival order;
+  // the responses of one poll are explained together.
+  absl::StatusOr<Next> PollAndFeed() {
+    events_.clear();
+    absl::Status ps = adapter_.Poll(5, &events_);
+    if (absl::IsUnavailable(ps)) return Crash(std::string(ps.message()));
     if (!ps.ok()) return ps;
-    std::stable_sort(events.begin(), events.end(), [](const AdapterEvent& a, const AdapterEvent& b) {
-      return a.arrival_ns < b.arrival_ns;
-    });
-    // The responses of one poll are explained together.
-    ex.HoldChecker();
-    for (auto& ev : events) {
-      absl::Status s;
-      if (ev.kind == AdapterEvent::Kind::kMalformed) {
-        // Bytes the codec could not frame break the wire protocol whatever
-        // the spec allows (even where it accepts any response).
-        res.outcome = Outcome::kSafety;
-        res.reason = absl::StrCat("the SUT sent bytes on connection ", ev.conn,
-                                  " that are not a valid response: ", ev.note);
-        done = true;
-        break;
-      }
-      if (ev.kind == AdapterEvent::Kind::kReceived) {
-        s = ex.Received(ev.conn, std::move(ev.msg), NowNs() - start);
-        if (absl::IsInvalidArgument(s)) {
-          res.outcome = Outcome::kSafety;
-          res.reason = absl::StrCat("the SUT sent a response on connection ", ev.conn,
-                                    " where no request was outstanding");
-          done = true;
-          break;
-        }
-      } else {
-        s = ex.Closed(ev.conn, NowNs() - start);
-      }
-      if (!s.ok()) return s;
-      if (ex.decided()) break;
+    std::stable_sort(events_.begin(), events_.end(),
+                     [](const AdapterEvent& a, const AdapterEvent& b) { return a.arrival_ns < b.arrival_ns; });
+    ex_.HoldChecker();
+    Next next = Next::kGoOn;
+    for (auto& ev : events_) {
+      absl::StatusOr<Next> n = Feed(ev);
+      if (!n.ok()) return n.status();
+      next = *n;
+      if (next == Next::kStop || ex_.decided()) break;
     }
-    ex.ReleaseChecker();
-    if (done || ex.decided()) break;
-    now = NowNs();
-    if (auto label = ex.Overdue(wire_now - start, timeout_ns)) {
-      res.outcome = Outcome::kLiveness;
-      res.overdue_label = *label;
-      res.reason = absl::StrCat("request label ", *label, " got no response within ", o.response_timeout_ms,
-                                " ms (a liveness finding: delay is allowed by the spec, so this is not a "
-                                "safety rejection)");
-      break;
+    ex_.ReleaseChecker();
+    return next;
+  }
+
+  absl::StatusOr<Next> Feed(AdapterEvent& ev) {
+    if (ev.kind == AdapterEvent::Kind::kMalformed) {
+      // Bytes the codec could not frame break the wire protocol whatever
+      // the spec allows (even where it accepts any response).
+      return Decide(Outcome::kSafety, absl::StrCat("the SUT sent bytes on connection ", ev.conn,
+                                                   " that are not a valid response: ", ev.note));
     }
-    if (sut && !sut->Alive()) {
-      crash("the SUT exited during the test");
-      break;
+    if (ev.kind != AdapterEvent::Kind::kReceived) {
+      if (absl::Status s = ex_.Closed(ev.conn, NowNs() - start_); !s.ok()) return s;
+      return Next::kGoOn;
     }
-    if (o.on_progress && now - last_progress > 1'000'000'000) {
-      last_progress = now;
-      JobProgress p;
-      p.sent = ex.sent_count();
-      p.received = ex.received_count();
-      p.seconds = static_cast<double>(now - start) / 1e9;
-      p.frontier = ex.checker_stats().frontier;
-      p.steps_budget = o.exec.replay ? o.exec.replay->size() : o.exec.steps;
-      o.on_progress(p);
+    absl::Status s = ex_.Received(ev.conn, std::move(ev.msg), NowNs() - start_);
+    if (absl::IsInvalidArgument(s))
+      return Decide(Outcome::kSafety, absl::StrCat("the SUT sent a response on connection ", ev.conn,
+                                                   " where no request was outstanding"));
+    if (!s.ok()) return s;
+    return Next::kGoOn;
+  }
+
+  Next JudgeLiveness(int64_t wire_now) {
+    auto label = ex_.Overdue(wire_now - start_, o_.response_timeout_ms * 1'000'000);
+    if (!label) return Next::kGoOn;
+    res_.overdue_label = *label;
+    return Decide(Outcome::kLiveness,
+                  absl::StrCat("request label ", *label, " got no response within ", o_.response_timeout_ms,
+                               " ms (a liveness finding: delay is allowed by the spec, so this is not a "
+                               "safety rejection)"));
+  }
+
+  void ReportProgress() {
+    const int64_t now = NowNs();
+    if (!o_.on_progress || now - last_progress_ <= 1'000'000'000) return;
+    last_progress_ = now;
+    JobProgress p;
+    p.sent = ex_.sent_count();
+    p.received = ex_.received_count();
+    p.seconds = static_cast<double>(now - start_) / 1e9;
+    p.frontier = ex_.checker_stats().frontier;
+    p.steps_budget = o_.exec.replay ? o_.exec.replay->size() : o_.exec.steps;
+    o_.on_progress(p);
+  }
+
+  Next Decide(Outcome outcome, std::string reason) {
+    res_.outcome = outcome;
+    res_.reason = std::move(reason);
+    return Next::kStop;
+  }
+
+  // The connection failed: a crash, with the SUT's log when it died.
+  Next Crash(const std::string& what) {
+    std::string status;
+    if (sut_ != nullptr && !sut_->Alive(&status))
+      return Decide(Outcome::kSutCrash, absl::StrCat("the SUT process died (", status, ") — ", what,
+                                                     "\n--- sut.log (tail) ---\n", sut_->LogTail()));
+    return Decide(Outcome::kSutCrash, what);
+  }
+
+  void ClassifyVerdict() {
+    const check::Verdict& v = ex_.verdict();
+    switch (v.kind) {
+      case check::Verdict::Kind::kAccept: return;
+      case check::Verdict::Kind::kReject: Decide(Outcome::kSafety, v.message); return;
+      case check::Verdict::Kind::kSpecError: Decide(Outcome::kSpecError, v.message); return;
+      case check::Verdict::Kind::kInconclusive: Decide(Outcome::kInconclusive, v.message); return;
     }
   }
+
+  const JobOptions& o_;
+  harness::Executor& ex_;
+  Adapter& adapter_;
+  SutProcess* sut_;  // null when testing a running target
+  const int64_t start_;
+  int64_t last_progress_;
+  bool stop_sending_ = false;
+  std::vector<AdapterEvent> events_;  // of the current poll
+  JobResult res_;
+};
+
+}  // namespace
+
+absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
+  if (o.target.empty() == o.launch.empty())
+    return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
+  if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
+  absl::StatusOr<SutEndpoint> sut = ReachSut(o);
+  if (!sut.ok()) return sut.status();
+  auto adapter = MakeAdapter(o.adapter, sut->host, sut->port, o.exec.connections);
+  if (!adapter.ok()) return adapter.status();
+  auto executor = harness::Executor::Create(spec, ExecutorOptionsFor(o));
+  if (!executor.ok()) return executor.status();
+  JobLoop loop(o, executor->get(), adapter->get(), sut->process.get());
+  absl::Status ran = loop.Run();
   (*adapter)->CloseAll();
+  if (!ran.ok() && !absl::IsCancelled(ran)) return ran;
   if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
-  res.verdict = ex.verdict();
-  if (res.outcome == Outcome::kPassed) {
-    switch (ex.verdict().kind) {
-      case check::Verdict::Kind::kAccept: break;
-      case check::Verdict::Kind::kReject:
-        res.outcome = Outcome::kSafety;
-        res.reason = ex.verdict().message;
-        break;
-      case check::Verdict::Kind::kSpecError:
-        res.outcome = Outcome::kSpecError;
-        res.reason = ex.verdict().message;
-        break;
-      case check::Verdict::Kind::kInconclusive:
-        res.outcome = Outcome::kInconclusive;
-        res.reason = ex.verdict().message;
-        break;
-    }
-  }
-  res.trace = ex.observations();
-  res.inputs = ex.inputs();
-  res.stats = ex.checker_stats();
-  res.sent = ex.sent_count();
-  res.received = ex.received_count();
-  res.seconds = static_cast<double>(NowNs() - start) / 1e9;
-  return res;
+  if (!ran.ok()) return ran;
+  return loop.Finish();
 }
 
 }  // namespace dualswarm::workers
