@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
+#include "proto/names/wire_names.h"
 #include "workers/daemon/job_plan.h"
 #include "workers/daemon/job_process.h"
 #include "workers/daemon/spec_cache.h"
@@ -36,24 +37,15 @@ void Log(const std::string& msg) {
   std::fflush(stderr);
 }
 
-const char* OutcomeWord(v1::JobOutcome o) {
-  switch (o) {
-    case v1::JOB_OUTCOME_PASSED: return "passed";
-    case v1::JOB_OUTCOME_FAILED: return "failed";
-    case v1::JOB_OUTCOME_INCONCLUSIVE: return "inconclusive";
-    case v1::JOB_OUTCOME_ERROR: return "error";
-    default: return "?";
-  }
+// "passed", "safety", ...; "?" for a value this build does not know.
+std::string OutcomeWord(v1::JobOutcome o) {
+  std::string w = wire::EnumWord(o);
+  return w.empty() ? "?" : w;
 }
 
-const char* KindWord(v1::VerdictKind k) {
-  switch (k) {
-    case v1::VERDICT_KIND_SAFETY: return "safety";
-    case v1::VERDICT_KIND_LIVENESS: return "liveness";
-    case v1::VERDICT_KIND_SPEC_ERROR: return "spec-error";
-    case v1::VERDICT_KIND_SUT_CRASH: return "sut-crash";
-    default: return "?";
-  }
+std::string KindWord(v1::VerdictKind k) {
+  std::string w = wire::EnumWord(k);
+  return w.empty() ? "?" : w;
 }
 
 // Transient: the call may succeed later as it is.
@@ -70,12 +62,7 @@ bool AuthError(const grpc::Status& s) {
 }
 
 std::string Describe(const grpc::Status& s) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                 "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int c = static_cast<int>(s.error_code());
-  return absl::StrCat(c >= 0 && c <= 16 ? kNames[c] : "?", ": ", s.error_message());
+  return absl::StrCat(wire::StatusCodeName(s.error_code(), "?"), ": ", s.error_message());
 }
 
 // One leased job on this worker, from lease to report.
