@@ -122,11 +122,6 @@ std::unique_ptr<grpc::ClientContext> Client::Unary() const {
   return ctx;
 }
 
-std::string StatusCodeName(grpc::StatusCode code) {
-  // grpc::StatusCode and absl::StatusCode share their numbering.
-  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-}
-
 int ExitCodeFor(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::OK: return 0;
@@ -147,7 +142,7 @@ int Client::Fail(const grpc::Status& status) const {
     hint = token_.empty() ? " (no token given: set --token or DUALSWARM_TOKEN)" : " (check --token / DUALSWARM_TOKEN)";
   std::string msg(absl::StripTrailingAsciiWhitespace(status.error_message()));
   std::fprintf(stderr, "dualswarm: coordinator %s: %s: %s%s\n", address_.c_str(),
-               StatusCodeName(status.error_code()).c_str(), msg.c_str(), hint.c_str());
+               wire::StatusCodeName(status.error_code()).c_str(), msg.c_str(), hint.c_str());
   return ExitCodeFor(status.error_code());
 }
 
@@ -156,50 +151,6 @@ std::string ToJson(const google::protobuf::Message& m) {
   o.always_print_primitive_fields = true;
   std::string out;
   if (!google::protobuf::util::MessageToJsonString(m, &out, o).ok()) return "{}";
-  return out;
-}
-
-namespace {
-
-// "RunState" -> "RUN_STATE_"
-std::string EnumPrefix(const google::protobuf::EnumDescriptor* d) {
-  std::string out;
-  for (char c : d->name()) {
-    if (absl::ascii_isupper(static_cast<unsigned char>(c)) && !out.empty()) out += '_';
-    out += absl::ascii_toupper(static_cast<unsigned char>(c));
-  }
-  return out + "_";
-}
-
-}  // namespace
-
-std::string EnumText(const google::protobuf::EnumDescriptor* d, int value) {
-  if (value == 0) return "";
-  const google::protobuf::EnumValueDescriptor* v = d->FindValueByNumber(value);
-  if (v == nullptr) return absl::StrCat(value);
-  std::string name = v->name();
-  absl::string_view rest = name;
-  absl::ConsumePrefix(&rest, EnumPrefix(d));
-  std::string out = absl::AsciiStrToLower(rest);
-  std::replace(out.begin(), out.end(), '_', '-');
-  return out;
-}
-
-bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view text, int* value) {
-  std::string name = absl::StrCat(EnumPrefix(d), absl::AsciiStrToUpper(text));
-  std::replace(name.begin(), name.end(), '-', '_');
-  const google::protobuf::EnumValueDescriptor* v = d->FindValueByName(name);
-  if (v == nullptr || v->number() == 0) return false;
-  *value = v->number();
-  return true;
-}
-
-std::string EnumChoices(const google::protobuf::EnumDescriptor* d) {
-  std::string out;
-  for (int i = 0; i < d->value_count(); ++i) {
-    if (d->value(i)->number() == 0) continue;
-    absl::StrAppend(&out, out.empty() ? "" : "|", EnumText(d, d->value(i)->number()));
-  }
   return out;
 }
 

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cli/flags.h"
+#include "proto/names/wire_names.h"
 
 namespace dualswarm::cli::remote {
 
@@ -86,8 +87,6 @@ class Client {
 
 // The exit code for a failed call (see above).
 int ExitCodeFor(grpc::StatusCode code);
-// "PERMISSION_DENIED" etc.
-std::string StatusCodeName(grpc::StatusCode code);
 
 // Runs `call` (a lambda taking a ClientContext*) and, when it fails, prints
 // the error and stores the exit code in *exit_code. Returns whether it worked.
@@ -104,31 +103,12 @@ bool CallOk(const Client& client, Call&& call, int* exit_code) {
 // by name, fields with default values included).
 std::string ToJson(const google::protobuf::Message& m);
 
-// Enum values as Dualswarm writes them elsewhere: RUN_STATE_PASSED ->
-// "passed", VERDICT_KIND_SPEC_ERROR -> "spec-error", RESET_POLICY_NONE ->
-// "none" (the type's UPPER_SNAKE prefix dropped, '_' -> '-', lower case). The
-// zero value gives "".
-std::string EnumText(const google::protobuf::EnumDescriptor* d, int value);
-// The inverse; false for an unknown word or the zero value.
-bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view text, int* value);
-// "queued|running|..." (every value but the zero value), for error messages.
-std::string EnumChoices(const google::protobuf::EnumDescriptor* d);
-
-template <typename E>
-std::string EnumText(E value) {
-  return EnumText(google::protobuf::GetEnumDescriptor<E>(), static_cast<int>(value));
-}
-template <typename E>
-bool ParseEnumText(absl::string_view text, E* out) {
-  int v = 0;
-  if (!ParseEnumText(google::protobuf::GetEnumDescriptor<E>(), text, &v)) return false;
-  *out = static_cast<E>(v);
-  return true;
-}
-template <typename E>
-std::string EnumChoices() {
-  return EnumChoices(google::protobuf::GetEnumDescriptor<E>());
-}
+// Enum values as Dualswarm writes them elsewhere (RUN_STATE_PASSED ->
+// "passed"; proto/names/wire_names.h, shared with the coordinator and the
+// worker).
+using wire::EnumChoices;
+using wire::EnumText;
+using wire::ParseEnumText;
 
 // "2024-05-01 12:00:03 UTC", or "-" for an unset timestamp.
 std::string FormatTime(const google::protobuf::Timestamp& ts);

@@ -29,6 +29,7 @@
 #include "dualswarm/v1/run.pb.h"
 #include "dualswarm/v1/spec.pb.h"
 #include "dualswarm/v1/target.pb.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/web_assets.h"
 
 namespace dualswarm::coord {
@@ -61,29 +62,6 @@ namespace {
 constexpr size_t kMaxTarget = 4096;       // path + query
 constexpr size_t kMaxParams = 32;         // query parameters
 
-const char* CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN";
-  }
-}
-
 std::string JsonEscape(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 2);
@@ -111,7 +89,8 @@ HttpGateway::Response Error(grpc::StatusCode code, const std::string& message) {
   HttpGateway::Response r;
   r.status = HttpStatusOf(code);
   r.content_type = "application/json";
-  r.body = absl::StrCat("{\"code\":\"", CodeName(code), "\",\"message\":\"", JsonEscape(message), "\"}\n");
+  r.body = absl::StrCat("{\"code\":\"", wire::StatusCodeName(code, "UNKNOWN"), "\",\"message\":\"",
+                        JsonEscape(message), "\"}\n");
   return r;
 }
 

@@ -45,6 +45,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "services/coordinator/http_gateway.h"
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/scheduler.h"
@@ -221,17 +222,17 @@ bool FlagGiven(const std::vector<std::string>& args, const std::string& name) {
   return false;
 }
 
-int Serve(const std::vector<std::string>& storage_of_args) {
-  // Signals are taken by a dedicated thread (sigwait), so block them in
-  // every thread first.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+// What serving needs from the flags, checked before anything starts: a
+// mistake must not cost a database start.
+struct ServeConfig {
+  ServiceOptions services;
+  int64_t max_message = 0;
+  std::shared_ptr<grpc::ServerCredentials> creds;
+};
 
-  // Flags first: a mistake must not cost a database start.
-  ServiceOptions so;
+// 0, or the exit code (2) after saying what is wrong.
+int ReadServeConfig(ServeConfig* c) {
+  ServiceOptions& so = c->services;
   so.require_auth = absl::GetFlag(FLAGS_auth);
   so.lease_ms = absl::GetFlag(FLAGS_lease_ms);
   if (so.lease_ms < 100) {
@@ -250,8 +251,8 @@ int Serve(const std::vector<std::string>& storage_of_args) {
                  "a quarter of --lease-ms (0 turns prefetching off)\n";
     return 2;
   }
-  int64_t max_message = absl::GetFlag(FLAGS_max_message_bytes);
-  if (max_message < (1 << 20) || max_message > (1 << 30)) {
+  c->max_message = absl::GetFlag(FLAGS_max_message_bytes);
+  if (c->max_message < (1 << 20) || c->max_message > (1 << 30)) {
     std::cerr << "dualswarm-coordinator: --max-message-bytes must be between 1048576 (1 MiB) and "
                  "1073741824 (1 GiB)\n";
     return 2;
@@ -265,68 +266,134 @@ int Serve(const std::vector<std::string>& storage_of_args) {
     std::cerr << "dualswarm-coordinator: " << creds.status().message() << "\n";
     return 2;
   }
+  c->creds = *creds;
+  return 0;
+}
 
+// Serves /metrics when --metrics-listen says so: 0, or the exit code (1)
+// when an explicitly given address cannot be served.
+int StartMetrics(CoordinatorMetrics* metrics, const std::vector<std::string>& storage_of_args) {
+  std::string at = absl::GetFlag(FLAGS_metrics_listen);
+  if (at.empty()) return 0;
+  auto metrics_port = metrics->Serve(at);
+  if (metrics_port.ok()) {
+    Announce(absl::StrCat("metrics on ", at.substr(0, at.rfind(':')), ":", *metrics_port));
+  } else if (FlagGiven(storage_of_args, "metrics_listen")) {
+    std::cerr << "dualswarm-coordinator: " << metrics_port.status().message() << "\n";
+    return 1;
+  } else {
+    std::cerr << "dualswarm-coordinator: warning: " << metrics_port.status().message()
+              << "; running without metrics (choose an address with --metrics-listen)" << std::endl;
+  }
+  return 0;
+}
+
+// The gRPC server: the services, behind the auth interceptor (first: it
+// decides who may call) and the RPC counter. Null if it cannot listen.
+std::unique_ptr<grpc::Server> StartServer(const ServeConfig& config, CoordinatorServices* services,
+                                          CoordinatorMetrics* metrics, int* port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), config.creds, port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message));
+  for (grpc::Service* s : services->services()) builder.RegisterService(s);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(services->AuthInterceptor());
+  interceptors.push_back(metrics->RpcCounter());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) return nullptr;
+  return server;
+}
+
+// The HTTP gateway when --http-listen says so. It calls the services through
+// an in-process channel: same handlers, auth and metrics as gRPC clients.
+// *http_failed: the exit code when an explicit --http-listen cannot be
+// served (0 otherwise).
+std::unique_ptr<HttpGateway> StartGateway(grpc::Server* server, const std::vector<std::string>& storage_of_args,
+                                          int* http_failed) {
+  *http_failed = 0;
+  std::string at = absl::GetFlag(FLAGS_http_listen);
+  if (at.empty()) return nullptr;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);  // a finding with 100 counterexamples
+  HttpGateway::Options go;
+  go.listen = at;
+  go.web_dir = absl::GetFlag(FLAGS_web_dir);
+  auto gateway = std::make_unique<HttpGateway>(server->InProcessChannel(args), go);
+  auto http_port = gateway->Start();
+  if (http_port.ok()) {
+    Announce(absl::StrCat("http on ", at.substr(0, at.rfind(':')), ":", *http_port));
+  } else if (FlagGiven(storage_of_args, "http_listen") || absl::IsInvalidArgument(http_port.status())) {
+    std::cerr << "dualswarm-coordinator: " << http_port.status().message() << "\n";
+    *http_failed = absl::IsInvalidArgument(http_port.status()) ? 2 : 1;
+  } else {
+    gateway.reset();
+    std::cerr << "dualswarm-coordinator: warning: " << http_port.status().message()
+              << "; running without the web UI (choose an address with --http-listen)" << std::endl;
+  }
+  return gateway;
+}
+
+// Expired leases go back to the queue even when no worker is leasing: a
+// thread that requeues every lease_ms/2 until destroyed.
+class Requeuer {
+ public:
+  Requeuer(Store* store, CoordinatorServices* services, int64_t lease_ms)
+      : thread_([this, store, services, lease_ms] {
+          absl::MutexLock lock(&mu_);
+          auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+          while (!mu_.AwaitWithTimeout(absl::Condition(&stopping),
+                                       absl::Milliseconds(std::max<int64_t>(lease_ms / 2, 100)))) {
+            mu_.Unlock();
+            auto requeued = store->RequeueExpiredLeases();
+            if (requeued.ok() && *requeued > 0) services->NotifyJobsAvailable();
+            mu_.Lock();
+          }
+        }) {}
+  ~Requeuer() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    thread_.join();
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: it uses the members above
+};
+
+int Serve(const std::vector<std::string>& storage_of_args) {
+  // Signals are taken by a dedicated thread (sigwait), so block them in
+  // every thread first.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ServeConfig config;
+  if (int code = ReadServeConfig(&config); code != 0) return code;
   auto db = OpenDatabase();
   if (!db.ok()) {
     std::cerr << "dualswarm-coordinator: " << db.status().message() << "\n";
     return 1;
   }
   CoordinatorMetrics::Options mo;
-  mo.lease_ms = so.lease_ms;
+  mo.lease_ms = config.services.lease_ms;
   auto metrics = std::make_unique<CoordinatorMetrics>(db->store.get(), mo);
-  if (std::string at = absl::GetFlag(FLAGS_metrics_listen); !at.empty()) {
-    auto metrics_port = metrics->Serve(at);
-    if (metrics_port.ok()) {
-      Announce(absl::StrCat("metrics on ", at.substr(0, at.rfind(':')), ":", *metrics_port));
-    } else if (FlagGiven(storage_of_args, "metrics_listen")) {
-      std::cerr << "dualswarm-coordinator: " << metrics_port.status().message() << "\n";
-      return 1;
-    } else {
-      std::cerr << "dualswarm-coordinator: warning: " << metrics_port.status().message()
-                << "; running without metrics (choose an address with --metrics-listen)"
-                << std::endl;
-    }
-  }
-  so.metrics = metrics.get();
-  CoordinatorServices services(db->store.get(), so);
-
-  grpc::ServerBuilder builder;
+  if (int code = StartMetrics(metrics.get(), storage_of_args); code != 0) return code;
+  config.services.metrics = metrics.get();
+  CoordinatorServices services(db->store.get(), config.services);
   int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen), *creds, &port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message));
-  for (grpc::Service* s : services.services()) builder.RegisterService(s);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(metrics->RpcCounter());
-  builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
+  std::unique_ptr<grpc::Server> server = StartServer(config, &services, metrics.get(), &port);
+  if (server == nullptr) {
     std::cerr << "dualswarm-coordinator: cannot listen on " << absl::GetFlag(FLAGS_listen) << "\n";
     return 1;
   }
-  // The HTTP gateway calls the services above through an in-process
-  // channel: same handlers, auth and metrics as gRPC clients.
-  std::unique_ptr<HttpGateway> gateway;
   int http_failed = 0;  // exit code when an explicit --http-listen cannot be served
-  if (std::string at = absl::GetFlag(FLAGS_http_listen); !at.empty()) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(256 << 20);  // a finding with 100 counterexamples
-    HttpGateway::Options go;
-    go.listen = at;
-    go.web_dir = absl::GetFlag(FLAGS_web_dir);
-    gateway = std::make_unique<HttpGateway>(server->InProcessChannel(args), go);
-    auto http_port = gateway->Start();
-    if (http_port.ok()) {
-      Announce(absl::StrCat("http on ", at.substr(0, at.rfind(':')), ":", *http_port));
-    } else if (FlagGiven(storage_of_args, "http_listen") || absl::IsInvalidArgument(http_port.status())) {
-      std::cerr << "dualswarm-coordinator: " << http_port.status().message() << "\n";
-      http_failed = absl::IsInvalidArgument(http_port.status()) ? 2 : 1;
-    } else {
-      gateway.reset();
-      std::cerr << "dualswarm-coordinator: warning: " << http_port.status().message()
-                << "; running without the web UI (choose an address with --http-listen)"
-                << std::endl;
-    }
-  }
+  std::unique_ptr<HttpGateway> gateway = StartGateway(server.get(), storage_of_args, &http_failed);
   std::string host = absl::GetFlag(FLAGS_listen);
   host = host.substr(0, host.rfind(':'));
   if (http_failed == 0) {
@@ -334,21 +401,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
                           db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
                                        : std::string("")));
   }
-
-  // Expired leases go back to the queue even when no worker is leasing.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stopping = false;
-  std::thread requeuer([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    while (!cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(so.lease_ms / 2, 100)),
-                        [&] { return stopping; })) {
-      lock.unlock();
-      auto requeued = db->store->RequeueExpiredLeases();
-      if (requeued.ok() && *requeued > 0) services.NotifyJobsAvailable();
-      lock.lock();
-    }
-  });
+  auto requeuer = std::make_unique<Requeuer>(db->store.get(), &services, config.services.lease_ms);
 
   // Campaigns: every replica runs the scheduler; a firing locks its
   // campaign row, so each fire time submits one run (scheduler.h).
@@ -368,12 +421,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   if (gateway) gateway->Stop();  // no new calls into the services
   services.Shutdown();  // waiting LeaseJobs calls return now
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    stopping = true;
-  }
-  cv.notify_all();
-  requeuer.join();
+  requeuer.reset();
   scheduler.Stop();
   metrics.reset();  // its refresher uses the store
   db->store.reset();

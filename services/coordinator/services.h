@@ -1,27 +1,32 @@
-// The coordinator's gRPC services (proto/dualswarm/v1) over the Store:
-// SpecService, TargetService, RunService, FindingService, CampaignService
-// and WorkerService. (The scheduler that fires campaigns is scheduler.h.)
-// Each RPC, in this order: authenticates the caller and checks its role
-// (Authorize: UNAUTHENTICATED / PERMISSION_DENIED before anything about the
-// request is looked at, so a caller without the right role learns nothing
-// from validation errors); validates the request (ids, page sizes, sizes;
-// spec uploads: no NUL, then the spec must load); calls the store, which
-// validates what it keeps (names, limits, budgets, gen names against the
-// spec version, no NUL — nor CR/LF in one-line fields — in any text) and
-// returns INVALID_ARGUMENT naming the field; and maps absl::Status codes to
-// gRPC codes unchanged.
+// The coordinator's gRPC services (proto/dualswarm/v1) over the Store, built
+// and owned as one: SpecService, TargetService, RunService, FindingService,
+// CampaignService and WorkerService, one file each under
+// services/coordinator/service/, sharing a ServiceState (service/state.h:
+// caches, the LeaseJobs long-poll, the lease pool). The scheduler that fires
+// campaigns is scheduler.h; rows <-> messages is proto_convert.h.
+//
+// Each RPC, in this order: the auth interceptor (service/auth.h) has
+// authenticated the caller and looked its role up in the role table, and
+// the handler first asks for that verdict (UNAUTHENTICATED /
+// PERMISSION_DENIED before anything about the request is looked at, so a
+// caller without the right role learns nothing from validation errors);
+// validates the request (ids, page sizes, sizes; spec uploads: no NUL, then
+// the spec must load); calls the store, which validates what it keeps
+// (names, limits, budgets, gen names against the spec version, no NUL — nor
+// CR/LF in one-line fields — in any text) and returns INVALID_ARGUMENT
+// naming the field; and maps absl::Status codes to gRPC codes unchanged.
 //
 // LeaseJobs long-polls without holding a database connection: it sleeps on
-// a condition variable that Submit and the requeuer signal, and asks the
-// database again at least every lease_poll_ms (jobs submitted through another
-// replica, expired leases). Under high lease rates it takes jobs from the
-// lease pool (lease_pool.h), which leases ahead of demand. Spec versions,
-// targets and workers are immutable and cached after their first read;
-// valid tokens are cached briefly.
+// a wake-up that Submit and the requeuer signal, and asks the database again
+// at least every lease_poll_ms (jobs submitted through another replica,
+// expired leases). Under high lease rates it takes jobs from the lease pool
+// (lease_pool.h), which leases ahead of demand. Spec versions, targets and
+// workers are immutable and cached after their first read; valid tokens are
+// cached briefly.
 //
 // Auth: a bearer token in the "authorization" metadata ("Bearer TOKEN").
 // Missing or unknown token: UNAUTHENTICATED; a role that may not call the
-// RPC: PERMISSION_DENIED. Roles:
+// RPC: PERMISSION_DENIED. Roles (the table is in service/auth.cc):
 //   admin      everything
 //   submitter  specs, runs, findings, campaigns, reading targets
 //   worker     WorkerService
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include "services/coordinator/store/store.h"
 
@@ -57,6 +63,10 @@ class CoordinatorServices {
   ~CoordinatorServices();
   // Register these with a grpc::ServerBuilder; they live as long as this object.
   std::vector<grpc::Service*> services();
+  // The interceptor that authorizes every call; the services refuse calls it
+  // has not seen, so register it with the same builder
+  // (experimental().SetInterceptorCreators), first.
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> AuthInterceptor();
   // Wakes waiting LeaseJobs calls: jobs may have become available (the
   // requeuer calls this; Submit does it by itself).
   void NotifyJobsAvailable();
@@ -69,9 +79,6 @@ class CoordinatorServices {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-// absl::Status -> grpc::Status (the codes are numerically the same).
-grpc::Status ToGrpc(const absl::Status& status);
 
 }  // namespace dualswarm::coord
 

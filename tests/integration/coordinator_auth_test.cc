@@ -29,6 +29,7 @@
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "proto/names/wire_names.h"
 #include "tests/common/processes.h"
 
 namespace {
@@ -39,13 +40,7 @@ using dualswarm::testing::Slurp;
 using grpc::StatusCode;
 
 std::string CodeName(StatusCode c) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-                                 "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-                                 "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-                                 "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-                                 "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int i = static_cast<int>(c);
-  return i >= 0 && i <= 16 ? kNames[i] : absl::StrCat("code ", i);
+  return dualswarm::wire::StatusCodeName(c, absl::StrCat("code ", static_cast<int>(c)));
 }
 
 std::string Describe(const grpc::Status& st) {

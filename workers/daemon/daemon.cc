@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
+#include "proto/names/wire_names.h"
 #include "workers/daemon/job_plan.h"
 #include "workers/daemon/job_process.h"
 #include "workers/daemon/spec_cache.h"
@@ -36,24 +37,15 @@ void Log(const std::string& msg) {
   std::fflush(stderr);
 }
 
-const char* OutcomeWord(v1::JobOutcome o) {
-  switch (o) {
-    case v1::JOB_OUTCOME_PASSED: return "passed";
-    case v1::JOB_OUTCOME_FAILED: return "failed";
-    case v1::JOB_OUTCOME_INCONCLUSIVE: return "inconclusive";
-    case v1::JOB_OUTCOME_ERROR: return "error";
-    default: return "?";
-  }
+// "passed", "safety", ...; "?" for a value this build does not know.
+std::string OutcomeWord(v1::JobOutcome o) {
+  std::string w = wire::EnumWord(o);
+  return w.empty() ? "?" : w;
 }
 
-const char* KindWord(v1::VerdictKind k) {
-  switch (k) {
-    case v1::VERDICT_KIND_SAFETY: return "safety";
-    case v1::VERDICT_KIND_LIVENESS: return "liveness";
-    case v1::VERDICT_KIND_SPEC_ERROR: return "spec-error";
-    case v1::VERDICT_KIND_SUT_CRASH: return "sut-crash";
-    default: return "?";
-  }
+std::string KindWord(v1::VerdictKind k) {
+  std::string w = wire::EnumWord(k);
+  return w.empty() ? "?" : w;
 }
 
 // Transient: the call may succeed later as it is.
@@ -70,12 +62,7 @@ bool AuthError(const grpc::Status& s) {
 }
 
 std::string Describe(const grpc::Status& s) {
-  static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                 "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                 "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                 "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int c = static_cast<int>(s.error_code());
-  return absl::StrCat(c >= 0 && c <= 16 ? kNames[c] : "?", ": ", s.error_message());
+  return absl::StrCat(wire::StatusCodeName(s.error_code(), "?"), ": ", s.error_message());
 }
 
 // One leased job on this worker, from lease to report.
@@ -368,49 +355,55 @@ class Daemon {
     }
   }
 
+  // One pass over the slots (Supervise): starts queued jobs, kills jobs that
+  // ignored a stop, turns exits into reports and drops finished slots.
+  // Returns the jobs whose reports are due.
+  std::vector<int64_t> SweepSlots(bool* any_running, bool* any_report) {
+    std::vector<int64_t> due;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = slots_.begin(); it != slots_.end();) {
+      Slot& s = it->second;
+      if (s.running && s.proc == nullptr) {
+        if (s.cancelled || s.lost) {
+          s.running = false;
+        } else {
+          StartProcess(s);
+        }
+      }
+      // A job told to stop gets 5 s to tear its SUT down, then SIGKILL
+      // (the checker may be deep in a search that does not look up).
+      if (s.running && s.proc && s.stop_asked && Clock::now() - *s.stop_asked > std::chrono::seconds(5)) {
+        Log(absl::StrCat("job ", it->first, ": did not stop within 5 s; killing it"));
+        s.proc->Kill();
+      }
+      if (s.running && !s.proc->Poll()) {
+        s.running = false;
+        cv_.notify_all();  // a slot is free
+        Finished(s);
+      }
+      if (!s.running && !s.report) {
+        Cleanup(s);
+        it = slots_.erase(it);
+        continue;
+      }
+      *any_running |= s.running;
+      if (s.report) {
+        *any_report = true;
+        if (Clock::now() >= s.next_try) due.push_back(it->first);
+      }
+      ++it;
+    }
+    if (o_.metrics) o_.metrics->SetBusySlots(RunningLocked());
+    return due;
+  }
+
   // Polls children, turns exits into reports, sends due reports, and runs
   // the stop sequence. Returns the exit code.
   int Supervise() {
     std::optional<Clock::time_point> drain_deadline, terminated_at, flush_deadline;
     for (;;) {
-      std::vector<int64_t> due;
       bool any_running = false, any_report = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (auto it = slots_.begin(); it != slots_.end();) {
-          Slot& s = it->second;
-          if (s.running && s.proc == nullptr) {
-            if (s.cancelled || s.lost) {
-              s.running = false;
-            } else {
-              StartProcess(s);
-            }
-          }
-          // A job told to stop gets 5 s to tear its SUT down, then SIGKILL
-          // (the checker may be deep in a search that does not look up).
-          if (s.running && s.proc && s.stop_asked && Clock::now() - *s.stop_asked > std::chrono::seconds(5)) {
-            Log(absl::StrCat("job ", it->first, ": did not stop within 5 s; killing it"));
-            s.proc->Kill();
-          }
-          if (s.running && !s.proc->Poll()) {
-            s.running = false;
-            cv_.notify_all();  // a slot is free
-            Finished(s);
-          }
-          if (!s.running && !s.report) {
-            Cleanup(s);
-            it = slots_.erase(it);
-            continue;
-          }
-          any_running |= s.running;
-          if (s.report) {
-            any_report = true;
-            if (Clock::now() >= s.next_try) due.push_back(it->first);
-          }
-          ++it;
-        }
-        if (o_.metrics) o_.metrics->SetBusySlots(RunningLocked());
-      }
+      std::vector<int64_t> due = SweepSlots(&any_running, &any_report);
       for (int64_t id : due) SendReport(id);
 
       if (fatal_.load() && !any_running) return 1;
@@ -551,11 +544,13 @@ class Daemon {
   const std::atomic<bool>* abandon_;
   std::atomic<bool> fatal_{false};
   std::unique_ptr<v1::WorkerService::Stub> stub_;
+  // mu_ guards done_, work_queued_ and slots_; cv_ announces changes to
+  // them (a job queued, a slot freed, the end).
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
   bool work_queued_ = false;  // a leased job waits for the supervisor
-  std::string worker_id_;
+  std::string worker_id_;  // set by Register before the other threads start
   int heartbeat_ms_ = 10000;
   int lease_ms_ = 30000;
   std::map<int64_t, Slot> slots_;

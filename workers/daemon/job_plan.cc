@@ -4,19 +4,17 @@
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
 #include "engine/ir/json.h"
+#include "proto/names/wire_names.h"
 #include "util/ready_probe.h"
 #include "workers/runner/choice_sites.h"
 
 namespace dualswarm::workers {
 namespace {
 
-const char* BranchOrderName(v1::BranchOrder o) {
-  switch (o) {
-    case v1::BRANCH_ORDER_LAST: return "last";
-    case v1::BRANCH_ORDER_RANDOM: return "random";
-    case v1::BRANCH_ORDER_MOST_CONSTRAINED: return "most-constrained";
-    default: return "first";
-  }
+// The job's branch order as the checker reads it ("first" when unset).
+std::string BranchOrderName(v1::BranchOrder o) {
+  std::string w = wire::EnumWord(o);
+  return w.empty() ? "first" : w;
 }
 
 v1::VerdictKind KindOf(Outcome o) {
