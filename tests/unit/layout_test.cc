@@ -87,15 +87,19 @@ TEST(Layout, EngineIsPure) { ExpectNoViolations({"engine", {"engine/", "absl/"},
 TEST(Layout, UtilDependsOnNothingOfOurs) { ExpectNoViolations({"util", {"util/", "absl/"}, kServiceLibraries}); }
 
 TEST(Layout, WorkersNeverIncludeTheCoordinator) {
-  ExpectNoViolations({"workers", {"workers/", "engine/", "util/", "absl/", "dualswarm/v1/"}, {"pqxx"}});
+  ExpectNoViolations({"workers", {"workers/", "engine/", "util/", "absl/", "dualswarm/v1/", "proto/"}, {"pqxx"}});
 }
 
 TEST(Layout, CliNeverIncludesTheCoordinator) {
-  ExpectNoViolations({"cli", {"cli/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/"}, {"pqxx"}});
+  ExpectNoViolations({"cli", {"cli/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/", "proto/"}, {"pqxx"}});
+}
+
+TEST(Layout, ProtoNamesDependOnlyOnTheProtos) {
+  ExpectNoViolations({"proto", {"proto/", "dualswarm/v1/", "absl/"}, {"pqxx", "prometheus"}});
 }
 
 TEST(Layout, CoordinatorNeverIncludesTheCli) {
-  ExpectNoViolations({"services", {"services/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/"}, {}});
+  ExpectNoViolations({"services", {"services/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/", "proto/"}, {}});
 }
 
 TEST(Layout, OnlyTheStoreTalksToPostgres) {
