@@ -108,19 +108,6 @@ CounterexampleRow ReadCounterexample(const pqxx::row& r) {
           .created_at = I64(r["created_at"])};
 }
 
-const std::string kCampaignCols =
-    "id, name, cron, spec_name, paused, ds_us(created_at) AS created_at,"
-    " ds_us(last_fired_at) AS last_fired_at, COALESCE(last_run_id, 0) AS last_run_id,"
-    " ds_us(next_fire_at) AS next_fire_at, last_error,"
-    " template->>'specHash' AS spec_hash, template->>'targetId' AS target_id,"
-    " template->>'jobs' AS jobs, template->>'seed' AS seed,"
-    " template->>'stopAtFirstFinding' AS stop_at_first_finding, template->>'gen' AS gen,"
-    " template->'budget'->>'steps' AS steps, template->'budget'->>'timeBudgetMs' AS time_budget_ms,"
-    " template->'budget'->>'connections' AS connections,"
-    " template->'budget'->>'maxInFlight' AS max_in_flight,"
-    " template->'budget'->>'responseTimeoutMs' AS response_timeout_ms,"
-    " template->'budget'->>'network' AS network, template->'budget'->>'maxFrontier' AS max_frontier";
-
 CampaignRow ReadCampaign(const pqxx::row& r) {
   return {.id = I64(r["id"]), .name = Str(r["name"]), .cron = Str(r["cron"]),
           .tmpl = {.spec_hash = Str(r["spec_hash"]), .target_id = FromText<int64_t>(r["target_id"]),
