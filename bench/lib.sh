@@ -3,7 +3,8 @@
 # bench/RESULTS.md. Source it from the repository root.
 
 BENCH_BUILD_DIR=${BENCH_BUILD_DIR:-build-bench}
-# BENCH_JOBS: ninja -j for the builds below (default: ninja's own).
+# BENCH_JOBS: ninja -j for the builds below and the scripts' baseline builds
+# (default: ninja's own).
 
 # bench_build TARGET...: configure $BENCH_BUILD_DIR and build the targets.
 bench_build() {

@@ -34,7 +34,7 @@ if [ -n "${BASELINE_REF:-}" ]; then
   git worktree add --detach "$wt" "$ref" >/dev/null 2>&1
   (cd "$wt" && export CCACHE_BASEDIR="$wt" CCACHE_NOHASHDIR=true &&
    cmake -S . -B build -G Ninja -DDUALSWARM_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-   ninja -C build dualswarm-coordinator >/dev/null)
+   ninja -C build ${BENCH_JOBS:+-j "$BENCH_JOBS"} dualswarm-coordinator >/dev/null)
   bench_wait_quiet
   base_load=$(cut -d' ' -f1-3 /proc/loadavg)
   base_out=$("$bench" --coordinator "$wt/build/services/dualswarm-coordinator" --clients "$CLIENTS" \

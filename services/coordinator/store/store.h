@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "services/coordinator/store/limits.h"
 #include "services/coordinator/store/socket_watchdog.h"
 
 namespace dualswarm::coord {
@@ -417,13 +418,14 @@ class Store {
  private:
   explicit Store(Options options);
 
-  struct Conn;  // a pqxx connection (store.cc); pqxx::connection is a typedef in 6.4
+  struct Conn;  // a pqxx connection (transaction.h); pqxx::connection is a typedef in 6.4
   absl::StatusOr<std::unique_ptr<Conn>> Acquire(bool* fresh);
   void Release(std::unique_ptr<Conn> conn);
   void DropIdle();
   // Runs fn(tx) in a transaction (Run), or in autocommit mode (RunSingle:
   // for one statement, which is its own transaction, without the BEGIN and
-  // COMMIT round trips).
+  // COMMIT round trips). Defined in transaction.h, which the store's
+  // section files include.
   template <typename T, typename Fn>
   absl::StatusOr<T> Run(const char* what, Fn&& fn);
   template <typename T, typename Fn>
@@ -435,10 +437,12 @@ class Store {
 
   Options options_;
   std::unique_ptr<SocketWatchdog> watchdog_;  // null without a statement timeout
+  // The pool. mu_ guards idle_ and open_; cv_ (with mu_) is signalled when
+  // a connection is released or given up, for callers waiting for one.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Conn>> idle_;
-  int open_ = 0;  // connections handed out or idle
+  std::vector<std::unique_ptr<Conn>> idle_;  // guarded by mu_
+  int open_ = 0;  // connections handed out or idle; guarded by mu_
 };
 
 // `url` (a libpq key=value string or a postgresql:// URI) with
@@ -460,10 +464,6 @@ std::string Sha256Hex(const std::string& data);
 // that quote SUT output), which must be stored rather than refused.
 absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line);
 std::string ScrubText(std::string text);
-
-// The store's limits, shared with the service layer's validation.
-inline constexpr int kMaxJobsPerRun = 100000;
-inline constexpr int kMaxLeaseBatch = 256;
 
 }  // namespace dualswarm::coord
 

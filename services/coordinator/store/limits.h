@@ -1,0 +1,60 @@
+// The store's size and range limits, in one place: what a request may ask
+// for and how much text a row may hold. The store refuses anything beyond
+// them with INVALID_ARGUMENT; the service layer checks some of them earlier
+// (kMaxLeaseBatch) with the same numbers. Changing one changes what clients
+// may send, so the docs (docs/coordinator.md) and the CLI's checks follow.
+#ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_LIMITS_H_
+#define DUALSWARM_SERVICES_COORDINATOR_STORE_LIMITS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dualswarm::coord {
+
+// --- runs and the job queue ---
+inline constexpr int kMaxJobsPerRun = 100000;
+inline constexpr int kMaxLeaseBatch = 256;           // jobs in one LeaseJobs
+inline constexpr int64_t kMinLeaseMs = 100;          // a lease's length (LeaseJobs, Heartbeat)
+inline constexpr int64_t kMaxLeaseMs = 24LL * 3600 * 1000;  // one day
+inline constexpr size_t kMaxHeartbeatJobs = 1024;    // leases extended by one Heartbeat
+inline constexpr size_t kMaxLeaseTokenBytes = 64;
+
+// --- a run's budget (JobBudget): defaults for 0 and the largest values ---
+inline constexpr int kDefaultSteps = 1000;
+inline constexpr int kDefaultConnections = 4;
+inline constexpr int kDefaultMaxInFlight = 4;
+inline constexpr int kDefaultResponseTimeoutMs = 5000;
+inline constexpr uint64_t kMaxSteps = 1'000'000'000;
+inline constexpr int64_t kMaxTimeBudgetMs = 7LL * 24 * 3600 * 1000;  // one week
+inline constexpr int kMaxConnections = 256;
+inline constexpr int kMaxInFlight = 1024;
+inline constexpr int64_t kMaxResponseTimeoutMs = 3600 * 1000;  // one hour
+inline constexpr uint64_t kMaxFrontier = uint64_t{1} << 40;
+
+// --- names and text ---
+// Names chosen by clients that travel in URLs and lists (targets,
+// campaigns, gen blocks, labels, adapters): 1-64 characters.
+inline constexpr size_t kMaxIdentifierBytes = 64;
+inline constexpr size_t kMaxListItems = 64;          // labels or adapters of one target/worker
+// Free-form names and ids stored as given: spec names, worker names, ids and
+// versions, token names, and the tokens themselves.
+inline constexpr size_t kMaxNameBytes = 200;
+inline constexpr size_t kMaxSignatureBytes = 200;    // a counterexample's signature
+inline constexpr size_t kMaxLaunchBytes = 4096;      // a target's launch command
+// A counterexample's input, trace and document together.
+inline constexpr size_t kMaxCounterexampleBytes = size_t{8} << 20;
+
+// --- targets and workers ---
+inline constexpr int kDefaultReadinessTimeoutMs = 10000;
+inline constexpr int kMaxReadinessTimeoutMs = 600000;  // ten minutes
+inline constexpr int kMaxWorkerSlots = 256;
+
+// --- listings ---
+inline constexpr int kDefaultPageSize = 50;
+inline constexpr int kMaxPageSize = 500;
+inline constexpr int kDefaultCounterexamples = 10;  // ListCounterexamples' limit when 0
+inline constexpr int kMaxCounterexamples = 100;
+
+}  // namespace dualswarm::coord
+
+#endif  // DUALSWARM_SERVICES_COORDINATOR_STORE_LIMITS_H_

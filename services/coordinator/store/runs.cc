@@ -1,0 +1,218 @@
+// Runs: submitting one with its swarm of jobs, reading, listing and
+// cancelling runs, listing their jobs, and a run's state as its jobs end.
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "services/coordinator/store/checks.h"
+#include "services/coordinator/store/rows.h"
+#include "services/coordinator/store/runs.h"
+#include "services/coordinator/store/swarm.h"
+#include "services/coordinator/store/transaction.h"
+#include "util/status_macros.h"
+
+namespace dualswarm::coord {
+namespace {
+
+RunRow RunById(Sql& w, int64_t id) {
+  return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
+}
+
+// The state a run ends in once no job is open, with its error.
+void FinishRun(Sql& w, int64_t run_id, bool failed) {
+  int64_t errors = w.exec_params1("SELECT count(*) FROM jobs WHERE run_id = $1 AND state = 'error'",
+                                  run_id)[0]
+                       .as<int64_t>();
+  std::string final_state = failed ? "failed" : errors > 0 ? "error" : "passed";
+  std::string error = final_state == "error" ? absl::StrCat(errors, " job(s) could not run") : "";
+  w.exec_params0(
+      "UPDATE runs SET state = $2, error = $3, started_at = COALESCE(started_at, now()),"
+      " finished_at = now() WHERE id = $1",
+      run_id, final_state, error);
+}
+
+}  // namespace
+
+uint64_t RandomSeed() {
+  std::random_device rd;
+  uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
+  return seed == 0 ? 1 : seed;
+}
+
+absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& gen) {
+  pqxx::result r = w.exec_params(
+      "SELECT name, gens IS NULL OR $2 = ANY(gens) AS ok,"
+      " COALESCE(array_to_string(gens, ', '), '') AS gens"
+      " FROM specs WHERE hash = $1",
+      spec_hash, gen);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", spec_hash, "\""));
+  if (r[0]["ok"].as<bool>()) return absl::OkStatus();
+  std::string names = Str(r[0]["gens"]);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "spec \"", Str(r[0]["name"]), "\" (version ", spec_hash.substr(0, 12), ") has no gen block \"", gen, "\"; ",
+      names.empty() ? "it has no gen blocks at all, so no job could generate requests"
+                    : absl::StrCat("its gen blocks: ", names)));
+}
+
+absl::Status CheckTargetExists(Sql& w, int64_t id) {
+  if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", id).empty())
+    return absl::NotFoundError(absl::StrCat("no target ", id));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by,
+                                 int64_t campaign_id) {
+  pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
+  if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
+  int sites = static_cast<int>(I64(spec[0]["choice_sites"]));
+  RETURN_IF_ERROR(CheckGen(w, t.spec_hash, t.gen));
+  RETURN_IF_ERROR(CheckTargetExists(w, t.target_id));
+  const JobBudget& b = t.budget;
+  int64_t id = w.exec_params1(
+                    "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
+                    " gen, steps, time_budget_ms, connections, max_in_flight,"
+                    " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+                    " NULLIF($15::bigint, 0)) RETURNING id",
+                    t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed),
+                    t.stop_at_first_finding, t.gen, static_cast<int64_t>(b.steps),
+                    b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
+                    b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
+                   .as<int64_t>();
+  std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
+  std::vector<int64_t> seeds;
+  std::vector<std::string> orders, masks;
+  for (const SwarmJob& j : swarm) {
+    seeds.push_back(static_cast<int64_t>(j.seed));
+    orders.push_back(j.branch_order);
+    masks.push_back(j.feature_mask);
+  }
+  w.exec_params0(
+      "INSERT INTO jobs (run_id, idx, seed, branch_order, feature_mask)"
+      " SELECT $1::bigint, u.i - 1, u.s, u.b, u.m"
+      " FROM unnest($2::bigint[], $3::text[], $4::text[]) WITH ORDINALITY AS u(s, b, m, i)",
+      id, Int64Array(seeds), TextArray(orders), TextArray(masks));
+  return RunById(w, id);
+}
+
+// The caller holds the run's row lock (SELECT ... FOR UPDATE), so
+// run-locked changes (completions on the slow path, cancel, requeue) see
+// each other's effects. Completions on the fast path (CompleteJob) change a
+// job without the run lock, so "is any job still open?" locks the open job
+// it finds (FOR KEY SHARE): a job that a concurrent transaction is
+// completing is waited for and then re-checked, so the run's last
+// completion always sees every other one. The questions are yes/no ones
+// that an index (jobs_by_run_state) answers at once; jobs are counted only
+// when the run ends.
+void RefreshRun(Sql& w, int64_t run_id) {
+  pqxx::row run = w.exec_params1(
+      "SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
+  std::string state = run["state"].as<std::string>();
+  bool stop_at_first = run["stop_at_first_finding"].as<bool>();
+  if (state != "queued" && state != "running") return;  // final states stay
+  bool open = !w.exec_params("SELECT 1 FROM jobs WHERE run_id = $1 AND state IN ('queued', 'leased')"
+                             " LIMIT 1 FOR KEY SHARE",
+                             run_id)
+                   .empty();
+  bool failed = !w.exec_params("SELECT 1 FROM jobs WHERE run_id = $1 AND state = 'failed' LIMIT 1",
+                               run_id)
+                     .empty();
+  if (failed && stop_at_first) {
+    w.exec_params0(
+        "UPDATE jobs SET state = 'cancelled', reason = 'run stopped at its first finding',"
+        " updated_at = now() WHERE run_id = $1 AND state IN ('queued', 'leased')",
+        run_id);
+    w.exec_params0(
+        "UPDATE runs SET state = 'failed', started_at = COALESCE(started_at, now()),"
+        " finished_at = now() WHERE id = $1",
+        run_id);
+    return;
+  }
+  if (!open) return FinishRun(w, run_id, failed);
+  if (state == "queued")
+    w.exec_params0(
+        "UPDATE runs SET state = 'running', started_at = COALESCE(started_at, now())"
+        " WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE run_id = $1"
+        "                           AND state IN ('leased', 'passed', 'failed', 'error'))",
+        run_id);
+}
+
+absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string& submitted_by,
+                                        int64_t campaign_id) {
+  RunTemplate t = in;
+  RETURN_IF_ERROR(ValidateTemplate(&t));
+  if (t.seed == 0) t.seed = RandomSeed();
+  return Run<RunRow>("submitting a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
+    return InsertRun(w, t, submitted_by, campaign_id);
+  });
+}
+
+absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
+  return Run<RunRow>("reading a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
+    return ReadOne(w, ReadRun, absl::StrCat("no run ", id),
+                   absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
+  });
+}
+
+absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
+  RETURN_IF_ERROR(CheckText("spec_hash", filter.spec_hash, true));
+  ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
+  return Run<Listing<RunRow>>("listing runs", [&](Sql& w) -> absl::StatusOr<Listing<RunRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat(kRunSelect,
+                     "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
+                     " AND ($3::bigint = 0 OR r.target_id = $3::bigint) AND ($4::bigint = 0 OR r.id < $4::bigint)"
+                     " ORDER BY r.id DESC LIMIT $5"),
+        filter.state, filter.spec_hash, filter.target_id, paging.after, paging.size + 1);
+    return ReadPage<RunRow>(r, paging.size, ReadRun,
+                            [](const RunRow& last, const pqxx::row&) { return std::to_string(last.id); });
+  });
+}
+
+absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
+  return Run<RunRow>("cancelling a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
+    // Lock order everywhere: the run, then its jobs.
+    pqxx::result run = w.exec_params("SELECT state FROM runs WHERE id = $1 FOR UPDATE", id);
+    if (run.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
+    std::string state = run[0]["state"].as<std::string>();
+    if (state == "queued" || state == "running") {
+      w.exec_params0(
+          "UPDATE jobs SET state = 'cancelled', reason = 'run cancelled', updated_at = now()"
+          " WHERE run_id = $1 AND state IN ('queued', 'leased')",
+          id);
+      w.exec_params0("UPDATE runs SET state = 'cancelled', finished_at = now() WHERE id = $1", id);
+    }
+    return RunById(w, id);
+  });
+}
+
+absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
+  return Run<std::vector<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<JobRow>> {
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kJobCols, " FROM jobs j WHERE j.run_id = $1 ORDER BY j.idx"), run_id);
+    std::vector<JobRow> out;
+    for (const auto& row : r) out.push_back(ReadJob(row));
+    return out;
+  });
+}
+
+absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::string& state,
+                                                   const Page& page) {
+  // The page token is the first index of the next page (none: 0).
+  ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
+  return Run<Listing<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<Listing<JobRow>> {
+    if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
+      return absl::NotFoundError(absl::StrCat("no run ", run_id));
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", kJobCols, ", ", kJobDetailCols, " FROM jobs j"
+                     " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
+                     " ORDER BY j.idx LIMIT $4"),
+        run_id, state, paging.after, paging.size + 1);
+    return ReadPage<JobRow>(r, paging.size, ReadJobDetail, [](const JobRow& last, const pqxx::row&) {
+      return std::to_string(last.index + 1);
+    });
+  });
+}
+
+}  // namespace dualswarm::coord

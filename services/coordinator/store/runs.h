@@ -1,0 +1,40 @@
+// Run steps other store files share, internal to the store (store/*.cc):
+// inserting a run with its swarm (Store::SubmitRun, and campaigns when they
+// fire) and bringing a run's state in line with its jobs (the job queue,
+// cancellation). All run inside the caller's transaction.
+#ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_RUNS_H_
+#define DUALSWARM_SERVICES_COORDINATOR_STORE_RUNS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "services/coordinator/store/sql.h"
+#include "services/coordinator/store/store.h"
+
+namespace dualswarm::coord {
+
+// A random run seed (never 0, which means "pick one").
+uint64_t RandomSeed();
+
+// The spec version's gen check for a run: NOT_FOUND for an unknown version;
+// INVALID_ARGUMENT naming the spec's gen blocks when `gen` is not one of
+// them (unchecked for versions stored before the spec's gens were recorded).
+absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& gen);
+
+// NOT_FOUND unless target `id` exists.
+absl::Status CheckTargetExists(Sql& w, int64_t id);
+
+// Inserts a validated run (ValidateTemplate, seed set) with its swarm of
+// jobs. NOT_FOUND (nothing written) for an unknown spec version or target.
+absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by,
+                                 int64_t campaign_id);
+
+// Brings a run's state in line with its jobs; the caller holds the run's
+// row lock (runs.cc says why that is enough).
+void RefreshRun(Sql& w, int64_t run_id);
+
+}  // namespace dualswarm::coord
+
+#endif  // DUALSWARM_SERVICES_COORDINATOR_STORE_RUNS_H_
