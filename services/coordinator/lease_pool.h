@@ -127,6 +127,9 @@ class LeasePool {
 
   Store* store_;
   Options options_;
+  // mu_ guards everything below it but thread_: closed_, refill_wanted_,
+  // pools_, the demand buckets and stats_. cv_ (with mu_) wakes the
+  // maintenance thread when a refill is wanted or the pool closes.
   std::mutex mu_;
   std::condition_variable cv_;
   bool closed_ = false;

@@ -109,6 +109,7 @@ class CoordinatorMetrics {
   prometheus::Counter* counterexamples_ = nullptr;
   prometheus::Family<prometheus::Counter>* rpcs_ = nullptr;
 
+  // mu_ guards stopping_; cv_ (with mu_) wakes the refresher to stop.
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
