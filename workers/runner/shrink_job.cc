@@ -61,13 +61,17 @@ JobOptions RerunOptions(const harness::Counterexample& cx, const std::vector<har
   return o;
 }
 
-absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const lang::Spec> spec,
-                                                           const JobOptions& job, const JobResult& result,
-                                                           const ShrinkJobOptions& options) {
+namespace {
+
+bool IsShrinkable(Outcome o) { return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash; }
+
+// The counterexample of `result` as found: the job's identity and swarm
+// dimensions, its whole input and trace.
+harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, const JobResult& result) {
   harness::Counterexample cx;
-  cx.spec_name = spec->name;
-  cx.spec_hash = spec->content_hash;
-  cx.spec_file = spec->file;
+  cx.spec_name = spec.name;
+  cx.spec_hash = spec.content_hash;
+  cx.spec_file = spec.file;
   cx.target = job.launch.empty() ? job.target : job.launch;
   cx.adapter = job.adapter;
   cx.seed = job.exec.seed;
@@ -83,55 +87,79 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
   cx.original_size = result.inputs.size();
   cx.shrunk_size = result.inputs.size();
   cx.shrink_complete = false;
-  bool shrinkable = result.outcome == Outcome::kSafety || result.outcome == Outcome::kLiveness ||
-                    result.outcome == Outcome::kSutCrash;
-  if (!options.shrink || job.launch.empty() || !shrinkable) return cx;
+  return cx;
+}
 
-  std::string failure_class = harness::FailureClass(cx.verdict, result.trace);
-  auto rerun = [&](const std::vector<harness::InputItem>& input) -> absl::StatusOr<harness::RerunOutcome> {
-    auto r = RunJob(spec, RerunOptions(cx, input, job));
+// What a run that failed showed, as the shrinker's starting point.
+harness::RerunOutcome FailedRun(const JobResult& r) {
+  harness::RerunOutcome out;
+  out.reproduced = true;
+  out.sent = r.inputs;
+  out.trace = r.trace;
+  out.verdict = VerdictOf(r);
+  return out;
+}
+
+// Shrinks one finding by rerunning candidates against fresh SUTs, within
+// one budget of reruns and seconds shared by every pass.
+class FindingShrinker {
+ public:
+  FindingShrinker(std::shared_ptr<const lang::Spec> spec, const JobOptions& job, const ShrinkJobOptions& options,
+                  harness::Counterexample cx)
+      : spec_(std::move(spec)), job_(job), options_(options), cx_(std::move(cx)),
+        failure_class_(harness::FailureClass(cx_.verdict, cx_.trace)), start_(std::chrono::steady_clock::now()) {
+    so_.max_reruns = options.max_reruns;
+    so_.max_seconds = options.max_seconds;
+    so_.attempts = options.attempts;
+    so_.confirm = options.confirm;
+    so_.elapsed = [start = start_] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    so_.on_progress = options.on_progress;
+  }
+
+  absl::StatusOr<harness::Counterexample> Run(const JobResult& found) {
+    if (absl::Status s = ShrinkAndVerify(found.inputs, FailedRun(found), &cx_); !s.ok()) return s;
+    // A flaky result: the failure found depended on timing; start over from
+    // the original input sent one request at a time.
+    if (cx_.replays_reproduced < cx_.replays_verified) {
+      if (absl::Status s = TrySequential(found.inputs, 1); !s.ok()) return s;
+    }
+    // A result whose requests still overlap may race in replays even when
+    // its verification replays all agreed (which response arrives first can
+    // decide where the failure shows): prefer its one-at-a-time form when
+    // that reproduces as reliably.
+    if (harness::Overlapping(cx_.input)) {
+      if (absl::Status s = TrySequential(cx_.input, 0); !s.ok()) return s;
+    }
+    cx_.shrink_reruns = reruns_;
+    cx_.shrink_seconds = so_.elapsed();
+    return std::move(cx_);
+  }
+
+ private:
+  // One candidate run: reproduced when it fails in the same class.
+  absl::StatusOr<harness::RerunOutcome> Rerun(const std::vector<harness::InputItem>& input) {
+    auto r = RunJob(spec_, RerunOptions(cx_, input, job_));
     if (!r.ok()) return r.status();
     harness::RerunOutcome out;
     out.verdict = VerdictOf(*r);
     out.sent = r->inputs;
     out.trace = r->trace;
-    out.reproduced = r->outcome != Outcome::kPassed &&
-                     harness::FailureClass(out.verdict, r->trace) == failure_class;
+    out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, r->trace) == failure_class_;
     return out;
-  };
-  harness::ShrinkOptions so;
-  so.max_reruns = options.max_reruns;
-  so.max_seconds = options.max_seconds;
-  so.attempts = options.attempts;
-  so.confirm = options.confirm;
-  auto start = std::chrono::steady_clock::now();
-  so.elapsed = [start] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  so.on_progress = options.on_progress;
-  int reruns = 0;
+  }
 
-  // Shrinks `from` (whose run produced `outcome`) and verifies the result.
-  auto shrink_and_verify = [&](const std::vector<harness::InputItem>& from, const harness::RerunOutcome& outcome,
-                               harness::Counterexample* out) -> absl::Status {
-    harness::ShrinkOptions first = so;
-    first.max_reruns = so.max_reruns - reruns;
-    auto shrunk = harness::Shrink(from, outcome, rerun, first);
+  harness::RerunFn RerunFn() {
+    return [this](const std::vector<harness::InputItem>& input) { return Rerun(input); };
+  }
+
+  // Shrinks `from` (whose run produced `outcome`) into *out and measures how
+  // reliably the result replays.
+  absl::Status ShrinkAndVerify(const std::vector<harness::InputItem>& from, const harness::RerunOutcome& outcome,
+                               harness::Counterexample* out) {
+    absl::StatusOr<harness::ShrinkResult> shrunk = ShrinkRepeatedly(from, outcome);
     if (!shrunk.ok()) return shrunk.status();
-    reruns += shrunk->reruns;
-    // Shrink again from the result while that keeps helping: a small input
-    // often admits steps (e.g. going sequential) the large one did not.
-    for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
-      harness::ShrinkOptions again = so;
-      again.max_reruns = so.max_reruns - reruns;
-      if (again.max_reruns <= 0) break;
-      auto next = harness::Shrink(shrunk->input, shrunk->last, rerun, again);
-      if (!next.ok()) return next.status();
-      reruns += next->reruns;
-      bool changed = next->input != shrunk->input;
-      shrunk = std::move(next);
-      if (!changed) break;
-    }
     out->input = shrunk->input;
     out->trace = shrunk->last.trace;
     out->verdict = shrunk->last.verdict;
@@ -140,72 +168,94 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
     // spec location it names is the one this bug always reaches.
     out->signature = harness::ComputeSignature(out->verdict, out->trace);
     out->shrink_complete = shrunk->complete;
-    // How reliably does the result replay? Races in the SUT can make a
-    // counterexample reproduce only sometimes.
+    return VerifyReplays(out);
+  }
+
+  // Shrinks, then shrinks the result again while that keeps helping: a
+  // small input often admits steps (e.g. going sequential) the large one
+  // did not.
+  absl::StatusOr<harness::ShrinkResult> ShrinkRepeatedly(const std::vector<harness::InputItem>& from,
+                                                         const harness::RerunOutcome& outcome) {
+    auto shrunk = harness::Shrink(from, outcome, RerunFn(), Remaining());
+    if (!shrunk.ok()) return shrunk.status();
+    reruns_ += shrunk->reruns;
+    for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
+      harness::ShrinkOptions again = Remaining();
+      if (again.max_reruns <= 0) break;
+      auto next = harness::Shrink(shrunk->input, shrunk->last, RerunFn(), again);
+      if (!next.ok()) return next.status();
+      reruns_ += next->reruns;
+      bool changed = next->input != shrunk->input;
+      shrunk = std::move(next);
+      if (!changed) break;
+    }
+    return shrunk;
+  }
+
+  // How reliably does the result replay? Races in the SUT can make a
+  // counterexample reproduce only sometimes.
+  absl::Status VerifyReplays(harness::Counterexample* out) {
     int same = 0;
-    for (int i = 0; i < options.verify; ++i) {
-      auto r = rerun(out->input);
+    for (int i = 0; i < options_.verify; ++i) {
+      auto r = Rerun(out->input);
       if (!r.ok()) return r.status();
       same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
     }
-    out->replays_verified = options.verify;
+    out->replays_verified = options_.verify;
     out->replays_reproduced = same;
     return absl::OkStatus();
-  };
-
-  harness::RerunOutcome original;
-  original.reproduced = true;
-  original.sent = result.inputs;
-  original.trace = result.trace;
-  original.verdict = cx.verdict;
-  absl::Status s = shrink_and_verify(result.inputs, original, &cx);
-  if (!s.ok()) return s;
+  }
 
   // The input one request at a time (each waits for the previous
   // response). If that fails too — maybe showing the bug differently, e.g.
   // at an earlier response — shrink from there and keep the result when it
   // replays at least `min_better` more often than the current one: the
   // server's order is then fixed and the result does not race.
-  auto try_sequential = [&](const std::vector<harness::InputItem>& input, int min_better) -> absl::Status {
-    if (input.size() < 2 || reruns >= so.max_reruns) return absl::OkStatus();
-    auto r = RunJob(spec, RerunOptions(cx, harness::OneAtATime(input), job));
-    ++reruns;
+  absl::Status TrySequential(const std::vector<harness::InputItem>& input, int min_better) {
+    if (input.size() < 2 || reruns_ >= so_.max_reruns) return absl::OkStatus();
+    auto r = RunJob(spec_, RerunOptions(cx_, harness::OneAtATime(input), job_));
+    ++reruns_;
     if (!r.ok()) return r.status();
-    bool failed = r->outcome == Outcome::kSafety || r->outcome == Outcome::kLiveness ||
-                  r->outcome == Outcome::kSutCrash;
-    if (!failed) return absl::OkStatus();
-    harness::RerunOutcome seq;
-    seq.reproduced = true;
-    seq.sent = r->inputs;
-    seq.trace = r->trace;
-    seq.verdict = VerdictOf(*r);
-    std::string saved_class = failure_class;
-    failure_class = harness::FailureClass(seq.verdict, r->trace);
-    harness::Counterexample alt = cx;
-    absl::Status t = shrink_and_verify(seq.sent, seq, &alt);
-    if (!t.ok()) return t;
-    if (alt.replays_reproduced >= cx.replays_reproduced + min_better) {
-      cx = std::move(alt);
+    if (!IsShrinkable(r->outcome)) return absl::OkStatus();
+    harness::RerunOutcome seq = FailedRun(*r);
+    std::string saved_class = failure_class_;
+    failure_class_ = harness::FailureClass(seq.verdict, r->trace);
+    harness::Counterexample alt = cx_;
+    if (absl::Status s = ShrinkAndVerify(seq.sent, seq, &alt); !s.ok()) return s;
+    if (alt.replays_reproduced >= cx_.replays_reproduced + min_better) {
+      cx_ = std::move(alt);
     } else {
-      failure_class = saved_class;
+      failure_class_ = saved_class;
     }
     return absl::OkStatus();
-  };
-  // A flaky result: the failure found depended on timing; start over from
-  // the original input sent one request at a time.
-  if (cx.replays_reproduced < cx.replays_verified) {
-    if (absl::Status t = try_sequential(result.inputs, 1); !t.ok()) return t;
   }
-  // A result whose requests still overlap may race in replays even when
-  // its verification replays all agreed (which response arrives first can
-  // decide where the failure shows): prefer its one-at-a-time form when
-  // that reproduces as reliably.
-  if (harness::Overlapping(cx.input)) {
-    if (absl::Status t = try_sequential(cx.input, 0); !t.ok()) return t;
+
+  // The shrink options with the reruns already spent taken off.
+  harness::ShrinkOptions Remaining() const {
+    harness::ShrinkOptions o = so_;
+    o.max_reruns = so_.max_reruns - reruns_;
+    return o;
   }
-  cx.shrink_reruns = reruns;
-  cx.shrink_seconds = so.elapsed();
-  return cx;
+
+  std::shared_ptr<const lang::Spec> spec_;
+  const JobOptions& job_;
+  const ShrinkJobOptions& options_;
+  harness::Counterexample cx_;
+  std::string failure_class_;  // what a rerun must show to reproduce
+  std::chrono::steady_clock::time_point start_;
+  harness::ShrinkOptions so_;
+  int reruns_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const lang::Spec> spec,
+                                                           const JobOptions& job, const JobResult& result,
+                                                           const ShrinkJobOptions& options) {
+  harness::Counterexample cx = AsFound(*spec, job, result);
+  if (!options.shrink || job.launch.empty() || !IsShrinkable(result.outcome)) return cx;
+  FindingShrinker shrinker(std::move(spec), job, options, std::move(cx));
+  return shrinker.Run(result);
 }
 
 }  // namespace dualswarm::workers
