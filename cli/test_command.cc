@@ -2,6 +2,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,32 +129,15 @@ void PrintTraceTail(const std::vector<check::Observation>& trace, size_t n) {
   }
 }
 
-}  // namespace
-
-int TestCommand(const std::vector<std::string>& args) {
-  if (WantsHelp(args)) {
-    std::fputs(kTestHelp, stdout);
-    return kExitOk;
-  }
-  FlagMap f;
+// The job's options from the test's flags (the spec loaded); an exit code
+// when a flag is bad.
+std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const lang::Spec>& spec,
+                                       workers::JobOptions* out) {
   std::string err;
-  if (!ParseFlags(args,
-                  {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
-                   "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
-                   "max-frontier", "max-check-seconds", "ready-timeout", "ready", "save", "shrink-reruns",
-                   "shrink-time"},
-                  {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
-    return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
-  if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
-  if (f.count("launch") == f.count("target"))
-    return BadInput("test needs exactly one of --launch CMD or --target HOST:PORT");
-  auto spec = lang::LoadSpecFile(f["spec"]);
-  if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));
-
-  workers::JobOptions o;
+  workers::JobOptions& o = *out;
   o.launch = f.count("launch") ? f["launch"] : "";
   o.target = f.count("target") ? f["target"] : "";
-  o.adapter = f.count("adapter") ? f["adapter"] : ((*spec)->schema == "json" ? "jsonl" : "http");
+  o.adapter = f.count("adapter") ? f["adapter"] : (spec->schema == "json" ? "jsonl" : "http");
   o.exec.max_in_flight = -1;
   if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) || !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
       !NumFlag(f, "connections", 1, 1024, &o.exec.connections, &err) ||
@@ -183,11 +167,111 @@ int TestCommand(const std::vector<std::string>& args) {
   if (f.count("feature-mask")) {
     auto m = harness::FeatureMask::Parse(f["feature-mask"]);
     if (!m.ok()) return BadInput(std::string(m.status().message()));
-    if (auto st = workers::CheckFeatureMask(**spec, *m); !st.ok()) return BadInput(std::string(st.message()));
+    if (auto st = workers::CheckFeatureMask(*spec, *m); !st.ok()) return BadInput(std::string(st.message()));
     o.exec.mask = *m;
   } else if (f.count("swarm")) {
-    o.exec.mask = harness::FeatureMask::Random(o.exec.seed, (*spec)->ast.num_choice_sites);
+    o.exec.mask = harness::FeatureMask::Random(o.exec.seed, spec->ast.num_choice_sites);
   }
+  return std::nullopt;
+}
+
+int Interrupted() {
+  std::fprintf(stderr, "\ndualswarm: interrupted; the SUT was stopped\n");
+  return 130;
+}
+
+// A finding: shrinks it (unless told not to), saves and prints the
+// counterexample. An exit code when that goes wrong.
+std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::Spec>& spec,
+                                 const workers::JobOptions& o, const workers::JobResult& r, bool json, bool quiet) {
+  std::string err;
+  workers::ShrinkJobOptions so;
+  so.shrink = !f.count("no-shrink");
+  if (!NumFlag(f, "shrink-reruns", 0, 1'000'000, &so.max_reruns, &err)) return BadInput(err);
+  if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
+    return BadInput("--shrink-time must be a non-negative number of seconds");
+  if (so.shrink && o.launch.empty() && !quiet)
+    std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
+  if (so.shrink && !o.launch.empty() && !quiet) {
+    std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r.outcome),
+                 static_cast<unsigned long long>(r.sent));
+    so.on_progress = [](int reruns, size_t size) {
+      std::fprintf(stderr, "\r  shrinking: %d reruns, %zu requests left   ", reruns, size);
+      std::fflush(stderr);
+    };
+  }
+  auto cx = workers::MakeCounterexample(spec, o, r, so);
+  if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
+  if (!cx.ok() && absl::IsCancelled(cx.status())) return Interrupted();
+  if (!cx.ok()) return BadInput(absl::StrCat("shrinking failed: ", cx.status().message()));
+  std::string cx_json = harness::CounterexampleToJson(*cx);
+  if (f.count("save")) {
+    FILE* out = std::fopen(f["save"].c_str(), "w");
+    if (out == nullptr) return BadInput(absl::StrCat("cannot write ", f["save"]));
+    std::fprintf(out, "%s\n", cx_json.c_str());
+    std::fclose(out);
+  }
+  if (json) {
+    std::printf("%s\n", ResultJson(*spec, o, r, cx_json).c_str());
+    return std::nullopt;
+  }
+  std::printf("%s after %llu requests (seed %llu, %.2f s)\n\n%s", workers::OutcomeName(r.outcome),
+              static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds,
+              harness::RenderSequenceDiagram(*cx).c_str());
+  if (f.count("save")) std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
+  return std::nullopt;
+}
+
+// A run that passed, or ended without a finding (inconclusive, a spec error).
+void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r, bool json) {
+  if (json) {
+    std::printf("%s\n", ResultJson(spec, o, r, "").c_str());
+  } else if (r.outcome == workers::Outcome::kPassed) {
+    std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "
+                "(seed %llu, %.2f s, %.0f requests/s)\n",
+                static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
+                static_cast<unsigned long long>(o.exec.seed), r.seconds,
+                r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0);
+  } else {
+    std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r.outcome),
+                static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);
+    std::printf("trace (most recent last):\n");
+    PrintTraceTail(r.trace, 24);
+    if (r.outcome == workers::Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
+      std::fputs(check::FormatVerdict(r.verdict).c_str(), stdout);
+    } else {
+      std::printf("%s\n", r.reason.c_str());
+    }
+  }
+}
+
+bool IsFinding(workers::Outcome o) {
+  return o == workers::Outcome::kSafety || o == workers::Outcome::kLiveness || o == workers::Outcome::kSutCrash;
+}
+
+}  // namespace
+
+int TestCommand(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::fputs(kTestHelp, stdout);
+    return kExitOk;
+  }
+  FlagMap f;
+  std::string err;
+  if (!ParseFlags(args,
+                  {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
+                   "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
+                   "max-frontier", "max-check-seconds", "ready-timeout", "ready", "save", "shrink-reruns",
+                   "shrink-time"},
+                  {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
+    return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
+  if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
+  if (f.count("launch") == f.count("target"))
+    return BadInput("test needs exactly one of --launch CMD or --target HOST:PORT");
+  auto spec = lang::LoadSpecFile(f["spec"]);
+  if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));
+  workers::JobOptions o;
+  if (std::optional<int> bad = JobOptionsFromFlags(f, *spec, &o)) return *bad;
   bool json = f.count("json") > 0;
   bool quiet = f.count("quiet") > 0 || json;
   if (!quiet) {
@@ -203,79 +287,15 @@ int TestCommand(const std::vector<std::string>& args) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   auto r = workers::RunJob(*spec, o);
-  if (!r.ok() && absl::IsCancelled(r.status())) {
-    std::fprintf(stderr, "\ndualswarm: interrupted; the SUT was stopped\n");
-    return 130;
-  }
+  if (!r.ok() && absl::IsCancelled(r.status())) return Interrupted();
   if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
   if (!r.ok()) return BadInput(std::string(r.status().message()));
-  bool finding = r->outcome == workers::Outcome::kSafety || r->outcome == workers::Outcome::kLiveness ||
-                 r->outcome == workers::Outcome::kSutCrash;
-  if (finding) {
-    workers::ShrinkJobOptions so;
-    so.shrink = !f.count("no-shrink");
-    if (!NumFlag(f, "shrink-reruns", 0, 1'000'000, &so.max_reruns, &err)) return BadInput(err);
-    if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
-      return BadInput("--shrink-time must be a non-negative number of seconds");
-    if (so.shrink && o.launch.empty() && !quiet)
-      std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
-    if (so.shrink && !o.launch.empty() && !quiet) {
-      std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r->outcome),
-                   static_cast<unsigned long long>(r->sent));
-      so.on_progress = [](int reruns, size_t size) {
-        std::fprintf(stderr, "\r  shrinking: %d reruns, %zu requests left   ", reruns, size);
-        std::fflush(stderr);
-      };
-    }
-    auto cx = workers::MakeCounterexample(*spec, o, *r, so);
-    if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
-    if (!cx.ok() && absl::IsCancelled(cx.status())) {
-      std::fprintf(stderr, "\ndualswarm: interrupted; the SUT was stopped\n");
-      return 130;
-    }
-    if (!cx.ok()) return BadInput(absl::StrCat("shrinking failed: ", cx.status().message()));
-    std::string cx_json = harness::CounterexampleToJson(*cx);
-    if (f.count("save")) {
-      FILE* out = std::fopen(f["save"].c_str(), "w");
-      if (out == nullptr) return BadInput(absl::StrCat("cannot write ", f["save"]));
-      std::fprintf(out, "%s\n", cx_json.c_str());
-      std::fclose(out);
-    }
-    if (json) {
-      std::printf("%s\n", ResultJson(**spec, o, *r, cx_json).c_str());
-    } else {
-      std::printf("%s after %llu requests (seed %llu, %.2f s)\n\n%s", workers::OutcomeName(r->outcome),
-                  static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(o.exec.seed),
-                  r->seconds, harness::RenderSequenceDiagram(*cx).c_str());
-      if (f.count("save")) std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
-    }
-  } else if (json) {
-    std::printf("%s\n", ResultJson(**spec, o, *r, "").c_str());
-  } else if (r->outcome == workers::Outcome::kPassed) {
-    std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "
-                "(seed %llu, %.2f s, %.0f requests/s)\n",
-                static_cast<unsigned long long>(r->sent), o.exec.connections, (*spec)->name.c_str(),
-                static_cast<unsigned long long>(o.exec.seed), r->seconds,
-                r->seconds > 0 ? static_cast<double>(r->sent) / r->seconds : 0.0);
+  if (IsFinding(r->outcome)) {
+    if (std::optional<int> failed = ReportFinding(f, *spec, o, *r, json, quiet)) return *failed;
   } else {
-    std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r->outcome),
-                static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(o.exec.seed),
-                r->seconds);
-    std::printf("trace (most recent last):\n");
-    PrintTraceTail(r->trace, 24);
-    if (r->outcome == workers::Outcome::kSafety && r->verdict.kind == check::Verdict::Kind::kReject) {
-      std::fputs(check::FormatVerdict(r->verdict).c_str(), stdout);
-    } else {
-      std::printf("%s\n", r->reason.c_str());
-    }
+    ReportOther(**spec, o, *r, json);
   }
-  switch (r->outcome) {
-    case workers::Outcome::kPassed: return kExitOk;
-    case workers::Outcome::kSafety:
-    case workers::Outcome::kLiveness:
-    case workers::Outcome::kSutCrash: return kExitRejected;
-    default: return kExitBadInput;
-  }
+  return IsFinding(r->outcome) ? kExitRejected : r->outcome == workers::Outcome::kPassed ? kExitOk : kExitBadInput;
 }
 
 }  // namespace dualswarm::cli
