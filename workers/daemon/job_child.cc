@@ -48,12 +48,11 @@ bool WriteFile(const std::string& path, const std::string& data) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-}  // namespace
-
-int RunJobChild(const JobChildOptions& options) {
-  // Die with the daemon: a killed daemon must not leave testers behind.
+// Dies with the daemon (a killed daemon must not leave testers behind) and
+// turns SIGTERM/SIGINT into a cancel. False when the daemon is gone already.
+bool SetUpChild(const JobChildOptions& options) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() == 1) return 143;
+  if (::getppid() == 1) return false;
   g_progress_fd = options.progress_fd;
   struct sigaction sa {};
   sa.sa_handler = OnTerm;
@@ -61,14 +60,55 @@ int RunJobChild(const JobChildOptions& options) {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
   SetSutObserver(&OnSut);
+  return true;
+}
 
+bool ReadLease(const std::string& path, v1::LeasedJob* job) {
+  std::ifstream in(path, std::ios::binary);
+  return in && job->ParseFromIstream(&in);
+}
+
+// The completion of a finding: shrunk, or — when shrinking breaks down —
+// as found rather than lost. *shrink_reruns: the reruns shrinking took.
+v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobPlan& plan, const JobOptions& o,
+                                            const JobResult& result, const JobChildOptions& options,
+                                            int* shrink_reruns) {
+  ShrinkJobOptions so;
+  so.max_reruns = options.shrink_max_reruns;
+  so.max_seconds = options.shrink_max_seconds;
+  so.on_progress = [shrink_reruns](int reruns, size_t size) {
+    *shrink_reruns = reruns;
+    WriteLine(absl::StrCat("{\"shrink_reruns\":", reruns, ",\"size\":", size, "}"));
+  };
+  auto cx = MakeCounterexample(plan.spec, o, result, so);
+  if (!cx.ok() && !g_cancel.load()) {
+    std::fprintf(stderr, "run-job: shrinking failed: %s\n", std::string(cx.status().message()).c_str());
+    ShrinkJobOptions none;
+    none.shrink = false;
+    cx = MakeCounterexample(plan.spec, o, result, none);
+  }
+  if (cx.ok()) *shrink_reruns = cx->shrink_reruns;
+  return CompletionForResult(job, result, cx.ok() ? &*cx : nullptr);
+}
+
+// The last progress line: the checker's and the shrinker's counters.
+void WriteFinalStats(const JobResult& result, int shrink_reruns) {
+  const auto& s = result.stats.solver;
+  WriteLine(absl::StrCat("{\"stats\":{\"solver_checks\":", s.checks, ",\"z3_calls\":", s.z3_calls,
+                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"check_us\":",
+                         static_cast<int64_t>(result.stats.check_seconds * 1e6), ",\"max_observe_us\":",
+                         static_cast<int64_t>(result.stats.max_observe_seconds * 1e6),
+                         ",\"shrink_reruns\":", shrink_reruns, "}}"));
+}
+
+}  // namespace
+
+int RunJobChild(const JobChildOptions& options) {
+  if (!SetUpChild(options)) return 143;
   v1::LeasedJob job;
-  {
-    std::ifstream in(options.job_file, std::ios::binary);
-    if (!in || !job.ParseFromIstream(&in)) {
-      std::fprintf(stderr, "run-job: cannot read the lease from %s\n", options.job_file.c_str());
-      return 2;
-    }
+  if (!ReadLease(options.job_file, &job)) {
+    std::fprintf(stderr, "run-job: cannot read the lease from %s\n", options.job_file.c_str());
+    return 2;
   }
   auto started = std::chrono::steady_clock::now();
   auto seconds = [&] {
@@ -104,36 +144,12 @@ int RunJobChild(const JobChildOptions& options) {
   WriteLine(absl::StrCat("{\"sent\":", result->sent, ",\"received\":", result->received,
                          ",\"frontier\":", result->stats.frontier, "}"));
   int shrink_reruns = 0;
-  v1::CompleteJobRequest req;
-  if (IsFinding(result->outcome)) {
-    ShrinkJobOptions so;
-    so.max_reruns = options.shrink_max_reruns;
-    so.max_seconds = options.shrink_max_seconds;
-    so.on_progress = [&](int reruns, size_t size) {
-      shrink_reruns = reruns;
-      WriteLine(absl::StrCat("{\"shrink_reruns\":", reruns, ",\"size\":", size, "}"));
-    };
-    auto cx = MakeCounterexample(plan->spec, o, *result, so);
-    if (g_cancel.load()) return 143;
-    if (!cx.ok()) {
-      // Shrinking broke down: report the finding unshrunk rather than lose it.
-      std::fprintf(stderr, "run-job: shrinking failed: %s\n", std::string(cx.status().message()).c_str());
-      ShrinkJobOptions none;
-      none.shrink = false;
-      cx = MakeCounterexample(plan->spec, o, *result, none);
-    }
-    if (cx.ok()) shrink_reruns = cx->shrink_reruns;
-    req = CompletionForResult(job, *result, cx.ok() ? &*cx : nullptr);
-  } else {
-    req = CompletionForResult(job, *result, nullptr);
-  }
+  v1::CompleteJobRequest req = IsFinding(result->outcome)
+                                   ? CompletionForFinding(job, *plan, o, *result, options, &shrink_reruns)
+                                   : CompletionForResult(job, *result, nullptr);
+  if (g_cancel.load()) return 143;
   req.set_seconds(seconds());
-  const auto& s = result->stats.solver;
-  WriteLine(absl::StrCat("{\"stats\":{\"solver_checks\":", s.checks, ",\"z3_calls\":", s.z3_calls,
-                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"check_us\":",
-                         static_cast<int64_t>(result->stats.check_seconds * 1e6), ",\"max_observe_us\":",
-                         static_cast<int64_t>(result->stats.max_observe_seconds * 1e6),
-                         ",\"shrink_reruns\":", shrink_reruns, "}}"));
+  WriteFinalStats(*result, shrink_reruns);
   return finish(req);
 }
 
