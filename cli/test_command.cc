@@ -245,10 +245,6 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
   }
 }
 
-bool IsFinding(workers::Outcome o) {
-  return o == workers::Outcome::kSafety || o == workers::Outcome::kLiveness || o == workers::Outcome::kSutCrash;
-}
-
 }  // namespace
 
 int TestCommand(const std::vector<std::string>& args) {
@@ -290,12 +286,12 @@ int TestCommand(const std::vector<std::string>& args) {
   if (!r.ok() && absl::IsCancelled(r.status())) return Interrupted();
   if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
   if (!r.ok()) return BadInput(std::string(r.status().message()));
-  if (IsFinding(r->outcome)) {
+  if (workers::IsSutFault(r->outcome)) {
     if (std::optional<int> failed = ReportFinding(f, *spec, o, *r, json, quiet)) return *failed;
   } else {
     ReportOther(**spec, o, *r, json);
   }
-  return IsFinding(r->outcome) ? kExitRejected : r->outcome == workers::Outcome::kPassed ? kExitOk : kExitBadInput;
+  return workers::IsSutFault(r->outcome) ? kExitRejected : r->outcome == workers::Outcome::kPassed ? kExitOk : kExitBadInput;
 }
 
 }  // namespace dualswarm::cli

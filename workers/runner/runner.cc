@@ -42,6 +42,8 @@ const char* OutcomeName(Outcome o) {
   return "?";
 }
 
+bool IsSutFault(Outcome o) { return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash; }
+
 namespace {
 
 // Where the job's SUT listens: launched here (and owned: torn down with

@@ -46,6 +46,9 @@ struct JobOptions {
 
 enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };
 const char* OutcomeName(Outcome o);  // passed | safety | liveness | spec-error | sut-crash | inconclusive
+// Whether the SUT is at fault: a safety or liveness violation or a crash
+// (what shrinking reduces and `dualswarm test` exits 1 for).
+bool IsSutFault(Outcome o);
 
 struct JobResult {
   Outcome outcome = Outcome::kPassed;

@@ -63,8 +63,6 @@ JobOptions RerunOptions(const harness::Counterexample& cx, const std::vector<har
 
 namespace {
 
-bool IsShrinkable(Outcome o) { return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash; }
-
 // The counterexample of `result` as found: the job's identity and swarm
 // dimensions, its whole input and trace.
 harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, const JobResult& result) {
@@ -90,7 +88,8 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   return cx;
 }
 
-// What a run that failed showed, as the shrinker's starting point.
+// What a run showed, as the shrinker sees it: reproduced, as a failure
+// found is; a rerun's caller sets whether it failed the same way.
 harness::RerunOutcome FailedRun(const JobResult& r) {
   harness::RerunOutcome out;
   out.reproduced = true;
@@ -142,10 +141,7 @@ class FindingShrinker {
   absl::StatusOr<harness::RerunOutcome> Rerun(const std::vector<harness::InputItem>& input) {
     auto r = RunJob(spec_, RerunOptions(cx_, input, job_));
     if (!r.ok()) return r.status();
-    harness::RerunOutcome out;
-    out.verdict = VerdictOf(*r);
-    out.sent = r->inputs;
-    out.trace = r->trace;
+    harness::RerunOutcome out = FailedRun(*r);
     out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, r->trace) == failure_class_;
     return out;
   }
@@ -216,7 +212,7 @@ class FindingShrinker {
     auto r = RunJob(spec_, RerunOptions(cx_, harness::OneAtATime(input), job_));
     ++reruns_;
     if (!r.ok()) return r.status();
-    if (!IsShrinkable(r->outcome)) return absl::OkStatus();
+    if (!IsSutFault(r->outcome)) return absl::OkStatus();
     harness::RerunOutcome seq = FailedRun(*r);
     std::string saved_class = failure_class_;
     failure_class_ = harness::FailureClass(seq.verdict, r->trace);
@@ -253,7 +249,7 @@ absl::StatusOr<harness::Counterexample> MakeCounterexample(std::shared_ptr<const
                                                            const JobOptions& job, const JobResult& result,
                                                            const ShrinkJobOptions& options) {
   harness::Counterexample cx = AsFound(*spec, job, result);
-  if (!options.shrink || job.launch.empty() || !IsShrinkable(result.outcome)) return cx;
+  if (!options.shrink || job.launch.empty() || !IsSutFault(result.outcome)) return cx;
   FindingShrinker shrinker(std::move(spec), job, options, std::move(cx));
   return shrinker.Run(result);
 }
