@@ -28,9 +28,9 @@
 //        --seed=N (1)  --keys=K (override the per-row key count)
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,9 +72,7 @@ std::vector<std::string> Keys(int n) {
   return keys;
 }
 
-const std::string& Pick(harness::Rng& rng, const std::vector<std::string>& from) {
-  return from[rng() % from.size()];
-}
+const std::string& Pick(harness::Rng& rng, const std::vector<std::string>& from) { return from[rng() % from.size()]; }
 
 // specs/kv.dspec requests over `num_keys` keys.
 harness::RequestFn KvRequests(int num_keys) { return harness::KvRequests(Keys(num_keys)); }
@@ -91,12 +89,14 @@ harness::RequestFn VersionedRequests(int num_keys) {
     static const std::vector<std::string> vals = {"x", "y", "z"};
     const std::string& key = Pick(rng, keys);
     switch (rng() % 3) {
-      case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
+      case 0:
+        return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
       case 1:
-        return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
+        return Rec(
+            {{"op", Value::String("put")}, {"key", Value::String(key)}, {"value", Value::String(Pick(rng, vals))}});
       default:
-        return Rec({{"op", Value::String("cas_version")}, {"key", Value::String(key)},
+        return Rec({{"op", Value::String("cas_version")},
+                    {"key", Value::String(key)},
                     {"version", Value::String(Pick(rng, kGuesses))},
                     {"value", Value::String(Pick(rng, vals))}});
     }
@@ -113,9 +113,9 @@ struct Row {
   int conns = 0;
   int keys = 0;
   size_t observations = 0;
-  bool completed = false;      // false: the guard run hit the deadline
-  std::string skipped;         // why the row was not run (empty: it was)
-  size_t guard_checked = 0;    // observations the guard run got through
+  bool completed = false;    // false: the guard run hit the deadline
+  std::string skipped;       // why the row was not run (empty: it was)
+  size_t guard_checked = 0;  // observations the guard run got through
   double guard_seconds = 0, guard_cpu = 0;
   std::vector<double> seconds, cpu;  // timed runs
   check::Verdict verdict;
@@ -126,12 +126,10 @@ struct Row {
   double Wall() const { return Median(seconds); }
   double Cpu() const { return Median(cpu); }
   double Rate() const {
-    return completed ? static_cast<double>(observations) / Wall()
-                     : static_cast<double>(guard_checked) / guard_seconds;
+    return completed ? static_cast<double>(observations) / Wall() : static_cast<double>(guard_checked) / guard_seconds;
   }
   double CpuRate() const {
-    return completed ? static_cast<double>(observations) / Cpu()
-                     : static_cast<double>(guard_checked) / guard_cpu;
+    return completed ? static_cast<double>(observations) / Cpu() : static_cast<double>(guard_checked) / guard_cpu;
   }
 };
 
@@ -199,9 +197,8 @@ int Main(int argc, char** argv) {
   }
 
   std::map<std::string, std::shared_ptr<const lang::Spec>> specs;
-  const std::map<std::string, std::string> spec_file = {
-      {"concrete", DUALSWARM_SOURCE_DIR "/specs/kv.dspec"},
-      {"symbolic", DUALSWARM_SOURCE_DIR "/bench/kv_versioned.dspec"}};
+  const std::map<std::string, std::string> spec_file = {{"concrete", DUALSWARM_SOURCE_DIR "/specs/kv.dspec"},
+                                                        {"symbolic", DUALSWARM_SOURCE_DIR "/bench/kv_versioned.dspec"}};
   for (const auto& k : kinds) {
     auto it = spec_file.find(k);
     if (it == spec_file.end()) {
@@ -228,8 +225,7 @@ int Main(int argc, char** argv) {
         row.conns = c;
         row.keys = keys_override > 0 ? keys_override : DefaultKeys(c);
         row.observations = static_cast<size_t>(n / 2 * 2);
-        std::fprintf(stderr, "%-8s conns=%-2d keys=%-2d obs=%-6zu ", kind.c_str(), c, row.keys,
-                     row.observations);
+        std::fprintf(stderr, "%-8s conns=%-2d keys=%-2d obs=%-6zu ", kind.c_str(), c, row.keys, row.observations);
         std::fflush(stderr);
         if (prev_index) {
           const Row* prev = &rows[*prev_index];
@@ -238,16 +234,17 @@ int Main(int argc, char** argv) {
           double projected = prev_secs * static_cast<double>(row.observations) / std::max(prev_obs, 1.0);
           if (!prev->skipped.empty() || !prev->completed || projected > deadline) {
             bool failed = prev->trace_error || prev->verdict.kind != check::Verdict::Kind::kAccept;
-            row.skipped =
-                !prev->skipped.empty() ? "not run (the smaller row was not run)"
-                : failed               ? "not run (the smaller row was not accepted)"
-                                       : absl::StrFormat("not run: the %s row %s, so this one would take >= %.0f s "
-                                      "(linear scaling; the deadline is %.0f s)",
-                                      SizeName(prev->observations),
-                                      prev->completed ? absl::StrFormat("took %.1f s", prev_secs)
-                                                      : absl::StrFormat("reached obs %zu in %.0f s",
-                                                                        prev->guard_checked, prev_secs),
-                                      projected, deadline);
+            row.skipped = !prev->skipped.empty() ? "not run (the smaller row was not run)"
+                          : failed
+                              ? "not run (the smaller row was not accepted)"
+                              : absl::StrFormat(
+                                    "not run: the %s row %s, so this one would take >= %.0f s "
+                                    "(linear scaling; the deadline is %.0f s)",
+                                    SizeName(prev->observations),
+                                    prev->completed
+                                        ? absl::StrFormat("took %.1f s", prev_secs)
+                                        : absl::StrFormat("reached obs %zu in %.0f s", prev->guard_checked, prev_secs),
+                                    projected, deadline);
             std::fprintf(stderr, "SKIPPED: %s\n", row.skipped.c_str());
             rows.push_back(std::move(row));
             prev_index = rows.size() - 1;
@@ -303,18 +300,17 @@ int Main(int argc, char** argv) {
         }
         if (row.trace_error || row.verdict.kind != check::Verdict::Kind::kAccept) {
           all_accepted = false;
-          std::fprintf(stderr, "\nERROR: %s trace (conns=%d, obs=%zu, seed=%llu) not accepted: %s\n",
-                       kind.c_str(), c, row.observations, static_cast<unsigned long long>(seed),
-                       row.trace_error ? row.error.c_str()
-                                       : check::FormatVerdict(row.verdict).c_str());
+          std::fprintf(stderr, "\nERROR: %s trace (conns=%d, obs=%zu, seed=%llu) not accepted: %s\n", kind.c_str(), c,
+                       row.observations, static_cast<unsigned long long>(seed),
+                       row.trace_error ? row.error.c_str() : check::FormatVerdict(row.verdict).c_str());
           row.completed = false;
           rows.push_back(std::move(row));
           prev_index = rows.size() - 1;
           continue;
         }
         if (!row.completed) {
-          std::fprintf(stderr, "SLOW: stopped after %.1f s at observation %zu of %zu\n",
-                       row.guard_seconds, row.guard_checked, row.observations);
+          std::fprintf(stderr, "SLOW: stopped after %.1f s at observation %zu of %zu\n", row.guard_seconds,
+                       row.guard_checked, row.observations);
           rows.push_back(std::move(row));
           prev_index = rows.size() - 1;
           continue;
@@ -349,9 +345,8 @@ int Main(int argc, char** argv) {
           }
         }
         if (row.completed)
-          std::fprintf(stderr, "%8.3f s (cpu %.3f s, %zu run%s)  %10.0f obs/s\n", row.Wall(),
-                       row.Cpu(), row.seconds.size(), row.seconds.size() == 1 ? "" : "s",
-                       row.Rate());
+          std::fprintf(stderr, "%8.3f s (cpu %.3f s, %zu run%s)  %10.0f obs/s\n", row.Wall(), row.Cpu(),
+                       row.seconds.size(), row.seconds.size() == 1 ? "" : "s", row.Rate());
         rows.push_back(std::move(row));
         prev_index = rows.size() - 1;
       }
@@ -365,13 +360,11 @@ int Main(int argc, char** argv) {
   std::printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
-      std::printf("| %s | %d | %d | %s | – | – | – | – | – | – | – | – | – | – | %s |\n",
-                  r.kind.c_str(), r.conns, r.keys, SizeName(r.observations).c_str(),
-                  r.skipped.c_str());
+      std::printf("| %s | %d | %d | %s | – | – | – | – | – | – | – | – | – | – | %s |\n", r.kind.c_str(), r.conns,
+                  r.keys, SizeName(r.observations).c_str(), r.skipped.c_str());
       continue;
     }
-    std::string verdict = r.trace_error ? absl::StrCat("ERROR: ", r.error)
-                                        : check::VerdictKindName(r.verdict.kind);
+    std::string verdict = r.trace_error ? absl::StrCat("ERROR: ", r.error) : check::VerdictKindName(r.verdict.kind);
     std::string time = absl::StrFormat("%.3f", r.Wall());
     std::string cpu = absl::StrFormat("%.3f", r.Cpu());
     std::string rate = Human(r.Rate());
@@ -381,21 +374,19 @@ int Main(int argc, char** argv) {
       cpu += " (1 run)";
     }
     if (!r.trace_error && r.verdict.kind == check::Verdict::Kind::kAccept && !r.completed) {
-      verdict = absl::StrFormat("SLOW: stopped after %.0f s at obs %zu of %zu (accepted so far)",
-                                r.guard_seconds, r.guard_checked, r.observations);
+      verdict = absl::StrFormat("SLOW: stopped after %.0f s at obs %zu of %zu (accepted so far)", r.guard_seconds,
+                                r.guard_checked, r.observations);
       time = absl::StrFormat("> %.0f", r.guard_seconds);
       cpu = absl::StrFormat("> %.0f", r.guard_cpu);
       rate = absl::StrCat(Human(r.Rate()), " (partial)");
       cpu_rate = absl::StrCat(Human(r.CpuRate()), " (partial)");
     }
     std::printf("| %s | %d | %d | %s | %s | %s | %s | %s | %llu | %llu | %zu | %llu | %llu | %.2f | %s |\n",
-                r.kind.c_str(), r.conns, r.keys, SizeName(r.observations).c_str(), time.c_str(),
-                rate.c_str(), cpu.c_str(), cpu_rate.c_str(),
-                static_cast<unsigned long long>(r.stats.handler_runs),
+                r.kind.c_str(), r.conns, r.keys, SizeName(r.observations).c_str(), time.c_str(), rate.c_str(),
+                cpu.c_str(), cpu_rate.c_str(), static_cast<unsigned long long>(r.stats.handler_runs),
                 static_cast<unsigned long long>(r.stats.backtracks), r.stats.max_frontier_seen,
                 static_cast<unsigned long long>(r.stats.solver.checks),
-                static_cast<unsigned long long>(r.stats.solver.z3_calls), r.stats.solver.z3_seconds,
-                verdict.c_str());
+                static_cast<unsigned long long>(r.stats.solver.z3_calls), r.stats.solver.z3_seconds, verdict.c_str());
   }
 
   // The target: >= 200k observations/s for concrete kv traces, 4 connections.
@@ -404,18 +395,18 @@ int Main(int argc, char** argv) {
   for (const Row& r : rows) {
     if (r.kind != "concrete" || r.conns != 4) continue;
     bool ok = r.completed && r.Rate() >= 200000;
-    absl::StrAppend(&per_size, any ? "; " : "", SizeName(r.observations), ": ",
-                    r.completed ? absl::StrCat(Human(r.Rate()), " obs/s (CPU time: ",
-                                               Human(r.CpuRate()), ")")
-                                : "not measured",
-                    ok ? " met" : " NOT met");
+    absl::StrAppend(
+        &per_size, any ? "; " : "", SizeName(r.observations), ": ",
+        r.completed ? absl::StrCat(Human(r.Rate()), " obs/s (CPU time: ", Human(r.CpuRate()), ")") : "not measured",
+        ok ? " met" : " NOT met");
     any = true;
     met = met && ok;
   }
   if (any)
-    std::printf("\nTARGET >= 200k obs/s for concrete kv traces with 4 connections (wall clock, "
-                "every size): %s. %s.\n",
-                met ? "MET" : "NOT MET", per_size.c_str());
+    std::printf(
+        "\nTARGET >= 200k obs/s for concrete kv traces with 4 connections (wall clock, "
+        "every size): %s. %s.\n",
+        met ? "MET" : "NOT MET", per_size.c_str());
   return all_accepted ? 0 : 1;
 }
 

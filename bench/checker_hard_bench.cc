@@ -195,8 +195,8 @@ std::vector<ClassDef> AllClasses(uint64_t seed) {
 
 enum Status : int32_t { kAccept, kReject, kInconclusive, kSpecError, kTraceError, kTimeout, kCrashed, kNotRun };
 const char* StatusName(int32_t s) {
-  static const char* names[] = {"accept", "reject", "inconclusive", "spec-error",
-                                "trace-error", "timeout", "crashed", "not-run"};
+  static const char* names[] = {"accept",      "reject",  "inconclusive", "spec-error",
+                                "trace-error", "timeout", "crashed",      "not-run"};
   return s >= 0 && s <= kNotRun ? names[s] : "?";
 }
 
@@ -205,10 +205,10 @@ const char* StatusName(int32_t s) {
 struct Record {
   int32_t index = -1;
   int32_t status = kNotRun;
-  double seconds = 0;       // Create + every Observe fed (wall clock)
+  double seconds = 0;  // Create + every Observe fed (wall clock)
   double cpu = 0;
-  double max_observe = 0;   // the slowest single Observe call
-  uint64_t fed = 0;         // observations fed
+  double max_observe = 0;  // the slowest single Observe call
+  uint64_t fed = 0;        // observations fed
   uint64_t handler_runs = 0, backtracks = 0, memo_hits = 0;
   uint64_t max_frontier = 0;
   bool class_deadline = false;  // stopped because the class ran out of time
@@ -234,10 +234,14 @@ void SetStepCache(Options* co, bool on) {
 
 Status FromVerdict(check::Verdict::Kind k) {
   switch (k) {
-    case check::Verdict::Kind::kAccept: return kAccept;
-    case check::Verdict::Kind::kReject: return kReject;
-    case check::Verdict::Kind::kInconclusive: return kInconclusive;
-    case check::Verdict::Kind::kSpecError: return kSpecError;
+    case check::Verdict::Kind::kAccept:
+      return kAccept;
+    case check::Verdict::Kind::kReject:
+      return kReject;
+    case check::Verdict::Kind::kInconclusive:
+      return kInconclusive;
+    case check::Verdict::Kind::kSpecError:
+      return kSpecError;
   }
   return kSpecError;
 }
@@ -294,8 +298,8 @@ Record CheckWhole(const std::shared_ptr<const lang::Spec>& spec, const Trace& pa
 
 // Online: Create, then Observe per observation, each timed; stops feeding
 // at the history's or the class's time limit.
-Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& parent_trace, int index,
-                const Limits& lim, Clock::time_point class_end) {
+Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& parent_trace, int index, const Limits& lim,
+                Clock::time_point class_end) {
   const Trace trace = PrivateCopy(parent_trace);
   Record r;
   r.index = index;
@@ -304,7 +308,8 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& pare
   SetStepCache(&co, lim.step_cache);
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
-  auto history_end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.history_timeout));
+  auto history_end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.history_timeout));
   std::string message;
   try {
     auto checker = check::Checker::Create(spec, co);
@@ -372,7 +377,8 @@ void RunClass(const std::shared_ptr<const lang::Spec>& spec, const std::vector<T
   out->assign(n, Record{});
   for (size_t i = 0; i < n; ++i) (*out)[i].index = static_cast<int32_t>(i);
   auto class_start = Clock::now();
-  auto class_end = class_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.class_timeout));
+  auto class_end =
+      class_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lim.class_timeout));
   size_t next = 0;
   bool class_over = false;
   while (next < n && !class_over && Clock::now() < class_end) {
@@ -407,8 +413,8 @@ void RunClass(const std::shared_ptr<const lang::Spec>& spec, const std::vector<T
       // Online, the child stops feeding a history by itself at the limits,
       // and a single Observe that overruns them by 2 s is killed; offline
       // (one CheckTrace call) it is killed at the limits.
-      double limit = std::min(lim.history_timeout,
-                              std::chrono::duration<double>(class_end - last).count()) + (online ? 2.0 : 0.0);
+      double limit =
+          std::min(lim.history_timeout, std::chrono::duration<double>(class_end - last).count()) + (online ? 2.0 : 0.0);
       double left = limit - Since(last);
       pollfd p{fds[0], POLLIN, 0};
       int k = left > 0 ? poll(&p, 1, static_cast<int>(left * 1000) + 1) : 0;
@@ -465,7 +471,7 @@ struct Summary {
   std::string spec_file;
   bool expect_accept = true;
   bool online = false;
-  std::string error;       // the class could not run (spec or generation)
+  std::string error;  // the class could not run (spec or generation)
   int histories = 0, run = 0, decided = 0, inconclusive = 0, timeout = 0, crashed = 0, not_run = 0, wrong = 0;
   double obs_median = 0, never_answered = 0;
   double median = 0, p99 = 0, max = 0;
@@ -519,12 +525,29 @@ Summary Summarize(const ClassDef& c, const std::vector<Trace>& traces, const std
     s.backtracks += r.backtracks;
     bool wrong = false;
     switch (r.status) {
-      case kAccept: ++s.decided; wrong = !c.expect_accept; break;
-      case kReject: ++s.decided; wrong = c.expect_accept; break;
-      case kInconclusive: ++s.inconclusive; s.max_is_bound = true; break;
-      case kTimeout: ++s.timeout; s.max_is_bound = true; break;
-      case kCrashed: ++s.crashed; s.max_is_bound = true; break;  // out of memory, killed by a signal
-      default: wrong = true; break;  // spec error, trace error
+      case kAccept:
+        ++s.decided;
+        wrong = !c.expect_accept;
+        break;
+      case kReject:
+        ++s.decided;
+        wrong = c.expect_accept;
+        break;
+      case kInconclusive:
+        ++s.inconclusive;
+        s.max_is_bound = true;
+        break;
+      case kTimeout:
+        ++s.timeout;
+        s.max_is_bound = true;
+        break;
+      case kCrashed:
+        ++s.crashed;
+        s.max_is_bound = true;
+        break;  // out of memory, killed by a signal
+      default:
+        wrong = true;
+        break;  // spec error, trace error
     }
     if (wrong) {
       ++s.wrong;
@@ -579,15 +602,18 @@ std::vector<std::string> Targets(const std::vector<Summary>& all) {
       met = met && good;
       parts.push_back(absl::StrCat(name, ": ", why));
     }
-    out.push_back(absl::StrCat("TARGET ", what, ": ", !measured ? "NOT MEASURED" : met ? "MET" : "NOT MET", " (",
-                               absl::StrJoin(parts, "; "), ")"));
+    out.push_back(absl::StrCat("TARGET ", what, ": ",
+                               !measured ? "NOT MEASURED"
+                               : met     ? "MET"
+                                         : "NOT MET",
+                               " (", absl::StrJoin(parts, "; "), ")"));
   };
   auto all_decided = [](const Summary& s) { return s.decided == s.histories && s.wrong == 0; };
   auto bound = [](const Summary& s) { return s.max_is_bound ? ">= " : ""; };
   line("register, 5 clients, <= 200 ops, crashed clients: every history decided, median < 1 ms, max < 20 ms",
        {"register-c5-200", "register-c5-200-bad"}, [&](const Summary& s, std::string* why) {
-         *why = absl::StrFormat("%d/%d decided, %d wrong, median %s ms, max %s%s ms", s.decided, s.histories,
-                                s.wrong, Ms(s.median), bound(s), Ms(s.max));
+         *why = absl::StrFormat("%d/%d decided, %d wrong, median %s ms, max %s%s ms", s.decided, s.histories, s.wrong,
+                                Ms(s.median), bound(s), Ms(s.max));
          return all_decided(s) && s.median < 1e-3 && s.max < 20e-3;
        });
   line("register, 5 clients, 1,000 ops: max < 200 ms", {"register-c5-1000", "register-c5-1000-bad"},
@@ -621,9 +647,7 @@ std::vector<std::string> Targets(const std::vector<Summary>& all) {
   return out;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  return absl::StrSplit(s, ',', absl::SkipEmpty());
-}
+std::vector<std::string> Split(const std::string& s) { return absl::StrSplit(s, ',', absl::SkipEmpty()); }
 
 // --check-trace=FILE [--check-spec=NAME]: checks one JSON-lines trace with
 // this build's checker (e.g. to compare the baseline's verdict).
@@ -659,12 +683,12 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
     std::fprintf(stderr, "%s\n", std::string(v.status().message()).c_str());
     return 2;
   }
-  std::printf("%s\nchecked %zu observations in %.6f s (%llu spec steps, %llu backtracks, %llu explanations, "
-              "%llu memo hits, %zu memo entries, %zu max frontier)\n",
-              check::FormatVerdict(*v).c_str(), trace->size(), secs,
-              static_cast<unsigned long long>(st.handler_runs), static_cast<unsigned long long>(st.backtracks),
-              static_cast<unsigned long long>(st.explanations), static_cast<unsigned long long>(st.memo_hits),
-              st.memo_entries, st.max_frontier_seen);
+  std::printf(
+      "%s\nchecked %zu observations in %.6f s (%llu spec steps, %llu backtracks, %llu explanations, "
+      "%llu memo hits, %zu memo entries, %zu max frontier)\n",
+      check::FormatVerdict(*v).c_str(), trace->size(), secs, static_cast<unsigned long long>(st.handler_runs),
+      static_cast<unsigned long long>(st.backtracks), static_cast<unsigned long long>(st.explanations),
+      static_cast<unsigned long long>(st.memo_hits), st.memo_entries, st.max_frontier_seen);
   return v->kind == check::Verdict::Kind::kAccept ? 0 : 1;
 }
 
@@ -740,7 +764,8 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: checker_hard_bench [--spec-dir=DIR] [--classes=a,b] [--seed=N] [--history-timeout=S] "
-                   "[--class-timeout=S] [--max-steps=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] [--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
+                   "[--class-timeout=S] [--max-steps=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] "
+                   "[--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
       return 2;
     }
   }
@@ -790,8 +815,10 @@ int Main(int argc, char** argv) {
     std::string gen_error;
     for (int i = 0; i < n && gen_error.empty(); ++i) {
       auto t = c.make(**spec, i);
-      if (!t.ok()) gen_error = absl::StrCat("history ", i, ": ", t.status().message());
-      else traces.push_back(std::move(*t));
+      if (!t.ok())
+        gen_error = absl::StrCat("history ", i, ": ", t.status().message());
+      else
+        traces.push_back(std::move(*t));
     }
     if (!gen_error.empty()) {
       s.name = c.name;
@@ -806,7 +833,8 @@ int Main(int argc, char** argv) {
     std::vector<Record> recs;
     RunClass(*spec, traces, c.online, lim, &recs);
     s = Summarize(c, traces, recs);
-    std::fprintf(stderr, "decided %d, inconclusive %d, timeout %d, not run %d, wrong %d; median %s ms, max %s ms, %s obs/s\n",
+    std::fprintf(stderr,
+                 "decided %d, inconclusive %d, timeout %d, not run %d, wrong %d; median %s ms, max %s ms, %s obs/s\n",
                  s.decided, s.inconclusive, s.timeout, s.not_run, s.wrong, Ms(s.median).c_str(), Ms(s.max).c_str(),
                  Human(s.obs_per_s).c_str());
     if (s.wrong > 0) {
@@ -831,12 +859,12 @@ int Main(int argc, char** argv) {
     std::string timeouts = absl::StrCat(s.timeout);
     if (s.crashed > 0) absl::StrAppend(&timeouts, " + ", s.crashed, " crashed");
     std::string observe = s.online ? Ms(s.max_observe) : "–";
-    std::printf("| %s | %d | %.0f | %.1f %% | %s | %s | %d | %d | %s | %d | %d | %s | %s | %s%s | %s | %s | %s | %llu |\n",
-                s.name.c_str(), s.histories, s.obs_median, 100 * s.never_answered,
-                s.expect_accept ? "accept" : "reject", s.online ? "online" : "offline", s.decided, s.inconclusive, timeouts.c_str(), s.not_run, s.wrong,
-                Ms(s.median).c_str(), Ms(s.p99).c_str(), bound.c_str(), Ms(s.max).c_str(),
-                Human(s.decisions_per_s).c_str(), Human(s.obs_per_s).c_str(), observe.c_str(),
-                static_cast<unsigned long long>(s.handler_runs));
+    std::printf(
+        "| %s | %d | %.0f | %.1f %% | %s | %s | %d | %d | %s | %d | %d | %s | %s | %s%s | %s | %s | %s | %llu |\n",
+        s.name.c_str(), s.histories, s.obs_median, 100 * s.never_answered, s.expect_accept ? "accept" : "reject",
+        s.online ? "online" : "offline", s.decided, s.inconclusive, timeouts.c_str(), s.not_run, s.wrong,
+        Ms(s.median).c_str(), Ms(s.p99).c_str(), bound.c_str(), Ms(s.max).c_str(), Human(s.decisions_per_s).c_str(),
+        Human(s.obs_per_s).c_str(), observe.c_str(), static_cast<unsigned long long>(s.handler_runs));
   }
   for (const Summary& s : summaries)
     if (!s.first_wrong.empty()) std::printf("\nWRONG %s: %s\n", s.name.c_str(), s.first_wrong.c_str());
@@ -849,12 +877,14 @@ int Main(int argc, char** argv) {
       std::perror(tsv.c_str());
       return 2;
     }
-    std::fprintf(f, "class\thistories\tdecided\tinconclusive\ttimeout\tcrashed\tnot_run\twrong\tmedian_ms\tp99_ms\tmax_ms\t"
-                    "max_is_bound\tdecisions_per_s\tobs_per_s\tmax_observe_ms\tonline\terror\n");
+    std::fprintf(
+        f,
+        "class\thistories\tdecided\tinconclusive\ttimeout\tcrashed\tnot_run\twrong\tmedian_ms\tp99_ms\tmax_ms\t"
+        "max_is_bound\tdecisions_per_s\tobs_per_s\tmax_observe_ms\tonline\terror\n");
     for (const Summary& s : summaries)
-      std::fprintf(f, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%d\t%.2f\t%.1f\t%.4f\t%d\t%s\n", s.name.c_str(),
-                   s.histories, s.decided, s.inconclusive, s.timeout, s.crashed, s.not_run, s.wrong, s.median * 1e3,
-                   s.p99 * 1e3, s.max * 1e3, s.max_is_bound ? 1 : 0, s.decisions_per_s, s.obs_per_s,
+      std::fprintf(f, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%d\t%.2f\t%.1f\t%.4f\t%d\t%s\n",
+                   s.name.c_str(), s.histories, s.decided, s.inconclusive, s.timeout, s.crashed, s.not_run, s.wrong,
+                   s.median * 1e3, s.p99 * 1e3, s.max * 1e3, s.max_is_bound ? 1 : 0, s.decisions_per_s, s.obs_per_s,
                    s.max_observe * 1e3, s.online ? 1 : 0, s.error.c_str());
     std::fclose(f);
   }

@@ -68,8 +68,8 @@ std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token, int seconds =
 
 // ------------------------------------------------------------------ client
 
-int Client(const std::string& addr, const std::string& token, int64_t start_ns, int64_t end_ns,
-           int max_jobs, const std::string& out_path) {
+int Client(const std::string& addr, const std::string& token, int64_t start_ns, int64_t end_ns, int max_jobs,
+           const std::string& out_path) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of our own
   auto channel = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
@@ -139,8 +139,7 @@ int Client(const std::string& addr, const std::string& token, int64_t start_ns, 
     }
   }
   std::ofstream out(out_path);
-  out << completed << " " << errors << " " << empty << " " << (late ? 1 : 0) << " "
-      << lease_us.size() << "\n";
+  out << completed << " " << errors << " " << empty << " " << (late ? 1 : 0) << " " << lease_us.size() << "\n";
   for (int64_t us : lease_us) out << us << "\n";
   for (int64_t us : complete_us) out << us << "\n";
   return out.good() ? 0 : 1;
@@ -186,9 +185,12 @@ Cpu SampleCpu(pid_t coordinator, pid_t postmaster, const std::vector<pid_t>& cli
     pid_t ppid = 0;
     double cpu = 0;
     if (!absl::SimpleAtoi(name, &pid) || !ProcStat(name, &ppid, &cpu)) continue;
-    if (pid == coordinator) c.coordinator += cpu;
-    else if (pid == postmaster || (postmaster > 0 && ppid == postmaster)) c.postgres += cpu;
-    else if (std::find(clients.begin(), clients.end(), pid) != clients.end()) c.clients += cpu;
+    if (pid == coordinator)
+      c.coordinator += cpu;
+    else if (pid == postmaster || (postmaster > 0 && ppid == postmaster))
+      c.postgres += cpu;
+    else if (std::find(clients.begin(), clients.end(), pid) != clients.end())
+      c.clients += cpu;
   }
   return c;
 }
@@ -284,10 +286,9 @@ int Parent(const Options& o, const std::string& self) {
       std::vector<std::string> outs;
       for (int i = 0; i < n; ++i) {
         outs.push_back(absl::StrCat(tmp, "/client-", max_jobs, "-", n, "-", rep, "-", i, ".out"));
-        pids.push_back(dualswarm::testing::Spawn(
-            {self, "client", coord.address(), worker, std::to_string(start), std::to_string(end),
-             std::to_string(max_jobs), outs.back()},
-            tmp + "/clients.log"));
+        pids.push_back(dualswarm::testing::Spawn({self, "client", coord.address(), worker, std::to_string(start),
+                                                  std::to_string(end), std::to_string(max_jobs), outs.back()},
+                                                 tmp + "/clients.log"));
       }
       // CPU used inside the window by the coordinator, its PostgreSQL (a
       // backend that exits inside the window is missed: none should) and
@@ -308,8 +309,7 @@ int Parent(const Options& o, const std::string& self) {
       out.cpu = {c1.coordinator - c0.coordinator, c1.postgres - c0.postgres, c1.clients - c0.clients};
       for (pid_t pid : pids) {
         int status = 0;
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
           out.ok = false;
       }
       int64_t completed = 0;
@@ -350,8 +350,7 @@ int Parent(const Options& o, const std::string& self) {
       for (int n : o.clients) {
         std::vector<Sample> samples;
         for (int rep = 0; rep < o.reps; ++rep) samples.push_back(measure(max_jobs, n, rep));
-        std::sort(samples.begin(), samples.end(),
-                  [](const Sample& a, const Sample& b) { return a.rate < b.rate; });
+        std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.rate < b.rate; });
         const Sample& m = samples[samples.size() / 2];
         bool ok = std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.ok; });
         const auto& lat = m.lease_us;
@@ -359,22 +358,18 @@ int Parent(const Options& o, const std::string& self) {
                          "| %d | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d |"
                          " %.2f / %.2f / %.2f | %.0f |%s\n",
                          max_jobs, n, m.rate, lat.size(), Percentile(lat, 0.5), Percentile(lat, 0.9),
-                         Percentile(lat, 0.99), lat.empty() ? 0.0 : lat.back() / 1000.0,
-                         Percentile(m.complete_us, 0.5), Percentile(m.complete_us, 0.99), m.errors,
-                         m.empty, m.cpu.coordinator, m.cpu.postgres, m.cpu.clients,
-                         Capacity(m.cpu),
-                         ok ? (m.late ? " (some clients started late)" : "")
-                            : " CLIENT FAILURE (see clients.log)")
+                         Percentile(lat, 0.99), lat.empty() ? 0.0 : lat.back() / 1000.0, Percentile(m.complete_us, 0.5),
+                         Percentile(m.complete_us, 0.99), m.errors, m.empty, m.cpu.coordinator, m.cpu.postgres,
+                         m.cpu.clients, Capacity(m.cpu),
+                         ok ? (m.late ? " (some clients started late)" : "") : " CLIENT FAILURE (see clients.log)")
                   << std::flush;
         if (!ok) rc = 1;
         bool met = m.rate >= 1000 && Percentile(lat, 0.99) < 20;
-        absl::StrAppend(&verdict, verdict.empty() ? "" : "; ", n, " client(s): ",
-                        met ? "met" : "NOT met",
+        absl::StrAppend(&verdict, verdict.empty() ? "" : "; ", n, " client(s): ", met ? "met" : "NOT met",
                         absl::StrFormat(" (%.0f jobs/s, p99 %.1f ms)", m.rate, Percentile(lat, 0.99)));
       }
       absl::StrAppend(&verdicts, "\nTarget >= 1000 jobs/s with p99 LeaseJobs < 20 ms (max_jobs=", max_jobs,
-                      o.reps > 1 ? absl::StrCat(", median of ", o.reps, " runs") : std::string(),
-                      "): ", verdict, "\n");
+                      o.reps > 1 ? absl::StrCat(", median of ", o.reps, " runs") : std::string(), "): ", verdict, "\n");
     }
     std::cout << verdicts;
     if (rc != 0) std::cerr << dualswarm::testing::Slurp(tmp + "/clients.log");
@@ -402,12 +397,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--coordinator") o.coordinator = next();
-    else if (a == "--clients") o.clients = ParseInts(next());
-    else if (a == "--max-jobs") o.max_jobs = ParseInts(next());
-    else if (a == "--seconds") o.seconds = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--reps") o.reps = std::max(1, std::atoi(next().c_str()));
+    if (a == "--coordinator")
+      o.coordinator = next();
+    else if (a == "--clients")
+      o.clients = ParseInts(next());
+    else if (a == "--max-jobs")
+      o.max_jobs = ParseInts(next());
+    else if (a == "--seconds")
+      o.seconds = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--jobs")
+      o.jobs = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--reps")
+      o.reps = std::max(1, std::atoi(next().c_str()));
     else {
       std::cerr << "usage: lease_bench --coordinator BIN [--clients 1,4,16] [--max-jobs 1,8]"
                    " [--seconds 8] [--jobs 30000] [--reps 1]\n";

@@ -86,8 +86,8 @@ void Throughput(const std::string& title, std::shared_ptr<const lang::Spec> spec
                 const std::string& adapter) {
   std::vector<double> rates;
   for (int seed = 1; seed <= 5; ++seed) {
-    auto r = workers::RunJob(spec, Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter,
-                                           static_cast<uint64_t>(seed), 5000));
+    auto r = workers::RunJob(
+        spec, Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter, static_cast<uint64_t>(seed), 5000));
     if (!r.ok() || r->outcome != workers::Outcome::kPassed) {
       std::printf("| %s | FAILED: %s |\n", title.c_str(), r.ok() ? r->reason.c_str() : r.status().ToString().c_str());
       return;
@@ -112,7 +112,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot load specs\n");
     return 2;
   }
-  std::printf("\n### Tester throughput against the correct servers (5000 requests, 4 connections, median of 5 seeds)\n\n");
+  std::printf(
+      "\n### Tester throughput against the correct servers (5000 requests, 4 connections, median of 5 seeds)\n\n");
   std::printf("| server | requests/s (sent, answered and checked) |\n|---|---:|\n");
   Throughput("ds-ref-webdav (http_webdav.dspec)", *http, webdav, "http");
   Throughput("ds-ref-kv (kv.dspec)", *kvs, kv, "jsonl");

@@ -36,7 +36,9 @@ size_t Messages(const std::vector<check::Observation>& trace) {
 void Table(const std::string& title, std::shared_ptr<const lang::Spec> spec, const std::string& bin,
            const std::string& adapter, int seeds) {
   std::printf("\n### %s (%d seeds per mutant, medians)\n\n", title.c_str(), seeds);
-  std::printf("| mutant | messages before | messages after | reruns | shrink s | complete |\n|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| mutant | messages before | messages after | reruns | shrink s | complete "
+      "|\n|---:|---:|---:|---:|---:|---:|\n");
   for (int m = 1; m < 200; ++m) {
     std::vector<double> before, after, reruns, secs;
     int complete = 0, found = 0;

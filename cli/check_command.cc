@@ -69,8 +69,7 @@ int CheckCommand(const std::vector<std::string>& args) {
   if (f.count("max-steps") && !absl::SimpleAtoi(f["max-steps"], &opts.max_steps))
     return BadInput("--max-steps must be a non-negative integer");
   opts.max_seconds = 120;
-  if (f.count("max-seconds") && (!absl::SimpleAtod(f["max-seconds"], &opts.max_seconds) ||
-                                 !(opts.max_seconds > 0)))
+  if (f.count("max-seconds") && (!absl::SimpleAtod(f["max-seconds"], &opts.max_seconds) || !(opts.max_seconds > 0)))
     return BadInput("--max-seconds must be a positive number of seconds");
   bool json = f.count("json") > 0;
   if (auto model = check::MakeNetworkModel(opts.network); !model.ok())
@@ -109,14 +108,16 @@ int CheckCommand(const std::vector<std::string>& args) {
     std::fflush(stdout);
     std::fprintf(stderr, "checked %llu observations in %.3f s (%llu spec steps, %llu backtracks, %llu solver calls)\n",
                  static_cast<unsigned long long>(stats.observations), secs,
-                 static_cast<unsigned long long>(stats.handler_runs),
-                 static_cast<unsigned long long>(stats.backtracks),
+                 static_cast<unsigned long long>(stats.handler_runs), static_cast<unsigned long long>(stats.backtracks),
                  static_cast<unsigned long long>(stats.solver.z3_calls));
   }
   switch (verdict->kind) {
-    case check::Verdict::Kind::kAccept: return kExitOk;
-    case check::Verdict::Kind::kReject: return kExitRejected;
-    default: return kExitBadInput;
+    case check::Verdict::Kind::kAccept:
+      return kExitOk;
+    case check::Verdict::Kind::kReject:
+      return kExitRejected;
+    default:
+      return kExitBadInput;
   }
 }
 
@@ -134,9 +135,9 @@ int SpecCheckCommand(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
     return kExitBadInput;
   }
-  std::printf("%s: spec '%s' OK (%zu vars, %zu functions, %zu generators, hash %s)\n",
-              f["spec"].c_str(), (*spec)->name.c_str(), (*spec)->ast.vars.size(),
-              (*spec)->ast.fns.size(), (*spec)->ast.gens.size(), (*spec)->content_hash.c_str());
+  std::printf("%s: spec '%s' OK (%zu vars, %zu functions, %zu generators, hash %s)\n", f["spec"].c_str(),
+              (*spec)->name.c_str(), (*spec)->ast.vars.size(), (*spec)->ast.fns.size(), (*spec)->ast.gens.size(),
+              (*spec)->content_hash.c_str());
   return kExitOk;
 }
 

@@ -22,11 +22,11 @@ int ReplayCommand(const std::vector<std::string>& args);
 int SpecCheckCommand(const std::vector<std::string>& args);
 
 // Commands that talk to a coordinator over gRPC (cli/remote/).
-int SpecCommand(const std::vector<std::string>& args);     // spec push|list|show
-int TargetCommand(const std::vector<std::string>& args);   // target add|list
-int RunCommand(const std::vector<std::string>& args);      // run submit|list|show|watch|cancel
-int FindingCommand(const std::vector<std::string>& args);  // finding list|show
-int CampaignCommand(const std::vector<std::string>& args); // campaign create|list|show|pause|resume|delete
+int SpecCommand(const std::vector<std::string>& args);      // spec push|list|show
+int TargetCommand(const std::vector<std::string>& args);    // target add|list
+int RunCommand(const std::vector<std::string>& args);       // run submit|list|show|watch|cancel
+int FindingCommand(const std::vector<std::string>& args);   // finding list|show
+int CampaignCommand(const std::vector<std::string>& args);  // campaign create|list|show|pause|resume|delete
 
 }  // namespace dualswarm::cli
 

@@ -69,15 +69,14 @@ int ReplayCommand(const std::vector<std::string>& args) {
     auto r = workers::RunJob(*spec, o);
     if (!r.ok()) return BadInput(std::string(r.status().message()));
     std::string sig;
-    if (r->outcome != workers::Outcome::kPassed)
-      sig = harness::ComputeSignature(workers::VerdictOf(*r), r->trace);
+    if (r->outcome != workers::Outcome::kPassed) sig = harness::ComputeSignature(workers::VerdictOf(*r), r->trace);
     const char* what = r->outcome == workers::Outcome::kPassed ? "passed"
-                       : sig == cx->signature                   ? "reproduced"
-                                                                : "failed differently";
+                       : sig == cx->signature                  ? "reproduced"
+                                                               : "failed differently";
     (r->outcome == workers::Outcome::kPassed ? passed : sig == cx->signature ? same : other)++;
     if (json) {
-      std::printf("{\"replay\":%d,\"result\":\"%s\",\"kind\":\"%s\",\"signature\":\"%s\",\"expected\":\"%s\"}\n",
-                  i + 1, what, workers::OutcomeName(r->outcome), sig.c_str(), cx->signature.c_str());
+      std::printf("{\"replay\":%d,\"result\":\"%s\",\"kind\":\"%s\",\"signature\":\"%s\",\"expected\":\"%s\"}\n", i + 1,
+                  what, workers::OutcomeName(r->outcome), sig.c_str(), cx->signature.c_str());
     } else {
       std::printf("replay %d/%d: %s (%s%s)\n", i + 1, times, what, workers::OutcomeName(r->outcome),
                   sig.empty() ? "" : absl::StrCat(", signature ", sig).c_str());

@@ -10,13 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "engine/harness/counterexample.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
-#include "workers/runner/choice_sites.h"
 #include "util/ready_probe.h"
+#include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
-#include "engine/harness/counterexample.h"
 
 namespace dualswarm::cli {
 namespace {
@@ -85,22 +85,21 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   ir::AppendJsonString(spec.name, &out);
   absl::StrAppend(&out, ",\"hash\":\"", spec.content_hash, "\"},\"target\":");
   ir::AppendJsonString(o.launch.empty() ? o.target : o.launch, &out);
-  absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
-                  check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"",
-                  o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
-                  ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received,
-                  ",\"seconds\":", r.seconds,
-                  ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
-                  ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
-                  ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
-                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
-                  ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":",
-                  r.stats.max_observe_seconds, "}");
+  absl::StrAppend(
+      &out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"", check::BranchOrderName(o.exec.checker.branch_order),
+      "\",\"feature_mask\":\"", o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
+      ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds,
+      ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
+      ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
+      ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
+      ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
+      ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
   for (size_t i = 0; !passed && i < r.inputs.size(); ++i)
-    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr), "}");
+    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr),
+                    "}");
   out += "],\"trace\":[";
   for (size_t i = 0; !passed && i < r.trace.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(r.trace[i]));
@@ -139,7 +138,8 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   o.target = f.count("target") ? f["target"] : "";
   o.adapter = f.count("adapter") ? f["adapter"] : (spec->schema == "json" ? "jsonl" : "http");
   o.exec.max_in_flight = -1;
-  if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) || !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
+  if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) ||
+      !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
       !NumFlag(f, "connections", 1, 1024, &o.exec.connections, &err) ||
       !NumFlag(f, "max-in-flight", 1, 100000, &o.exec.max_in_flight, &err) ||
       !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
@@ -148,8 +148,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     return BadInput(err);
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
   if (f.count("max-check-seconds") &&
-      (!absl::SimpleAtod(f["max-check-seconds"], &o.exec.checker.max_seconds) ||
-       !(o.exec.checker.max_seconds > 0)))
+      (!absl::SimpleAtod(f["max-check-seconds"], &o.exec.checker.max_seconds) || !(o.exec.checker.max_seconds > 0)))
     return BadInput("--max-check-seconds must be a positive number of seconds");
   if (f.count("time") && (!absl::SimpleAtod(f["time"], &o.time_budget_s) || o.time_budget_s <= 0))
     return BadInput("--time must be a positive number of seconds");
@@ -218,7 +217,8 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
   std::printf("%s after %llu requests (seed %llu, %.2f s)\n\n%s", workers::OutcomeName(r.outcome),
               static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds,
               harness::RenderSequenceDiagram(*cx).c_str());
-  if (f.count("save")) std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
+  if (f.count("save"))
+    std::printf("saved to %s (replay: dualswarm replay %s --launch ...)\n", f["save"].c_str(), f["save"].c_str());
   return std::nullopt;
 }
 
@@ -227,11 +227,12 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
   if (json) {
     std::printf("%s\n", ResultJson(spec, o, r, "").c_str());
   } else if (r.outcome == workers::Outcome::kPassed) {
-    std::printf("PASSED: %llu requests on %d connections, every response explained by spec '%s' "
-                "(seed %llu, %.2f s, %.0f requests/s)\n",
-                static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
-                static_cast<unsigned long long>(o.exec.seed), r.seconds,
-                r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0);
+    std::printf(
+        "PASSED: %llu requests on %d connections, every response explained by spec '%s' "
+        "(seed %llu, %.2f s, %.0f requests/s)\n",
+        static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
+        static_cast<unsigned long long>(o.exec.seed), r.seconds,
+        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0);
   } else {
     std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r.outcome),
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);
@@ -254,11 +255,13 @@ int TestCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args,
-                  {"spec", "launch", "target", "adapter", "seed", "steps", "time", "connections",
-                   "max-in-flight", "branch-order", "feature-mask", "response-timeout", "network",
-                   "max-frontier", "max-check-seconds", "ready-timeout", "ready", "save", "shrink-reruns",
-                   "shrink-time"},
+  if (!ParseFlags(args, {"spec",          "launch",       "target",
+                         "adapter",       "seed",         "steps",
+                         "time",          "connections",  "max-in-flight",
+                         "branch-order",  "feature-mask", "response-timeout",
+                         "network",       "max-frontier", "max-check-seconds",
+                         "ready-timeout", "ready",        "save",
+                         "shrink-reruns", "shrink-time"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
@@ -291,7 +294,9 @@ int TestCommand(const std::vector<std::string>& args) {
   } else {
     ReportOther(**spec, o, *r, json);
   }
-  return workers::IsSutFault(r->outcome) ? kExitRejected : r->outcome == workers::Outcome::kPassed ? kExitOk : kExitBadInput;
+  return workers::IsSutFault(r->outcome)           ? kExitRejected
+         : r->outcome == workers::Outcome::kPassed ? kExitOk
+                                                   : kExitBadInput;
 }
 
 }  // namespace dualswarm::cli

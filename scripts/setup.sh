@@ -25,6 +25,7 @@ PACKAGES=(
   # scripts/fuzz.sh (tests/fuzz): clang builds the libFuzzer targets; libFuzzer
   # and the ASan/UBSan runtimes are in compiler-rt's package.
   clang libclang-rt-14-dev
+  clang-format          # scripts/format.sh; the Format test checks every C++ file against .clang-format
 )
 
 missing=()

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace dualswarm::util {
@@ -32,8 +32,8 @@ inline absl::StatusOr<ReadyProbe> ParseReadyProbe(const std::string& probe) {
   p.path = probe.substr(5);
   if (p.path.size() > 1000) return absl::InvalidArgumentError("readiness probe path exceeds 1000 bytes");
   if (absl::StartsWith(p.path, "//"))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bad readiness probe \"", probe, "\": want http:/PATH, a path on the SUT's own port, not a URL"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad readiness probe \"", probe, "\": want http:/PATH, a path on the SUT's own port, not a URL"));
   for (char c : p.path)
     if (static_cast<unsigned char>(c) <= ' ' || static_cast<unsigned char>(c) >= 0x7f)
       return absl::InvalidArgumentError(

@@ -21,11 +21,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define RETURN_IF_ERROR(expr)                                      \
-  do {                                                             \
-    if (::absl::Status ds_status_ = (expr); !ds_status_.ok()) {    \
-      return ds_status_;                                           \
-    }                                                              \
+#define RETURN_IF_ERROR(expr)                                   \
+  do {                                                          \
+    if (::absl::Status ds_status_ = (expr); !ds_status_.ok()) { \
+      return ds_status_;                                        \
+    }                                                           \
   } while (false)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
@@ -34,8 +34,8 @@
 // Implementation details of the macros above.
 #define DS_STATUS_MACROS_CONCAT_INNER_(a, b) a##b
 #define DS_STATUS_MACROS_CONCAT_(a, b) DS_STATUS_MACROS_CONCAT_INNER_(a, b)
-#define DS_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
-  auto statusor = (expr);                              \
+#define DS_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)     \
+  auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = *std::move(statusor)
 

@@ -124,15 +124,15 @@ int Create(const ParsedArgs& a) {
   t->set_target_id(target_id);
   auto stub = v1::CampaignService::NewStub(client->channel());
   v1::Campaign made;
-  if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, &made); }, &code))
+  if (!remote::CallOk(
+          *client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, &made); }, &code))
     return code;
   if (f.count("json")) {
     std::printf("%s\n", remote::ToJson(made).c_str());
   } else {
     std::printf("campaign %lld \"%s\" created (%s): \"%s\" UTC, %d jobs of spec %s against target %lld\n",
                 static_cast<long long>(made.id()), made.name().c_str(), State(made).c_str(), made.cron().c_str(),
-                made.template_().jobs(), SpecText(made).c_str(),
-                static_cast<long long>(made.template_().target_id()));
+                made.template_().jobs(), SpecText(made).c_str(), static_cast<long long>(made.template_().target_id()));
     std::printf("next fire: %s\n", made.paused() ? "- (paused)" : remote::FormatTime(made.next_fire_at()).c_str());
   }
   return kExitOk;
@@ -149,7 +149,8 @@ int List(const ParsedArgs& a) {
   int code = 0;
   for (;;) {
     v1::ListCampaignsResponse page;
-    if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+    if (!remote::CallOk(
+            *client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
       return code;
     for (auto& c : *page.mutable_campaigns()) *all.add_campaigns() = std::move(c);
     if (page.next_page_token().empty()) break;
@@ -190,11 +191,12 @@ void PrintCampaign(const v1::Campaign& c) {
   std::printf("  jobs          %d per run, seed %s%s\n", t.jobs(),
               t.seed() ? absl::StrCat(t.seed()).c_str() : "random per run",
               t.stop_at_first_finding() ? ", stops at the first finding" : "");
-  std::printf("  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s, gen %s\n",
-              static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
-              static_cast<long long>(b.response_timeout_ms()),
-              b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
-              b.network().c_str(), t.gen().c_str());
+  std::printf(
+      "  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s, gen %s\n",
+      static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
+      static_cast<long long>(b.response_timeout_ms()),
+      b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
+      b.network().c_str(), t.gen().c_str());
   std::printf("  created       %s\n", remote::FormatTime(c.created_at()).c_str());
 }
 
@@ -210,13 +212,15 @@ int Show(const ParsedArgs& a) {
   v1::CampaignIdRequest get;
   SetIdOrName(a.positional[0], &get);
   v1::Campaign c;
-  if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, get, &c); }, &code))
+  if (!remote::CallOk(
+          *client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, get, &c); }, &code))
     return code;
   v1::ListCampaignRunsRequest lr;
   lr.set_id(c.id());
   lr.set_page_size(runs);
   v1::ListCampaignRunsResponse history;
-  if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->ListRuns(ctx, lr, &history); }, &code))
+  if (!remote::CallOk(
+          *client, [&](grpc::ClientContext* ctx) { return stub->ListRuns(ctx, lr, &history); }, &code))
     return code;
   if (a.flags.count("json")) {
     std::printf("{\"campaign\":%s,\"history\":%s}\n", remote::ToJson(c).c_str(), remote::ToJson(history).c_str());
@@ -247,7 +251,8 @@ int Change(const ParsedArgs& a, const std::string& sub) {
   SetIdOrName(a.positional[0], &req);
   if (sub == "delete") {
     v1::DeleteCampaignResponse resp;
-    if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Delete(ctx, req, &resp); }, &code))
+    if (!remote::CallOk(
+            *client, [&](grpc::ClientContext* ctx) { return stub->Delete(ctx, req, &resp); }, &code))
       return code;
     if (a.flags.count("json")) {
       std::printf("%s\n", remote::ToJson(resp).c_str());

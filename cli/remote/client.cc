@@ -124,20 +124,24 @@ std::unique_ptr<grpc::ClientContext> Client::Unary() const {
 
 int ExitCodeFor(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return 0;
+    case grpc::StatusCode::OK:
+      return 0;
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
     case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED: return kExitCoordinator;
-    default: return kExitBadInput;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return kExitCoordinator;
+    default:
+      return kExitBadInput;
   }
 }
 
 int Client::Fail(const grpc::Status& status) const {
   std::string hint;
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE)
-    hint = " (is dualswarm-coordinator running there? set --coordinator or DUALSWARM_ADDR; "
-           "--tls-ca for a TLS coordinator)";
+    hint =
+        " (is dualswarm-coordinator running there? set --coordinator or DUALSWARM_ADDR; "
+        "--tls-ca for a TLS coordinator)";
   else if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED)
     hint = token_.empty() ? " (no token given: set --token or DUALSWARM_TOKEN)" : " (check --token / DUALSWARM_TOKEN)";
   std::string msg(absl::StripTrailingAsciiWhitespace(status.error_message()));
@@ -156,9 +160,7 @@ std::string ToJson(const google::protobuf::Message& m) {
 
 bool IsSet(const google::protobuf::Timestamp& ts) { return ts.seconds() != 0 || ts.nanos() != 0; }
 
-double Seconds(const google::protobuf::Timestamp& ts) {
-  return static_cast<double>(ts.seconds()) + ts.nanos() / 1e9;
-}
+double Seconds(const google::protobuf::Timestamp& ts) { return static_cast<double>(ts.seconds()) + ts.nanos() / 1e9; }
 
 std::string FormatTime(const google::protobuf::Timestamp& ts) {
   if (!IsSet(ts)) return "-";
@@ -176,9 +178,7 @@ std::string FirstLine(absl::string_view text, size_t max) {
   return std::string(line);
 }
 
-bool ParseId(absl::string_view text, int64_t* id) {
-  return absl::SimpleAtoi(text, id) && *id > 0;
-}
+bool ParseId(absl::string_view text, int64_t* id) { return absl::SimpleAtoi(text, id) && *id > 0; }
 
 std::string Table::Render() const {
   std::vector<size_t> width;

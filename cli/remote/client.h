@@ -46,9 +46,9 @@ inline constexpr std::chrono::seconds kUnaryDeadline{30};
 extern const char kConnectionHelp[];
 
 struct ParsedArgs {
-  FlagMap flags;                                         // last value of each flag given
-  std::map<std::string, std::vector<std::string>> all;   // every value of each valued flag, in order
-  std::vector<std::string> positional;                   // arguments that are not flags, in order
+  FlagMap flags;                                        // last value of each flag given
+  std::map<std::string, std::vector<std::string>> all;  // every value of each valued flag, in order
+  std::vector<std::string> positional;                  // arguments that are not flags, in order
 };
 
 // Parses ARGS like ParseFlags (cli/flags.h), but allows positional arguments

@@ -45,9 +45,7 @@ const char kFindingHelp[] =
     "  --json             print the protobuf JSON mapping of the response\n"
     "\n";
 
-int Usage(const std::string& err) {
-  return BadInput(absl::StrCat(err, "\n\n", kFindingHelp, remote::kConnectionHelp));
-}
+int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", kFindingHelp, remote::kConnectionHelp)); }
 
 int List(const ParsedArgs& a) {
   const FlagMap& f = a.flags;
@@ -75,7 +73,8 @@ int List(const ParsedArgs& a) {
   while (all.findings_size() < limit) {
     req.set_page_size(std::min(limit - all.findings_size(), 500));
     v1::ListFindingsResponse page;
-    if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+    if (!remote::CallOk(
+            **client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
       return code;
     for (auto& x : *page.mutable_findings()) *all.add_findings() = std::move(x);
     if (page.next_page_token().empty()) break;
@@ -119,7 +118,8 @@ int Show(const ParsedArgs& a) {
   req.set_id(id);
   v1::Finding finding;
   int code = 0;
-  if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &finding); }, &code))
+  if (!remote::CallOk(
+          **client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &finding); }, &code))
     return code;
   const v1::Counterexample* smallest = nullptr;
   for (const auto& c : finding.counterexamples())
@@ -153,12 +153,13 @@ int Show(const ParsedArgs& a) {
               remote::FirstLine(finding.reason(), 400).c_str());
   if (smallest == nullptr) return kExitOk;
   const v1::Counterexample& c = *smallest;
-  std::printf("\nsmallest counterexample %lld: run %lld, job %lld, seed %llu, branch order %s%s, %d request%s "
-              "(%d before shrinking)\n\n",
-              static_cast<long long>(c.id()), static_cast<long long>(c.run_id()), static_cast<long long>(c.job_id()),
-              static_cast<unsigned long long>(c.seed()), remote::EnumText(c.branch_order()).c_str(),
-              c.feature_mask().empty() ? "" : absl::StrCat(", feature mask ", c.feature_mask()).c_str(), c.size(),
-              c.size() == 1 ? "" : "s", c.unshrunk_size());
+  std::printf(
+      "\nsmallest counterexample %lld: run %lld, job %lld, seed %llu, branch order %s%s, %d request%s "
+      "(%d before shrinking)\n\n",
+      static_cast<long long>(c.id()), static_cast<long long>(c.run_id()), static_cast<long long>(c.job_id()),
+      static_cast<unsigned long long>(c.seed()), remote::EnumText(c.branch_order()).c_str(),
+      c.feature_mask().empty() ? "" : absl::StrCat(", feature mask ", c.feature_mask()).c_str(), c.size(),
+      c.size() == 1 ? "" : "s", c.unshrunk_size());
   bool drawn = false;
   if (!c.document_json().empty()) {
     auto cx = harness::CounterexampleFromJson(c.document_json());

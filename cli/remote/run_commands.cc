@@ -72,9 +72,7 @@ const char kRunHelp[] =
     "  --json                  print the protobuf JSON mapping (watch: one RunEvent per line)\n"
     "\n";
 
-int Usage(const std::string& err) {
-  return BadInput(absl::StrCat(err, "\n\n", kRunHelp, remote::kConnectionHelp));
-}
+int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", kRunHelp, remote::kConnectionHelp)); }
 
 int Connect(const ParsedArgs& a, std::unique_ptr<Client>* out) {
   auto client = Client::Connect(a.flags);
@@ -101,8 +99,8 @@ std::string FormatSeconds(double s) {
 }
 
 std::string Counts(const v1::JobCounts& c) {
-  return absl::StrCat("queued ", c.queued(), ", leased ", c.leased(), ", passed ", c.passed(), ", failed ",
-                      c.failed(), ", error ", c.error(), ", cancelled ", c.cancelled());
+  return absl::StrCat("queued ", c.queued(), ", leased ", c.leased(), ", passed ", c.passed(), ", failed ", c.failed(),
+                      ", error ", c.error(), ", cancelled ", c.cancelled());
 }
 
 // The one-line view of a run (plain: one line per event; bar: the redrawn
@@ -118,15 +116,17 @@ std::string ProgressLine(const v1::Run& r, bool bar) {
   int filled = total > 0 ? static_cast<int>(static_cast<int64_t>(done) * kWidth / total) : 0;
   return absl::StrCat("run ", r.id(), " [", std::string(filled, '#'), std::string(kWidth - filled, '.'), "] ", done,
                       "/", total, "  queued ", c.queued(), "  leased ", c.leased(), "  passed ", c.passed(),
-                      "  failed ", c.failed(), "  error ", c.error(), "  ", FormatSeconds(Elapsed(r)), "  ",
-                      state);
+                      "  failed ", c.failed(), "  error ", c.error(), "  ", FormatSeconds(Elapsed(r)), "  ", state);
 }
 
 int ExitForState(v1::RunState s) {
   switch (s) {
-    case v1::RUN_STATE_PASSED: return kExitOk;
-    case v1::RUN_STATE_FAILED: return kExitRejected;
-    default: return remote::kExitRunNotPassed;
+    case v1::RUN_STATE_PASSED:
+      return kExitOk;
+    case v1::RUN_STATE_FAILED:
+      return kExitRejected;
+    default:
+      return remote::kExitRunNotPassed;
   }
 }
 
@@ -143,8 +143,8 @@ std::string Summary(const v1::Run& r) {
       return absl::StrCat("run ", r.id(), " cancelled: ", Done(r.counts()) - c.cancelled(), " of ", c.total(),
                           " jobs had finished (", took, ")");
     default:
-      return absl::StrCat("run ", r.id(), " ended in error: ", r.error().empty() ? Counts(c) : r.error(), " (",
-                          took, ")");
+      return absl::StrCat("run ", r.id(), " ended in error: ", r.error().empty() ? Counts(c) : r.error(), " (", took,
+                          ")");
   }
 }
 
@@ -163,7 +163,10 @@ int Watch(const Client& client, int64_t id, bool json) {
   std::condition_variable cv;
   bool stop = false, have = false;
   v1::Run last;
-  auto draw = [&] { std::printf("\r\033[K%s", ProgressLine(last, true).c_str()); std::fflush(stdout); };
+  auto draw = [&] {
+    std::printf("\r\033[K%s", ProgressLine(last, true).c_str());
+    std::fflush(stdout);
+  };
   std::thread ticker;
   if (tty)
     ticker = std::thread([&] {
@@ -236,7 +239,8 @@ int Submit(const ParsedArgs& a) {
     v1::GetSpecRequest g;
     g.set_name(f.at("spec-name"));
     v1::Spec s;
-    if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, g, &s); }, &code))
+    if (!remote::CallOk(
+            *client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, g, &s); }, &code))
       return code;
     t->set_spec_hash(s.hash());
     spec_name = s.name();
@@ -255,15 +259,16 @@ int Submit(const ParsedArgs& a) {
 
   auto stub = v1::RunService::NewStub(client->channel());
   v1::Run run;
-  if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Submit(ctx, req, &run); }, &code))
+  if (!remote::CallOk(
+          *client, [&](grpc::ClientContext* ctx) { return stub->Submit(ctx, req, &run); }, &code))
     return code;
   if (json) {
     std::printf("%s\n", remote::ToJson(run).c_str());
   } else {
-    std::printf("run %lld submitted: %d jobs of spec %s%s%s against target %lld, seed %llu\n",
-                static_cast<long long>(run.id()), run.template_().jobs(), spec_name.c_str(), spec_name.empty() ? "" : " ",
-                run.template_().spec_hash().c_str(), static_cast<long long>(run.template_().target_id()),
-                static_cast<unsigned long long>(run.template_().seed()));
+    std::printf(
+        "run %lld submitted: %d jobs of spec %s%s%s against target %lld, seed %llu\n", static_cast<long long>(run.id()),
+        run.template_().jobs(), spec_name.c_str(), spec_name.empty() ? "" : " ", run.template_().spec_hash().c_str(),
+        static_cast<long long>(run.template_().target_id()), static_cast<unsigned long long>(run.template_().seed()));
     if (!f.count("watch")) std::printf("follow it: dualswarm run watch %lld\n", static_cast<long long>(run.id()));
   }
   std::fflush(stdout);
@@ -298,7 +303,8 @@ int List(const ParsedArgs& a) {
   while (all.runs_size() < limit) {
     req.set_page_size(std::min(limit - all.runs_size(), 500));
     v1::ListRunsResponse page;
-    if (!remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+    if (!remote::CallOk(
+            *client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
       return code;
     for (auto& r : *page.mutable_runs()) *all.add_runs() = std::move(r);
     if (page.next_page_token().empty()) break;
@@ -336,7 +342,8 @@ void PrintRun(const v1::Run& r) {
   std::printf("  spec          %s\n", t.spec_hash().c_str());
   std::printf("  target        %lld\n", static_cast<long long>(t.target_id()));
   std::printf("  jobs          %d/%d done: %s\n", Done(r.counts()), r.counts().total(), Counts(r.counts()).c_str());
-  std::printf("  findings      %lld failing job%s%s\n", static_cast<long long>(r.findings()), r.findings() == 1 ? "" : "s",
+  std::printf("  findings      %lld failing job%s%s\n", static_cast<long long>(r.findings()),
+              r.findings() == 1 ? "" : "s",
               r.findings() > 0 ? absl::StrCat(" (dualswarm finding list --run ", r.id(), ")").c_str() : "");
   std::printf("  seed          %llu%s\n", static_cast<unsigned long long>(t.seed()),
               t.stop_at_first_finding() ? ", stops at the first finding" : "");
@@ -366,11 +373,13 @@ int Show(const ParsedArgs& a, bool cancel) {
   if (cancel) {
     v1::CancelRunRequest req;
     req.set_id(id);
-    ok = remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Cancel(ctx, req, &run); }, &code);
+    ok = remote::CallOk(
+        *client, [&](grpc::ClientContext* ctx) { return stub->Cancel(ctx, req, &run); }, &code);
   } else {
     v1::GetRunRequest req;
     req.set_id(id);
-    ok = remote::CallOk(*client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &run); }, &code);
+    ok = remote::CallOk(
+        *client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &run); }, &code);
   }
   if (!ok) return code;
   if (a.flags.count("json")) {
@@ -404,9 +413,8 @@ int RunCommand(const std::vector<std::string>& args) {
   std::string err;
   if (sub == "submit") {
     if (!remote::ParseRemoteArgs(rest,
-                                 {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps",
-                                  "time-budget-ms", "connections", "max-in-flight", "response-timeout-ms",
-                                  "network", "gen"},
+                                 {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps", "time-budget-ms",
+                                  "connections", "max-in-flight", "response-timeout-ms", "network", "gen"},
                                  {"stop-at-first-finding", "watch", "json"}, &a, &err))
       return Usage(err);
     return Submit(a);

@@ -30,7 +30,8 @@ bool PushSpecFile(const Client& client, const std::string& file, const std::stri
     vreq.set_file_name(file);
     vreq.set_source(*source);
     v1::ValidateSpecResponse vresp;
-    if (!CallOk(client, [&](grpc::ClientContext* ctx) { return stub->Validate(ctx, vreq, &vresp); }, exit_code))
+    if (!CallOk(
+            client, [&](grpc::ClientContext* ctx) { return stub->Validate(ctx, vreq, &vresp); }, exit_code))
       return false;
     if (vresp.valid() && vresp.name() != expect_name) {
       *exit_code = BadInput(absl::StrCat(file, " declares spec '", vresp.name(), "', not '", expect_name,
@@ -41,7 +42,8 @@ bool PushSpecFile(const Client& client, const std::string& file, const std::stri
   v1::CreateSpecRequest req;
   req.set_file_name(file);
   req.set_source(*source);
-  return CallOk(client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, out); }, exit_code);
+  return CallOk(
+      client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, out); }, exit_code);
 }
 
 }  // namespace remote
@@ -73,9 +75,7 @@ const char kSpecHelp[] =
     "  --json          print the protobuf JSON mapping of the response\n"
     "\n";
 
-int Usage(const std::string& err) {
-  return BadInput(absl::StrCat(err, "\n\n", kSpecHelp, remote::kConnectionHelp));
-}
+int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", kSpecHelp, remote::kConnectionHelp)); }
 
 int Push(const ParsedArgs& a) {
   if (a.positional.size() != 1) return Usage("spec push needs exactly one FILE");
@@ -89,8 +89,7 @@ int Push(const ParsedArgs& a) {
     std::printf("%s\n", remote::ToJson(resp).c_str());
   } else {
     std::printf("%s\nspec %s, %s (%d choice sites)\n", resp.spec().hash().c_str(), resp.spec().name().c_str(),
-                resp.created() ? "new version stored" : "this version was already stored",
-                resp.spec().choice_sites());
+                resp.created() ? "new version stored" : "this version was already stored", resp.spec().choice_sites());
   }
   return kExitOk;
 }
@@ -110,7 +109,8 @@ int List(const ParsedArgs& a) {
   while (all.specs_size() < limit) {
     req.set_page_size(std::min(limit - all.specs_size(), 500));
     v1::ListSpecsResponse page;
-    if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+    if (!remote::CallOk(
+            **client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
       return code;
     for (auto& s : *page.mutable_specs()) *all.add_specs() = std::move(s);
     if (page.next_page_token().empty()) break;
@@ -145,7 +145,8 @@ int Show(const ParsedArgs& a) {
   }
   v1::Spec spec;
   int code = 0;
-  if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &spec); }, &code))
+  if (!remote::CallOk(
+          **client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &spec); }, &code))
     return code;
   if (a.flags.count("json")) {
     std::printf("%s\n", remote::ToJson(spec).c_str());

@@ -23,7 +23,9 @@ bool ResolveTarget(const Client& client, const std::string& name_or_id, int64_t*
   v1::GetTargetRequest req;
   req.set_name(name_or_id);
   v1::Target t;
-  if (!CallOk(client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &t); }, exit_code)) return false;
+  if (!CallOk(
+          client, [&](grpc::ClientContext* ctx) { return stub->Get(ctx, req, &t); }, exit_code))
+    return false;
   *id = t.id();
   return true;
 }
@@ -59,9 +61,7 @@ const char kTargetHelp[] =
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
 
-int Usage(const std::string& err) {
-  return BadInput(absl::StrCat(err, "\n\n", kTargetHelp, remote::kConnectionHelp));
-}
+int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", kTargetHelp, remote::kConnectionHelp)); }
 
 std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
 
@@ -69,7 +69,8 @@ int Add(const ParsedArgs& a) {
   if (a.positional.size() != 1) return Usage("target add needs exactly one NAME");
   const FlagMap& f = a.flags;
   if (!f.count("adapter")) return Usage("target add needs --adapter http|jsonl");
-  if (f.count("launch") == f.count("address")) return Usage("target add needs exactly one of --launch CMD or --address HOST:PORT");
+  if (f.count("launch") == f.count("address"))
+    return Usage("target add needs exactly one of --launch CMD or --address HOST:PORT");
   v1::CreateTargetRequest req;
   v1::Target* t = req.mutable_target();
   t->set_name(a.positional[0]);
@@ -97,16 +98,18 @@ int Add(const ParsedArgs& a) {
   auto stub = v1::TargetService::NewStub((*client)->channel());
   v1::Target created;
   int code = 0;
-  if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, &created); }, &code))
+  if (!remote::CallOk(
+          **client, [&](grpc::ClientContext* ctx) { return stub->Create(ctx, req, &created); }, &code))
     return code;
   if (f.count("json")) {
     std::printf("%s\n", remote::ToJson(created).c_str());
   } else {
-    std::printf("target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n",
-                static_cast<long long>(created.id()), created.name().c_str(), created.adapter().c_str(),
-                created.launch().empty() ? created.address().c_str() : absl::StrCat("launch `", created.launch(), "`").c_str(),
-                created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
-                created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
+    std::printf(
+        "target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n", static_cast<long long>(created.id()),
+        created.name().c_str(), created.adapter().c_str(),
+        created.launch().empty() ? created.address().c_str() : absl::StrCat("launch `", created.launch(), "`").c_str(),
+        created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
+        created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
   }
   return kExitOk;
 }
@@ -122,7 +125,8 @@ int List(const ParsedArgs& a) {
   int code = 0;
   for (;;) {
     v1::ListTargetsResponse page;
-    if (!remote::CallOk(**client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
+    if (!remote::CallOk(
+            **client, [&](grpc::ClientContext* ctx) { return stub->List(ctx, req, &page); }, &code))
       return code;
     for (auto& t : *page.mutable_targets()) *all.add_targets() = std::move(t);
     if (page.next_page_token().empty()) break;

@@ -38,8 +38,12 @@ struct Checker::Impl {
   std::vector<Part*> pending;  // parts with observations not yet explained
 
   Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
-      : spec(std::move(s)), opts(o), interp(spec.get()), solver(o.solver_timeout_ms),
-        initial(spec->initial_globals), clock(o.max_seconds) {}
+      : spec(std::move(s)),
+        opts(o),
+        interp(spec.get()),
+        solver(o.solver_timeout_ms),
+        initial(spec->initial_globals),
+        clock(o.max_seconds) {}
 
   absl::StatusOr<Part*> PartFor(const Observation& o) {
     std::string key;
@@ -75,8 +79,12 @@ struct Checker::Impl {
         targets.push_back(*p);
         break;
       }
-      case Observation::Kind::kReceived: targets.push_back(part_of_label.at(o.label - 1)); break;
-      case Observation::Kind::kTimeout: targets.push_back(part_of_label.at(o.label)); break;
+      case Observation::Kind::kReceived:
+        targets.push_back(part_of_label.at(o.label - 1));
+        break;
+      case Observation::Kind::kTimeout:
+        targets.push_back(part_of_label.at(o.label));
+        break;
       case Observation::Kind::kClosed:
         for (auto& [k, p] : parts) targets.push_back(&p);
         break;
@@ -188,34 +196,40 @@ std::vector<ir::Value> Checker::ModelState() const {
 
 const char* BranchOrderName(BranchOrder o) {
   switch (o) {
-    case BranchOrder::kFirst: return "first";
-    case BranchOrder::kLast: return "last";
-    case BranchOrder::kRandom: return "random";
-    case BranchOrder::kMostConstrained: return "most-constrained";
+    case BranchOrder::kFirst:
+      return "first";
+    case BranchOrder::kLast:
+      return "last";
+    case BranchOrder::kRandom:
+      return "random";
+    case BranchOrder::kMostConstrained:
+      return "most-constrained";
   }
   return "?";
 }
 
 absl::StatusOr<BranchOrder> ParseBranchOrder(absl::string_view name) {
-  for (BranchOrder o : {BranchOrder::kFirst, BranchOrder::kLast, BranchOrder::kRandom,
-                        BranchOrder::kMostConstrained})
+  for (BranchOrder o : {BranchOrder::kFirst, BranchOrder::kLast, BranchOrder::kRandom, BranchOrder::kMostConstrained})
     if (name == BranchOrderName(o)) return o;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown branch order \"", name, "\" (known: first, last, random, most-constrained)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown branch order \"", name, "\" (known: first, last, random, most-constrained)"));
 }
 
 const char* VerdictKindName(Verdict::Kind k) {
   switch (k) {
-    case Verdict::Kind::kAccept: return "accept";
-    case Verdict::Kind::kReject: return "reject";
-    case Verdict::Kind::kInconclusive: return "inconclusive";
-    case Verdict::Kind::kSpecError: return "spec-error";
+    case Verdict::Kind::kAccept:
+      return "accept";
+    case Verdict::Kind::kReject:
+      return "reject";
+    case Verdict::Kind::kInconclusive:
+      return "inconclusive";
+    case Verdict::Kind::kSpecError:
+      return "spec-error";
   }
   return "?";
 }
 
-absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec,
-                                   const std::vector<Observation>& trace,
+absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
                                    const CheckerOptions& options, CheckerStats* stats) {
   auto checker = Checker::Create(std::move(spec), options);
   if (!checker.ok()) return checker.status();
@@ -235,18 +249,22 @@ absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec,
 
 std::string FormatVerdict(const Verdict& v) {
   switch (v.kind) {
-    case Verdict::Kind::kAccept: return "ACCEPT: every observation is explained by the spec\n";
-    case Verdict::Kind::kInconclusive: return absl::StrCat("INCONCLUSIVE: ", v.message, "\n");
-    case Verdict::Kind::kSpecError: return absl::StrCat("SPEC ERROR: ", v.message, "\n");
-    case Verdict::Kind::kReject: break;
+    case Verdict::Kind::kAccept:
+      return "ACCEPT: every observation is explained by the spec\n";
+    case Verdict::Kind::kInconclusive:
+      return absl::StrCat("INCONCLUSIVE: ", v.message, "\n");
+    case Verdict::Kind::kSpecError:
+      return absl::StrCat("SPEC ERROR: ", v.message, "\n");
+    case Verdict::Kind::kReject:
+      break;
   }
   std::string out = absl::StrCat("REJECT: ", v.message, "\n  observed: ", ir::ToJson(v.observation.msg), "\n");
   if (v.reasons.empty()) return out;
   absl::StrAppend(&out, "  why each remaining explanation died:\n");
   int i = 0;
   for (const auto& r : v.reasons) {
-    absl::StrAppend(&out, "  ", ++i, ". server order [", absl::StrJoin(r.server_order, ", "), "]: ",
-                    r.text, r.spec_loc.empty() ? "" : absl::StrCat("  (", r.spec_loc, ")"), "\n");
+    absl::StrAppend(&out, "  ", ++i, ". server order [", absl::StrJoin(r.server_order, ", "), "]: ", r.text,
+                    r.spec_loc.empty() ? "" : absl::StrCat("  (", r.spec_loc, ")"), "\n");
   }
   return out;
 }
@@ -255,8 +273,8 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
   std::string out = absl::StrCat("{\"verdict\":\"", VerdictKindName(v.kind), "\",\"message\":");
   ir::AppendJsonString(v.message, &out);
   if (v.kind == Verdict::Kind::kReject) {
-    absl::StrAppend(&out, ",\"observation\":", ObservationToJson(v.observation),
-                    ",\"trace_line\":", v.observation.line, ",\"reasons\":[");
+    absl::StrAppend(&out, ",\"observation\":", ObservationToJson(v.observation), ",\"trace_line\":", v.observation.line,
+                    ",\"reasons\":[");
     bool first = true;
     for (const auto& r : v.reasons) {
       if (!first) out += ",";
@@ -274,14 +292,12 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
   if (stats) {
     absl::StrAppend(&out, ",\"stats\":{\"observations\":", stats->observations,
                     ",\"handler_runs\":", stats->handler_runs, ",\"steps_reused\":", stats->steps_reused,
-                    ",\"inert_steps_skipped\":", stats->inert_steps_skipped,
-                    ",\"explanations\":", stats->explanations,
+                    ",\"inert_steps_skipped\":", stats->inert_steps_skipped, ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
-                    ",\"memo_entries\":", stats->memo_entries,
-                    ",\"max_frontier\":", stats->max_frontier_seen, ",\"solver_checks\":",
-                    stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
-                    ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":",
-                    stats->check_seconds, ",\"max_observe_seconds\":", stats->max_observe_seconds, "}");
+                    ",\"memo_entries\":", stats->memo_entries, ",\"max_frontier\":", stats->max_frontier_seen,
+                    ",\"solver_checks\":", stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
+                    ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":", stats->check_seconds,
+                    ",\"max_observe_seconds\":", stats->max_observe_seconds, "}");
   }
   out += "}";
   return out;

@@ -76,16 +76,16 @@ struct CheckerOptions {
 
 // Why one explanation could not explain the rejecting observation.
 struct DeathReason {
-  std::string text;                  // field diff or conflicting constraint
-  std::string field;                 // mismatching field path, e.g. "status"
-  std::vector<int64_t> server_order; // request labels in the order the server took them
-  std::string spec_loc;              // "file:line:col" of the `send` that produced the response
+  std::string text;                   // field diff or conflicting constraint
+  std::string field;                  // mismatching field path, e.g. "status"
+  std::vector<int64_t> server_order;  // request labels in the order the server took them
+  std::string spec_loc;               // "file:line:col" of the `send` that produced the response
 };
 
 struct Verdict {
   enum class Kind { kAccept, kReject, kInconclusive, kSpecError };
   Kind kind = Kind::kAccept;
-  std::string message;               // one line summary
+  std::string message;  // one line summary
   // For kReject: the observation no explanation survived.
   size_t obs_index = 0;
   Observation observation;
@@ -96,16 +96,16 @@ const char* VerdictKindName(Verdict::Kind k);
 
 struct CheckerStats {
   uint64_t observations = 0;
-  uint64_t handler_runs = 0;     // spec steps executed (one per path)
-  uint64_t steps_reused = 0;     // server steps looked up, not run (step_cache.h)
+  uint64_t handler_runs = 0;         // spec steps executed (one per path)
+  uint64_t steps_reused = 0;         // server steps looked up, not run (step_cache.h)
   uint64_t inert_steps_skipped = 0;  // optional requests not taken: nothing changes (search.cc)
-  uint64_t explanations = 0;     // candidate explanations examined
+  uint64_t explanations = 0;         // candidate explanations examined
   uint64_t backtracks = 0;
-  uint64_t memo_hits = 0;       // explanations not explored again (seen or dominated)
-  size_t memo_entries = 0;      // keys the memo holds now
-  size_t frontier = 0;           // live alternatives now
+  uint64_t memo_hits = 0;   // explanations not explored again (seen or dominated)
+  size_t memo_entries = 0;  // keys the memo holds now
+  size_t frontier = 0;      // live alternatives now
   size_t max_frontier_seen = 0;
-  size_t partitions = 0;         // independent parts checked (see `partition`)
+  size_t partitions = 0;  // independent parts checked (see `partition`)
   sym::SolverStats solver;
   double check_seconds = 0;        // wall time spent in Observe, in total
   double max_observe_seconds = 0;  // the most one Observe call took
@@ -147,8 +147,7 @@ class Checker {
 
 // Convenience for whole traces: feeds all observations, returns the verdict.
 // Malformed traces return InvalidArgument "line N: ...".
-absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec,
-                                   const std::vector<Observation>& trace,
+absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
                                    const CheckerOptions& options, CheckerStats* stats = nullptr);
 
 // Human-readable multi-line rendering of a verdict.

@@ -36,8 +36,7 @@ bool Constrain(sym::Solver* solver, Explanation* e, const std::vector<TermRef>& 
       TermRef c = b.empty() ? c0 : sym::Substitute(c0, b);
       if (c->op == sym::TermOp::kConstBool) {
         if (c->ival) continue;
-        *why = absl::StrCat("constraint ", sym::TermToString(c0), " is false once ",
-                            Describe(b));
+        *why = absl::StrCat("constraint ", sym::TermToString(c0), " is false once ", Describe(b));
         return false;
       }
       if (IsVarEqConst(c) && !b.count(c->args[0]->ival)) {

@@ -48,8 +48,7 @@ uint64_t Explanation::StateHash() const {
 
 std::vector<int64_t> Explanation::ServerOrder(size_t limit) const {
   std::vector<int64_t> out;
-  for (const History* p = history.get(); p && out.size() < limit; p = p->prev.get())
-    out.push_back(p->label);
+  for (const History* p = history.get(); p && out.size() < limit; p = p->prev.get()) out.push_back(p->label);
   std::reverse(out.begin(), out.end());
   return out;
 }

@@ -19,9 +19,9 @@ namespace dualswarm::check {
 
 // A response the spec's server sent that the client has not received yet.
 struct Owed {
-  ir::Value msg;   // what the spec's server sent (may be symbolic)
-  int64_t label;   // label of the request whose step produced it
-  lang::Loc loc;   // the `send`
+  ir::Value msg;  // what the spec's server sent (may be symbolic)
+  int64_t label;  // label of the request whose step produced it
+  lang::Loc loc;  // the `send`
 };
 
 // The responses the spec's server owes, per channel, each channel's in FIFO
@@ -72,10 +72,10 @@ struct History {
 
 struct Explanation {
   std::shared_ptr<const std::vector<ir::Value>> globals;
-  std::vector<sym::TermRef> pc;         // residual constraints, each mentions a variable
-  std::vector<int32_t> consumed;        // per channel
+  std::vector<sym::TermRef> pc;   // residual constraints, each mentions a variable
+  std::vector<int32_t> consumed;  // per channel
   OwedQueues owed;
-  int64_t next_fresh = 0;               // id of the next `fresh` variable
+  int64_t next_fresh = 0;                  // id of the next `fresh` variable
   std::shared_ptr<const History> history;  // for rejection reports only
 
   void EnsureChannels(size_t n);

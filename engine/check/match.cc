@@ -19,8 +19,8 @@ bool IsAbsentMarker(const Value& v) { return v.is_option() && !v.has_value(); }
 
 }  // namespace
 
-bool MatchMessage(const Value& spec, const Value& obs, const std::string& path,
-                  std::vector<TermRef>* cs, Mismatch* mm) {
+bool MatchMessage(const Value& spec, const Value& obs, const std::string& path, std::vector<TermRef>* cs,
+                  Mismatch* mm) {
   auto fail = [&](std::string text) {
     mm->field = path.empty() ? "(message)" : path;
     mm->text = std::move(text);
@@ -37,8 +37,8 @@ bool MatchMessage(const Value& spec, const Value& obs, const std::string& path,
       const TermRef& t = spec.as_term();
       auto os = obs.scalar_sort();
       if (!os || obs.is_sym() || *os != t->sort)
-        return fail(absl::StrCat("spec expects a ", sym::SortName(t->sort), " (", sym::TermToString(t),
-                                 "), observed ", Short(obs)));
+        return fail(absl::StrCat("spec expects a ", sym::SortName(t->sort), " (", sym::TermToString(t), "), observed ",
+                                 Short(obs)));
       cs->push_back(sym::MkEq(t, obs.ToTerm()));
       return true;
     }
@@ -79,6 +79,5 @@ bool MatchMessage(const Value& spec, const Value& obs, const std::string& path,
       return fail(absl::StrCat("spec expects ", Short(spec), ", observed ", Short(obs)));
   }
 }
-
 
 }  // namespace dualswarm::check

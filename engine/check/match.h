@@ -20,8 +20,8 @@ struct Mismatch {
 };
 
 // True when `obs` may be `spec`; appends the constraints that must hold.
-bool MatchMessage(const ir::Value& spec, const ir::Value& obs, const std::string& path,
-                  std::vector<sym::TermRef>* cs, Mismatch* mm);
+bool MatchMessage(const ir::Value& spec, const ir::Value& obs, const std::string& path, std::vector<sym::TermRef>* cs,
+                  Mismatch* mm);
 
 }  // namespace dualswarm::check
 

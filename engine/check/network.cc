@@ -6,8 +6,7 @@
 namespace dualswarm::check {
 namespace {
 
-const SentRequest* Next(const SentLog& log, const std::vector<int32_t>& consumed, size_t c,
-                        size_t before_obs) {
+const SentRequest* Next(const SentLog& log, const std::vector<int32_t>& consumed, size_t c, size_t before_obs) {
   if (c >= log.per_channel.size()) return nullptr;
   const auto& q = log.per_channel[c];
   size_t k = c < consumed.size() ? static_cast<size_t>(consumed[c]) : 0;
@@ -47,8 +46,7 @@ class SyncModel : public NetworkModel {
 absl::StatusOr<std::unique_ptr<NetworkModel>> MakeNetworkModel(absl::string_view name) {
   if (name == "tcp") return std::make_unique<TcpModel>();
   if (name == "sync") return std::make_unique<SyncModel>();
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown network model \"", name, "\" (known: tcp, sync)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown network model \"", name, "\" (known: tcp, sync)"));
 }
 
 }  // namespace dualswarm::check

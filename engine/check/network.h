@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "engine/ir/value.h"
@@ -41,8 +41,8 @@ class NetworkModel {
   // Appends the channels whose next unconsumed request the server may take
   // now. consumed[c] = how many of channel c's requests are consumed;
   // `before_obs`: only requests sent before this observation exist yet.
-  virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed,
-                          size_t before_obs, std::vector<int>* out) const = 0;
+  virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
+                          std::vector<int>* out) const = 0;
   // Whether the server may leave the last request of a channel unprocessed
   // for ever without holding up any other request. The checker's memo
   // prunes by this (memo.h: dominance) only where it holds.

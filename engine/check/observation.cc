@@ -11,8 +11,7 @@ namespace {
 
 absl::Status Bad(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
-absl::StatusOr<int64_t> IntField(const ir::Value& v, absl::string_view name, bool required,
-                                 int64_t dflt) {
+absl::StatusOr<int64_t> IntField(const ir::Value& v, absl::string_view name, bool required, int64_t dflt) {
   const ir::Value* f = v.Find(name);
   if (f == nullptr) {
     if (required) return Bad(absl::StrCat("missing field \"", name, "\""));
@@ -26,10 +25,14 @@ absl::StatusOr<int64_t> IntField(const ir::Value& v, absl::string_view name, boo
 
 const char* ObservationKindName(Observation::Kind k) {
   switch (k) {
-    case Observation::Kind::kSent: return "sent";
-    case Observation::Kind::kReceived: return "received";
-    case Observation::Kind::kClosed: return "closed";
-    case Observation::Kind::kTimeout: return "timeout";
+    case Observation::Kind::kSent:
+      return "sent";
+    case Observation::Kind::kReceived:
+      return "received";
+    case Observation::Kind::kClosed:
+      return "closed";
+    case Observation::Kind::kTimeout:
+      return "timeout";
   }
   return "?";
 }
@@ -96,8 +99,7 @@ absl::StatusOr<std::vector<Observation>> ParseTrace(absl::string_view file, absl
     if (first == absl::string_view::npos || line[first] == '#') continue;
     auto o = ParseObservationLine(line);
     if (!o.ok())
-      return Bad(absl::StrCat(file, ":", lineno, ":", o.status().message().substr(
-                                                           o.status().message().find(':') + 1)));
+      return Bad(absl::StrCat(file, ":", lineno, ":", o.status().message().substr(o.status().message().find(':') + 1)));
     o->line = lineno;
     out.push_back(std::move(*o));
   }
@@ -114,8 +116,8 @@ std::string ObservationToJson(const Observation& o) {
       absl::StrAppend(&out, "{\"event\":\"timeout\",\"label\":", o.label, ",\"conn\":", o.conn);
       break;
     default:
-      absl::StrAppend(&out, "{\"label\":", o.label, ",\"conn\":", o.conn, ",\"dir\":\"",
-                      ObservationKindName(o.kind), "\",\"msg\":", ir::ToJson(o.msg));
+      absl::StrAppend(&out, "{\"label\":", o.label, ",\"conn\":", o.conn, ",\"dir\":\"", ObservationKindName(o.kind),
+                      "\",\"msg\":", ir::ToJson(o.msg));
   }
   if (o.t >= 0) absl::StrAppend(&out, ",\"t\":", o.t);
   out += "}";

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "engine/ir/value.h"

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <functional>
 #include "absl/strings/str_cat.h"
 #include "engine/lang/interp.h"
-#include <functional>
 
 #include "engine/sym/solver.h"
 

@@ -26,8 +26,7 @@ bool ConnOnlyAddressesSends(const lang::Expr* e, const std::string& conn) {
   if (e->kind == lang::ExprKind::kName && e->name == conn) return false;
   for (size_t i = 0; i < e->args.size(); ++i) {
     const lang::Expr* a = e->args[i].get();
-    if (e->kind == lang::ExprKind::kSend && i == 0 && a != nullptr && a->kind == lang::ExprKind::kName)
-      continue;
+    if (e->kind == lang::ExprKind::kSend && i == 0 && a != nullptr && a->kind == lang::ExprKind::kName) continue;
     if (!ConnOnlyAddressesSends(a, conn)) return false;
   }
   for (const auto& s : e->stmts)
@@ -47,8 +46,7 @@ bool HandlersIgnoreTheirConnection(const lang::SpecAst& ast) {
 }
 
 int64_t MonotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -67,11 +65,17 @@ bool WorkClock::Exceeded() const {
   return spent_ + static_cast<double>(MonotonicNs() - started_ns_) / 1e9 > max_seconds_;
 }
 
-Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts,
-               std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock)
-    : spec_(std::move(spec)), opts_(opts), model_(std::move(model)), interp_(spec_.get()),
-      solver_(shared_solver), clock_(clock),
-      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)), memo_(opts.max_memo), steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
+Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts, std::unique_ptr<NetworkModel> model,
+               sym::Solver* shared_solver, const WorkClock* clock)
+    : spec_(std::move(spec)),
+      opts_(opts),
+      model_(std::move(model)),
+      interp_(spec_.get()),
+      solver_(shared_solver),
+      clock_(clock),
+      interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)),
+      memo_(opts.max_memo),
+      steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
 }
@@ -94,7 +98,8 @@ void Search::Append(Observation o, int ch) {
     case Observation::Kind::kClosed:
       if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
       break;
-    case Observation::Kind::kTimeout: break;
+    case Observation::Kind::kTimeout:
+      break;
   }
   obs_.push_back(std::move(o));
   obs_channel_.push_back(ch);
@@ -106,8 +111,7 @@ void Search::Append(Observation o, int ch) {
 // A channel is optional at an observation when it was closed before it with
 // requests left unanswered: nothing the server does with them can be seen.
 bool Search::IsOptional(size_t ch, size_t at_obs) const {
-  return closed_at_[ch] < at_obs &&
-         static_cast<size_t>(answered_[ch]) < log_.per_channel[ch].size();
+  return closed_at_[ch] < at_obs && static_cast<size_t>(answered_[ch]) < log_.per_channel[ch].size();
 }
 
 // Whether request `consumed` of channel `ch` is the last one of a channel
@@ -253,8 +257,7 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   if (!MatchMessage(head.msg, obs_[f.obs].msg, "", &cs, &mm)) {
-    RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field,
-                lang::FormatLoc(spec_->file, head.loc));
+    RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, head.loc));
     return false;
   }
   const std::string where = lang::FormatLoc(spec_->file, head.loc);
@@ -324,9 +327,9 @@ absl::Status Search::PollTimeAndCancel() const {
   if (opts_.cancel != nullptr && opts_.cancel->load())
     return absl::ResourceExhaustedError("interrupted while checking");
   if (clock_->Exceeded())
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "time bound exceeded: the checker spent more than ", clock_->max_seconds(),
-        " s (raise it: dualswarm check --max-seconds, dualswarm test --max-check-seconds)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("time bound exceeded: the checker spent more than ", clock_->max_seconds(),
+                     " s (raise it: dualswarm check --max-seconds, dualswarm test --max-check-seconds)"));
   return absl::OkStatus();
 }
 
@@ -392,8 +395,8 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
     oracle.Restart();
     ++st_.handler_runs;
     if (opts_.max_steps && st_.handler_runs > opts_.max_steps)
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
     if (st_.handler_runs % kClockPollEvery == 0)
       if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
     absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
@@ -411,8 +414,8 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
 }
 
 // The explanation one handler path leads to, unless its constraints fail.
-absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
-                              const StepOutcome& step, std::vector<Explanation>* out) {
+absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
+                              std::vector<Explanation>* out) {
   Explanation c;
   c.globals = step.globals;
   c.pc = p.pc;
@@ -424,10 +427,10 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
   c.history = std::make_shared<const History>(History{r.label, p.history});
   for (const auto& send : step.sends) {
     if (!IsConnection(send.conn))
-      return absl::FailedPreconditionError(lang::FormatDiag(
-          spec_->file, send.loc,
-          absl::StrCat("`send` to ", send.conn.ToString(),
-                       ", which is not a connection (use the name bound by `from`)")));
+      return absl::FailedPreconditionError(
+          lang::FormatDiag(spec_->file, send.loc,
+                           absl::StrCat("`send` to ", send.conn.ToString(),
+                                        ", which is not a connection (use the name bound by `from`)")));
     const size_t ch = static_cast<size_t>(send.conn.as_int());
     if (closed_at_[ch] <= at_obs) continue;  // the client is gone
     c.owed.Push(ch, {send.msg, r.label, send.loc});
@@ -445,8 +448,7 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
 // arrive), reversed or shuffled by the branch order. The random order is
 // drawn from the explanation and the observation, never from a running
 // generator, so it does not depend on what was explored before.
-void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index,
-                           std::vector<int>* cons) const {
+void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const {
   auto own = std::find(cons->begin(), cons->end(), own_ch);
   if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
   auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
@@ -455,25 +457,33 @@ void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index,
   };
   std::sort(rest, cons->end(), [&](int a, int b) { return next_seq(a) < next_seq(b); });
   switch (opts_.branch_order) {
-    case BranchOrder::kLast: std::reverse(rest, cons->end()); break;
+    case BranchOrder::kLast:
+      std::reverse(rest, cons->end());
+      break;
     case BranchOrder::kRandom: {
       std::mt19937_64 visit_rng(opts_.seed ^ (e.StateHash() * 0x9e3779b97f4a7c15ull) ^ obs_index);
       std::shuffle(rest, cons->end(), visit_rng);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
 void Search::OrderChildren(std::vector<Explanation>* children) {
   switch (opts_.branch_order) {
-    case BranchOrder::kLast: std::reverse(children->begin(), children->end()); break;
-    case BranchOrder::kRandom: std::shuffle(children->begin(), children->end(), rng_); break;
+    case BranchOrder::kLast:
+      std::reverse(children->begin(), children->end());
+      break;
+    case BranchOrder::kRandom:
+      std::shuffle(children->begin(), children->end(), rng_);
+      break;
     case BranchOrder::kMostConstrained:
       std::stable_sort(children->begin(), children->end(),
                        [](const Explanation& a, const Explanation& b) { return a.pc.size() > b.pc.size(); });
       break;
-    case BranchOrder::kFirst: break;
+    case BranchOrder::kFirst:
+      break;
   }
 }
 
@@ -494,10 +504,9 @@ void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, 
 
 absl::Status Search::CheckBounds(const Observation& o) const {
   if (frontier_ > opts_.max_frontier)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "frontier bound exceeded: more than ", opts_.max_frontier,
-        " live explanations while explaining trace line ", o.line,
-        "; raise --max-frontier (memory grows with it)"));
+    return absl::ResourceExhaustedError(absl::StrCat("frontier bound exceeded: more than ", opts_.max_frontier,
+                                                     " live explanations while explaining trace line ", o.line,
+                                                     "; raise --max-frontier (memory grows with it)"));
   return absl::OkStatus();
 }
 
@@ -564,12 +573,15 @@ void Search::Advance() {
     const size_t i = next_obs_;
     switch (obs_[i].kind) {
       case Observation::Kind::kSent:
-      case Observation::Kind::kTimeout: ++next_obs_; continue;
+      case Observation::Kind::kTimeout:
+        ++next_obs_;
+        continue;
       case Observation::Kind::kClosed:
         PassClosed(i);
         ++next_obs_;
         continue;
-      case Observation::Kind::kReceived: break;
+      case Observation::Kind::kReceived:
+        break;
     }
     if (Enter(i)) continue;
     if (verdict_.kind != Verdict::Kind::kAccept) return;

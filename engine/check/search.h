@@ -39,24 +39,24 @@ namespace dualswarm::check {
 class WorkClock {
  public:
   explicit WorkClock(double max_seconds) : max_seconds_(max_seconds) {}
-  void Start();                // an Observe call begins
-  void Stop();                 // it ends
-  bool Exceeded() const;       // polled while a call runs
+  void Start();           // an Observe call begins
+  void Stop();            // it ends
+  bool Exceeded() const;  // polled while a call runs
   double spent_seconds() const { return spent_; }
   double max_call_seconds() const { return max_call_; }
   double max_seconds() const { return max_seconds_; }
 
  private:
-  double max_seconds_;         // 0 = unlimited
-  double spent_ = 0;           // in finished calls
-  double max_call_ = 0;        // the longest call
+  double max_seconds_;   // 0 = unlimited
+  double spent_ = 0;     // in finished calls
+  double max_call_ = 0;  // the longest call
   int64_t started_ns_ = 0;
 };
 
 class Search {
  public:
-  Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts,
-         std::unique_ptr<NetworkModel> model, sym::Solver* shared_solver, const WorkClock* clock);
+  Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts, std::unique_ptr<NetworkModel> model,
+         sym::Solver* shared_solver, const WorkClock* clock);
 
   // Records observation `o` on channel `ch` (-1 when it has none).
   void Append(Observation o, int ch);
@@ -80,9 +80,9 @@ class Search {
     size_t next_k = 0;  // index into `channels`
   };
   struct Frame {
-    size_t obs;               // the received observation it explains
+    size_t obs;  // the received observation it explains
     std::vector<Task> work;
-    size_t head = 0;          // work[head..] is still to do
+    size_t head = 0;  // work[head..] is still to do
   };
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
@@ -101,13 +101,12 @@ class Search {
   absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
   bool Inert(const StepOutcome& o, size_t at_obs) const;
   absl::Status RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes);
-  absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r,
-                        const StepOutcome& step, std::vector<Explanation>* out);
+  absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
+                        std::vector<Explanation>* out);
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Explanation>* children);
   void DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const;
-  void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
-                   std::string spec_loc);
+  void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
   absl::Status CheckBounds(const Observation& o) const;
 
   void PassClosed(size_t i);
@@ -121,18 +120,18 @@ class Search {
   CheckerOptions opts_;
   std::unique_ptr<NetworkModel> model_;
   lang::Interpreter interp_;
-  sym::Solver* solver_;      // shared by all partitions
-  const WorkClock* clock_;   // shared by all partitions
+  sym::Solver* solver_;     // shared by all partitions
+  const WorkClock* clock_;  // shared by all partitions
   // The handlers use their connection only to address `send`s, so equal
   // requests on different closed connections are interchangeable.
   bool interchangeable_requests_;
 
   // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs_;
-  std::vector<int> obs_channel_;     // channel of each observation (-1 none)
+  std::vector<int> obs_channel_;  // channel of each observation (-1 none)
   SentLog log_;
-  std::vector<size_t> closed_at_;    // per channel; SIZE_MAX while open
-  std::vector<int32_t> answered_;    // per channel: responses received
+  std::vector<size_t> closed_at_;                 // per channel; SIZE_MAX while open
+  std::vector<int32_t> answered_;                 // per channel: responses received
   std::vector<std::vector<size_t>> received_at_;  // per channel: its received observations
   uint64_t seq_ = 0;
 

@@ -58,10 +58,10 @@ class StepCache {
 
   // The outcomes of the step that consumes request `request` of `channel`
   // from `globals` with `next_fresh`, or nullptr when it was not cached.
-  std::shared_ptr<const StepOutcomes> Find(const std::shared_ptr<const std::vector<ir::Value>>& globals,
-                                           int channel, int32_t request, int64_t next_fresh);
-  void Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
-              int64_t next_fresh, std::shared_ptr<const StepOutcomes> outcomes);
+  std::shared_ptr<const StepOutcomes> Find(const std::shared_ptr<const std::vector<ir::Value>>& globals, int channel,
+                                           int32_t request, int64_t next_fresh);
+  void Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request, int64_t next_fresh,
+              std::shared_ptr<const StepOutcomes> outcomes);
 
   size_t size() const { return steps_.size(); }
   uint64_t resets() const { return resets_; }

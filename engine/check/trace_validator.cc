@@ -36,8 +36,8 @@ absl::StatusOr<int> TraceValidator::Accept(const Observation& o) {
       auto& q = unanswered_[static_cast<size_t>(it->second)];
       if (o.label != q.front() + 1)
         return bad(absl::StrCat("response label ", o.label, " on conn ", o.conn,
-                                " does not answer the oldest outstanding request there (expected label ",
-                                q.front() + 1, ")"));
+                                " does not answer the oldest outstanding request there (expected label ", q.front() + 1,
+                                ")"));
       q.pop_front();
       return it->second;
     }
@@ -51,10 +51,9 @@ absl::StatusOr<int> TraceValidator::Accept(const Observation& o) {
     }
     case Observation::Kind::kTimeout: {
       auto it = conn_channel_.find(o.conn);
-      bool ok = it != conn_channel_.end() &&
-                std::find(unanswered_[static_cast<size_t>(it->second)].begin(),
-                          unanswered_[static_cast<size_t>(it->second)].end(),
-                          o.label) != unanswered_[static_cast<size_t>(it->second)].end();
+      bool ok = it != conn_channel_.end() && std::find(unanswered_[static_cast<size_t>(it->second)].begin(),
+                                                       unanswered_[static_cast<size_t>(it->second)].end(),
+                                                       o.label) != unanswered_[static_cast<size_t>(it->second)].end();
       if (!ok)
         return bad(absl::StrCat("timeout for label ", o.label, " on conn ", o.conn,
                                 ", which is not an outstanding request there"));

@@ -16,9 +16,7 @@ using ir::Value;
 
 const Observation* FindLabel(const std::vector<Observation>& trace, int64_t label) {
   for (const auto& o : trace)
-    if (o.label == label &&
-        (o.kind == Observation::Kind::kSent || o.kind == Observation::Kind::kReceived))
-      return &o;
+    if (o.label == label && (o.kind == Observation::Kind::kSent || o.kind == Observation::Kind::kReceived)) return &o;
   return nullptr;
 }
 
@@ -50,8 +48,8 @@ std::string Quoted(const std::string& s, size_t n) {
 // A short rendering of a message for the diagram.
 std::string Summarize(const Value& m) {
   if (m.Find("method") && m.Find("path")) {  // HTTP request
-    std::string s = absl::StrCat(m.Find("method")->ToString().substr(1, m.Find("method")->ToString().size() - 2),
-                                 " ", m.Find("path")->is_string() ? m.Find("path")->as_string() : "?");
+    std::string s = absl::StrCat(m.Find("method")->ToString().substr(1, m.Find("method")->ToString().size() - 2), " ",
+                                 m.Find("path")->is_string() ? m.Find("path")->as_string() : "?");
     if (const Value* h = m.Find("headers"); h && h->is_map())
       for (const auto& [k, v] : h->as_map())
         if (k.rfind("if-", 0) == 0) absl::StrAppend(&s, " ", k, ": ", v.is_string() ? v.as_string() : ir::ToJson(v));
@@ -92,8 +90,7 @@ std::string FailureClass(const Verdict& v, const std::vector<Observation>& trace
   } else {
     // spec-error / sut-crash: the first line of the reason without numbers.
     std::string first = v.reason.substr(0, v.reason.find('\n'));
-    first.erase(std::remove_if(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; }),
-                first.end());
+    first.erase(std::remove_if(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; }), first.end());
     parts.push_back(first);
   }
   return absl::StrJoin(parts, "|");
@@ -132,7 +129,8 @@ std::string CounterexampleToJson(const Counterexample& cx) {
     absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr),
                     ",\"after\":[", absl::StrJoin(cx.input[i].after, ","), "]}");
   out += "],\"trace\":[";
-  for (size_t i = 0; i < cx.trace.size(); ++i) absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
+  for (size_t i = 0; i < cx.trace.size(); ++i)
+    absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
   out += "],\"verdict\":{\"kind\":";
   ir::AppendJsonString(cx.verdict.kind, &out);
   out += ",\"reason\":";
@@ -154,10 +152,10 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   out += "]},\"signature\":";
   ir::AppendJsonString(cx.signature, &out);
   absl::StrAppend(&out, ",\"original_size\":", cx.original_size, ",\"shrunk_size\":", cx.shrunk_size,
-                  ",\"shrink\":{\"reruns\":", cx.shrink_reruns, ",\"milliseconds\":",
-                  static_cast<int64_t>(cx.shrink_seconds * 1000),
-                  ",\"complete\":", cx.shrink_complete ? "true" : "false", "},\"replays\":{\"verified\":",
-                  cx.replays_verified, ",\"reproduced\":", cx.replays_reproduced, "}}");
+                  ",\"shrink\":{\"reruns\":", cx.shrink_reruns,
+                  ",\"milliseconds\":", static_cast<int64_t>(cx.shrink_seconds * 1000),
+                  ",\"complete\":", cx.shrink_complete ? "true" : "false",
+                  "},\"replays\":{\"verified\":", cx.replays_verified, ",\"reproduced\":", cx.replays_reproduced, "}}");
   return out;
 }
 
@@ -242,8 +240,8 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
   constexpr size_t kLane = 34;
   int lanes = 1;
   for (const auto& o : cx.trace) lanes = std::max(lanes, static_cast<int>(o.conn) + 1);
-  std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ",
-                                 cx.verdict.kind, ", signature ", cx.signature, "\n\n ");
+  std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ", cx.verdict.kind,
+                                 ", signature ", cx.signature, "\n\n ");
   for (int c = 0; c < lanes; ++c) {
     std::string head = absl::StrCat("conn ", c);
     head.resize(kLane, ' ');
@@ -262,8 +260,12 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
         absl::StrAppend(&row, "<-- #", o.label, " ", Summarize(o.msg));
         failing = cx.verdict.kind == "safety" && o.label == cx.verdict.label;
         break;
-      case Observation::Kind::kClosed: absl::StrAppend(&row, "x-- connection closed"); break;
-      case Observation::Kind::kTimeout: absl::StrAppend(&row, "... #", o.label, " timed out"); break;
+      case Observation::Kind::kClosed:
+        absl::StrAppend(&row, "x-- connection closed");
+        break;
+      case Observation::Kind::kTimeout:
+        absl::StrAppend(&row, "... #", o.label, " timed out");
+        break;
     }
     if (failing) absl::StrAppend(&row, cx.verdict.kind == "liveness" ? "   <== NO RESPONSE" : "   <== REJECTED");
     out += row + "\n";
@@ -274,8 +276,8 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
                   cx.shrink_reruns ? absl::StrCat(", ", cx.shrink_reruns, " reruns") : "",
                   cx.shrink_complete || !cx.shrink_reruns ? "" : ", shrinking stopped by its budget", ")\n");
   if (cx.replays_verified > 0)
-    absl::StrAppend(&out, "replayed on fresh SUTs: ", cx.replays_reproduced, " of ", cx.replays_verified,
-                    " reproduced", cx.replays_reproduced < cx.replays_verified ? " (flaky: the failure depends on timing)" : "", "\n");
+    absl::StrAppend(&out, "replayed on fresh SUTs: ", cx.replays_reproduced, " of ", cx.replays_verified, " reproduced",
+                    cx.replays_reproduced < cx.replays_verified ? " (flaky: the failure depends on timing)" : "", "\n");
   return out;
 }
 

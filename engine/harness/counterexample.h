@@ -17,20 +17,20 @@
 namespace dualswarm::harness {
 
 struct Verdict {
-  std::string kind;      // safety | liveness | spec-error | sut-crash
-  std::string reason;    // human-readable
-  std::string field;     // mismatching field path (safety), e.g. "status"
-  std::string spec_loc;  // the `send` the primary dying explanation expected (file:line:col)
+  std::string kind;                    // safety | liveness | spec-error | sut-crash
+  std::string reason;                  // human-readable
+  std::string field;                   // mismatching field path (safety), e.g. "status"
+  std::string spec_loc;                // the `send` the primary dying explanation expected (file:line:col)
   std::vector<std::string> spec_locs;  // every `send` the dying explanations expected
-  int64_t label = 0;     // the rejected response / the overdue request
-  std::vector<std::string> details;  // why each remaining explanation died
+  int64_t label = 0;                   // the rejected response / the overdue request
+  std::vector<std::string> details;    // why each remaining explanation died
 };
 
 struct Counterexample {
   std::string spec_name;
   std::string spec_hash;
   std::string spec_file;
-  std::string target;    // launch command template or HOST:PORT
+  std::string target;  // launch command template or HOST:PORT
   std::string adapter;
   uint64_t seed = 0;
   std::string branch_order = "first";
@@ -38,17 +38,17 @@ struct Counterexample {
   int connections = 1;
   int max_in_flight = 1;
   int64_t response_timeout_ms = 5000;
-  std::vector<InputItem> input;             // shrunk test input
-  std::vector<check::Observation> trace;    // last failing run
+  std::vector<InputItem> input;           // shrunk test input
+  std::vector<check::Observation> trace;  // last failing run
   Verdict verdict;
-  std::string signature;                    // 16 hex digits
-  size_t original_size = 0;                 // requests before shrinking
-  size_t shrunk_size = 0;                   // requests after shrinking
+  std::string signature;     // 16 hex digits
+  size_t original_size = 0;  // requests before shrinking
+  size_t shrunk_size = 0;    // requests after shrinking
   int shrink_reruns = 0;
   double shrink_seconds = 0;
-  bool shrink_complete = false;             // false when a budget ended it
-  int replays_verified = 0;                 // replays of the shrunk input after shrinking
-  int replays_reproduced = 0;               // ... that reproduced the signature
+  bool shrink_complete = false;  // false when a budget ended it
+  int replays_verified = 0;      // replays of the shrunk input after shrinking
+  int replays_reproduced = 0;    // ... that reproduced the signature
 };
 
 // The class of a failure: kind + the failing request's method/op + a

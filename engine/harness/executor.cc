@@ -32,10 +32,9 @@ absl::StatusOr<FeatureMask> FeatureMask::Parse(absl::string_view text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     std::vector<absl::string_view> kv = absl::StrSplit(part, ':');
     uint64_t site = 0, bits = 0;
-    if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &site) || site > 10000 ||
-        !absl::SimpleHexAtoi(kv[1], &bits))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "feature mask \"", text, "\": expected SITE:HEXBITS[,SITE:HEXBITS...], e.g. 0:5,2:1"));
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &site) || site > 10000 || !absl::SimpleHexAtoi(kv[1], &bits))
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature mask \"", text, "\": expected SITE:HEXBITS[,SITE:HEXBITS...], e.g. 0:5,2:1"));
     if (m.disabled.size() <= site) m.disabled.resize(site + 1, 0);
     m.disabled[site] = bits;
   }
@@ -59,8 +58,7 @@ class Executor::Gen : public lang::GenContext {
   Gen(std::mt19937_64* rng, const FeatureMask* mask, const std::vector<ir::LabeledMessage>* msgs)
       : rng_(rng), mask_(mask), msgs_(msgs) {}
 
-  int ChooseAlternative(int site, const std::vector<int64_t>& weights,
-                        const std::vector<bool>& excluded) override {
+  int ChooseAlternative(int site, const std::vector<int64_t>& weights, const std::vector<bool>& excluded) override {
     // The mask applies unless it would leave nothing.
     bool any_unmasked = false;
     for (size_t i = 0; i < weights.size(); ++i)
@@ -77,9 +75,7 @@ class Executor::Gen : public lang::GenContext {
     }
     return -1;
   }
-  int64_t RandomInt(int64_t lo, int64_t hi) override {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(*rng_);
-  }
+  int64_t RandomInt(int64_t lo, int64_t hi) override { return std::uniform_int_distribution<int64_t>(lo, hi)(*rng_); }
   std::string RandomWord(int64_t n) override {
     std::string w;
     for (int64_t i = 0; i < n; ++i) w.push_back(static_cast<char>('a' + (*rng_)() % 26));
@@ -210,7 +206,10 @@ std::optional<Value> ResponseHeaderIndex::ReferenceTo(const std::string& value) 
 
 Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
                    std::unique_ptr<check::Checker> checker)
-    : spec_(std::move(spec)), opts_(options), checker_(std::move(checker)), rng_(options.seed),
+    : spec_(std::move(spec)),
+      opts_(options),
+      checker_(std::move(checker)),
+      rng_(options.seed),
       outstanding_(static_cast<size_t>(options.connections)) {}
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,
@@ -227,8 +226,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   } else {
     for (const auto& item : *options.replay)
       if (item.conn < 0 || item.conn >= options.connections)
-        return absl::InvalidArgumentError(absl::StrCat("test input uses connection ", item.conn,
-                                                       " but only ", options.connections, " are open"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("test input uses connection ", item.conn, " but only ", options.connections, " are open"));
   }
   check::CheckerOptions co = options.checker;
   co.seed = options.seed;
@@ -312,8 +311,8 @@ absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
 
 absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
   if (conn < 0 || conn >= opts_.connections || outstanding_[static_cast<size_t>(conn)].empty())
-    return absl::InvalidArgumentError(absl::StrCat("a response on connection ", conn,
-                                                   ", where no request is outstanding"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a response on connection ", conn, ", where no request is outstanding"));
   int64_t label = outstanding_[static_cast<size_t>(conn)].front().first + 1;
   size_t pos = static_cast<size_t>(label / 2 - 1);
   if (answered_.size() <= pos) answered_.resize(pos + 1, false);

@@ -53,8 +53,8 @@ struct InputItem {
 
 struct ExecutorOptions {
   int connections = 4;
-  int max_in_flight = 4;     // outstanding requests over all connections
-  uint64_t steps = 1000;     // requests to send
+  int max_in_flight = 4;  // outstanding requests over all connections
+  uint64_t steps = 1000;  // requests to send
   uint64_t seed = 1;
   std::string gen = "request";
   // After a request, with this probability the executor lets everything in
@@ -138,15 +138,15 @@ class Executor {
   std::unique_ptr<check::Checker> checker_;
   std::mt19937_64 rng_;
   std::vector<check::Observation> observations_;
-  std::vector<ir::LabeledMessage> messages_;           // for filling holes
-  ResponseHeaderIndex response_headers_;               // for AutoReference
+  std::vector<ir::LabeledMessage> messages_;                          // for filling holes
+  ResponseHeaderIndex response_headers_;                              // for AutoReference
   std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
   std::vector<InputItem> inputs_;
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;
   size_t replay_pos_ = 0;
-  std::vector<int> answered_since_send_;   // positions answered since the last send
-  std::vector<bool> answered_;             // per position in this run
+  std::vector<int> answered_since_send_;  // positions answered since the last send
+  std::vector<bool> answered_;            // per position in this run
   bool draining_ = false;
 };
 

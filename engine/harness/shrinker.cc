@@ -14,9 +14,7 @@ class ShrinkRun {
  public:
   ShrinkRun(const RerunFn& rerun, const ShrinkOptions& o) : rerun_(rerun), o_(o) {}
 
-  bool OutOfBudget() const {
-    return reruns_ >= o_.max_reruns || (o_.elapsed && o_.elapsed() > o_.max_seconds);
-  }
+  bool OutOfBudget() const { return reruns_ >= o_.max_reruns || (o_.elapsed && o_.elapsed() > o_.max_seconds); }
 
   // Reruns the candidate until it reproduced `confirm` times (kept: *input
   // becomes what the last reproducing run sent) or failed `attempts` times
@@ -102,8 +100,8 @@ std::vector<InputItem> Simplifications(const InputItem& item) {
     if (k == "method" || k == "path" || k == "op" || k == "key") continue;  // identity, not payload
     out.push_back({item.conn, j.Set(k, Value::String("")), item.after});
     if (v.as_string().size() > 1)
-      out.push_back({item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2))),
-                     item.after});
+      out.push_back(
+          {item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2))), item.after});
   }
   return out;
 }
@@ -160,7 +158,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
         for (int p : input[k].after) {
           // A wait for a dropped request becomes a wait for the last kept
           // request before it, so sequential chains stay sequential.
-          int q = static_cast<size_t>(p) < start ? p
+          int q = static_cast<size_t>(p) < start  ? p
                   : static_cast<size_t>(p) >= end ? p - static_cast<int>(end - start)
                                                   : static_cast<int>(start) - 1;
           if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);

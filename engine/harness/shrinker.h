@@ -21,8 +21,8 @@ namespace dualswarm::harness {
 
 // What one rerun of a candidate input produced.
 struct RerunOutcome {
-  bool reproduced = false;               // failed with the same signature
-  std::vector<InputItem> sent;           // the requests actually sent (a prefix)
+  bool reproduced = false;      // failed with the same signature
+  std::vector<InputItem> sent;  // the requests actually sent (a prefix)
   std::vector<check::Observation> trace;
   Verdict verdict;
 };
@@ -42,7 +42,7 @@ struct ShrinkOptions {
 
 struct ShrinkResult {
   std::vector<InputItem> input;
-  RerunOutcome last;      // the last reproducing run of `input`
+  RerunOutcome last;  // the last reproducing run of `input`
   int reruns = 0;
   bool complete = false;  // false when a budget stopped it
 };

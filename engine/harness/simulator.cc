@@ -22,11 +22,13 @@ class RandomOracle : public lang::Oracle {
   }
   Value Fresh(sym::Sort sort, lang::Loc) override {
     switch (sort) {
-      case sym::Sort::kBool: return Value::Bool(Choose(2, {}) == 0);
-      case sym::Sort::kInt: return Value::Int(Choose(10, {}));
+      case sym::Sort::kBool:
+        return Value::Bool(Choose(2, {}) == 0);
+      case sym::Sort::kInt:
+        return Value::Int(Choose(10, {}));
       case sym::Sort::kString:
-        return Value::String(opts_->fresh_strings[static_cast<size_t>(
-            Choose(static_cast<int>(opts_->fresh_strings.size()), {}))]);
+        return Value::String(
+            opts_->fresh_strings[static_cast<size_t>(Choose(static_cast<int>(opts_->fresh_strings.size()), {}))]);
     }
     return Value::Null();
   }
@@ -44,7 +46,8 @@ class RandomOracle : public lang::Oracle {
 // absent, `some(v)` is v.
 Value Concretize(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kOption: return v.has_value() ? Concretize(v.inner()) : Value::Null();
+    case Value::Kind::kOption:
+      return v.has_value() ? Concretize(v.inner()) : Value::Null();
     case Value::Kind::kMap: {
       ir::MapEntries e;
       for (const auto& [k, x] : v.as_map())
@@ -56,7 +59,8 @@ Value Concretize(const Value& v) {
       for (const auto& x : v.as_list()) items.push_back(Concretize(x));
       return Value::List(std::move(items));
     }
-    default: return v;
+    default:
+      return v;
   }
 }
 
@@ -68,17 +72,16 @@ struct Pending {
 // One connection between its opening and its `closed`.
 struct Channel {
   int64_t conn = 0;
-  std::deque<Pending> to_server;     // sent, not yet taken by the server
-  std::deque<Pending> to_client;     // responses in flight
-  std::deque<int64_t> outstanding;   // labels sent and not yet answered, oldest first
-  int64_t doomed = 0;                // label of a request that is never answered (0: none)
+  std::deque<Pending> to_server;    // sent, not yet taken by the server
+  std::deque<Pending> to_client;    // responses in flight
+  std::deque<int64_t> outstanding;  // labels sent and not yet answered, oldest first
+  int64_t doomed = 0;               // label of a request that is never answered (0: none)
   bool open = true;
 };
 
 }  // namespace
 
-absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
-                                                  const RequestFn& next_request,
+absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const RequestFn& next_request,
                                                   const SimOptions& opts, SimStats* stats) {
   SimStats local_stats;
   if (stats == nullptr) stats = &local_stats;
@@ -107,8 +110,8 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
   int64_t t = 0;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   bool truncate = unit(rng) < opts.truncate_probability;
-  size_t stop_at = truncate ? static_cast<size_t>(opts.requests) + (rng() % (static_cast<uint64_t>(opts.requests) + 1))
-                            : SIZE_MAX;
+  size_t stop_at =
+      truncate ? static_cast<size_t>(opts.requests) + (rng() % (static_cast<uint64_t>(opts.requests) + 1)) : SIZE_MAX;
   enum Kind { kSend = 0, kStep = 1, kDeliver = 2, kCrash = 3 };
   while (trace.size() < stop_at) {
     // Possible actions: a client sends (client index), the server steps
@@ -118,12 +121,10 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
     std::vector<std::pair<int, size_t>> actions;
     for (size_t c = 0; c < n; ++c) {
       const Channel& ch = chans[cur[c]];
-      if (sent < opts.requests && ch.outstanding.size() < static_cast<size_t>(opts.max_in_flight) &&
-          ch.doomed == 0)
+      if (sent < opts.requests && ch.outstanding.size() < static_cast<size_t>(opts.max_in_flight) && ch.doomed == 0)
         actions.push_back({kSend, c});
       if (!ch.to_server.empty()) actions.push_back({kStep, cur[c]});
-      if (!ch.to_client.empty() && ch.to_client.front().label != ch.doomed + 1)
-        actions.push_back({kDeliver, cur[c]});
+      if (!ch.to_client.empty() && ch.to_client.front().label != ch.doomed + 1) actions.push_back({kDeliver, cur[c]});
       if (ch.doomed != 0) actions.push_back({kCrash, c});
     }
     for (size_t i : orphans) actions.push_back({kStep, i});
@@ -156,9 +157,9 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
         if (!out.killed) break;
       }
       if (out.killed)
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the spec's `assume` killed 1000 random paths in a row for request ", ir::ToJson(p.msg),
-            "; the simulator needs specs whose server usually has a next step"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("the spec's `assume` killed 1000 random paths in a row for request ", ir::ToJson(p.msg),
+                         "; the simulator needs specs whose server usually has a next step"));
       int responses = 0;
       for (auto& send : out.sends) {
         if (!send.conn.is_int() || send.conn.as_int() != ch.conn)
@@ -169,8 +170,8 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec,
         if (ch.open) ch.to_client.push_back({p.label + 1, Concretize(send.msg)});
       }
       if (responses != 1)
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the simulator needs exactly one response per request; the spec sent ", responses));
+        return absl::FailedPreconditionError(
+            absl::StrCat("the simulator needs exactly one response per request; the spec sent ", responses));
       globals = std::move(out.globals);
       if (!ch.open) ++stats->taken_after_crash;
       if (!ch.open && ch.to_server.empty()) orphans.erase(std::find(orphans.begin(), orphans.end(), c));

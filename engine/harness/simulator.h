@@ -33,8 +33,8 @@ using RequestFn = std::function<ir::Value(Rng&)>;
 
 struct SimOptions {
   int connections = 4;
-  int requests = 100;          // requests sent in total
-  int max_in_flight = 1;       // per connection (pipelining when > 1)
+  int requests = 100;     // requests sent in total
+  int max_in_flight = 1;  // per connection (pipelining when > 1)
   uint64_t seed = 1;
   // Probability that the trace is cut short with some requests unanswered.
   double truncate_probability = 0.2;
@@ -61,16 +61,14 @@ struct SimOptions {
 // What became of the requests crashed clients never got an answer to.
 struct SimStats {
   int crashes = 0;
-  int never_answered = 0;       // requests outstanding at a crash (each got a `timeout`)
-  int taken_before_crash = 0;   // the server had applied them; the response was dropped
-  int taken_after_crash = 0;    // the server applied them after the `closed`
-  int lost = 0;                 // never applied (lost with the connection)
+  int never_answered = 0;      // requests outstanding at a crash (each got a `timeout`)
+  int taken_before_crash = 0;  // the server had applied them; the response was dropped
+  int taken_after_crash = 0;   // the server applied them after the `closed`
+  int lost = 0;                // never applied (lost with the connection)
 };
 
-absl::StatusOr<std::vector<check::Observation>> Simulate(const lang::Spec& spec,
-                                                          const RequestFn& next_request,
-                                                          const SimOptions& opts,
-                                                          SimStats* stats = nullptr);
+absl::StatusOr<std::vector<check::Observation>> Simulate(const lang::Spec& spec, const RequestFn& next_request,
+                                                         const SimOptions& opts, SimStats* stats = nullptr);
 
 }  // namespace dualswarm::harness
 

@@ -21,7 +21,9 @@ Value Rec(ir::MapEntries e) { return Value::Map(std::move(e)); }
 // Every string in `v` (keys included), for the "nobody wrote it" check.
 void CollectStrings(const Value& v, std::string* out) {
   switch (v.kind()) {
-    case Value::Kind::kString: absl::StrAppend(out, v.as_string(), "\n"); break;
+    case Value::Kind::kString:
+      absl::StrAppend(out, v.as_string(), "\n");
+      break;
     case Value::Kind::kList:
       for (const auto& x : v.as_list()) CollectStrings(x, out);
       break;
@@ -34,7 +36,8 @@ void CollectStrings(const Value& v, std::string* out) {
     case Value::Kind::kOption:
       if (v.has_value()) CollectStrings(v.inner(), out);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -45,16 +48,19 @@ RequestFn KvRequests(std::vector<std::string> keys) {
     static const std::vector<std::string> vals = {"x", "y", "z"};
     std::string key = Pick(rng, keys);
     switch (rng() % 4) {
-      case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
+      case 0:
+        return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
       case 1:
-        return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
+        return Rec(
+            {{"op", Value::String("put")}, {"key", Value::String(key)}, {"value", Value::String(Pick(rng, vals))}});
       case 2:
-        return Rec({{"op", Value::String("append")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
+        return Rec(
+            {{"op", Value::String("append")}, {"key", Value::String(key)}, {"value", Value::String(Pick(rng, vals))}});
       default: {
         Value expected = rng() % 3 == 0 ? Value::Null() : Value::String(Pick(rng, vals));
-        return Rec({{"op", Value::String("cas")}, {"key", Value::String(key)}, {"expected", expected},
+        return Rec({{"op", Value::String("cas")},
+                    {"key", Value::String(key)},
+                    {"expected", expected},
                     {"value", Value::String(Pick(rng, vals))}});
       }
     }
@@ -71,12 +77,14 @@ RequestFn RegisterRequests(std::string key) {
   return [key = std::move(key)](Rng& rng) -> Value {
     static const std::vector<std::string> vals = {"0", "1", "2", "3", "4"};
     switch (rng() % 3) {
-      case 0: return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
+      case 0:
+        return Rec({{"op", Value::String("get")}, {"key", Value::String(key)}});
       case 1:
-        return Rec({{"op", Value::String("put")}, {"key", Value::String(key)},
-                    {"value", Value::String(Pick(rng, vals))}});
+        return Rec(
+            {{"op", Value::String("put")}, {"key", Value::String(key)}, {"value", Value::String(Pick(rng, vals))}});
       default:
-        return Rec({{"op", Value::String("cas")}, {"key", Value::String(key)},
+        return Rec({{"op", Value::String("cas")},
+                    {"key", Value::String(key)},
                     {"expected", Value::String(Pick(rng, vals))},
                     {"value", Value::String(Pick(rng, vals))}});
     }
@@ -113,8 +121,8 @@ absl::StatusOr<size_t> InjectUnwrittenRead(std::vector<Observation>* trace, Rng&
   bool fresh_char = false;
   for (char ch : unwritten) fresh_char = fresh_char || written.find(ch) == std::string::npos;
   if (!fresh_char)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "every character of \"", unwritten, "\" occurs in some request, so a read of it may be explainable"));
+    return absl::FailedPreconditionError(absl::StrCat("every character of \"", unwritten,
+                                                      "\" occurs in some request, so a read of it may be explainable"));
   // Answered reads: the request's op is a read op and the response has `field`.
   std::vector<size_t> reads;
   std::unordered_map<int64_t, bool> is_read;  // by request label
@@ -128,8 +136,7 @@ absl::StatusOr<size_t> InjectUnwrittenRead(std::vector<Observation>* trace, Rng&
       is_read[o.label] = read;
     } else if (o.kind == Observation::Kind::kReceived) {
       auto it = is_read.find(o.label - 1);
-      if (it != is_read.end() && it->second && o.msg.is_map() && o.msg.Find(field) != nullptr)
-        reads.push_back(i);
+      if (it != is_read.end() && it->second && o.msg.is_map() && o.msg.Find(field) != nullptr) reads.push_back(i);
     }
   }
   if (reads.empty()) return absl::NotFoundError("the trace has no answered read to corrupt");
@@ -154,7 +161,8 @@ std::vector<Observation> PendingPutsThenGet(int puts, const Value& observed, boo
   };
   for (int i = 0; i < puts; ++i)
     sent(2 * i + 1, i,
-         Rec({{"op", Value::String("put")}, {"key", Value::String("x")},
+         Rec({{"op", Value::String("put")},
+              {"key", Value::String("x")},
               {"value", Value::String(absl::StrCat("p", i + 1))}}));
   for (int i = 0; i < puts; ++i) {
     if (timeouts) {

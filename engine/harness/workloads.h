@@ -68,8 +68,7 @@ absl::StatusOr<size_t> InjectUnwrittenRead(std::vector<check::Observation>* trac
 // "!unwritten") no execution explains the get, and a checker must rule out
 // every subset and order of the pending puts before rejecting; with one of
 // the put values (or null) it is accepted.
-std::vector<check::Observation> PendingPutsThenGet(int puts, const ir::Value& observed,
-                                                   bool timeouts = false);
+std::vector<check::Observation> PendingPutsThenGet(int puts, const ir::Value& observed, bool timeouts = false);
 
 }  // namespace dualswarm::harness
 

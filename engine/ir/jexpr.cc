@@ -87,7 +87,8 @@ absl::StatusOr<JPath> ParseJPath(absl::string_view text) {
 std::string JPathToString(const JPath& p) {
   if (p.empty()) return "this";
   std::string out;
-  for (const auto& s : p) absl::StrAppend(&out, s.is_index ? "#" : "@", s.is_index ? absl::StrCat(s.index) : EscapeField(s.field));
+  for (const auto& s : p)
+    absl::StrAppend(&out, s.is_index ? "#" : "@", s.is_index ? absl::StrCat(s.index) : EscapeField(s.field));
   return out;
 }
 
@@ -105,8 +106,7 @@ const Value* FollowJPath(const Value& v, const JPath& p) {
       if (cur == nullptr) return nullptr;
     } else if (cur->is_list()) {
       int64_t idx;
-      if (!absl::SimpleAtoi(s.field, &idx) || idx < 0 ||
-          idx >= static_cast<int64_t>(cur->as_list().size()))
+      if (!absl::SimpleAtoi(s.field, &idx) || idx < 0 || idx >= static_cast<int64_t>(cur->as_list().size()))
         return nullptr;
       cur = &cur->as_list()[static_cast<size_t>(idx)];
     } else {
@@ -132,9 +132,7 @@ absl::StatusOr<JRef> ParseJRef(absl::string_view text) {
   return r;
 }
 
-std::string JRefToString(const JRef& r) {
-  return absl::StrCat(r.label, ".", JPathToString(r.path), ".", r.fn);
-}
+std::string JRefToString(const JRef& r) { return absl::StrCat(r.label, ".", JPathToString(r.path), ".", r.fn); }
 
 Value MakeHole(const JRef& ref, const Value* fallback) {
   MapEntries e = {{"$ref", Value::String(JRefToString(ref))}};
@@ -200,8 +198,8 @@ absl::StatusOr<Value> ApplyJFn(absl::string_view fn, const Value& v) {
       return absl::InvalidArgumentError(absl::StrCat("succ of ", v.as_int(), " overflows 64 bits"));
     return Value::Int(v.as_int() + 1);
   }
-  return absl::NotFoundError(absl::StrCat("unknown J-expression function \"", fn,
-                                          "\" (known: id, weaken, strip_weak, succ)"));
+  return absl::NotFoundError(
+      absl::StrCat("unknown J-expression function \"", fn, "\" (known: id, weaken, strip_weak, succ)"));
 }
 
 namespace {
@@ -216,13 +214,12 @@ absl::StatusOr<Value> Resolve(const Value& hole, const std::vector<LabeledMessag
     break;
   }
   // Loose: the most recent message that has the path.
-  for (auto it = trace.rbegin(); found == nullptr && it != trace.rend(); ++it)
-    found = FollowJPath(it->msg, ref->path);
+  for (auto it = trace.rbegin(); found == nullptr && it != trace.rend(); ++it) found = FollowJPath(it->msg, ref->path);
   if (found == nullptr) {
     const Value* fb = hole.Find("$else");
     if (fb != nullptr) return *fb;
-    return absl::NotFoundError(absl::StrCat("no message in the trace has ", JPathToString(ref->path),
-                                            " (reference ", JRefToString(*ref), ")"));
+    return absl::NotFoundError(absl::StrCat("no message in the trace has ", JPathToString(ref->path), " (reference ",
+                                            JRefToString(*ref), ")"));
   }
   return ApplyJFn(ref->fn, *found);
 }

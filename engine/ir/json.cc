@@ -47,9 +47,7 @@ class Parser {
     return false;
   }
   void SkipWs() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-      ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
   }
   bool Literal(absl::string_view word) {
     if (s_.substr(pos_, word.size()) != word) return Fail("invalid literal");
@@ -61,8 +59,7 @@ class Parser {
   bool ParseValue(int depth, Value* out) {
     if (pos_ >= s_.size()) return Fail("unexpected end of input, expected a value");
     char c = s_[pos_];
-    if ((c == '[' || c == '{') && depth >= kMaxDepth)
-      return Fail("nesting deeper than 256 levels");
+    if ((c == '[' || c == '{') && depth >= kMaxDepth) return Fail("nesting deeper than 256 levels");
     switch (c) {
       case 'n':
         if (!Literal("null")) return false;
@@ -82,12 +79,13 @@ class Parser {
         *out = Value::String(std::move(str));
         return true;
       }
-      case '[': return ParseList(depth, out);
-      case '{': return ParseObject(depth, out);
+      case '[':
+        return ParseList(depth, out);
+      case '{':
+        return ParseObject(depth, out);
       default:
         if (c == '-' || (c >= '0' && c <= '9')) return ParseNumber(out);
-        return Fail(absl::StrCat("unexpected character '", std::string(1, c),
-                                 "', expected a value"));
+        return Fail(absl::StrCat("unexpected character '", std::string(1, c), "', expected a value"));
     }
   }
 
@@ -98,8 +96,7 @@ class Parser {
       neg = true;
       ++pos_;
     }
-    if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
-      return Fail("expected a digit");
+    if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') return Fail("expected a digit");
     if (s_[pos_] == '0' && pos_ + 1 < s_.size() && s_[pos_ + 1] >= '0' && s_[pos_ + 1] <= '9')
       return Fail("leading zeros are not allowed in numbers");
     uint64_t mag = 0;
@@ -114,8 +111,7 @@ class Parser {
     }
     if (pos_ < s_.size() && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E'))
       return Fail("fractional and exponent numbers are not supported (integers only)");
-    if ((!neg && mag > static_cast<uint64_t>(INT64_MAX)) ||
-        (neg && mag > static_cast<uint64_t>(INT64_MAX) + 1)) {
+    if ((!neg && mag > static_cast<uint64_t>(INT64_MAX)) || (neg && mag > static_cast<uint64_t>(INT64_MAX) + 1)) {
       pos_ = start;
       return Fail("integer out of 64-bit range");
     }
@@ -147,10 +143,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       char h = s_[pos_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
-      else return Fail("invalid hex digit in \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= static_cast<uint32_t>(h - 'A' + 10);
+      else
+        return Fail("invalid hex digit in \\u escape");
     }
     *cp = v;
     return true;
@@ -165,8 +165,7 @@ class Parser {
         ++pos_;
         return true;
       }
-      if (static_cast<unsigned char>(c) < 0x20)
-        return Fail("control character in string (escape it)");
+      if (static_cast<unsigned char>(c) < 0x20) return Fail("control character in string (escape it)");
       if (c != '\\') {
         out->push_back(c);
         ++pos_;
@@ -176,14 +175,30 @@ class Parser {
       if (pos_ >= s_.size()) return Fail("unterminated escape");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out->push_back('"'); break;
-        case '\\': out->push_back('\\'); break;
-        case '/': out->push_back('/'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+          out->push_back('"');
+          break;
+        case '\\':
+          out->push_back('\\');
+          break;
+        case '/':
+          out->push_back('/');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
@@ -284,10 +299,18 @@ class Parser {
 
 void AppendJson(const Value& v, std::string* out) {
   switch (v.kind()) {
-    case Value::Kind::kNull: out->append("null"); return;
-    case Value::Kind::kBool: out->append(v.as_bool() ? "true" : "false"); return;
-    case Value::Kind::kInt: absl::StrAppend(out, v.as_int()); return;
-    case Value::Kind::kString: AppendJsonString(v.as_string(), out); return;
+    case Value::Kind::kNull:
+      out->append("null");
+      return;
+    case Value::Kind::kBool:
+      out->append(v.as_bool() ? "true" : "false");
+      return;
+    case Value::Kind::kInt:
+      absl::StrAppend(out, v.as_int());
+      return;
+    case Value::Kind::kString:
+      AppendJsonString(v.as_string(), out);
+      return;
     case Value::Kind::kList: {
       out->push_back('[');
       bool first = true;
@@ -319,7 +342,9 @@ void AppendJson(const Value& v, std::string* out) {
         out->append("null");
       }
       return;
-    case Value::Kind::kSym: AppendJsonString(sym::TermToString(v.as_term()), out); return;
+    case Value::Kind::kSym:
+      AppendJsonString(sym::TermToString(v.as_term()), out);
+      return;
   }
 }
 
@@ -331,11 +356,21 @@ void AppendJsonString(absl::string_view s, std::string* out) {
   out->push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (c < 0x20) {
           absl::StrAppend(out, "\\u00", absl::Hex(c, absl::kZeroPad2));

@@ -60,10 +60,18 @@ const Value kNullValue;
 
 void AppendValue(const Value& v, std::string* out) {
   switch (v.kind()) {
-    case Value::Kind::kNull: out->append("null"); return;
-    case Value::Kind::kBool: out->append(v.as_bool() ? "true" : "false"); return;
-    case Value::Kind::kInt: absl::StrAppend(out, v.as_int()); return;
-    case Value::Kind::kString: AppendJsonString(v.as_string(), out); return;
+    case Value::Kind::kNull:
+      out->append("null");
+      return;
+    case Value::Kind::kBool:
+      out->append(v.as_bool() ? "true" : "false");
+      return;
+    case Value::Kind::kInt:
+      absl::StrAppend(out, v.as_int());
+      return;
+    case Value::Kind::kString:
+      AppendJsonString(v.as_string(), out);
+      return;
     case Value::Kind::kList: {
       out->push_back('[');
       bool first = true;
@@ -97,7 +105,9 @@ void AppendValue(const Value& v, std::string* out) {
         out->push_back(')');
       }
       return;
-    case Value::Kind::kSym: out->append(sym::TermToString(v.as_term())); return;
+    case Value::Kind::kSym:
+      out->append(sym::TermToString(v.as_term()));
+      return;
   }
 }
 
@@ -131,8 +141,7 @@ Value Value::List(std::vector<Value> items) {
   return v;
 }
 Value Value::Map(MapEntries entries) {
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   // Keep the last of equal keys.
   MapEntries dedup;
   dedup.reserve(entries.size());
@@ -168,10 +177,14 @@ Value Value::Some(Value inner) {
 }
 Value Value::Sym(sym::TermRef t) {
   switch (t->op) {
-    case sym::TermOp::kConstBool: return Bool(t->ival != 0);
-    case sym::TermOp::kConstInt: return Int(t->ival);
-    case sym::TermOp::kConstString: return String(t->sval);
-    default: break;
+    case sym::TermOp::kConstBool:
+      return Bool(t->ival != 0);
+    case sym::TermOp::kConstInt:
+      return Int(t->ival);
+    case sym::TermOp::kConstString:
+      return String(t->sval);
+    default:
+      break;
   }
   Value v;
   v.kind_ = Kind::kSym;
@@ -203,28 +216,37 @@ const sym::TermRef& Value::as_term() const {
 
 std::optional<sym::Sort> Value::scalar_sort() const {
   switch (kind_) {
-    case Kind::kBool: return sym::Sort::kBool;
-    case Kind::kInt: return sym::Sort::kInt;
-    case Kind::kString: return sym::Sort::kString;
-    case Kind::kSym: return as_term()->sort;
-    default: return std::nullopt;
+    case Kind::kBool:
+      return sym::Sort::kBool;
+    case Kind::kInt:
+      return sym::Sort::kInt;
+    case Kind::kString:
+      return sym::Sort::kString;
+    case Kind::kSym:
+      return as_term()->sort;
+    default:
+      return std::nullopt;
   }
 }
 
 sym::TermRef Value::ToTerm() const {
   switch (kind_) {
-    case Kind::kBool: return sym::MkBool(as_bool());
-    case Kind::kInt: return sym::MkInt(as_int());
-    case Kind::kString: return sym::MkString(as_string());
-    case Kind::kSym: return as_term();
-    default: return nullptr;
+    case Kind::kBool:
+      return sym::MkBool(as_bool());
+    case Kind::kInt:
+      return sym::MkInt(as_int());
+    case Kind::kString:
+      return sym::MkString(as_string());
+    case Kind::kSym:
+      return as_term();
+    default:
+      return nullptr;
   }
 }
 
 const Value* Value::Find(absl::string_view key) const {
   const auto& e = as_map();
-  auto it = std::lower_bound(e.begin(), e.end(), key,
-                             [](const auto& p, absl::string_view k) { return p.first < k; });
+  auto it = std::lower_bound(e.begin(), e.end(), key, [](const auto& p, absl::string_view k) { return p.first < k; });
   if (it == e.end() || it->first != key) return nullptr;
   return &it->second;
 }
@@ -233,8 +255,7 @@ Value Value::Set(absl::string_view key, Value v) const {
   const auto& e = as_map();
   auto rep = std::make_shared<MapRep>();
   rep->entries.reserve(e.size() + 1);
-  auto it = std::lower_bound(e.begin(), e.end(), key,
-                             [](const auto& p, absl::string_view k) { return p.first < k; });
+  auto it = std::lower_bound(e.begin(), e.end(), key, [](const auto& p, absl::string_view k) { return p.first < k; });
   rep->entries.insert(rep->entries.end(), e.begin(), it);
   rep->entries.emplace_back(std::string(key), std::move(v));
   if (it != e.end() && it->first == key) ++it;
@@ -260,40 +281,58 @@ Value Value::Remove(absl::string_view key) const {
 
 bool Value::IsConcrete() const {
   switch (kind_) {
-    case Kind::kSym: return false;
-    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.concrete;
-    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.concrete;
-    case Kind::kOption: return !has_value() || static_cast<const OptionRep*>(rep_.get())->shape.concrete;
-    default: return true;
+    case Kind::kSym:
+      return false;
+    case Kind::kList:
+      return static_cast<const ListRep*>(rep_.get())->shape.concrete;
+    case Kind::kMap:
+      return static_cast<const MapRep*>(rep_.get())->shape.concrete;
+    case Kind::kOption:
+      return !has_value() || static_cast<const OptionRep*>(rep_.get())->shape.concrete;
+    default:
+      return true;
   }
 }
 
 uint64_t Value::TreeSize() const {
   switch (kind_) {
-    case Kind::kSym: return as_term()->tree_size;
-    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.tree_size;
-    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.tree_size;
-    case Kind::kOption: return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.tree_size : 1;
-    default: return 1;
+    case Kind::kSym:
+      return as_term()->tree_size;
+    case Kind::kList:
+      return static_cast<const ListRep*>(rep_.get())->shape.tree_size;
+    case Kind::kMap:
+      return static_cast<const MapRep*>(rep_.get())->shape.tree_size;
+    case Kind::kOption:
+      return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.tree_size : 1;
+    default:
+      return 1;
   }
 }
 
 uint32_t Value::Depth() const {
   switch (kind_) {
-    case Kind::kSym: return as_term()->depth;
-    case Kind::kList: return static_cast<const ListRep*>(rep_.get())->shape.depth;
-    case Kind::kMap: return static_cast<const MapRep*>(rep_.get())->shape.depth;
-    case Kind::kOption: return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.depth : 1;
-    default: return 1;
+    case Kind::kSym:
+      return as_term()->depth;
+    case Kind::kList:
+      return static_cast<const ListRep*>(rep_.get())->shape.depth;
+    case Kind::kMap:
+      return static_cast<const MapRep*>(rep_.get())->shape.depth;
+    case Kind::kOption:
+      return has_value() ? static_cast<const OptionRep*>(rep_.get())->shape.depth : 1;
+    default:
+      return 1;
   }
 }
 
 uint64_t Value::Hash() const {
   switch (kind_) {
-    case Kind::kNull: return 0x9e3779b97f4a7c15ull;
+    case Kind::kNull:
+      return 0x9e3779b97f4a7c15ull;
     case Kind::kBool:
-    case Kind::kInt: return absl::HashOf(static_cast<int>(kind_), i_);
-    case Kind::kString: return absl::HashOf(3, as_string());
+    case Kind::kInt:
+      return absl::HashOf(static_cast<int>(kind_), i_);
+    case Kind::kString:
+      return absl::HashOf(3, as_string());
     case Kind::kList: {
       auto* rep = static_cast<const ListRep*>(rep_.get());
       if (rep->hash) return rep->hash;
@@ -312,7 +351,8 @@ uint64_t Value::Hash() const {
     }
     case Kind::kOption:
       return has_value() ? absl::HashOf(6, inner().Hash()) : 7;
-    case Kind::kSym: return absl::HashOf(8, as_term()->hash);
+    case Kind::kSym:
+      return absl::HashOf(8, as_term()->hash);
   }
   return 0;
 }
@@ -321,10 +361,13 @@ bool operator==(const Value& a, const Value& b) {
   if (a.kind_ != b.kind_) return false;
   if (a.rep_ == b.rep_ && a.i_ == b.i_) return true;
   switch (a.kind_) {
-    case Value::Kind::kNull: return true;
+    case Value::Kind::kNull:
+      return true;
     case Value::Kind::kBool:
-    case Value::Kind::kInt: return a.i_ == b.i_;
-    case Value::Kind::kString: return a.as_string() == b.as_string();
+    case Value::Kind::kInt:
+      return a.i_ == b.i_;
+    case Value::Kind::kString:
+      return a.as_string() == b.as_string();
     case Value::Kind::kList: {
       if (a.as_list().size() != b.as_list().size() || a.Hash() != b.Hash()) return false;
       return a.as_list() == b.as_list();
@@ -335,7 +378,8 @@ bool operator==(const Value& a, const Value& b) {
     }
     case Value::Kind::kOption:
       return a.i_ == b.i_ && (!a.i_ || a.inner() == b.inner());
-    case Value::Kind::kSym: return sym::TermEqual(a.as_term(), b.as_term());
+    case Value::Kind::kSym:
+      return sym::TermEqual(a.as_term(), b.as_term());
   }
   return false;
 }
@@ -348,14 +392,22 @@ std::string Value::ToString() const {
 
 const char* Value::KindName(Kind k) {
   switch (k) {
-    case Kind::kNull: return "null";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kString: return "string";
-    case Kind::kList: return "list";
-    case Kind::kMap: return "map";
-    case Kind::kOption: return "option";
-    case Kind::kSym: return "symbolic";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kString:
+      return "string";
+    case Kind::kList:
+      return "list";
+    case Kind::kMap:
+      return "map";
+    case Kind::kOption:
+      return "option";
+    case Kind::kSym:
+      return "symbolic";
   }
   return "?";
 }
@@ -363,7 +415,8 @@ const char* Value::KindName(Kind k) {
 Value SubstituteValue(const Value& v, const sym::Bindings& b) {
   if (v.IsConcrete()) return v;
   switch (v.kind()) {
-    case Value::Kind::kSym: return Value::Sym(sym::Substitute(v.as_term(), b));
+    case Value::Kind::kSym:
+      return Value::Sym(sym::Substitute(v.as_term(), b));
     case Value::Kind::kList: {
       std::vector<Value> items;
       items.reserve(v.as_list().size());
@@ -376,14 +429,18 @@ Value SubstituteValue(const Value& v, const sym::Bindings& b) {
       for (const auto& [k, x] : v.as_map()) e.emplace_back(k, SubstituteValue(x, b));
       return Value::Map(std::move(e));
     }
-    case Value::Kind::kOption: return Value::Some(SubstituteValue(v.inner(), b));
-    default: return v;
+    case Value::Kind::kOption:
+      return Value::Some(SubstituteValue(v.inner(), b));
+    default:
+      return v;
   }
 }
 
 void CollectValueVars(const Value& v, std::vector<sym::TermRef>* out) {
   switch (v.kind()) {
-    case Value::Kind::kSym: sym::CollectVars(v.as_term(), out); return;
+    case Value::Kind::kSym:
+      sym::CollectVars(v.as_term(), out);
+      return;
     case Value::Kind::kList:
       for (const auto& x : v.as_list()) CollectValueVars(x, out);
       return;
@@ -393,7 +450,8 @@ void CollectValueVars(const Value& v, std::vector<sym::TermRef>* out) {
     case Value::Kind::kOption:
       if (v.has_value()) CollectValueVars(v.inner(), out);
       return;
-    default: return;
+    default:
+      return;
   }
 }
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "engine/sym/term.h"
 

@@ -49,11 +49,11 @@ struct Pattern {
   enum class Kind { kWildcard, kBind, kLiteral, kNone, kSome, kRecord };
   Kind kind = Kind::kWildcard;
   Loc loc;
-  ir::Value literal;             // kLiteral
-  std::string name;              // kBind
-  int slot = -1;                 // kBind, set by the checker
-  std::vector<Pattern> subs;     // kSome: 1; kRecord: one per key
-  std::vector<std::string> keys; // kRecord
+  ir::Value literal;              // kLiteral
+  std::string name;               // kBind
+  int slot = -1;                  // kBind, set by the checker
+  std::vector<Pattern> subs;      // kSome: 1; kRecord: one per key
+  std::vector<std::string> keys;  // kRecord
 };
 
 struct MatchArm {
@@ -67,42 +67,60 @@ struct Stmt {
   Loc loc;
   std::string name;  // kLet / kAssign target
   RefKind ref = RefKind::kUnresolved;
-  int slot = -1;     // local slot or global index
+  int slot = -1;  // local slot or global index
   ExprPtr value;
 };
 
 enum class Builtin {
   kNone,
   // strings
-  kLen, kStartsWith, kEndsWith, kContains, kSubstr, kStr,
+  kLen,
+  kStartsWith,
+  kEndsWith,
+  kContains,
+  kSubstr,
+  kStr,
   // maps
-  kHas, kGet, kSet, kRemove, kKeys, kValues,
+  kHas,
+  kGet,
+  kSet,
+  kRemove,
+  kKeys,
+  kValues,
   // lists
-  kPush, kDrop,
+  kPush,
+  kDrop,
   // options
-  kIsSome, kIsNone, kOrElse,
+  kIsSome,
+  kIsNone,
+  kOrElse,
   // gen-only (meaning given by the tester)
-  kPick, kRandomWord, kRandomEtag, kRandomInt, kObserved, kIsConcrete,
+  kPick,
+  kRandomWord,
+  kRandomEtag,
+  kRandomInt,
+  kObserved,
+  kIsConcrete,
 };
 
 struct Expr {
   ExprKind kind;
   Loc loc;
-  ir::Value literal;             // kLiteral
-  std::string name;              // kName / kField / kCall / kUnary / kBinary op
-  std::vector<ExprPtr> args;     // children
-  std::vector<std::string> keys; // kRecord keys
-  std::vector<int64_t> weights;  // kFreq
-  std::vector<Stmt> stmts;       // kBlock statements
-  ExprPtr tail;                  // kBlock value expression (may be null)
-  std::vector<MatchArm> arms;    // kMatch
+  ir::Value literal;                       // kLiteral
+  std::string name;                        // kName / kField / kCall / kUnary / kBinary op
+  std::vector<ExprPtr> args;               // children
+  std::vector<std::string> keys;           // kRecord keys
+  std::vector<int64_t> weights;            // kFreq
+  std::vector<Stmt> stmts;                 // kBlock statements
+  ExprPtr tail;                            // kBlock value expression (may be null)
+  std::vector<MatchArm> arms;              // kMatch
   sym::Sort fresh_sort = sym::Sort::kInt;  // kFresh
   // Resolution (filled by the checker).
   RefKind ref = RefKind::kUnresolved;
-  int slot = -1;                 // kName: local slot or global index
-  int fn_index = -1;             // kCall to a user function
+  int slot = -1;      // kName: local slot or global index
+  int fn_index = -1;  // kCall to a user function
   Builtin builtin = Builtin::kNone;
-  int site = -1;                 // kOneof / kFreq: site number within the spec
+  int site = -1;  // kOneof / kFreq: site number within the spec
 };
 
 struct TypeExpr {

@@ -72,15 +72,13 @@ class Checker {
       Begin(Context::kFn);
       std::set<std::string> seen;
       for (const auto& p : f.params) {
-        if (!seen.insert(p).second)
-          Error(f.loc, absl::StrCat("parameter '", p, "' appears twice"));
+        if (!seen.insert(p).second) Error(f.loc, absl::StrCat("parameter '", p, "' appears twice"));
         Declare(p);
       }
       Expr(f.body.get());
       f.num_slots = max_slots_;
     }
-    if (ast_->handlers.empty())
-      Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
+    if (ast_->handlers.empty()) Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
     if (ast_->handlers.size() > 1)
       Error(ast_->handlers[1].loc, "a spec has exactly one `on recv` handler; branch on the request inside it");
     for (auto& h : ast_->handlers) {
@@ -98,8 +96,7 @@ class Checker {
     }
     std::set<std::string> gen_names;
     for (auto& g : ast_->gens) {
-      if (!gen_names.insert(g.name).second)
-        Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
+      if (!gen_names.insert(g.name).second) Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
       Begin(Context::kGen);
       Expr(g.body.get());
       g.num_slots = max_slots_;
@@ -125,7 +122,10 @@ class Checker {
     scopes_.back()[name] = s;
     return s;
   }
-  void Push() { scopes_.emplace_back(); saved_.push_back(next_slot_); }
+  void Push() {
+    scopes_.emplace_back();
+    saved_.push_back(next_slot_);
+  }
   void Pop() {
     scopes_.pop_back();
     next_slot_ = saved_.back();
@@ -150,9 +150,9 @@ class Checker {
   }
 
   void CheckType(const TypeExpr& t) {
-    static const std::map<std::string, int> kArity = {
-        {"int", 0}, {"string", 0}, {"bool", 0},   {"any", 0},   {"null", 0},
-        {"list", 1}, {"option", 1}, {"map", 2}, {"record", -1}};
+    static const std::map<std::string, int> kArity = {{"int", 0},    {"string", 0}, {"bool", 0},
+                                                      {"any", 0},    {"null", 0},   {"list", 1},
+                                                      {"option", 1}, {"map", 2},    {"record", -1}};
     auto it = kArity.find(t.name);
     if (it == kArity.end()) {
       Error(t.loc, absl::StrCat("unknown type '", t.name,
@@ -168,12 +168,15 @@ class Checker {
 
   void Pattern(lang::Pattern* p) {
     switch (p->kind) {
-      case Pattern::Kind::kBind: p->slot = Declare(p->name); break;
+      case Pattern::Kind::kBind:
+        p->slot = Declare(p->name);
+        break;
       case Pattern::Kind::kSome:
       case Pattern::Kind::kRecord:
         for (auto& s : p->subs) Pattern(&s);
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
@@ -181,10 +184,8 @@ class Checker {
     if (e == nullptr) return;
     switch (e->kind) {
       case ExprKind::kName: {
-        if (ctx_ == Context::kPartition && Lookup(e->name, &e->ref, &e->slot) &&
-            e->ref == RefKind::kGlobal) {
-          Error(e->loc, absl::StrCat("a partition key depends on the request only; '", e->name,
-                                     "' is server state"));
+        if (ctx_ == Context::kPartition && Lookup(e->name, &e->ref, &e->slot) && e->ref == RefKind::kGlobal) {
+          Error(e->loc, absl::StrCat("a partition key depends on the request only; '", e->name, "' is server state"));
           return;
         }
         if (!Lookup(e->name, &e->ref, &e->slot)) {
@@ -213,7 +214,9 @@ class Checker {
         }
         return;
       }
-      case ExprKind::kCall: Call(e); break;
+      case ExprKind::kCall:
+        Call(e);
+        break;
       case ExprKind::kOneof:
       case ExprKind::kFreq:
         if (ctx_ != Context::kGen) {
@@ -235,7 +238,8 @@ class Checker {
         if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
           Error(e->loc, "initial values and partition keys must be deterministic (no `fresh`/`either`)");
         break;
-      default: break;
+      default:
+        break;
     }
     for (auto& a : e->args) Expr(a.get());
   }
@@ -254,7 +258,8 @@ class Checker {
     }
     for (const auto& [callee, loc, name] : server_calls_)
       if (gen_only_fn_.count(callee))
-        Error(loc, absl::StrCat("'", name, "' uses tester functions (pick, observed, random_...), "
+        Error(loc, absl::StrCat("'", name,
+                                "' uses tester functions (pick, observed, random_...), "
                                 "so the server cannot call it"));
   }
 
@@ -266,8 +271,7 @@ class Checker {
       if (ctx_ == Context::kFn) fn_calls_.push_back({current_fn_, f->second});
       if (ctx_ == Context::kHandler) server_calls_.push_back({f->second, e->loc, e->name});
       int want = static_cast<int>(ast_->fns[f->second].params.size());
-      if (want != argc)
-        Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
+      if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
       if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
         Error(e->loc, "initial values and partition keys cannot call user functions");
       return;
@@ -282,8 +286,8 @@ class Checker {
       if (b->min_args == b->max_args) {
         Error(e->loc, absl::StrCat("'", e->name, "' takes ", b->min_args, " argument(s), got ", argc));
       } else {
-        Error(e->loc, absl::StrCat("'", e->name, "' takes ", b->min_args, " to ", b->max_args,
-                                   " arguments, got ", argc));
+        Error(e->loc,
+              absl::StrCat("'", e->name, "' takes ", b->min_args, " to ", b->max_args, " arguments, got ", argc));
       }
     }
     // Gen-only builtins may appear in functions (which gen may call); a
@@ -303,14 +307,14 @@ class Checker {
       case Stmt::Kind::kAssign:
         Expr(s->value.get());
         if (!Lookup(s->name, &s->ref, &s->slot)) {
-          Error(s->loc, absl::StrCat("assignment to unknown name '", s->name,
-                                     "' (declare it with `let` or `var`)"));
+          Error(s->loc, absl::StrCat("assignment to unknown name '", s->name, "' (declare it with `let` or `var`)"));
         } else if (s->ref == RefKind::kGlobal && ctx_ == Context::kGen) {
-          Error(s->loc, absl::StrCat("`gen` blocks read the model state but cannot assign '",
-                                     s->name, "'"));
+          Error(s->loc, absl::StrCat("`gen` blocks read the model state but cannot assign '", s->name, "'"));
         }
         return;
-      case Stmt::Kind::kExpr: Expr(s->value.get()); return;
+      case Stmt::Kind::kExpr:
+        Expr(s->value.get());
+        return;
     }
   }
 
@@ -323,8 +327,8 @@ class Checker {
   std::map<std::string, int> fns_;
   int sites_ = 0;
   int current_fn_ = -1;
-  std::set<int> gen_only_fn_;                            // functions using tester builtins
-  std::vector<std::pair<int, int>> fn_calls_;            // (caller, callee)
+  std::set<int> gen_only_fn_;                                    // functions using tester builtins
+  std::vector<std::pair<int, int>> fn_calls_;                    // (caller, callee)
   std::vector<std::tuple<int, Loc, std::string>> server_calls_;  // handler -> function
   std::vector<std::string> errors_;
 };

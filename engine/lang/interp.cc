@@ -52,7 +52,10 @@ std::string Show(const Value& v) {
 class Eval {
  public:
   Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out)
-      : spec_(spec), globals_(globals), oracle_(oracle), out_(out),
+      : spec_(spec),
+        globals_(globals),
+        oracle_(oracle),
+        out_(out),
         stack_base_(reinterpret_cast<uintptr_t>(__builtin_frame_address(0))),
         stack_budget_(StackBudgetFrom(stack_base_, kMaxEvalStackBytes)) {}
 
@@ -78,8 +81,7 @@ class Eval {
 
   TermRef ScalarTerm(const Value& v, sym::Sort want, Loc loc, absl::string_view what) {
     auto s = v.scalar_sort();
-    if (!s || *s != want)
-      TypeFault(loc, absl::StrCat(what, " must be ", sym::SortName(want)), v);
+    if (!s || *s != want) TypeFault(loc, absl::StrCat(what, " must be ", sym::SortName(want)), v);
     return v.ToTerm();
   }
 
@@ -94,8 +96,7 @@ class Eval {
   int64_t ConcreteInt(const Value& v, Loc loc, absl::string_view what) {
     if (v.is_int()) return v.as_int();
     if (v.is_sym())
-      Fault(loc, absl::StrCat(what, " must be a concrete int here; symbolic ", Show(v),
-                              " cannot be used"));
+      Fault(loc, absl::StrCat(what, " must be a concrete int here; symbolic ", Show(v), " cannot be used"));
     TypeFault(loc, absl::StrCat(what, " must be an int"), v);
   }
 
@@ -146,7 +147,8 @@ class Eval {
         if (a.has_value() != b.has_value()) return Value::Bool(false);
         if (!a.has_value()) return Value::Bool(true);
         return EqualWalk(a.inner(), b.inner());
-      default: return Value::Bool(a == b);
+      default:
+        return Value::Bool(a == b);
     }
     return Value::Sym(acc);
   }
@@ -170,7 +172,8 @@ class Eval {
   void Charge(uint64_t n) {
     steps_ = sym::SaturatingAdd(steps_, n);
     if (steps_ > kMaxEvalSteps)
-      Fault(current_loc_, absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
+      Fault(current_loc_,
+            absl::StrCat("evaluation took more than ", kMaxEvalSteps, " steps (limit: evaluation steps)"));
     if (steps_ >= next_poll_) {
       next_poll_ = steps_ + kPollEverySteps;
       if (absl::Status s = oracle_->Poll(); !s.ok()) throw Stopped{std::move(s)};
@@ -202,21 +205,22 @@ class Eval {
     }
     CheckValueNodes(v.TreeSize(), loc);
     if (v.Depth() > kMaxValueDepth)
-      Fault(loc, absl::StrCat("a value nested ", v.Depth(), " deep, more than ", kMaxValueDepth,
-                              " (limit: value depth)"));
+      Fault(loc,
+            absl::StrCat("a value nested ", v.Depth(), " deep, more than ", kMaxValueDepth, " (limit: value depth)"));
   }
 
   Value EvalNode(const Expr* e) {
     switch (e->kind) {
-      case ExprKind::kLiteral: return e->literal;
+      case ExprKind::kLiteral:
+        return e->literal;
       case ExprKind::kName:
         return e->ref == RefKind::kLocal ? (*frame_)[e->slot] : (*globals_)[e->slot];
-      case ExprKind::kSome: return Value::Some(E(e->args[0].get()));
+      case ExprKind::kSome:
+        return Value::Some(E(e->args[0].get()));
       case ExprKind::kRecord: {
         ir::MapEntries entries;
         entries.reserve(e->keys.size());
-        for (size_t i = 0; i < e->keys.size(); ++i)
-          entries.emplace_back(e->keys[i], E(e->args[i].get()));
+        for (size_t i = 0; i < e->keys.size(); ++i) entries.emplace_back(e->keys[i], E(e->args[i].get()));
         return Value::Map(std::move(entries));
       }
       case ExprKind::kList: {
@@ -234,8 +238,8 @@ class Eval {
         if (f == nullptr) {
           std::vector<std::string> names;
           for (const auto& [k, v] : base.as_map()) names.push_back(k);
-          Fault(e->loc, absl::StrCat("record has no field '", e->name, "' (fields: ",
-                                     absl::StrJoin(names, ", "), "); use has()/get() for optional fields"));
+          Fault(e->loc, absl::StrCat("record has no field '", e->name, "' (fields: ", absl::StrJoin(names, ", "),
+                                     "); use has()/get() for optional fields"));
         }
         return *f;
       }
@@ -252,8 +256,7 @@ class Eval {
         if (!base.is_map()) TypeFault(e->loc, "indexing needs a map or a list", base);
         const std::string& k = ConcreteKey(idx, e->args[1]->loc);
         const Value* f = base.Find(k);
-        if (f == nullptr)
-          Fault(e->loc, absl::StrCat("key \"", k, "\" is absent; check with has() or use get()"));
+        if (f == nullptr) Fault(e->loc, absl::StrCat("key \"", k, "\" is absent; check with has() or use get()"));
         return *f;
       }
       case ExprKind::kUnwrap: {
@@ -262,7 +265,8 @@ class Eval {
         if (!o.has_value()) Fault(e->loc, "unwrapped `none` with `!`");
         return o.inner();
       }
-      case ExprKind::kCall: return Call(e);
+      case ExprKind::kCall:
+        return Call(e);
       case ExprKind::kUnary: {
         Value v = E(e->args[0].get());
         if (e->name == "!") {
@@ -275,7 +279,8 @@ class Eval {
         }
         return Value::Sym(sym::MkSub(sym::MkInt(0), ScalarTerm(v, sym::Sort::kInt, e->loc, "operand of `-`")));
       }
-      case ExprKind::kBinary: return Binary(e);
+      case ExprKind::kBinary:
+        return Binary(e);
       case ExprKind::kAnd: {
         Value l = E(e->args[0].get());
         if (!Truth(l, e->args[0]->loc)) return Value::Bool(false);
@@ -306,7 +311,8 @@ class Eval {
         int k = oracle_->Choose(n, e->loc);
         return E(e->args[static_cast<size_t>(k)].get());
       }
-      case ExprKind::kFresh: return oracle_->Fresh(e->fresh_sort, e->loc);
+      case ExprKind::kFresh:
+        return oracle_->Fresh(e->fresh_sort, e->loc);
       case ExprKind::kBlock: {
         for (const auto& s : e->stmts) {
           Value v = E(s.value.get());
@@ -337,8 +343,7 @@ class Eval {
         }
         TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assert` condition");
         if (oracle_->Possible(sym::MkNot(t)))
-          Fault(e->loc, absl::StrCat("assertion may fail: ", sym::TermToString(t),
-                                     " does not hold on every path"));
+          Fault(e->loc, absl::StrCat("assertion may fail: ", sym::TermToString(t), " does not hold on every path"));
         return Value::Null();
       }
       case ExprKind::kSend: {
@@ -372,9 +377,13 @@ class Eval {
 
   bool MatchPattern(const Pattern& p, const Value& v) {
     switch (p.kind) {
-      case Pattern::Kind::kWildcard: return true;
-      case Pattern::Kind::kBind: (*frame_)[p.slot] = v; return true;
-      case Pattern::Kind::kNone: return v.is_option() && !v.has_value();
+      case Pattern::Kind::kWildcard:
+        return true;
+      case Pattern::Kind::kBind:
+        (*frame_)[p.slot] = v;
+        return true;
+      case Pattern::Kind::kNone:
+        return v.is_option() && !v.has_value();
       case Pattern::Kind::kSome:
         return v.is_option() && v.has_value() && MatchPattern(p.subs[0], v.inner());
       case Pattern::Kind::kRecord: {
@@ -442,12 +451,10 @@ class Eval {
         return Value::List(std::move(items));
       }
       auto sa = a.scalar_sort(), sb = b.scalar_sort();
-      if (sa && sb && *sa == *sb && *sa == sym::Sort::kInt)
-        return Value::Sym(sym::MkAdd(a.ToTerm(), b.ToTerm()));
-      if (sa && sb && *sa == *sb && *sa == sym::Sort::kString)
-        return Value::Sym(sym::MkConcat(a.ToTerm(), b.ToTerm()));
-      Fault(e->loc, absl::StrCat("`+` needs two ints, two strings or two lists, got ",
-                                 Value::KindName(a.kind()), " and ", Value::KindName(b.kind())));
+      if (sa && sb && *sa == *sb && *sa == sym::Sort::kInt) return Value::Sym(sym::MkAdd(a.ToTerm(), b.ToTerm()));
+      if (sa && sb && *sa == *sb && *sa == sym::Sort::kString) return Value::Sym(sym::MkConcat(a.ToTerm(), b.ToTerm()));
+      Fault(e->loc, absl::StrCat("`+` needs two ints, two strings or two lists, got ", Value::KindName(a.kind()),
+                                 " and ", Value::KindName(b.kind())));
     }
     if (op == "-" || op == "*") {
       if (a.is_int() && b.is_int()) {
@@ -506,8 +513,10 @@ class Eval {
         if (a[0].is_list()) return Value::Int(static_cast<int64_t>(a[0].as_list().size()));
         if (a[0].is_map()) return Value::Int(static_cast<int64_t>(a[0].as_map().size()));
         return Value::Sym(sym::MkLen(str(0)));
-      case Builtin::kStartsWith: return Value::Sym(sym::MkPrefixOf(str(1), str(0)));
-      case Builtin::kEndsWith: return Value::Sym(sym::MkSuffixOf(str(1), str(0)));
+      case Builtin::kStartsWith:
+        return Value::Sym(sym::MkPrefixOf(str(1), str(0)));
+      case Builtin::kEndsWith:
+        return Value::Sym(sym::MkSuffixOf(str(1), str(0)));
       case Builtin::kContains:
         if (a[0].is_list()) {
           TermRef acc = sym::MkBool(false);
@@ -523,7 +532,8 @@ class Eval {
       case Builtin::kStr:
         if (a[0].is_string()) return a[0];
         return Value::String(absl::StrCat(ConcreteInt(a[0], loc, "argument of str")));
-      case Builtin::kHas: return Value::Bool(NeedMap(a[0], loc, "has").Find(ConcreteKey(a[1], loc)) != nullptr);
+      case Builtin::kHas:
+        return Value::Bool(NeedMap(a[0], loc, "has").Find(ConcreteKey(a[1], loc)) != nullptr);
       case Builtin::kGet: {
         const Value* f = NeedMap(a[0], loc, "get").Find(ConcreteKey(a[1], loc));
         return f ? Value::Some(*f) : Value::None();
@@ -556,8 +566,8 @@ class Eval {
       case Builtin::kDrop: {
         if (!a[0].is_list()) TypeFault(loc, "drop needs a list", a[0]);
         const std::vector<Value>& l = a[0].as_list();
-        int64_t n = std::clamp<int64_t>(ConcreteInt(a[1], loc, "argument 2 of drop"), 0,
-                                        static_cast<int64_t>(l.size()));
+        int64_t n =
+            std::clamp<int64_t>(ConcreteInt(a[1], loc, "argument 2 of drop"), 0, static_cast<int64_t>(l.size()));
         Charge(l.size() - static_cast<size_t>(n));
         return Value::List(std::vector<Value>(l.begin() + n, l.end()));
       }
@@ -568,7 +578,8 @@ class Eval {
       case Builtin::kOrElse:
         if (!a[0].is_option()) TypeFault(loc, "or_else needs an option", a[0]);
         return a[0].has_value() ? a[0].inner() : a[1];
-      default: break;
+      default:
+        break;
     }
     if (gen_ == nullptr) Fault(loc, absl::StrCat("'", e->name, "' only runs in the tester's `gen` blocks"));
     switch (e->builtin) {
@@ -583,8 +594,10 @@ class Eval {
         if (n < 0 || n > 1'000'000) Fault(loc, "random_word length must be between 0 and 1000000");
         return Value::String(gen_->RandomWord(n));
       }
-      case Builtin::kRandomEtag: return Value::String(gen_->RandomEtag());
-      case Builtin::kIsConcrete: return Value::Bool(a[0].IsConcrete());
+      case Builtin::kRandomEtag:
+        return Value::String(gen_->RandomEtag());
+      case Builtin::kIsConcrete:
+        return Value::Bool(a[0].IsConcrete());
       case Builtin::kRandomInt: {
         int64_t lo = ConcreteInt(a[0], loc, "random_int low"), hi = ConcreteInt(a[1], loc, "random_int high");
         if (lo > hi) Fault(loc, absl::StrCat("random_int(", lo, ", ", hi, "): low exceeds high"));
@@ -596,7 +609,8 @@ class Eval {
         if (!hole) throw GenNoChoice{loc, absl::StrCat("no message observed yet has ", a[0].as_string())};
         return *hole;
       }
-      default: Fault(loc, absl::StrCat("internal error: builtin '", e->name, "'"));
+      default:
+        Fault(loc, absl::StrCat("internal error: builtin '", e->name, "'"));
     }
   }
 
@@ -606,12 +620,12 @@ class Eval {
   StepOutput* out_;
   std::vector<Value>* frame_ = nullptr;
   GenContext* gen_ = nullptr;
-  uintptr_t stack_base_;  // the stack pointer when the evaluation began
-  size_t stack_budget_;   // bytes below stack_base_ the evaluation may use
-  int depth_ = 0;         // function calls in progress
-  uint64_t steps_ = 0;    // E() calls and Charge()d work so far
+  uintptr_t stack_base_;                  // the stack pointer when the evaluation began
+  size_t stack_budget_;                   // bytes below stack_base_ the evaluation may use
+  int depth_ = 0;                         // function calls in progress
+  uint64_t steps_ = 0;                    // E() calls and Charge()d work so far
   uint64_t next_poll_ = kPollEverySteps;  // steps_ at which to ask oracle_->Poll()
-  Loc current_loc_;       // of the expression E() last began
+  Loc current_loc_;                       // of the expression E() last began
 };
 
 class NoChoiceOracle : public Oracle {
@@ -649,8 +663,8 @@ absl::StatusOr<EvalEnd> Guarded(const std::string& file, absl::StatusCode fault_
 
 }  // namespace
 
-absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request,
-                                     const Value& conn, Oracle* oracle, StepOutput* out) const {
+absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request, const Value& conn,
+                                     Oracle* oracle, StepOutput* out) const {
   const Handler& h = spec_->ast.handlers[0];
   out->globals = globals;
   out->sends.clear();
@@ -671,8 +685,7 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   const GenDecl* g = nullptr;
   for (const auto& d : spec_->ast.gens)
     if (d.name == name) g = &d;
-  if (g == nullptr)
-    return absl::NotFoundError(absl::StrCat("spec '", spec_->name, "' has no `gen ", name, "` block"));
+  if (g == nullptr) return absl::NotFoundError(absl::StrCat("spec '", spec_->name, "' has no `gen ", name, "` block"));
   std::vector<Value> copy = globals;
   std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
   NoChoiceOracle oracle;
@@ -715,13 +728,11 @@ absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& s
   Eval ev(&spec, &globals, &oracle, nullptr);
   for (size_t i = 0; i < spec.ast.vars.size(); ++i) {
     std::vector<Value> frame(static_cast<size_t>(spec.ast.vars[i].num_slots));
-    absl::StatusOr<EvalEnd> end = Guarded(spec.file, absl::StatusCode::kInvalidArgument, [&] {
-      globals[i] = ev.Run(spec.ast.vars[i].init.get(), &frame);
-    });
+    absl::StatusOr<EvalEnd> end = Guarded(spec.file, absl::StatusCode::kInvalidArgument,
+                                          [&] { globals[i] = ev.Run(spec.ast.vars[i].init.get(), &frame); });
     if (!end.ok()) return end.status();
     if (*end == EvalEnd::kPathKilled)
-      return absl::InvalidArgumentError(
-          FormatDiag(spec.file, spec.ast.vars[i].loc, "initial value may not `assume`"));
+      return absl::InvalidArgumentError(FormatDiag(spec.file, spec.ast.vars[i].loc, "initial value may not `assume`"));
   }
   return globals;
 }

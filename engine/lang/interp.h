@@ -44,8 +44,7 @@ class GenContext {
   virtual ~GenContext() = default;
   // Picks an alternative of oneof/freq site `site` (weights: one per
   // alternative, all 1 for oneof) that is not excluded; -1 when none is.
-  virtual int ChooseAlternative(int site, const std::vector<int64_t>& weights,
-                                const std::vector<bool>& excluded) = 0;
+  virtual int ChooseAlternative(int site, const std::vector<int64_t>& weights, const std::vector<bool>& excluded) = 0;
   virtual int64_t RandomInt(int64_t lo, int64_t hi) = 0;  // inclusive
   virtual std::string RandomWord(int64_t length) = 0;
   virtual std::string RandomEtag() = 0;
@@ -74,8 +73,8 @@ class Interpreter {
   // assert, type error, unwrap of none, a limit of limits.h reached, ...)
   // returns FailedPrecondition with "file:line:col: message"; a non-OK
   // Oracle::Poll() is returned as it is.
-  absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request,
-                          const ir::Value& conn, Oracle* oracle, StepOutput* out) const;
+  absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request, const ir::Value& conn,
+                          Oracle* oracle, StepOutput* out) const;
 
   // Runs `gen NAME` against the model state `globals`; the result is a
   // J-expression (holes from observed()). FailedPrecondition for spec bugs

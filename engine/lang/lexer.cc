@@ -22,9 +22,7 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
       }
     }
   };
-  auto error = [&](Loc loc, absl::string_view msg) {
-    return absl::InvalidArgumentError(FormatDiag(file, loc, msg));
-  };
+  auto error = [&](Loc loc, absl::string_view msg) { return absl::InvalidArgumentError(FormatDiag(file, loc, msg)); };
   if (src.size() > kMaxSpecSourceBytes)
     return error({1, 1}, absl::StrCat("spec source is ", src.size(), " bytes, more than ", kMaxSpecSourceBytes,
                                       " (limit: source bytes)"));
@@ -34,9 +32,8 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
     Loc at{line, col};
     return error(at, "NUL byte in the spec source (a spec is text)");
   }
-  static const char* kPuncts[] = {"=>", "==", "!=", "<=", ">=", "&&", "||", "{", "}",
-                                  "(",  ")",  "[",  "]",  ",",  ";",  ":",  ".", "=",
-                                  "<",  ">",  "+",  "-",  "*",  "/",  "%",  "!", "_"};
+  static const char* kPuncts[] = {"=>", "==", "!=", "<=", ">=", "&&", "||", "{", "}", "(", ")", "[", "]", ",",
+                                  ";",  ":",  ".",  "=",  "<",  ">",  "+",  "-", "*", "/", "%", "!", "_"};
   while (i < src.size()) {
     char c = src[i];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
@@ -50,8 +47,7 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
     if (c == '/' && i + 1 < src.size() && src[i + 1] == '*') {
       Loc start{line, col};
       advance(2);
-      while (i < src.size() && !(src[i] == '*' && i + 1 < src.size() && src[i + 1] == '/'))
-        advance(1);
+      while (i < src.size() && !(src[i] == '*' && i + 1 < src.size() && src[i + 1] == '/')) advance(1);
       if (i >= src.size()) return error(start, "unterminated /* comment");
       advance(2);
       continue;
@@ -62,8 +58,7 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
         (c == '_' && i + 1 < src.size() &&
          (std::isalnum(static_cast<unsigned char>(src[i + 1])) || src[i + 1] == '_'))) {
       size_t j = i;
-      while (j < src.size() && (std::isalnum(static_cast<unsigned char>(src[j])) || src[j] == '_'))
-        ++j;
+      while (j < src.size() && (std::isalnum(static_cast<unsigned char>(src[j])) || src[j] == '_')) ++j;
       t.kind = Tok::kIdent;
       t.text = std::string(src.substr(i, j - i));
       advance(j - i);
@@ -102,14 +97,23 @@ absl::StatusOr<std::vector<Token>> Lex(absl::string_view file, absl::string_view
           char e = src[i + 1];
           Loc eloc{line, col};
           switch (e) {
-            case 'n': s.push_back('\n'); break;
-            case 't': s.push_back('\t'); break;
-            case 'r': s.push_back('\r'); break;
-            case '"': s.push_back('"'); break;
-            case '\\': s.push_back('\\'); break;
+            case 'n':
+              s.push_back('\n');
+              break;
+            case 't':
+              s.push_back('\t');
+              break;
+            case 'r':
+              s.push_back('\r');
+              break;
+            case '"':
+              s.push_back('"');
+              break;
+            case '\\':
+              s.push_back('\\');
+              break;
             default:
-              return error(eloc, std::string("unknown escape '\\") + e +
-                                     "' (use \\n \\t \\r \\\" or \\\\)");
+              return error(eloc, std::string("unknown escape '\\") + e + "' (use \\n \\t \\r \\\" or \\\\)");
           }
           advance(2);
           continue;

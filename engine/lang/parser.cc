@@ -17,10 +17,9 @@ struct SyntaxError {
 };
 
 bool IsKeyword(absl::string_view s) {
-  static const char* kWords[] = {"spec", "use",    "var",    "fn",     "on",   "recv",  "from",
-                                 "gen",  "let",    "if",     "else",   "match", "either", "or",
-                                 "fresh", "assume", "assert", "send",  "true", "false", "null",
-                                 "none", "some",   "oneof",  "freq", "partition"};
+  static const char* kWords[] = {"spec", "use",   "var",   "fn",     "on",   "recv",  "from",   "gen",      "let",
+                                 "if",   "else",  "match", "either", "or",   "fresh", "assume", "assert",   "send",
+                                 "true", "false", "null",  "none",   "some", "oneof", "freq",   "partition"};
   for (const char* w : kWords)
     if (s == w) return true;
   return false;
@@ -67,25 +66,24 @@ class Parser {
     if (pos_ + 1 < t_.size()) ++pos_;
     return t;
   }
-  bool IsP(absl::string_view p, int k = 0) const {
-    return Peek(k).kind == Tok::kPunct && Peek(k).text == p;
-  }
-  bool IsW(absl::string_view w, int k = 0) const {
-    return Peek(k).kind == Tok::kIdent && Peek(k).text == w;
-  }
+  bool IsP(absl::string_view p, int k = 0) const { return Peek(k).kind == Tok::kPunct && Peek(k).text == p; }
+  bool IsW(absl::string_view w, int k = 0) const { return Peek(k).kind == Tok::kIdent && Peek(k).text == w; }
   static std::string Describe(const Token& t) {
     switch (t.kind) {
-      case Tok::kEof: return "end of file";
-      case Tok::kIdent: return absl::StrCat("'", t.text, "'");
-      case Tok::kInt: return absl::StrCat("number ", t.ival);
-      case Tok::kString: return "a string";
-      case Tok::kPunct: return absl::StrCat("'", t.text, "'");
+      case Tok::kEof:
+        return "end of file";
+      case Tok::kIdent:
+        return absl::StrCat("'", t.text, "'");
+      case Tok::kInt:
+        return absl::StrCat("number ", t.ival);
+      case Tok::kString:
+        return "a string";
+      case Tok::kPunct:
+        return absl::StrCat("'", t.text, "'");
     }
     return "?";
   }
-  [[noreturn]] void Fail(const Token& at, std::string msg) {
-    throw SyntaxError{at.loc, std::move(msg)};
-  }
+  [[noreturn]] void Fail(const Token& at, std::string msg) { throw SyntaxError{at.loc, std::move(msg)}; }
   // One more level of nesting at `at`; Fails beyond kMaxNesting, or
   // sooner on a thread whose stack would not hold kMaxNesting levels.
   void Deeper(const Token& at) {
@@ -111,8 +109,7 @@ class Parser {
   }
   std::string ExpectIdent(absl::string_view what) {
     const Token& t = Peek();
-    if (t.kind != Tok::kIdent || IsKeyword(t.text))
-      Fail(t, absl::StrCat("expected ", what, ", found ", Describe(t)));
+    if (t.kind != Tok::kIdent || IsKeyword(t.text)) Fail(t, absl::StrCat("expected ", what, ", found ", Describe(t)));
     Next();
     return t.text;
   }
@@ -191,8 +188,7 @@ class Parser {
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
     } else {
-      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `partition` or `gen`, found ",
-                           Describe(t)));
+      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `partition` or `gen`, found ", Describe(t)));
     }
   }
 
@@ -238,8 +234,8 @@ class Parser {
   }
 
   static bool IsBlockLike(const Expr& e) {
-    return e.kind == ExprKind::kIf || e.kind == ExprKind::kMatch ||
-           e.kind == ExprKind::kEither || e.kind == ExprKind::kBlock;
+    return e.kind == ExprKind::kIf || e.kind == ExprKind::kMatch || e.kind == ExprKind::kEither ||
+           e.kind == ExprKind::kBlock;
   }
 
   ExprPtr ParseBlock() {
@@ -412,11 +408,18 @@ class Parser {
     const Token& t = Peek();
     Loc loc = t.loc;
     switch (t.kind) {
-      case Tok::kInt: Next(); return Literal(loc, ir::Value::Int(t.ival));
-      case Tok::kString: Next(); return Literal(loc, ir::Value::String(t.text));
-      case Tok::kEof: Fail(t, "unexpected end of file, expected an expression");
-      case Tok::kPunct: break;
-      case Tok::kIdent: return ParseWord();
+      case Tok::kInt:
+        Next();
+        return Literal(loc, ir::Value::Int(t.ival));
+      case Tok::kString:
+        Next();
+        return Literal(loc, ir::Value::String(t.text));
+      case Tok::kEof:
+        Fail(t, "unexpected end of file, expected an expression");
+      case Tok::kPunct:
+        break;
+      case Tok::kIdent:
+        return ParseWord();
     }
     if (IsP("(")) {
       Next();
@@ -473,10 +476,14 @@ class Parser {
     if (w == "fresh") {
       auto e = NewExpr(ExprKind::kFresh, loc);
       const Token& s = Peek();
-      if (IsW("int")) e->fresh_sort = sym::Sort::kInt;
-      else if (IsW("string")) e->fresh_sort = sym::Sort::kString;
-      else if (IsW("bool")) e->fresh_sort = sym::Sort::kBool;
-      else Fail(s, absl::StrCat("expected `int`, `string` or `bool` after `fresh`, found ", Describe(s)));
+      if (IsW("int"))
+        e->fresh_sort = sym::Sort::kInt;
+      else if (IsW("string"))
+        e->fresh_sort = sym::Sort::kString;
+      else if (IsW("bool"))
+        e->fresh_sort = sym::Sort::kBool;
+      else
+        Fail(s, absl::StrCat("expected `int`, `string` or `bool` after `fresh`, found ", Describe(s)));
       Next();
       return e;
     }

@@ -4,8 +4,8 @@
 #define DUALSWARM_ENGINE_LANG_PARSER_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "engine/lang/ast.h"
 

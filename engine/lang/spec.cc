@@ -92,11 +92,9 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return ss.str();
 }
 
-absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file,
-                                                      absl::string_view source) {
+absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file, absl::string_view source) {
   ParseResult pr = Parse(file, source);
-  if (!pr.errors.empty())
-    return absl::InvalidArgumentError(absl::StrJoin(pr.errors, "\n"));
+  if (!pr.errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(pr.errors, "\n"));
   auto spec = std::make_shared<Spec>();
   spec->ast = std::move(pr.ast);
   std::vector<std::string> errors = CheckAndResolve(&spec->ast);
@@ -114,8 +112,8 @@ absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file,
     const VarDecl& v = spec->ast.vars[i];
     std::string why;
     if (v.has_type && !Conforms((*globals)[i], v.type, &why, &conform_steps))
-      errors.push_back(FormatDiag(file, v.loc, absl::StrCat("initial value of '", v.name,
-                                                            "' does not match its type: ", why)));
+      errors.push_back(
+          FormatDiag(file, v.loc, absl::StrCat("initial value of '", v.name, "' does not match its type: ", why)));
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   spec->initial_globals = std::move(*globals);

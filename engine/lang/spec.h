@@ -6,8 +6,8 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "engine/ir/value.h"
@@ -28,8 +28,7 @@ struct Spec {
 
 // Parses, checks and initialises. On failure the status is InvalidArgument
 // and its message lists every error, one "file:line:col: message" per line.
-absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file,
-                                                      absl::string_view source);
+absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file, absl::string_view source);
 absl::StatusOr<std::shared_ptr<const Spec>> LoadSpecFile(const std::string& path);
 
 // Stable 64-bit FNV-1a as 16 hex digits.

@@ -36,34 +36,55 @@ struct Solver::Impl {
       case TermOp::kVar: {
         std::string name = absl::StrCat(SortName(t->sort), "_", t->ival);
         switch (t->sort) {
-          case Sort::kBool: return ctx.bool_const(name.c_str());
-          case Sort::kInt: return ctx.int_const(name.c_str());
-          case Sort::kString: return ctx.string_const(name.c_str());
+          case Sort::kBool:
+            return ctx.bool_const(name.c_str());
+          case Sort::kInt:
+            return ctx.int_const(name.c_str());
+          case Sort::kString:
+            return ctx.string_const(name.c_str());
         }
         break;
       }
-      case TermOp::kConstBool: return ctx.bool_val(t->ival != 0);
-      case TermOp::kConstInt: return ctx.int_val(static_cast<int64_t>(t->ival));
+      case TermOp::kConstBool:
+        return ctx.bool_val(t->ival != 0);
+      case TermOp::kConstInt:
+        return ctx.int_val(static_cast<int64_t>(t->ival));
       // Byte-exact (Z3_mk_lstring): no escape processing, NULs kept, one
       // character per byte, as the concrete folding counts them.
       case TermOp::kConstString:
         return ctx.string_val(t->sval.data(), static_cast<unsigned>(t->sval.size()));
-      case TermOp::kEq: return a(0) == a(1);
-      case TermOp::kNot: return !a(0);
-      case TermOp::kAnd: return a(0) && a(1);
-      case TermOp::kOr: return a(0) || a(1);
-      case TermOp::kAdd: return a(0) + a(1);
-      case TermOp::kSub: return a(0) - a(1);
-      case TermOp::kMul: return a(0) * a(1);
-      case TermOp::kLt: return a(0) < a(1);
-      case TermOp::kLe: return a(0) <= a(1);
-      case TermOp::kConcat: return z3::concat(a(0), a(1));
-      case TermOp::kLen: return a(0).length();
-      case TermOp::kPrefixOf: return z3::prefixof(a(0), a(1));
-      case TermOp::kSuffixOf: return z3::suffixof(a(0), a(1));
-      case TermOp::kContains: return a(0).contains(a(1));
-      case TermOp::kSubstr: return a(0).extract(a(1), a(2));
-      case TermOp::kIte: return z3::ite(a(0), a(1), a(2));
+      case TermOp::kEq:
+        return a(0) == a(1);
+      case TermOp::kNot:
+        return !a(0);
+      case TermOp::kAnd:
+        return a(0) && a(1);
+      case TermOp::kOr:
+        return a(0) || a(1);
+      case TermOp::kAdd:
+        return a(0) + a(1);
+      case TermOp::kSub:
+        return a(0) - a(1);
+      case TermOp::kMul:
+        return a(0) * a(1);
+      case TermOp::kLt:
+        return a(0) < a(1);
+      case TermOp::kLe:
+        return a(0) <= a(1);
+      case TermOp::kConcat:
+        return z3::concat(a(0), a(1));
+      case TermOp::kLen:
+        return a(0).length();
+      case TermOp::kPrefixOf:
+        return z3::prefixof(a(0), a(1));
+      case TermOp::kSuffixOf:
+        return z3::suffixof(a(0), a(1));
+      case TermOp::kContains:
+        return a(0).contains(a(1));
+      case TermOp::kSubstr:
+        return a(0).extract(a(1), a(2));
+      case TermOp::kIte:
+        return z3::ite(a(0), a(1), a(2));
     }
     return ctx.bool_val(true);
   }
@@ -264,16 +285,19 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
   impl_->solver.push();
   for (const auto& c : live) impl_->solver.add(impl_->Translate(c));
   switch (impl_->solver.check()) {
-    case z3::sat: r = Result::kSat; break;
-    case z3::unsat: r = Result::kUnsat; break;
+    case z3::sat:
+      r = Result::kSat;
+      break;
+    case z3::unsat:
+      r = Result::kUnsat;
+      break;
     default:
       r = Result::kUnknown;
       ++stats_.z3_unknown;
       break;
   }
   impl_->solver.pop();
-  stats_.z3_seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats_.z3_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   cache_.emplace(key, r);
   return r;
 }

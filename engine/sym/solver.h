@@ -18,8 +18,8 @@
 namespace dualswarm::sym {
 
 struct SolverStats {
-  uint64_t checks = 0;       // Check() calls
-  uint64_t fast_path = 0;    // answered without Z3 (constants only)
+  uint64_t checks = 0;     // Check() calls
+  uint64_t fast_path = 0;  // answered without Z3 (constants only)
   uint64_t cache_hits = 0;
   uint64_t z3_calls = 0;
   uint64_t z3_unknown = 0;

@@ -9,17 +9,19 @@ namespace dualswarm::sym {
 
 const char* SortName(Sort s) {
   switch (s) {
-    case Sort::kBool: return "bool";
-    case Sort::kInt: return "int";
-    case Sort::kString: return "string";
+    case Sort::kBool:
+      return "bool";
+    case Sort::kInt:
+      return "int";
+    case Sort::kString:
+      return "string";
   }
   return "?";
 }
 
 namespace {
 
-TermRef Make(TermOp op, Sort sort, std::vector<TermRef> args, int64_t ival = 0,
-             std::string sval = "") {
+TermRef Make(TermOp op, Sort sort, std::vector<TermRef> args, int64_t ival = 0, std::string sval = "") {
   auto n = std::make_shared<TermNode>();
   n->op = op;
   n->sort = sort;
@@ -51,23 +53,19 @@ std::string SubstrSmt(const std::string& s, int64_t i, int64_t n) {
 
 }  // namespace
 
-TermRef MkVar(Sort sort, int64_t id, std::string origin) {
-  return Make(TermOp::kVar, sort, {}, id, std::move(origin));
-}
+TermRef MkVar(Sort sort, int64_t id, std::string origin) { return Make(TermOp::kVar, sort, {}, id, std::move(origin)); }
 TermRef MkBool(bool b) {
   static const TermRef kTrue = Make(TermOp::kConstBool, Sort::kBool, {}, 1);
   static const TermRef kFalse = Make(TermOp::kConstBool, Sort::kBool, {}, 0);
   return b ? kTrue : kFalse;
 }
 TermRef MkInt(int64_t i) { return Make(TermOp::kConstInt, Sort::kInt, {}, i); }
-TermRef MkString(std::string s) {
-  return Make(TermOp::kConstString, Sort::kString, {}, 0, std::move(s));
-}
+TermRef MkString(std::string s) { return Make(TermOp::kConstString, Sort::kString, {}, 0, std::move(s)); }
 
 bool TermEqual(const TermRef& a, const TermRef& b) {
   if (a.get() == b.get()) return true;
-  if (a->hash != b->hash || a->op != b->op || a->sort != b->sort ||
-      a->ival != b->ival || a->args.size() != b->args.size())
+  if (a->hash != b->hash || a->op != b->op || a->sort != b->sort || a->ival != b->ival ||
+      a->args.size() != b->args.size())
     return false;
   if (a->op == TermOp::kConstString && a->sval != b->sval) return false;
   for (size_t i = 0; i < a->args.size(); ++i)
@@ -80,8 +78,7 @@ TermRef MkEq(TermRef a, TermRef b) {
   if (TermEqual(a, b)) return MkBool(true);
   // Canonical operand order: constants to the right, else by hash.
   if (a->IsConst() || (!b->IsConst() && a->hash > b->hash)) std::swap(a, b);
-  if (a->sort == Sort::kBool && b->op == TermOp::kConstBool)
-    return b->ival ? a : MkNot(a);
+  if (a->sort == Sort::kBool && b->op == TermOp::kConstBool) return b->ival ? a : MkNot(a);
   return Make(TermOp::kEq, Sort::kBool, {a, b});
 }
 TermRef MkNot(TermRef a) {
@@ -106,20 +103,17 @@ TermRef MkOr(TermRef a, TermRef b) {
 // disagrees with the solver by wrapping around.
 TermRef MkAdd(TermRef a, TermRef b) {
   int64_t r;
-  if (a->IsConst() && b->IsConst() && !__builtin_add_overflow(a->ival, b->ival, &r))
-    return MkInt(r);
+  if (a->IsConst() && b->IsConst() && !__builtin_add_overflow(a->ival, b->ival, &r)) return MkInt(r);
   return Make(TermOp::kAdd, Sort::kInt, {a, b});
 }
 TermRef MkSub(TermRef a, TermRef b) {
   int64_t r;
-  if (a->IsConst() && b->IsConst() && !__builtin_sub_overflow(a->ival, b->ival, &r))
-    return MkInt(r);
+  if (a->IsConst() && b->IsConst() && !__builtin_sub_overflow(a->ival, b->ival, &r)) return MkInt(r);
   return Make(TermOp::kSub, Sort::kInt, {a, b});
 }
 TermRef MkMul(TermRef a, TermRef b) {
   int64_t r;
-  if (a->IsConst() && b->IsConst() && !__builtin_mul_overflow(a->ival, b->ival, &r))
-    return MkInt(r);
+  if (a->IsConst() && b->IsConst() && !__builtin_mul_overflow(a->ival, b->ival, &r)) return MkInt(r);
   return Make(TermOp::kMul, Sort::kInt, {a, b});
 }
 TermRef MkLt(TermRef a, TermRef b) {
@@ -142,28 +136,24 @@ TermRef MkLen(TermRef s) {
 }
 TermRef MkPrefixOf(TermRef p, TermRef s) {
   if (p->IsConst() && s->IsConst())
-    return MkBool(s->sval.compare(0, p->sval.size(), p->sval) == 0 &&
-                  s->sval.size() >= p->sval.size());
+    return MkBool(s->sval.compare(0, p->sval.size(), p->sval) == 0 && s->sval.size() >= p->sval.size());
   if (p->IsConst() && p->sval.empty()) return MkBool(true);
   return Make(TermOp::kPrefixOf, Sort::kBool, {p, s});
 }
 TermRef MkSuffixOf(TermRef p, TermRef s) {
   if (p->IsConst() && s->IsConst())
     return MkBool(s->sval.size() >= p->sval.size() &&
-                  s->sval.compare(s->sval.size() - p->sval.size(),
-                                  p->sval.size(), p->sval) == 0);
+                  s->sval.compare(s->sval.size() - p->sval.size(), p->sval.size(), p->sval) == 0);
   if (p->IsConst() && p->sval.empty()) return MkBool(true);
   return Make(TermOp::kSuffixOf, Sort::kBool, {p, s});
 }
 TermRef MkContains(TermRef s, TermRef p) {
-  if (p->IsConst() && s->IsConst())
-    return MkBool(s->sval.find(p->sval) != std::string::npos);
+  if (p->IsConst() && s->IsConst()) return MkBool(s->sval.find(p->sval) != std::string::npos);
   if (p->IsConst() && p->sval.empty()) return MkBool(true);
   return Make(TermOp::kContains, Sort::kBool, {s, p});
 }
 TermRef MkSubstr(TermRef s, TermRef start, TermRef len) {
-  if (s->IsConst() && start->IsConst() && len->IsConst())
-    return MkString(SubstrSmt(s->sval, start->ival, len->ival));
+  if (s->IsConst() && start->IsConst() && len->IsConst()) return MkString(SubstrSmt(s->sval, start->ival, len->ival));
   return Make(TermOp::kSubstr, Sort::kString, {s, start, len});
 }
 TermRef MkIte(TermRef c, TermRef t, TermRef e) {
@@ -201,23 +191,40 @@ TermRef Substitute(const TermRef& t, const Bindings& b) {
   }
   if (!changed) return t;
   switch (t->op) {
-    case TermOp::kEq: return MkEq(a[0], a[1]);
-    case TermOp::kNot: return MkNot(a[0]);
-    case TermOp::kAnd: return MkAnd(a[0], a[1]);
-    case TermOp::kOr: return MkOr(a[0], a[1]);
-    case TermOp::kAdd: return MkAdd(a[0], a[1]);
-    case TermOp::kSub: return MkSub(a[0], a[1]);
-    case TermOp::kMul: return MkMul(a[0], a[1]);
-    case TermOp::kLt: return MkLt(a[0], a[1]);
-    case TermOp::kLe: return MkLe(a[0], a[1]);
-    case TermOp::kConcat: return MkConcat(a[0], a[1]);
-    case TermOp::kLen: return MkLen(a[0]);
-    case TermOp::kPrefixOf: return MkPrefixOf(a[0], a[1]);
-    case TermOp::kSuffixOf: return MkSuffixOf(a[0], a[1]);
-    case TermOp::kContains: return MkContains(a[0], a[1]);
-    case TermOp::kSubstr: return MkSubstr(a[0], a[1], a[2]);
-    case TermOp::kIte: return MkIte(a[0], a[1], a[2]);
-    default: return t;
+    case TermOp::kEq:
+      return MkEq(a[0], a[1]);
+    case TermOp::kNot:
+      return MkNot(a[0]);
+    case TermOp::kAnd:
+      return MkAnd(a[0], a[1]);
+    case TermOp::kOr:
+      return MkOr(a[0], a[1]);
+    case TermOp::kAdd:
+      return MkAdd(a[0], a[1]);
+    case TermOp::kSub:
+      return MkSub(a[0], a[1]);
+    case TermOp::kMul:
+      return MkMul(a[0], a[1]);
+    case TermOp::kLt:
+      return MkLt(a[0], a[1]);
+    case TermOp::kLe:
+      return MkLe(a[0], a[1]);
+    case TermOp::kConcat:
+      return MkConcat(a[0], a[1]);
+    case TermOp::kLen:
+      return MkLen(a[0]);
+    case TermOp::kPrefixOf:
+      return MkPrefixOf(a[0], a[1]);
+    case TermOp::kSuffixOf:
+      return MkSuffixOf(a[0], a[1]);
+    case TermOp::kContains:
+      return MkContains(a[0], a[1]);
+    case TermOp::kSubstr:
+      return MkSubstr(a[0], a[1], a[2]);
+    case TermOp::kIte:
+      return MkIte(a[0], a[1], a[2]);
+    default:
+      return t;
   }
 }
 
@@ -231,8 +238,7 @@ std::string Quote(const std::string& s) {
   return out + "\"";
 }
 std::string Bin(const TermRef& t, const char* op) {
-  return absl::StrCat("(", TermToString(t->args[0]), " ", op, " ",
-                      TermToString(t->args[1]), ")");
+  return absl::StrCat("(", TermToString(t->args[0]), " ", op, " ", TermToString(t->args[1]), ")");
 }
 }  // namespace
 
@@ -240,39 +246,46 @@ std::string TermToString(const TermRef& t) {
   switch (t->op) {
     case TermOp::kVar:
       return absl::StrCat(t->sval.empty() ? "v" : t->sval, "#", t->ival);
-    case TermOp::kConstBool: return t->ival ? "true" : "false";
-    case TermOp::kConstInt: return absl::StrCat(t->ival);
-    case TermOp::kConstString: return Quote(t->sval);
-    case TermOp::kEq: return Bin(t, "==");
+    case TermOp::kConstBool:
+      return t->ival ? "true" : "false";
+    case TermOp::kConstInt:
+      return absl::StrCat(t->ival);
+    case TermOp::kConstString:
+      return Quote(t->sval);
+    case TermOp::kEq:
+      return Bin(t, "==");
     case TermOp::kNot:
       if (t->args[0]->op == TermOp::kEq) return Bin(t->args[0], "!=");
       return absl::StrCat("!", TermToString(t->args[0]));
-    case TermOp::kAnd: return Bin(t, "&&");
-    case TermOp::kOr: return Bin(t, "||");
+    case TermOp::kAnd:
+      return Bin(t, "&&");
+    case TermOp::kOr:
+      return Bin(t, "||");
     case TermOp::kAdd:
       return t->sort == Sort::kString ? Bin(t, "+") : Bin(t, "+");
-    case TermOp::kSub: return Bin(t, "-");
-    case TermOp::kMul: return Bin(t, "*");
-    case TermOp::kLt: return Bin(t, "<");
-    case TermOp::kLe: return Bin(t, "<=");
-    case TermOp::kConcat: return Bin(t, "+");
-    case TermOp::kLen: return absl::StrCat("len(", TermToString(t->args[0]), ")");
+    case TermOp::kSub:
+      return Bin(t, "-");
+    case TermOp::kMul:
+      return Bin(t, "*");
+    case TermOp::kLt:
+      return Bin(t, "<");
+    case TermOp::kLe:
+      return Bin(t, "<=");
+    case TermOp::kConcat:
+      return Bin(t, "+");
+    case TermOp::kLen:
+      return absl::StrCat("len(", TermToString(t->args[0]), ")");
     case TermOp::kPrefixOf:
-      return absl::StrCat("starts_with(", TermToString(t->args[1]), ", ",
-                          TermToString(t->args[0]), ")");
+      return absl::StrCat("starts_with(", TermToString(t->args[1]), ", ", TermToString(t->args[0]), ")");
     case TermOp::kSuffixOf:
-      return absl::StrCat("ends_with(", TermToString(t->args[1]), ", ",
-                          TermToString(t->args[0]), ")");
+      return absl::StrCat("ends_with(", TermToString(t->args[1]), ", ", TermToString(t->args[0]), ")");
     case TermOp::kContains:
-      return absl::StrCat("contains(", TermToString(t->args[0]), ", ",
-                          TermToString(t->args[1]), ")");
+      return absl::StrCat("contains(", TermToString(t->args[0]), ", ", TermToString(t->args[1]), ")");
     case TermOp::kSubstr:
-      return absl::StrCat("substr(", TermToString(t->args[0]), ", ",
-                          TermToString(t->args[1]), ", ",
+      return absl::StrCat("substr(", TermToString(t->args[0]), ", ", TermToString(t->args[1]), ", ",
                           TermToString(t->args[2]), ")");
     case TermOp::kIte:
-      return absl::StrCat("(if ", TermToString(t->args[0]), " then ",
-                          TermToString(t->args[1]), " else ",
+      return absl::StrCat("(if ", TermToString(t->args[0]), " then ", TermToString(t->args[1]), " else ",
                           TermToString(t->args[2]), ")");
   }
   return "?";

@@ -46,8 +46,8 @@ using TermRef = std::shared_ptr<const TermNode>;
 struct TermNode {
   TermOp op;
   Sort sort;
-  int64_t ival = 0;       // kConstInt / kConstBool (0/1) / kVar: variable id
-  std::string sval;       // kConstString / kVar: human-readable origin
+  int64_t ival = 0;  // kConstInt / kConstBool (0/1) / kVar: variable id
+  std::string sval;  // kConstString / kVar: human-readable origin
   std::vector<TermRef> args;
   uint64_t hash = 0;
   // The term's size as a tree (shared subterms counted every time they
@@ -57,17 +57,12 @@ struct TermNode {
   uint32_t depth = 1;
   bool has_var = false;  // a variable occurs in it
 
-  bool IsConst() const {
-    return op == TermOp::kConstBool || op == TermOp::kConstInt ||
-           op == TermOp::kConstString;
-  }
+  bool IsConst() const { return op == TermOp::kConstBool || op == TermOp::kConstInt || op == TermOp::kConstString; }
 };
 
 // Tree sizes saturate here (no overflow however large a DAG describes).
 inline constexpr uint64_t kSaturatedSize = uint64_t{1} << 62;
-inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return a >= kSaturatedSize - b ? kSaturatedSize : a + b;
-}
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a >= kSaturatedSize - b ? kSaturatedSize : a + b; }
 
 // Constructors. All fold constants; none throw. Sort errors are the caller's
 // job (the interpreter checks sorts before building).

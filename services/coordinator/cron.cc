@@ -34,8 +34,7 @@ std::string ParseField(absl::string_view text, const FieldSpec& f, std::vector<b
   auto number = [&](absl::string_view s, int* out) -> std::string {
     if (!AllDigits(s)) return absl::StrCat("\"", s, "\" is not a number");
     (void)absl::SimpleAtoi(s, out);
-    if (*out < f.lo || *out > f.hi)
-      return absl::StrCat(*out, " is out of range ", f.lo, "-", f.hi);
+    if (*out < f.lo || *out > f.hi) return absl::StrCat(*out, " is out of range ", f.lo, "-", f.hi);
     return "";
   };
   for (absl::string_view item : absl::StrSplit(text, ',')) {
@@ -49,8 +48,7 @@ std::string ParseField(absl::string_view text, const FieldSpec& f, std::vector<b
     }
     int lo = 0, hi = 0, step = 1;
     if (has_step) {
-      if (!AllDigits(step_text))
-        return absl::StrCat("step \"", step_text, "\" in \"", item, "\" is not a number");
+      if (!AllDigits(step_text)) return absl::StrCat("step \"", step_text, "\" in \"", item, "\" is not a number");
       (void)absl::SimpleAtoi(step_text, &step);
       if (step < 1) return absl::StrCat("step 0 in \"", item, "\"");
     }
@@ -64,8 +62,8 @@ std::string ParseField(absl::string_view text, const FieldSpec& f, std::vector<b
       if (lo > hi) return absl::StrCat("range ", lo, "-", hi, " is backwards");
     } else {
       if (has_step)
-        return absl::StrCat("a step needs * or a range before it (\"", item, "\"; write \"", base, "-",
-                            f.hi, "/", step_text, "\")");
+        return absl::StrCat("a step needs * or a range before it (\"", item, "\"; write \"", base, "-", f.hi, "/",
+                            step_text, "\")");
       if (std::string e = number(base, &lo); !e.empty()) return e;
       hi = lo;
     }
@@ -91,8 +89,7 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view expr) {
     return absl::InvalidArgumentError(absl::StrCat("cron \"", expr, "\": ", why));
   };
   if (fields.size() != 5)
-    return fail(absl::StrCat("want 5 fields (minute hour day-of-month month day-of-week), got ",
-                             fields.size()));
+    return fail(absl::StrCat("want 5 fields (minute hour day-of-month month day-of-week), got ", fields.size()));
   CronSchedule s;
   s.expr_ = std::string(absl::StripAsciiWhitespace(expr));
   std::vector<bool> bits[5];
@@ -136,8 +133,8 @@ bool CronSchedule::DayMatches(int year, int month, int day) const {
 
 bool CronSchedule::Matches(int64_t t_us) const {
   absl::CivilMinute t = absl::ToCivilMinute(absl::FromUnixMicros(t_us), absl::UTCTimeZone());
-  return months_[t.month()] && DayMatches(static_cast<int>(t.year()), t.month(), t.day()) &&
-         hours_[t.hour()] && minutes_[t.minute()];
+  return months_[t.month()] && DayMatches(static_cast<int>(t.year()), t.month(), t.day()) && hours_[t.hour()] &&
+         minutes_[t.minute()];
 }
 
 int64_t CronSchedule::Next(int64_t after_us) const {

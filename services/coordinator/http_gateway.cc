@@ -39,39 +39,64 @@ namespace pb = ::google::protobuf;
 
 int HttpStatusOf(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return 200;
-    case grpc::StatusCode::CANCELLED: return 499;
-    case grpc::StatusCode::INVALID_ARGUMENT: return 400;
-    case grpc::StatusCode::FAILED_PRECONDITION: return 400;
-    case grpc::StatusCode::OUT_OF_RANGE: return 400;
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return 504;
-    case grpc::StatusCode::NOT_FOUND: return 404;
-    case grpc::StatusCode::ALREADY_EXISTS: return 409;
-    case grpc::StatusCode::ABORTED: return 409;
-    case grpc::StatusCode::PERMISSION_DENIED: return 403;
-    case grpc::StatusCode::UNAUTHENTICATED: return 401;
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return 429;
-    case grpc::StatusCode::UNIMPLEMENTED: return 501;
-    case grpc::StatusCode::UNAVAILABLE: return 503;
-    default: return 500;  // UNKNOWN, INTERNAL, DATA_LOSS
+    case grpc::StatusCode::OK:
+      return 200;
+    case grpc::StatusCode::CANCELLED:
+      return 499;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return 400;
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return 400;
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return 400;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return 504;
+    case grpc::StatusCode::NOT_FOUND:
+      return 404;
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return 409;
+    case grpc::StatusCode::ABORTED:
+      return 409;
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return 403;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return 401;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return 429;
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return 501;
+    case grpc::StatusCode::UNAVAILABLE:
+      return 503;
+    default:
+      return 500;  // UNKNOWN, INTERNAL, DATA_LOSS
   }
 }
 
 namespace {
 
-constexpr size_t kMaxTarget = 4096;       // path + query
-constexpr size_t kMaxParams = 32;         // query parameters
+constexpr size_t kMaxTarget = 4096;  // path + query
+constexpr size_t kMaxParams = 32;    // query parameters
 
 std::string JsonEscape(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 2);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -89,8 +114,8 @@ HttpGateway::Response Error(grpc::StatusCode code, const std::string& message) {
   HttpGateway::Response r;
   r.status = HttpStatusOf(code);
   r.content_type = "application/json";
-  r.body = absl::StrCat("{\"code\":\"", wire::StatusCodeName(code, "UNKNOWN"), "\",\"message\":\"",
-                        JsonEscape(message), "\"}\n");
+  r.body = absl::StrCat("{\"code\":\"", wire::StatusCodeName(code, "UNKNOWN"), "\",\"message\":\"", JsonEscape(message),
+                        "\"}\n");
   return r;
 }
 
@@ -104,8 +129,7 @@ bool UrlDecode(absl::string_view in, std::string* out, bool plus_is_space = true
     if (c == '+' && plus_is_space) {
       *out += ' ';
     } else if (c == '%') {
-      if (i + 2 >= in.size() || !absl::ascii_isxdigit(in[i + 1]) || !absl::ascii_isxdigit(in[i + 2]))
-        return false;
+      if (i + 2 >= in.size() || !absl::ascii_isxdigit(in[i + 1]) || !absl::ascii_isxdigit(in[i + 2])) return false;
       int v = std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16);
       if (v == 0) return false;
       *out += static_cast<char>(v);
@@ -152,8 +176,7 @@ struct Route {
 
 template <typename Req, typename Resp>
 Route R(const char* pattern, const char* method) {
-  return Route{pattern, method, [] { return std::make_unique<Req>(); },
-               [] { return std::make_unique<Resp>(); }};
+  return Route{pattern, method, [] { return std::make_unique<Req>(); }, [] { return std::make_unique<Resp>(); }};
 }
 
 // The API. One line per route; docs/web.md lists them.
@@ -161,29 +184,23 @@ const std::vector<Route>& Routes() {
   static const auto* routes = new std::vector<Route>{
       R<v1::ListRunsRequest, v1::ListRunsResponse>("/api/v1/runs", "/dualswarm.v1.RunService/List"),
       R<v1::GetRunRequest, v1::Run>("/api/v1/runs/{id}", "/dualswarm.v1.RunService/Get"),
-      R<v1::ListJobsRequest, v1::ListJobsResponse>("/api/v1/runs/{run_id}/jobs",
-                                                   "/dualswarm.v1.RunService/ListJobs"),
-      R<v1::ListFindingsRequest, v1::ListFindingsResponse>("/api/v1/findings",
-                                                           "/dualswarm.v1.FindingService/List"),
+      R<v1::ListJobsRequest, v1::ListJobsResponse>("/api/v1/runs/{run_id}/jobs", "/dualswarm.v1.RunService/ListJobs"),
+      R<v1::ListFindingsRequest, v1::ListFindingsResponse>("/api/v1/findings", "/dualswarm.v1.FindingService/List"),
       R<v1::GetFindingRequest, v1::Finding>("/api/v1/findings/{id}", "/dualswarm.v1.FindingService/Get"),
       R<v1::ListSpecsRequest, v1::ListSpecsResponse>("/api/v1/specs", "/dualswarm.v1.SpecService/List"),
       R<v1::GetSpecRequest, v1::Spec>("/api/v1/specs/{hash}", "/dualswarm.v1.SpecService/Get"),
-      R<v1::ListTargetsRequest, v1::ListTargetsResponse>("/api/v1/targets",
-                                                         "/dualswarm.v1.TargetService/List"),
+      R<v1::ListTargetsRequest, v1::ListTargetsResponse>("/api/v1/targets", "/dualswarm.v1.TargetService/List"),
       R<v1::GetTargetRequest, v1::Target>("/api/v1/targets/{id}", "/dualswarm.v1.TargetService/Get"),
-      R<v1::ListCampaignsRequest, v1::ListCampaignsResponse>("/api/v1/campaigns",
-                                                             "/dualswarm.v1.CampaignService/List"),
-      R<v1::CampaignIdRequest, v1::Campaign>("/api/v1/campaigns/{id}",
-                                             "/dualswarm.v1.CampaignService/Get"),
-      R<v1::ListCampaignRunsRequest, v1::ListCampaignRunsResponse>(
-          "/api/v1/campaigns/{id}/runs", "/dualswarm.v1.CampaignService/ListRuns"),
+      R<v1::ListCampaignsRequest, v1::ListCampaignsResponse>("/api/v1/campaigns", "/dualswarm.v1.CampaignService/List"),
+      R<v1::CampaignIdRequest, v1::Campaign>("/api/v1/campaigns/{id}", "/dualswarm.v1.CampaignService/Get"),
+      R<v1::ListCampaignRunsRequest, v1::ListCampaignRunsResponse>("/api/v1/campaigns/{id}/runs",
+                                                                   "/dualswarm.v1.CampaignService/ListRuns"),
   };
   return *routes;
 }
 
 // The route for `segments` and the values of its {fields}.
-const Route* Match(const std::vector<std::string>& segments,
-                   std::vector<std::pair<std::string, std::string>>* params) {
+const Route* Match(const std::vector<std::string>& segments, std::vector<std::pair<std::string, std::string>>* params) {
   for (const Route& r : Routes()) {
     std::vector<std::string> pat = absl::StrSplit(r.pattern.substr(1), '/');
     if (pat.size() != segments.size()) continue;
@@ -212,8 +229,7 @@ grpc::Status SetField(pb::Message* msg, const std::string& name, const std::stri
   const pb::FieldDescriptor* f = d->FindFieldByName(name);
   if (f == nullptr) f = d->FindFieldByCamelcaseName(name);
   auto bad = [&](const std::string& why) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("parameter \"", name, "\": ", why));
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("parameter \"", name, "\": ", why));
   };
   if (f == nullptr || f->is_repeated() || f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE)
     return bad(absl::StrCat("not a field of ", d->name()));
@@ -283,8 +299,8 @@ grpc::Status SetField(pb::Message* msg, const std::string& name, const std::stri
 }
 
 // A blocking unary call of `method` over the generic stub.
-grpc::Status Call(grpc::Channel* channel, const std::string& method, const pb::Message& request,
-                  pb::Message* response, const std::string& authorization, int timeout_ms) {
+grpc::Status Call(grpc::Channel* channel, const std::string& method, const pb::Message& request, pb::Message* response,
+                  const std::string& authorization, int timeout_ms) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   if (!authorization.empty()) ctx.AddMetadata("authorization", authorization);
@@ -298,8 +314,7 @@ grpc::Status Call(grpc::Channel* channel, const std::string& method, const pb::M
   grpc::Status st = done.get_future().get();
   if (!st.ok()) return st;
   grpc::Slice all;
-  if (!resp.DumpToSingleSlice(&all).ok() ||
-      !response->ParseFromArray(all.begin(), static_cast<int>(all.size())))
+  if (!resp.DumpToSingleSlice(&all).ok() || !response->ParseFromArray(all.begin(), static_cast<int>(all.size())))
     return grpc::Status(grpc::StatusCode::INTERNAL, "cannot parse the response of " + method);
   return grpc::Status::OK;
 }
@@ -329,9 +344,8 @@ bool SafeAssetPath(const std::string& path) {
 // Fills `req` from the path parameters already in `params` and the query:
 // INVALID_ARGUMENT naming what is wrong; FAILED_PRECONDITION for a token in
 // the URL (refused before anything else).
-grpc::Status FillRequest(const std::string& query,
-                                      std::vector<std::pair<std::string, std::string>>* params,
-                                      pb::Message* req) {
+grpc::Status FillRequest(const std::string& query, std::vector<std::pair<std::string, std::string>>* params,
+                         pb::Message* req) {
   auto invalid = [](const std::string& why) { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why); };
   if (!query.empty()) {
     std::vector<absl::string_view> pairs = absl::StrSplit(query, '&', absl::SkipEmpty());
@@ -339,8 +353,7 @@ grpc::Status FillRequest(const std::string& query,
     for (absl::string_view kv : pairs) {
       size_t eq = kv.find('=');
       std::string k, v;
-      if (!UrlDecode(kv.substr(0, eq), &k) ||
-          !UrlDecode(eq == absl::string_view::npos ? "" : kv.substr(eq + 1), &v))
+      if (!UrlDecode(kv.substr(0, eq), &k) || !UrlDecode(eq == absl::string_view::npos ? "" : kv.substr(eq + 1), &v))
         return invalid("bad percent-escape or NUL (%00) in the query");
       if (k == "access_token")  // never accepted: tokens would end up in logs and history
         return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -366,8 +379,8 @@ absl::Status HttpGateway::CheckListen(const std::string& at) {
   if (at.empty()) return absl::OkStatus();
   size_t colon = at.rfind(':');
   int port = -1;
-  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(at.substr(colon + 1), &port) ||
-      port < 0 || port > 65535 || at.find_first_of(", ") != std::string::npos)
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(at.substr(colon + 1), &port) || port < 0 ||
+      port > 65535 || at.find_first_of(", ") != std::string::npos)
     return absl::InvalidArgumentError(absl::StrCat("--http-listen: \"", at, "\" is not HOST:PORT"));
   return absl::OkStatus();
 }
@@ -378,22 +391,18 @@ absl::StatusOr<int> HttpGateway::Start() {
   mg_init_library(0);
   std::string threads = std::to_string(std::max(1, options_.threads));
   std::string timeout = std::to_string(std::max(100, options_.request_timeout_ms));
-  const char* opts[] = {"listening_ports", at.c_str(),
-                        "num_threads", threads.c_str(),
-                        "request_timeout_ms", timeout.c_str(),
-                        "max_request_size", "16384",
-                        "enable_keep_alive", "no",  // one request per connection: simple, robust
+  const char* opts[] = {"listening_ports", at.c_str(), "num_threads", threads.c_str(), "request_timeout_ms",
+                        timeout.c_str(), "max_request_size", "16384", "enable_keep_alive",
+                        "no",  // one request per connection: simple, robust
                         // The path arrives as sent: decoding it here would end it at a %00
                         // ("/app.js%00.html" served app.js); Handle decodes and refuses NULs.
-                        "decode_url", "no",
-                        nullptr};
+                        "decode_url", "no", nullptr};
   mg_callbacks callbacks{};
   // civetweb logs listen failures on stderr by default; keep them for the
   // status instead.
   callbacks.log_message = [](const mg_connection*, const char*) { return 1; };
   ctx_ = mg_start(&callbacks, this, opts);
-  if (ctx_ == nullptr)
-    return absl::UnavailableError(absl::StrCat("cannot serve HTTP on ", at, " (address in use?)"));
+  if (ctx_ == nullptr) return absl::UnavailableError(absl::StrCat("cannot serve HTTP on ", at, " (address in use?)"));
   mg_set_request_handler(ctx_, "/", &HttpGateway::OnRequest, this);
   mg_server_port ports[4];
   int n = mg_get_server_ports(ctx_, 4, ports);
@@ -420,12 +429,9 @@ int HttpGateway::OnRequest(mg_connection* conn, void* self) {
   if (info->query_string != nullptr) absl::StrAppend(&target, "?", info->query_string);
   const char* auth = mg_get_header(conn, "Authorization");
   Response r = gw->Handle(method, target, auth ? auth : "");
-  std::string head = absl::StrCat(
-      "HTTP/1.1 ", r.status, " ", mg_get_response_code_text(conn, r.status), "\r\n",
-      "Content-Type: ", r.content_type, "\r\n",
-      "Content-Length: ", r.body.size(), "\r\n",
-      "X-Content-Type-Options: nosniff\r\n",
-      "Referrer-Policy: no-referrer\r\n");
+  std::string head = absl::StrCat("HTTP/1.1 ", r.status, " ", mg_get_response_code_text(conn, r.status), "\r\n",
+                                  "Content-Type: ", r.content_type, "\r\n", "Content-Length: ", r.body.size(), "\r\n",
+                                  "X-Content-Type-Options: nosniff\r\n", "Referrer-Policy: no-referrer\r\n");
   for (const auto& [k, v] : r.headers) absl::StrAppend(&head, k, ": ", v, "\r\n");
   // One request per connection (enable_keep_alive is off), so a body we do
   // not read is never taken for the next request.
@@ -438,8 +444,7 @@ int HttpGateway::OnRequest(mg_connection* conn, void* self) {
 
 HttpGateway::Response HttpGateway::Handle(const std::string& method, const std::string& target,
                                           const std::string& authorization) {
-  if (target.size() > kMaxTarget)
-    return Error(grpc::StatusCode::INVALID_ARGUMENT, "request target too long");
+  if (target.size() > kMaxTarget) return Error(grpc::StatusCode::INVALID_ARGUMENT, "request target too long");
   size_t q = target.find('?');
   std::string path = target.substr(0, q);
   std::string query = q == std::string::npos ? "" : target.substr(q + 1);
@@ -465,8 +470,7 @@ HttpGateway::Response HttpGateway::Api(const std::string& path, const std::strin
   if (!segments.empty() && segments.back().empty()) segments.pop_back();  // trailing slash
   std::vector<std::pair<std::string, std::string>> params;
   const Route* route = Match(segments, &params);
-  if (route == nullptr)
-    return Error(grpc::StatusCode::NOT_FOUND, absl::StrCat("no API route ", path));
+  if (route == nullptr) return Error(grpc::StatusCode::NOT_FOUND, absl::StrCat("no API route ", path));
   std::unique_ptr<pb::Message> req = route->new_request();
   grpc::Status bad = FillRequest(query, &params, req.get());
   if (bad.error_code() == grpc::StatusCode::FAILED_PRECONDITION)  // a token in the URL: never used
@@ -476,16 +480,14 @@ HttpGateway::Response HttpGateway::Api(const std::string& path, const std::strin
     // Authentication first: a caller the route would refuse learns nothing
     // about its parameters. The route's method with an empty request asks
     // the service's own token and role checks (every route only reads).
-    grpc::Status auth = Call(channel_.get(), route->method, *route->new_request(), resp.get(), authorization,
-                             options_.call_timeout_ms);
+    grpc::Status auth =
+        Call(channel_.get(), route->method, *route->new_request(), resp.get(), authorization, options_.call_timeout_ms);
     if (auth.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-        auth.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
-        auth.error_code() == grpc::StatusCode::UNAVAILABLE)
+        auth.error_code() == grpc::StatusCode::PERMISSION_DENIED || auth.error_code() == grpc::StatusCode::UNAVAILABLE)
       return Error(auth.error_code(), auth.error_message());
     return Error(bad.error_code(), bad.error_message());
   }
-  grpc::Status st = Call(channel_.get(), route->method, *req, resp.get(), authorization,
-                         options_.call_timeout_ms);
+  grpc::Status st = Call(channel_.get(), route->method, *req, resp.get(), authorization, options_.call_timeout_ms);
   if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && st.error_message().empty())
     return Error(st.error_code(), absl::StrCat(route->method, " is not served by this coordinator"));
   if (!st.ok()) return Error(st.error_code(), st.error_message());

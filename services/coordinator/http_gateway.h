@@ -74,8 +74,7 @@ class HttpGateway {
   // Answers one request (what the server does per request; public for
   // tests). `target` is the path and an optional "?query", both as sent
   // (percent-decoded here; an encoded NUL is refused).
-  Response Handle(const std::string& method, const std::string& target,
-                  const std::string& authorization);
+  Response Handle(const std::string& method, const std::string& target, const std::string& authorization);
 
  private:
   static int OnRequest(mg_connection* conn, void* self);

@@ -159,9 +159,9 @@ absl::StatusOr<std::vector<LeasedJob>> LeasePool::Lease(const LeaseRequest& req,
 void LeasePool::DropRun(int64_t run_id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [key, pool] : pools_)
-    pool.held.erase(std::remove_if(pool.held.begin(), pool.held.end(),
-                                   [&](const Held& h) { return h.job.job.run_id == run_id; }),
-                    pool.held.end());
+    pool.held.erase(
+        std::remove_if(pool.held.begin(), pool.held.end(), [&](const Held& h) { return h.job.job.run_id == run_id; }),
+        pool.held.end());
 }
 
 absl::Status LeasePool::Maintain() {
@@ -251,8 +251,7 @@ void LeasePool::Loop() {
     if (!work) continue;
     lock.unlock();
     absl::Status st = Maintain();
-    if (!st.ok() && !failing)
-      std::cerr << "dualswarm-coordinator: lease pool: " << st.message() << " (will retry)\n";
+    if (!st.ok() && !failing) std::cerr << "dualswarm-coordinator: lease pool: " << st.message() << " (will retry)\n";
     failing = !st.ok();
     lock.lock();
   }

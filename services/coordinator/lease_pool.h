@@ -47,9 +47,9 @@ namespace dualswarm::coord {
 class LeasePool {
  public:
   struct Options {
-    int64_t hold_ms = 50;    // longest a prefetched job waits for a worker; 0: never prefetch
-    int max_held = 256;      // jobs held per capability set at most
-    int min_prefetch = 0;    // extra jobs every database lease takes at least (when hold_ms > 0)
+    int64_t hold_ms = 50;  // longest a prefetched job waits for a worker; 0: never prefetch
+    int max_held = 256;    // jobs held per capability set at most
+    int min_prefetch = 0;  // extra jobs every database lease takes at least (when hold_ms > 0)
     // Called (from the maintenance thread) with how many held jobs went
     // back to the queue, so waiting LeaseJobs calls can look again.
     std::function<void(int)> on_returned;
@@ -106,9 +106,9 @@ class LeasePool {
   };
   struct Pool {
     std::deque<Held> held;
-    int in_flight = 0;        // extra jobs being leased right now
+    int in_flight = 0;           // extra jobs being leased right now
     bool refill_wanted = false;  // the maintenance thread should top it up
-    LeaseRequest last;        // the latest caller's request (a refill leases in its name)
+    LeaseRequest last;           // the latest caller's request (a refill leases in its name)
   };
   static std::string Key(const LeaseRequest& req);
   // Moves held jobs into *out up to req.max_jobs; returns how many.
@@ -119,8 +119,7 @@ class LeasePool {
   int PrefetchLocked(const Pool& pool, Clock::time_point now);
   static int64_t BucketIndex(Clock::time_point now);
   // Counts a call's jobs as demand and fills *outcome (may be null).
-  void FinishLocked(const Pool& pool, int handed_out, int from_pool, Clock::time_point now,
-                    LeaseOutcome* outcome);
+  void FinishLocked(const Pool& pool, int handed_out, int from_pool, Clock::time_point now, LeaseOutcome* outcome);
   void Loop();
   // Tops up pools that asked for it (maintenance thread).
   void Refill();

@@ -50,18 +50,17 @@
 #include "services/coordinator/metrics.h"
 #include "services/coordinator/scheduler.h"
 #include "services/coordinator/services.h"
-#include "util/help_flag.h"
-#include "util/hyphen_flags.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
+#include "util/help_flag.h"
+#include "util/hyphen_flags.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7420",
           "HOST:PORT for the gRPC API (port 0: any free port, printed at start)");
 ABSL_FLAG(std::string, database_url, "",
           "PostgreSQL to use (libpq connection string or postgresql:// URL); empty: run an "
           "embedded PostgreSQL in --data-dir");
-ABSL_FLAG(std::string, data_dir, "dualswarm-data",
-          "directory of the embedded PostgreSQL (created if missing)");
+ABSL_FLAG(std::string, data_dir, "dualswarm-data", "directory of the embedded PostgreSQL (created if missing)");
 ABSL_FLAG(int64_t, lease_ms, 30000, "how long a job lease lasts without a heartbeat");
 ABSL_FLAG(int64_t, lease_poll_ms, 250,
           "a waiting LeaseJobs asks the database at least this often (10..60000): how soon it "
@@ -124,12 +123,10 @@ constexpr const char* kUsage =
 absl::StatusOr<std::string> ReadFile(const char* what, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": cannot read \"", path, "\": ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read \"", path, "\": ", std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
-  if (in.bad())
-    return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read \"", path, "\""));
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read \"", path, "\""));
   return ss.str();
 }
 
@@ -139,8 +136,7 @@ absl::StatusOr<std::string> ReadFile(const char* what, const std::string& path) 
 // failing TLS handshakes later.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials() {
   std::string cert_path = absl::GetFlag(FLAGS_tls_cert), key_path = absl::GetFlag(FLAGS_tls_key);
-  if (cert_path.empty() != key_path.empty())
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  if (cert_path.empty() != key_path.empty()) return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   if (cert_path.empty()) return grpc::InsecureServerCredentials();
   auto cert = ReadFile("--tls-cert", cert_path);
   if (!cert.ok()) return cert.status();
@@ -154,15 +150,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials() {
   BIO_free(key_bio);
   absl::Status st;
   if (x509 == nullptr)
-    st = absl::InvalidArgumentError(
-        absl::StrCat("--tls-cert: \"", cert_path, "\" holds no PEM certificate"));
+    st = absl::InvalidArgumentError(absl::StrCat("--tls-cert: \"", cert_path, "\" holds no PEM certificate"));
   else if (pkey == nullptr)
-    st = absl::InvalidArgumentError(absl::StrCat(
-        "--tls-key: \"", key_path, "\" holds no unencrypted PEM private key"));
+    st = absl::InvalidArgumentError(absl::StrCat("--tls-key: \"", key_path, "\" holds no unencrypted PEM private key"));
   else if (X509_check_private_key(x509, pkey) != 1)
-    st = absl::InvalidArgumentError(absl::StrCat("--tls-key: \"", key_path,
-                                                 "\" is not the key of the certificate in \"",
-                                                 cert_path, "\""));
+    st = absl::InvalidArgumentError(
+        absl::StrCat("--tls-key: \"", key_path, "\" is not the key of the certificate in \"", cert_path, "\""));
   X509_free(x509);
   EVP_PKEY_free(pkey);
   ERR_clear_error();  // leave no stale errors for gRPC's own OpenSSL calls
@@ -245,8 +238,7 @@ int ReadServeConfig(ServeConfig* c) {
     return 2;
   }
   so.lease_prefetch_ms = absl::GetFlag(FLAGS_lease_prefetch_ms);
-  if (so.lease_prefetch_ms < 0 || so.lease_prefetch_ms > 10000 ||
-      so.lease_prefetch_ms * 4 > so.lease_ms) {
+  if (so.lease_prefetch_ms < 0 || so.lease_prefetch_ms > 10000 || so.lease_prefetch_ms * 4 > so.lease_ms) {
     std::cerr << "dualswarm-coordinator: --lease-prefetch-ms must be between 0 and 10000 and at most "
                  "a quarter of --lease-ms (0 turns prefetching off)\n";
     return 2;
@@ -397,9 +389,9 @@ int Serve(const std::vector<std::string>& storage_of_args) {
   std::string host = absl::GetFlag(FLAGS_listen);
   host = host.substr(0, host.rfind(':'));
   if (http_failed == 0) {
-    Announce(absl::StrCat("listening on ", host, ":", port,
-                          db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")")
-                                       : std::string("")));
+    Announce(absl::StrCat(
+        "listening on ", host, ":", port,
+        db->embedded ? absl::StrCat(" (embedded PostgreSQL on port ", db->embedded->port(), ")") : std::string("")));
   }
   auto requeuer = std::make_unique<Requeuer>(db->store.get(), &services, config.services.lease_ms);
 
@@ -419,7 +411,7 @@ int Serve(const std::vector<std::string>& storage_of_args) {
     std::cerr << "dualswarm-coordinator: stopping (signal " << sig << ")" << std::endl;
   }
   if (gateway) gateway->Stop();  // no new calls into the services
-  services.Shutdown();  // waiting LeaseJobs calls return now
+  services.Shutdown();           // waiting LeaseJobs calls return now
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   requeuer.reset();
   scheduler.Stop();
@@ -446,9 +438,7 @@ int main(int argc, char** argv) {
   // --help lists this file's flags (abseil's default looks for a file named
   // after the binary).
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "coordinator/main.cc");
-  };
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "coordinator/main.cc"); };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   if (dualswarm::util::AnswerHelp(argc, argv, dualswarm::coord::kUsage, "coordinator/main.")) return 0;
@@ -457,9 +447,7 @@ int main(int argc, char** argv) {
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   std::vector<std::string> cmd(positional.begin() + 1, positional.end());
   if (cmd.empty()) return dualswarm::coord::Serve(storage);
-  if (cmd.size() == 2 && cmd[0] == "token" && cmd[1] == "create")
-    return dualswarm::coord::TokenCreate();
-  std::cerr << "dualswarm-coordinator: unknown command \"" << cmd[0] << "\"\n"
-            << dualswarm::coord::kUsage << "\n";
+  if (cmd.size() == 2 && cmd[0] == "token" && cmd[1] == "create") return dualswarm::coord::TokenCreate();
+  std::cerr << "dualswarm-coordinator: unknown command \"" << cmd[0] << "\"\n" << dualswarm::coord::kUsage << "\n";
   return 2;
 }

@@ -42,12 +42,10 @@ std::string MethodLabel(const char* method) {
 
 class RpcCounterInterceptor final : public grpc::experimental::Interceptor {
  public:
-  RpcCounterInterceptor(CoordinatorMetrics* metrics, const char* method)
-      : metrics_(metrics), method_(method) {}
+  RpcCounterInterceptor(CoordinatorMetrics* metrics, const char* method) : metrics_(metrics), method_(method) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS))
+    if (methods->QueryInterceptionHookPoint(grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS))
       metrics_->RpcFinished(method_, methods->GetSendStatus().error_code());
     methods->Proceed();
   }
@@ -60,8 +58,7 @@ class RpcCounterInterceptor final : public grpc::experimental::Interceptor {
 class RpcCounterFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit RpcCounterFactory(CoordinatorMetrics* metrics) : metrics_(metrics) {}
-  grpc::experimental::Interceptor* CreateServerInterceptor(
-      grpc::experimental::ServerRpcInfo* info) override {
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
     return new RpcCounterInterceptor(metrics_, info->method());
   }
 
@@ -74,10 +71,7 @@ class RpcCounterFactory final : public grpc::experimental::ServerInterceptorFact
 CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
     : store_(store), options_(options), registry_(std::make_shared<prometheus::Registry>()) {
   prometheus::Registry& r = *registry_;
-  runs_ = &prometheus::BuildGauge()
-               .Name("dualswarm_runs")
-               .Help("Runs by state (from the database)")
-               .Register(r);
+  runs_ = &prometheus::BuildGauge().Name("dualswarm_runs").Help("Runs by state (from the database)").Register(r);
   jobs_ = &prometheus::BuildGauge()
                .Name("dualswarm_jobs")
                .Help("Jobs by state, over all runs (from the database)")
@@ -87,11 +81,12 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                    .Help("Finding groups: distinct signatures per spec version and target (from the database)")
                    .Register(r)
                    .Add({});
-  workers_alive_ = &prometheus::BuildGauge()
-                        .Name("dualswarm_workers_alive")
-                        .Help("Workers that registered, leased or heartbeat within the last 3 lease durations (from the database)")
-                        .Register(r)
-                        .Add({});
+  workers_alive_ =
+      &prometheus::BuildGauge()
+           .Name("dualswarm_workers_alive")
+           .Help("Workers that registered, leased or heartbeat within the last 3 lease durations (from the database)")
+           .Register(r)
+           .Add({});
   database_up_ = &prometheus::BuildGauge()
                       .Name("dualswarm_database_up")
                       .Help("1 if the last refresh of the database gauges succeeded, else 0")
@@ -104,7 +99,9 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                           .Add({});
   lease_latency_ = &prometheus::BuildHistogram()
                         .Name("dualswarm_lease_latency_seconds")
-                        .Help("LeaseJobs calls that returned jobs: time from the call arriving to the response, long-poll wait included")
+                        .Help(
+                            "LeaseJobs calls that returned jobs: time from the call arriving to the response, "
+                            "long-poll wait included")
                         .Register(r)
                         .Add({}, LatencyBuckets());
   lease_query_ = &prometheus::BuildHistogram()
@@ -127,11 +124,12 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                         .Help("Prefetched jobs nobody took within the hold time, put back in the queue")
                         .Register(r)
                         .Add({});
-  pool_held_ = &prometheus::BuildGauge()
-                    .Name("dualswarm_lease_pool_held")
-                    .Help("Jobs the lease pool holds (leased ahead of demand) for the last LeaseJobs call's adapters and labels")
-                    .Register(r)
-                    .Add({});
+  pool_held_ =
+      &prometheus::BuildGauge()
+           .Name("dualswarm_lease_pool_held")
+           .Help("Jobs the lease pool holds (leased ahead of demand) for the last LeaseJobs call's adapters and labels")
+           .Register(r)
+           .Add({});
   campaign_firings_ = &prometheus::BuildCounter()
                            .Name("dualswarm_campaign_firings_total")
                            .Help("Campaign firings by this replica, by result (submitted a run, or failed)")
@@ -154,10 +152,8 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                .Name("dualswarm_rpcs_total")
                .Help("gRPC calls handled, by method (Service/Method) and status code")
                .Register(r);
-  for (const char* s : {"queued", "running", "passed", "failed", "cancelled", "error"})
-    runs_->Add({{"state", s}});
-  for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"})
-    jobs_->Add({{"state", s}});
+  for (const char* s : {"queued", "running", "passed", "failed", "cancelled", "error"}) runs_->Add({{"state", s}});
+  for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"}) jobs_->Add({{"state", s}});
   for (const char* o : {"passed", "failed", "inconclusive", "error"}) completed_->Add({{"outcome", o}});
   for (const char* res : {"submitted", "failed"}) campaign_firings_->Add({{"result", res}});
 }
@@ -177,8 +173,7 @@ absl::StatusOr<int> CoordinatorMetrics::Serve(const std::string& listen) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
   }
   exposer_->RegisterCollectable(registry_);
   std::vector<int> ports = exposer_->GetListeningPorts();
@@ -209,21 +204,18 @@ void CoordinatorMetrics::CampaignFired(bool submitted) {
   campaign_firings_->Add({{"result", submitted ? "submitted" : "failed"}}).Increment();
 }
 
-void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds,
-                                      bool counterexample) {
+void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds, bool counterexample) {
   job_duration_->Observe(std::max(seconds, 0.0));
   completed_->Add({{"outcome", outcome}}).Increment();
   if (counterexample) counterexamples_->Increment();
 }
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-CoordinatorMetrics::RpcCounter() {
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CoordinatorMetrics::RpcCounter() {
   return std::make_unique<RpcCounterFactory>(this);
 }
 
 void CoordinatorMetrics::RpcFinished(const char* method, grpc::StatusCode code) {
-  rpcs_->Add({{"method", MethodLabel(method)},
-              {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}})
+  rpcs_->Add({{"method", MethodLabel(method)}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}})
       .Increment();
 }
 
@@ -247,8 +239,8 @@ void CoordinatorMetrics::RefreshLoop() {
   for (;;) {
     // A slow database (a huge jobs table) is asked less often: the query
     // takes at most a tenth of the time.
-    auto pause = std::chrono::milliseconds(std::max<int64_t>(
-        options_.refresh_ms, static_cast<int64_t>(refresh_seconds_->Value() * 10000)));
+    auto pause = std::chrono::milliseconds(
+        std::max<int64_t>(options_.refresh_ms, static_cast<int64_t>(refresh_seconds_->Value() * 10000)));
     if (cv_.wait_for(lock, pause, [&] { return stopping_; })) return;
     lock.unlock();
     Refresh();

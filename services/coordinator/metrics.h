@@ -45,8 +45,8 @@ namespace dualswarm::coord {
 class CoordinatorMetrics {
  public:
   struct Options {
-    int64_t lease_ms = 30000;    // a worker is alive if seen within 3 lease durations
-    int64_t refresh_ms = 2000;   // how often the database gauges are refreshed (at least)
+    int64_t lease_ms = 30000;   // a worker is alive if seen within 3 lease durations
+    int64_t refresh_ms = 2000;  // how often the database gauges are refreshed (at least)
   };
 
   CoordinatorMetrics(Store* store, Options options);

@@ -21,8 +21,7 @@ void SetTime(Micros us, google::protobuf::Timestamp* ts) {
 }
 
 Micros NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -43,8 +42,7 @@ void TargetToProto(const TargetRow& t, v1::Target* p) {
   p->set_launch(t.launch);
   p->mutable_readiness()->set_probe(t.readiness_probe);
   p->mutable_readiness()->set_timeout_ms(t.readiness_timeout_ms);
-  p->set_reset_policy(t.reset_policy == "none" ? v1::RESET_POLICY_NONE
-                                               : v1::RESET_POLICY_RESTART_PER_JOB);
+  p->set_reset_policy(t.reset_policy == "none" ? v1::RESET_POLICY_NONE : v1::RESET_POLICY_RESTART_PER_JOB);
   for (const auto& l : t.labels) p->add_labels(l);
   SetTime(t.created_at, p->mutable_created_at());
 }
@@ -172,8 +170,7 @@ void JobToProto(const JobRow& j, v1::Job* p) {
   p->set_worker_id(j.worker_id);
   p->set_outcome(j.outcome);
   p->set_reason(j.reason);
-  if (j.state == "leased" && j.lease_expires_at != 0)
-    SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
+  if (j.state == "leased" && j.lease_expires_at != 0) SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
   if (j.updated_at != 0) SetTime(j.updated_at, p->mutable_updated_at());
 }
 

@@ -6,12 +6,10 @@
 
 namespace dualswarm::coord {
 
-CampaignScheduler::CampaignScheduler(Store* store, Options options)
-    : store_(store), options_(std::move(options)) {
+CampaignScheduler::CampaignScheduler(Store* store, Options options) : store_(store), options_(std::move(options)) {
   if (!options_.clock)
     options_.clock = [] {
-      return std::chrono::duration_cast<std::chrono::microseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
+      return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
   if (options_.interval_ms < 10) options_.interval_ms = 10;
@@ -57,16 +55,14 @@ void CampaignScheduler::Loop() {
     lock.unlock();
     auto fired = Tick(options_.clock());
     if (!fired.ok()) {
-      std::cerr << "dualswarm-coordinator: campaign scheduler: " << fired.status().message()
-                << std::endl;
+      std::cerr << "dualswarm-coordinator: campaign scheduler: " << fired.status().message() << std::endl;
     } else {
       for (const FiredCampaign& f : *fired) {
         if (f.run_id != 0)
-          std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" fired run " << f.run_id
-                    << std::endl;
+          std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" fired run " << f.run_id << std::endl;
         else
-          std::cerr << "dualswarm-coordinator: campaign \"" << f.name
-                    << "\" could not submit its run: " << f.error << std::endl;
+          std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" could not submit its run: " << f.error
+                    << std::endl;
       }
     }
     lock.lock();

@@ -32,9 +32,9 @@ namespace dualswarm::coord {
 class CampaignScheduler {
  public:
   struct Options {
-    int64_t interval_ms = 5000;              // how often the thread ticks
-    int max_per_tick = 100;                  // firings per tick at most (the rest wait a tick)
-    std::function<Micros()> clock;           // now; default: the system clock
+    int64_t interval_ms = 5000;                          // how often the thread ticks
+    int max_per_tick = 100;                              // firings per tick at most (the rest wait a tick)
+    std::function<Micros()> clock;                       // now; default: the system clock
     std::function<void(const FiredCampaign&)> on_fired;  // after each committed firing (may be empty)
   };
 

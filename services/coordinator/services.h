@@ -47,13 +47,13 @@ namespace dualswarm::coord {
 class CoordinatorMetrics;
 
 struct ServiceOptions {
-  bool require_auth = true;       // false: every caller is an anonymous admin (local use, tests)
-  int64_t lease_ms = 30000;       // how long a lease lasts without a heartbeat
-  int64_t max_wait_ms = 60000;    // longest LeaseJobs long-poll
-  int64_t lease_poll_ms = 250;    // a waiting LeaseJobs asks the database at least this often
-  int64_t lease_prefetch_ms = 50; // lease pool hold time (lease_pool.h); 0: lease only what is asked
-  int64_t watch_poll_ms = 250;    // how often Watch looks for changes
-  int64_t token_cache_ms = 10000; // a valid token is remembered this long (revocation delay)
+  bool require_auth = true;               // false: every caller is an anonymous admin (local use, tests)
+  int64_t lease_ms = 30000;               // how long a lease lasts without a heartbeat
+  int64_t max_wait_ms = 60000;            // longest LeaseJobs long-poll
+  int64_t lease_poll_ms = 250;            // a waiting LeaseJobs asks the database at least this often
+  int64_t lease_prefetch_ms = 50;         // lease pool hold time (lease_pool.h); 0: lease only what is asked
+  int64_t watch_poll_ms = 250;            // how often Watch looks for changes
+  int64_t token_cache_ms = 10000;         // a valid token is remembered this long (revocation delay)
   CoordinatorMetrics* metrics = nullptr;  // events go here when set (must outlive the services)
 };
 

@@ -11,7 +11,7 @@ namespace dualswarm::coord {
 
 struct SpecDiagnostic {
   std::string file;
-  int line = 0;    // 0 when the loader gave no position
+  int line = 0;  // 0 when the loader gave no position
   int column = 0;
   std::string message;
 };

@@ -126,8 +126,8 @@ class Browser {
 
   // Runs `script` (a function body that returns a string) in the page.
   std::string Eval(const std::string& script) {
-    std::string body = Command("POST", "/execute/sync",
-                               absl::StrCat(R"({"script":)", JsonString(script), R"(,"args":[]})"));
+    std::string body =
+        Command("POST", "/execute/sync", absl::StrCat(R"({"script":)", JsonString(script), R"(,"args":[]})"));
     auto v = dualswarm::ir::ParseJson(body);
     if (!v.ok()) return "";
     const auto* value = v->Find("value");
@@ -137,7 +137,10 @@ class Browser {
   // Waits up to 20 s for `condition` (a JS expression) to be true.
   bool WaitUntil(const std::string& condition) {
     return dualswarm::testing::WaitFor(
-        [&] { return Eval(absl::StrCat("try { return (", condition, ") ? 'yes' : 'no'; } catch (e) { return 'no'; }")) == "yes"; },
+        [&] {
+          return Eval(absl::StrCat("try { return (", condition, ") ? 'yes' : 'no'; } catch (e) { return 'no'; }")) ==
+                 "yes";
+        },
         std::chrono::seconds(20));
   }
 
@@ -148,8 +151,8 @@ class Browser {
 
   // The WebDriver element id of the first match of `css`.
   std::string Element(const std::string& css) {
-    std::string body = Command("POST", "/element",
-                               absl::StrCat(R"({"using":"css selector","value":)", JsonString(css), "}"));
+    std::string body =
+        Command("POST", "/element", absl::StrCat(R"({"using":"css selector","value":)", JsonString(css), "}"));
     auto v = dualswarm::ir::ParseJson(body);
     if (!v.ok() || v->Find("value") == nullptr || !v->Find("value")->is_map()) return "";
     for (const auto& [k, e] : v->Find("value")->as_map())
@@ -213,15 +216,16 @@ class WebUiTest : public ::testing::Test {
     if (!tmp_.empty() && !HasFailure()) std::filesystem::remove_all(tmp_);
   }
 
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    return dualswarm::testing::AuthContext(token);
-  }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
 
   // A counterexample document from `dualswarm test` against mutant 6.
   std::string Produce(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {kCli, "test", "--spec", kSrc + "/specs/http_webdav.dspec", "--launch",
-                                     kWebdav + " --port {port} --dir {dir} --mutant 6", "--steps", "2000",
-                                     "--save", tmp_ + "/cx.json", "--quiet"};
+    std::vector<std::string> argv = {kCli,       "test",
+                                     "--spec",   kSrc + "/specs/http_webdav.dspec",
+                                     "--launch", kWebdav + " --port {port} --dir {dir} --mutant 6",
+                                     "--steps",  "2000",
+                                     "--save",   tmp_ + "/cx.json",
+                                     "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     CommandResult r = RunCommand(argv);
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -412,8 +416,9 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
 
   // Filter by state.
   b.Go(base + "#/runs?state=running");
-  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#runs tr.run-row').length === 1 && "
-                          "document.querySelector('#filter-state').value === 'running'"))
+  ASSERT_TRUE(
+      b.WaitUntil("document.querySelectorAll('#runs tr.run-row').length === 1 && "
+                  "document.querySelector('#filter-state').value === 'running'"))
       << b.Text("main");
   EXPECT_EQ(b.Eval("return document.querySelector('#runs tr.run-row').dataset.run;"), absl::StrCat(run3));
 
@@ -434,7 +439,8 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   const char* orders[] = {"", "first", "last", "random", "most-constrained"};
   for (const auto& j : jresp.jobs())
     want.push_back(absl::StrCat(j.index(), "|", j.state() == v1::JOB_STATE_FAILED ? "failed" : "passed", "|", j.seed(),
-                                "|", orders[j.branch_order()], "|", j.feature_mask().empty() ? "all" : j.feature_mask()));
+                                "|", orders[j.branch_order()], "|",
+                                j.feature_mask().empty() ? "all" : j.feature_mask()));
   EXPECT_EQ(rows, absl::StrJoin(want, "\n"));
   EXPECT_TRUE(absl::StrContains(rows, "failed")) << rows;
   Shot(b, "02-run-failed");
@@ -482,8 +488,9 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   EXPECT_EQ(b.Eval("return document.querySelector('#run-state .state').dataset.state;"), "running");
   Shot(b, "05-run-running");
   Complete(running[0], nullptr);
-  EXPECT_TRUE(b.WaitUntil("document.querySelectorAll('#jobs tr.job-row[data-state=passed]').length === 1 && "
-                          "document.querySelector('#run-counts').textContent.includes('passed 1')"))
+  EXPECT_TRUE(
+      b.WaitUntil("document.querySelectorAll('#jobs tr.job-row[data-state=passed]').length === 1 && "
+                  "document.querySelector('#run-counts').textContent.includes('passed 1')"))
       << b.Text("main");
 
   // Specs: the list, and the source with line numbers.
@@ -536,10 +543,10 @@ TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
   int64_t run_id = Submit(sresp.spec().hash(), target, 4);
 
   std::string worker_log = tmp_ + "/worker.log";
-  pid_t worker = dualswarm::testing::Spawn(
-      {kWorker, "--coordinator", coordinator_->address(), "--slots", "2", "--work-dir", tmp_ + "/worker",
-       "--lease-wait-ms", "500", "--shrink-time", "20"},
-      worker_log, {{"DUALSWARM_TOKEN", worker_}});
+  pid_t worker =
+      dualswarm::testing::Spawn({kWorker, "--coordinator", coordinator_->address(), "--slots", "2", "--work-dir",
+                                 tmp_ + "/worker", "--lease-wait-ms", "500", "--shrink-time", "20"},
+                                worker_log, {{"DUALSWARM_TOKEN", worker_}});
   ASSERT_GT(worker, 0);
   auto runs = v1::RunService::NewStub(coordinator_->channel());
   v1::Run run;
@@ -595,7 +602,8 @@ TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
   Shot(b, "11-real-run");
   // Run -> finding: the worker's shrunk counterexample, drawn.
   b.Click("#run-findings a.finding-link");
-  ASSERT_TRUE(b.WaitUntil("location.hash.startsWith('#/findings/') && document.querySelector('#diagram svg g.msg.failing')"))
+  ASSERT_TRUE(
+      b.WaitUntil("location.hash.startsWith('#/findings/') && document.querySelector('#diagram svg g.msg.failing')"))
       << b.Text("main");
   EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.lane').length);"),
             std::to_string(facts.conns.size()));

@@ -90,12 +90,12 @@ inline bool ResponseComplete(const std::string& raw) {
   size_t at = head.find("\r\ncontent-length:");
   if (at != std::string::npos) {
     size_t eol = head.find("\r\n", at + 2);
-    std::string v(absl::StripAsciiWhitespace(head.substr(at + 17, eol == std::string::npos ? std::string::npos : eol - at - 17)));
+    std::string v(
+        absl::StripAsciiWhitespace(head.substr(at + 17, eol == std::string::npos ? std::string::npos : eol - at - 17)));
     size_t len = 0;
     return absl::SimpleAtoi(v, &len) && raw.size() >= head_end + 4 + len;
   }
-  if (head.find("transfer-encoding: chunked") != std::string::npos)
-    return absl::EndsWith(raw, "\r\n0\r\n\r\n");
+  if (head.find("transfer-encoding: chunked") != std::string::npos) return absl::EndsWith(raw, "\r\n0\r\n\r\n");
   return false;
 }
 
@@ -126,11 +126,10 @@ inline std::string SendRaw(int port, const std::string& bytes, int timeout_s = 1
 
 // METHOD http://127.0.0.1:port/target with `headers` and `body`.
 inline HttpResponse HttpRequest(int port, const std::string& method, const std::string& target,
-                                const std::string& body = "",
-                                const std::map<std::string, std::string>& headers = {},
+                                const std::string& body = "", const std::map<std::string, std::string>& headers = {},
                                 int timeout_s = 30) {
-  std::string req = absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: 127.0.0.1:", port,
-                                 "\r\nConnection: close\r\n");
+  std::string req =
+      absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: 127.0.0.1:", port, "\r\nConnection: close\r\n");
   for (const auto& [k, v] : headers) absl::StrAppend(&req, k, ": ", v, "\r\n");
   if (!body.empty() || method == "POST")
     absl::StrAppend(&req, "Content-Type: application/json; charset=utf-8\r\nContent-Length: ", body.size(), "\r\n");

@@ -57,8 +57,7 @@ inline std::string HttpGet(int port, const std::string& path, int* status = null
 // the exposition prints them, e.g. `dualswarm_worker_jobs_total{outcome="passed"}`).
 inline std::optional<double> MetricSample(const std::string& text, const std::string& series) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (line.size() <= series.size() || line.substr(0, series.size()) != series || line[series.size()] != ' ')
-      continue;
+    if (line.size() <= series.size() || line.substr(0, series.size()) != series || line[series.size()] != ' ') continue;
     double v = 0;
     if (absl::SimpleAtod(line.substr(series.size() + 1), &v)) return v;
   }

@@ -24,8 +24,8 @@ namespace dualswarm::testing {
 // target ("" when the coordinator runs without auth). Failures are test
 // failures; the returned run then has id 0.
 inline v1::Run SubmitUnservedKvRun(const std::shared_ptr<grpc::Channel>& channel, const std::string& submitter,
-                                   const std::string& admin, const std::string& target_name,
-                                   const std::string& source, int jobs) {
+                                   const std::string& admin, const std::string& target_name, const std::string& source,
+                                   int jobs) {
   auto ctx = [](const std::string& token) { return AuthContext(token, std::chrono::seconds(20)); };
   v1::CreateSpecRequest spec;
   spec.set_file_name("kv.dspec");

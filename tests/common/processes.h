@@ -97,8 +97,7 @@ struct CommandResult {
 inline CommandResult RunCommand(const std::vector<std::string>& argv,
                                 const std::map<std::string, std::string>& env = {}) {
   static int counter = 0;
-  std::string base = std::filesystem::temp_directory_path() /
-                     absl::StrCat("ds-cmd-", getpid(), "-", counter++);
+  std::string base = std::filesystem::temp_directory_path() / absl::StrCat("ds-cmd-", getpid(), "-", counter++);
   std::string out_path = base + ".out", err_path = base + ".err";
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -294,7 +293,7 @@ class CoordinatorProcess {
 
 // A ClientContext with a bearer token (none when empty) and a deadline.
 inline std::unique_ptr<grpc::ClientContext> AuthContext(const std::string& token,
-                                                         std::chrono::seconds deadline = std::chrono::seconds(30)) {
+                                                        std::chrono::seconds deadline = std::chrono::seconds(30)) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
   ctx->set_deadline(std::chrono::system_clock::now() + deadline);

@@ -26,9 +26,7 @@
 
 namespace dualswarm::testing {
 
-inline std::string DeployPath(const std::string& rel) {
-  return std::string(DUALSWARM_SOURCE_DIR) + "/deploy/" + rel;
-}
+inline std::string DeployPath(const std::string& rel) { return std::string(DUALSWARM_SOURCE_DIR) + "/deploy/" + rel; }
 
 // Files directly in deploy/DIR whose names end in `ext`, sorted.
 inline std::vector<std::string> DeployFiles(const std::string& dir, const std::string& ext) {
@@ -66,12 +64,13 @@ inline std::vector<std::string> FlagsIn(absl::string_view text) {
   std::vector<std::string> out;
   for (size_t i = 0; i + 2 < text.size(); ++i) {
     if (text[i] != '-' || text[i + 1] != '-') continue;
-    if (i > 0 && !(std::isspace(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '"' ||
-                   text[i - 1] == '\'' || text[i - 1] == '`' || text[i - 1] == '[' || text[i - 1] == '('))
+    if (i > 0 && !(std::isspace(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '"' || text[i - 1] == '\'' ||
+                   text[i - 1] == '`' || text[i - 1] == '[' || text[i - 1] == '('))
       continue;
     size_t j = i + 2;
     if (j >= text.size() || !std::isalpha(static_cast<unsigned char>(text[j]))) continue;
-    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '-' || text[j] == '_')) ++j;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '-' || text[j] == '_'))
+      ++j;
     std::string name(text.substr(i + 2, j - i - 2));
     std::replace(name.begin(), name.end(), '-', '_');
     out.push_back(name);
@@ -140,9 +139,7 @@ inline void CollectPanels(const ir::Value& panels, std::vector<const ir::Value*>
   }
 }
 
-inline absl::StatusOr<ir::Value> LoadDashboard(const std::string& path) {
-  return ir::ParseJson(Slurp(path));
-}
+inline absl::StatusOr<ir::Value> LoadDashboard(const std::string& path) { return ir::ParseJson(Slurp(path)); }
 
 // Every `expr` of every panel target, and every templating query, of every
 // shipped dashboard.

@@ -44,8 +44,8 @@
 namespace {
 
 using dualswarm::testing::CoordinatorProcess;
-using dualswarm::testing::PortAfter;
 using dualswarm::testing::HttpGet;
+using dualswarm::testing::PortAfter;
 using dualswarm::testing::Slurp;
 using dualswarm::testing::WaitFor;
 using std::chrono::seconds;
@@ -116,11 +116,10 @@ class DeployLiveTest : public ::testing::Test {
     ASSERT_FALSE(admin_.empty() || submitter_.empty() || worker_token.empty());
 
     worker_.log = tmp_ + "/worker.log";
-    worker_.pid = dualswarm::testing::Spawn(
-        {DUALSWARM_WORKER, "--coordinator", coordinator_->address(), "--slots", "2", "--name", "deploy-w1",
-         "--work-dir", tmp_ + "/worker", "--metrics-listen", "127.0.0.1:0", "--lease-wait-ms", "500",
-         "--shrink-time", "10"},
-        worker_.log, {{"DUALSWARM_TOKEN", worker_token}});
+    worker_.pid = dualswarm::testing::Spawn({DUALSWARM_WORKER, "--coordinator", coordinator_->address(), "--slots", "2",
+                                             "--name", "deploy-w1", "--work-dir", tmp_ + "/worker", "--metrics-listen",
+                                             "127.0.0.1:0", "--lease-wait-ms", "500", "--shrink-time", "10"},
+                                            worker_.log, {{"DUALSWARM_TOKEN", worker_token}});
     ASSERT_GT(worker_.pid, 0);
     ASSERT_TRUE(WaitFor([&] { return absl::StrContains(Slurp(worker_.log), "registered with"); }, seconds(30)))
         << Slurp(worker_.log);
@@ -145,8 +144,8 @@ class DeployLiveTest : public ::testing::Test {
                                         int limit_seconds = 60) {
     std::vector<std::string> argv = {"/usr/bin/timeout", "-k", "5", absl::StrCat(limit_seconds), DUALSWARM_CLI};
     argv.insert(argv.end(), args.begin(), args.end());
-    return dualswarm::testing::RunCommand(
-        argv, {{"DUALSWARM_ADDR", coordinator_->address()}, {"DUALSWARM_TOKEN", token}});
+    return dualswarm::testing::RunCommand(argv,
+                                          {{"DUALSWARM_ADDR", coordinator_->address()}, {"DUALSWARM_TOKEN", token}});
   }
 
   // A 2-job swarm run of specs/http_webdav.dspec against ds-ref-webdav
@@ -157,11 +156,13 @@ class DeployLiveTest : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     r = Cli(submitter_, {"spec", "push", std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_webdav.dspec"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    r = Cli(submitter_, {"run", "submit", "--spec-name", "http_webdav", "--target", "webdav-m6", "--jobs", "2",
-                         "--steps", "2000", "--seed", "1", "--watch"},
+    r = Cli(submitter_,
+            {"run", "submit", "--spec-name", "http_webdav", "--target", "webdav-m6", "--jobs", "2", "--steps", "2000",
+             "--seed", "1", "--watch"},
             180);
     ASSERT_EQ(r.exit_code, 1) << "the run should fail with findings\n"
-                              << r.out << r.err << "\n--- worker\n" << Slurp(worker_.log);
+                              << r.out << r.err << "\n--- worker\n"
+                              << Slurp(worker_.log);
   }
 
   std::string tmp_;
@@ -183,8 +184,8 @@ TEST_F(DeployLiveTest, DashboardQueriesNameOnlyExportedMetrics) {
   EXPECT_GE(dualswarm::testing::MetricSample(coord_text, "dualswarm_jobs{state=\"failed\"}").value_or(0), 1.0)
       << coord_text;
   EXPECT_EQ(dualswarm::testing::MetricSample(coord_text, "dualswarm_job_duration_seconds_count"), 2.0) << coord_text;
-  EXPECT_GE(dualswarm::testing::MetricSample(worker_text, "dualswarm_worker_jobs_total{outcome=\"failed\"}").value_or(0),
-            1.0)
+  EXPECT_GE(
+      dualswarm::testing::MetricSample(worker_text, "dualswarm_worker_jobs_total{outcome=\"failed\"}").value_or(0), 1.0)
       << worker_text;
 
   std::set<std::string> exported = dualswarm::testing::SampleNames(coord_text);
@@ -254,7 +255,8 @@ TEST_F(DeployLiveTest, PrometheusScrapesEveryShippedJob) {
         return status == 200;
       },
       seconds(30)))
-      << Slurp(prometheus_.log) << "\n--- config\n" << Slurp(config_path);
+      << Slurp(prometheus_.log) << "\n--- config\n"
+      << Slurp(config_path);
 
   // Every target of every shipped job is up (bounded: 30 s at a 1 s interval).
   std::string last;
@@ -278,7 +280,8 @@ TEST_F(DeployLiveTest, PrometheusScrapesEveryShippedJob) {
     return total == static_cast<int>(jobs.size());
   };
   ASSERT_TRUE(WaitFor(all_up, seconds(30))) << "targets not all up within 30 s:\n"
-                                            << last << "\n--- prometheus log\n" << Slurp(prometheus_.log);
+                                            << last << "\n--- prometheus log\n"
+                                            << Slurp(prometheus_.log);
 
   // Prometheus has the values, from the right jobs.
   auto query = [&](const std::string& expr) {
@@ -289,8 +292,8 @@ TEST_F(DeployLiveTest, PrometheusScrapesEveryShippedJob) {
     if (r["data"]["result"].size() != 1) return "";
     return r["data"]["result"][0]["value"][1].as<std::string>("");
   };
-  EXPECT_TRUE(WaitFor([&] { return single_value("dualswarm_worker_slots{job=\"dualswarm-worker\"}") == "2"; },
-                      seconds(10)));
+  EXPECT_TRUE(
+      WaitFor([&] { return single_value("dualswarm_worker_slots{job=\"dualswarm-worker\"}") == "2"; }, seconds(10)));
   EXPECT_TRUE(WaitFor([&] { return single_value("dualswarm_workers_alive{job=\"dualswarm-coordinator\"}") == "1"; },
                       seconds(10)))
       << query("dualswarm_workers_alive");
@@ -301,8 +304,9 @@ TEST_F(DeployLiveTest, PrometheusScrapesEveryShippedJob) {
     std::string expr = dualswarm::testing::WithoutGrafanaMacros(q.expr);
     std::string body = query(expr);
     EXPECT_EQ(status, 200) << q.dashboard << " / " << q.panel << ": " << expr << "\n" << body;
-    EXPECT_TRUE(absl::StrContains(body, "\"status\":\"success\"")) << q.dashboard << " / " << q.panel << ": " << expr
-                                                                   << "\n" << body;
+    EXPECT_TRUE(absl::StrContains(body, "\"status\":\"success\""))
+        << q.dashboard << " / " << q.panel << ": " << expr << "\n"
+        << body;
   }
 }
 

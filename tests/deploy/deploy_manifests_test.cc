@@ -158,9 +158,9 @@ TEST(DeployManifests, GrafanaProvisioningAndDashboards) {
        {"dualswarm_runs", "dualswarm_jobs_completed_total", "dualswarm_job_duration_seconds_bucket",
         "dualswarm_findings"}},
       {"tester-internals.json",
-       {"dualswarm_worker_requests_sent_total", "dualswarm_worker_steps_per_second",
-        "dualswarm_worker_frontier_size", "dualswarm_worker_solver_checks_total",
-        "dualswarm_worker_z3_seconds_total", "dualswarm_worker_shrink_reruns_total"}},
+       {"dualswarm_worker_requests_sent_total", "dualswarm_worker_steps_per_second", "dualswarm_worker_frontier_size",
+        "dualswarm_worker_solver_checks_total", "dualswarm_worker_z3_seconds_total",
+        "dualswarm_worker_shrink_reruns_total"}},
   };
   std::set<std::string> uids;
   const std::regex job_matcher(R"re(job\s*=\s*"([^"]*)")re");
@@ -344,7 +344,8 @@ TEST(DeployManifests, SystemdUnits) {
       EXPECT_EQ(PortOf(env["DUALSWARM_METRICS_LISTEN"]), 9465);  // what prometheus.yml scrapes
     } else {
       EXPECT_GT(stop, 5);  // the server's 5 s shutdown grace
-      EXPECT_TRUE(absl::StrContains(exec, "--tryfromenv=database_url") || absl::StrContains(exec, "--fromenv=database_url"));
+      EXPECT_TRUE(absl::StrContains(exec, "--tryfromenv=database_url") ||
+                  absl::StrContains(exec, "--fromenv=database_url"));
       EXPECT_TRUE(env.count("FLAGS_database_url"));
       EXPECT_EQ(PortOf(env["DUALSWARM_METRICS_LISTEN"]), 9464);
     }
@@ -357,8 +358,9 @@ TEST(DeployManifests, SystemdUnits) {
   std::vector<std::string> argv = {"/usr/bin/systemd-analyze", "verify"};
   for (const std::string& path : units) {
     std::string text = Slurp(path);
-    for (auto [from, to] : {std::pair<std::string, std::string>{"/usr/local/bin/dualswarm-coordinator", DUALSWARM_COORDINATOR},
-                            {"/usr/local/bin/dualswarm-worker", DUALSWARM_WORKER}})
+    for (auto [from, to] :
+         {std::pair<std::string, std::string>{"/usr/local/bin/dualswarm-coordinator", DUALSWARM_COORDINATOR},
+          {"/usr/local/bin/dualswarm-worker", DUALSWARM_WORKER}})
       for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
     std::string copy = dir + "/" + std::filesystem::path(path).filename().string();
@@ -416,10 +418,10 @@ TEST(DeployManifests, KubernetesManifests) {
   std::map<std::string, const K8sObject*> deployments, services, hpas;
   std::map<std::string, std::set<std::string>> secrets;  // name -> keys
   const std::map<std::string, std::string> api = {{"Namespace", "v1"},
-                                                   {"Secret", "v1"},
-                                                   {"Service", "v1"},
-                                                   {"Deployment", "apps/v1"},
-                                                   {"HorizontalPodAutoscaler", "autoscaling/v2"}};
+                                                  {"Secret", "v1"},
+                                                  {"Service", "v1"},
+                                                  {"Deployment", "apps/v1"},
+                                                  {"HorizontalPodAutoscaler", "autoscaling/v2"}};
   for (const K8sObject& o : objects) {
     SCOPED_TRACE(o.file + ": " + o.kind() + " " + o.name());
     ASSERT_TRUE(api.count(o.kind())) << "unexpected kind";
@@ -510,7 +512,8 @@ TEST(DeployManifests, KubernetesManifests) {
     EXPECT_EQ(PortOf(ArgValue(args, "--listen")), ports_of["dualswarm-coordinator"]["grpc"]);
     bool url_from_secret = false;
     for (const auto& e : c["env"])
-      if (e["name"].as<std::string>("") == "FLAGS_database_url" && e["valueFrom"]["secretKeyRef"]) url_from_secret = true;
+      if (e["name"].as<std::string>("") == "FLAGS_database_url" && e["valueFrom"]["secretKeyRef"])
+        url_from_secret = true;
     EXPECT_TRUE(url_from_secret) << "FLAGS_database_url from a secretKeyRef";
     EXPECT_TRUE(std::find(args.begin(), args.end(), "--fromenv=database_url") != args.end());
     EXPECT_EQ(ArgValue(args, "--database-url"), "") << "no database URL in plain args";
@@ -523,7 +526,8 @@ TEST(DeployManifests, KubernetesManifests) {
     const auto& args = args_of["dualswarm-worker"];
     bool token_from_secret = false;
     for (const auto& e : pod["containers"][0]["env"])
-      if (e["name"].as<std::string>("") == "DUALSWARM_TOKEN" && e["valueFrom"]["secretKeyRef"]) token_from_secret = true;
+      if (e["name"].as<std::string>("") == "DUALSWARM_TOKEN" && e["valueFrom"]["secretKeyRef"])
+        token_from_secret = true;
     EXPECT_TRUE(token_from_secret) << "DUALSWARM_TOKEN from a secretKeyRef";
     EXPECT_EQ(ArgValue(args, "--token"), "") << "no token in plain args";
     std::string coordinator = ArgValue(args, "--coordinator");
@@ -571,8 +575,10 @@ TEST(DeployManifests, KubernetesManifests) {
   for (const auto& m : hpa["metrics"])
     if (m["type"].as<std::string>("") == "Resource") {
       std::string r = m["resource"]["name"].as<std::string>("");
-      EXPECT_FALSE(deployments["dualswarm-worker"]->node["spec"]["template"]["spec"]["containers"][0]["resources"]
-                       ["requests"][r].as<std::string>("").empty())
+      EXPECT_FALSE(deployments["dualswarm-worker"]
+                       ->node["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"][r]
+                       .as<std::string>("")
+                       .empty())
           << "the HPA scales on " << r << " but the worker requests none";
     }
 }

@@ -77,8 +77,8 @@ class SwarmTest : public ::testing::Test {
   }
 
   void StartCoordinator(std::vector<std::string> extra) {
-    coordinator_ = std::make_unique<CoordinatorProcess>(
-        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", extra, 0});
+    coordinator_ =
+        std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", extra, 0});
     std::string err = coordinator_->Start();
     ASSERT_EQ(err, "");
     Connect();
@@ -100,10 +100,9 @@ class SwarmTest : public ::testing::Test {
     Worker w;
     w.log = absl::StrCat(tmp_, "/", name, ".log");
     w.work_dir = absl::StrCat(tmp_, "/", name);
-    std::vector<std::string> argv = {DUALSWARM_WORKER, "--coordinator", coordinator_->address(),
-                                     "--slots", absl::StrCat(slots), "--name", name,
-                                     "--work-dir", w.work_dir, "--lease-wait-ms", "500",
-                                     "--shrink-time", "20"};
+    std::vector<std::string> argv = {
+        DUALSWARM_WORKER, "--coordinator", coordinator_->address(), "--slots", absl::StrCat(slots), "--name", name,
+        "--work-dir",     w.work_dir,      "--lease-wait-ms",       "500",     "--shrink-time",     "20"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     w.pid = dualswarm::testing::Spawn(argv, w.log, {{"DUALSWARM_TOKEN", worker_token_}});
     EXPECT_GT(w.pid, 0);
@@ -190,7 +189,12 @@ class SwarmTest : public ::testing::Test {
 
   v1::Run WaitRun(int64_t id, seconds limit) {
     v1::Run run;
-    WaitFor([&] { run = GetRun(id); return Final(run); }, limit);
+    WaitFor(
+        [&] {
+          run = GetRun(id);
+          return Final(run);
+        },
+        limit);
     return run;
   }
 
@@ -298,8 +302,7 @@ TEST_F(SwarmTest, AWorkerKilledMidJobLosesNothingAndCountsNothingTwice) {
   // serving from its work directory.
   EXPECT_TRUE(WaitFor(
       [&] {
-        dualswarm::testing::CommandResult r =
-            dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", a.work_dir});
+        dualswarm::testing::CommandResult r = dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", a.work_dir});
         return r.exit_code == 1;  // no process mentions the work dir
       },
       seconds(10)));
@@ -395,10 +398,13 @@ TEST_F(SwarmTest, AWedgedJobIsKilledPastItsBudgetWithItsSut) {
   // Limit: 2 s readiness + 3 s budget + 2 s grace = 7 s.
   v1::Run submitted = Submit(PushSpec("specs/http_webdav.dspec"), target, 1, 1000000, /*time_budget_ms=*/3000);
   pid_t child = 0;
-  ASSERT_TRUE(WaitFor([&] {
-    auto r = dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", "run-job --job " + w.work_dir});
-    return r.exit_code == 0 && absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &child);
-  }, seconds(10))) << "no job child appeared" << WorkerLogs();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", "run-job --job " + w.work_dir});
+        return r.exit_code == 0 && absl::SimpleAtoi(absl::StripAsciiWhitespace(r.out), &child);
+      },
+      seconds(10)))
+      << "no job child appeared" << WorkerLogs();
   ASSERT_EQ(kill(child, SIGSTOP), 0);
   v1::Run run = WaitRun(submitted.id(), seconds(60));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -409,9 +415,12 @@ TEST_F(SwarmTest, AWedgedJobIsKilledPastItsBudgetWithItsSut) {
   std::string log = Slurp(w.log);
   EXPECT_TRUE(absl::StrContains(log, "timed out: the job ran past its time budget of 3000 ms")) << log;
   EXPECT_TRUE(FindingsOfRun(run.id()).empty()) << "a wedged tester is not a finding against the SUT";
-  EXPECT_TRUE(WaitFor([&] {
-    return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
-  }, seconds(5))) << "the tester or its SUT outlived the killed job";
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
+      },
+      seconds(5)))
+      << "the tester or its SUT outlived the killed job";
   std::printf("[ measured ] wedged job, budget 3 s + ready 2 s + grace 2 s: run ended in %.1f s\n", took);
   // The slot is free again: a normal run passes.
   int64_t good = AddTarget("webdav-correct", Webdav(0));
@@ -453,16 +462,22 @@ TEST_F(SwarmTest, CancellingARunStopsItsRunningJobsAndFreesTheSlots) {
   EXPECT_EQ(cancelled.state(), v1::RUN_STATE_CANCELLED);
   auto t0 = std::chrono::steady_clock::now();
   // Told at the next heartbeat (1 s with --lease-ms 3000); the tester tears its SUT down.
-  EXPECT_TRUE(WaitFor([&] {
-    std::string log = Slurp(w.log);
-    size_t n = 0;
-    for (size_t at = 0; (at = log.find("stopped (cancelled)", at)) != std::string::npos; ++at) ++n;
-    return n == 2;
-  }, seconds(10))) << Slurp(w.log);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::string log = Slurp(w.log);
+        size_t n = 0;
+        for (size_t at = 0; (at = log.find("stopped (cancelled)", at)) != std::string::npos; ++at) ++n;
+        return n == 2;
+      },
+      seconds(10)))
+      << Slurp(w.log);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(10));
-  EXPECT_TRUE(WaitFor([&] {
-    return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
-  }, seconds(5))) << "a tester or SUT outlived the cancelled job";
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return dualswarm::testing::RunCommand({"/usr/bin/pgrep", "-f", w.work_dir + "/job-"}).exit_code == 1;
+      },
+      seconds(5)))
+      << "a tester or SUT outlived the cancelled job";
   // The slots are free again: a new run passes.
   v1::Run next = WaitRun(Submit(spec, good, 2, 200).id(), seconds(60));
   EXPECT_EQ(next.state(), v1::RUN_STATE_PASSED) << WorkerLogs();

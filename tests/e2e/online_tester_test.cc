@@ -46,19 +46,20 @@ void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& 
   // Like a swarm: the seeds cycle through the branch orders, and every
   // other seed switches gen alternatives off with a random feature mask.
   static constexpr check::BranchOrder kOrders[] = {check::BranchOrder::kFirst, check::BranchOrder::kLast,
-                                                   check::BranchOrder::kRandom,
-                                                   check::BranchOrder::kMostConstrained};
+                                                   check::BranchOrder::kRandom, check::BranchOrder::kMostConstrained};
   for (int seed = 1; seed <= seeds; ++seed) {
-    JobOptions o = Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter, static_cast<uint64_t>(seed), steps);
+    JobOptions o =
+        Options(absl::StrCat(bin, " --port {port} --dir {dir}"), adapter, static_cast<uint64_t>(seed), steps);
     o.exec.connections = connections;
     o.exec.max_in_flight = connections;
     o.exec.checker.branch_order = kOrders[seed % 4];
-    if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(static_cast<uint64_t>(seed), spec->ast.num_choice_sites);
+    if (seed % 2 == 1)
+      o.exec.mask = harness::FeatureMask::Random(static_cast<uint64_t>(seed), spec->ast.num_choice_sites);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed)
-        << "seed " << seed << ", branch order " << check::BranchOrderName(o.exec.checker.branch_order)
-        << ", mask " << o.exec.mask.ToString() << ": " << Describe(*r);
+        << "seed " << seed << ", branch order " << check::BranchOrderName(o.exec.checker.branch_order) << ", mask "
+        << o.exec.mask.ToString() << ": " << Describe(*r);
     ASSERT_EQ(r->sent, steps);
     ASSERT_EQ(r->received, steps);
     total += r->sent;
@@ -133,8 +134,8 @@ bool CatchMutant(const std::string& spec_name, const std::string& bin, const std
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (r->outcome == Outcome::kSafety || r->outcome == Outcome::kLiveness || r->outcome == Outcome::kSutCrash) {
-      absl::StrAppend(log, "mutant ", mutant, ": ", OutcomeName(r->outcome), " with seed ", seed, " after ",
-                      r->sent, " requests, ", absl::StrFormat("%.2f", secs), " s\n");
+      absl::StrAppend(log, "mutant ", mutant, ": ", OutcomeName(r->outcome), " with seed ", seed, " after ", r->sent,
+                      " requests, ", absl::StrFormat("%.2f", secs), " s\n");
       return true;
     }
     EXPECT_EQ(r->outcome, Outcome::kPassed) << Describe(*r);
@@ -161,9 +162,7 @@ TEST(ReferenceServers, EveryWebdavMutantCaughtWithin60s) {
   ExpectAllMutantsCaught("http_webdav.dspec", DS_REF_WEBDAV, "http", 20);
 }
 
-TEST(ReferenceServers, EveryKvMutantCaughtWithin60s) {
-  ExpectAllMutantsCaught("kv.dspec", DS_REF_KV, "jsonl", 6);
-}
+TEST(ReferenceServers, EveryKvMutantCaughtWithin60s) { ExpectAllMutantsCaught("kv.dspec", DS_REF_KV, "jsonl", 6); }
 
 TEST(ReferenceServers, EveryQueueMutantCaughtWithin60s) {
   ExpectAllMutantsCaught("queue.dspec", DS_REF_QUEUE, "jsonl", 5);
@@ -181,8 +180,9 @@ TEST(SutLifecycle, CommandThatExitsAtOnceIsAClearError) {
 TEST(SutLifecycle, ChattyCommandIsQuotedByItsTail) {
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
-  auto r = RunJob(Shipped("kv.dspec"),
-                  Options("head -c 67108864 /dev/zero | tr '\\0' x; echo; echo the last words; exit 3", "jsonl", 1, 10));
+  auto r =
+      RunJob(Shipped("kv.dspec"),
+             Options("head -c 67108864 /dev/zero | tr '\\0' x; echo; echo the last words; exit 3", "jsonl", 1, 10));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("the last words"), std::string::npos);
   EXPECT_LT(r.status().message().size(), 4000u);
@@ -232,8 +232,7 @@ TEST(RealServers, NginxWebdavDeparturesFromRfc9110AreFound) {
     for (const auto& reason : r->verdict.reasons) {
       const std::string& t = reason.text;
       documented |= t.find("expects 412") != std::string::npos || t.find("expects 304") != std::string::npos ||
-                    t.find("fresh@") != std::string::npos || reason.field == "body" ||
-                    reason.field == "status";
+                    t.find("fresh@") != std::string::npos || reason.field == "body" || reason.field == "status";
     }
     EXPECT_TRUE(documented) << Describe(*r);
   }

@@ -18,8 +18,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "util/ready_probe.h"
 #include "engine/lang/spec.h"
+#include "util/ready_probe.h"
 #include "workers/runner/runner.h"
 #include "workers/sut/launcher.h"
 

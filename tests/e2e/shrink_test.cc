@@ -36,8 +36,8 @@ JobOptions Options(const std::string& launch, const std::string& adapter, uint64
 // replays did not all reproduce (a timing-dependent failure) is set aside
 // and testing goes on with the next seed, up to 5 such counterexamples.
 // Returns false when the mutant number does not exist.
-bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bin, const std::string& adapter,
-                   int m, uint64_t seed, harness::Counterexample* cx) {
+bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bin, const std::string& adapter, int m,
+                   uint64_t seed, harness::Counterexample* cx) {
   int flaky = 0;
   for (uint64_t s = seed; s < seed + 40; ++s) {
     JobOptions o = Options(Launch(bin, m), adapter, s);
@@ -101,9 +101,7 @@ TEST(Shrinking, EveryWebdavMutantReplaysOnFreshServers) {
   EveryMutantReplays("http_webdav.dspec", DS_REF_WEBDAV, "http", 20);
 }
 
-TEST(Shrinking, EveryKvMutantReplaysOnFreshServers) {
-  EveryMutantReplays("kv.dspec", DS_REF_KV, "jsonl", 6);
-}
+TEST(Shrinking, EveryKvMutantReplaysOnFreshServers) { EveryMutantReplays("kv.dspec", DS_REF_KV, "jsonl", 6); }
 
 size_t Messages(const harness::Counterexample& cx) {
   size_t n = 0;
@@ -144,9 +142,9 @@ TEST(Signatures, SameMutantFromTenSeedsGroupsTogether) {
 TEST(Signatures, DifferentMutantsDiffer) {
   auto spec = Shipped("http_webdav.dspec");
   harness::Counterexample a, b, c;
-  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 1, 1, &a));   // missing 404
-  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 6, 1, &b));   // 200 instead of 304
-  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 8, 1, &c));   // an unanswered request
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 1, 1, &a));  // missing 404
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 6, 1, &b));  // 200 instead of 304
+  ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 8, 1, &c));  // an unanswered request
   EXPECT_NE(a.signature, b.signature);
   EXPECT_NE(a.signature, c.signature);
   EXPECT_NE(b.signature, c.signature);

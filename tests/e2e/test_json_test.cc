@@ -32,8 +32,10 @@ std::map<std::string, std::string> Members(absl::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
       else if (c == '"') {
         in_string = false;
         if (depth == 1 && key.empty() && value_start == 0) key = std::string(s.substr(key_start, i - key_start));
@@ -65,10 +67,10 @@ struct Doc {
 };
 
 Doc TestJson(int mutant) {
-  auto r = testing::RunCommand(
-      {DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec", "--launch",
-       absl::StrCat(DS_REF_KV, " --port {port} --dir {dir} --mutant ", mutant), "--seed", "7", "--steps", "300",
-       "--connections", "2", "--shrink-time", "20", "--json"});
+  auto r =
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec",
+                           "--launch", absl::StrCat(DS_REF_KV, " --port {port} --dir {dir} --mutant ", mutant),
+                           "--seed", "7", "--steps", "300", "--connections", "2", "--shrink-time", "20", "--json"});
   return Doc{r.exit_code, Members(r.out), r.out + r.err};
 }
 

@@ -81,8 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   pieces.push_back(left);
 
-  std::unique_ptr<workers::Codec> codec =
-      (flags & 1) ? workers::MakeJsonLinesCodec() : workers::MakeHttpCodec("fuzz");
+  std::unique_ptr<workers::Codec> codec = (flags & 1) ? workers::MakeJsonLinesCodec() : workers::MakeHttpCodec("fuzz");
   bool eof_with_last = (flags & 2) != 0;
   Decoded whole = Feed(*codec, bytes, {bytes.size()}, eof_with_last);
   Decoded split = Feed(*codec, bytes, pieces, eof_with_last);

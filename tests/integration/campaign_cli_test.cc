@@ -33,9 +33,8 @@ class CampaignCliTest : public testing::PgTest {
   void SetUp() override {
     PgTest::SetUp();
     if (HasFatalFailure()) return;
-    coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-        DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(),
-        {"--metrics-listen", ""}, 0});
+    coordinator_ = std::make_unique<CoordinatorProcess>(
+        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), {"--metrics-listen", ""}, 0});
     ASSERT_EQ(coordinator_->Start(), "");
     auto admin = store_->CreateToken("admin", "admin-test");
     auto submitter = store_->CreateToken("submitter", "alice");
@@ -94,9 +93,9 @@ TEST_F(CampaignCliTest, CreateListShowPauseResumeDelete) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   // A bad cron is INVALID_ARGUMENT (exit 2) naming the field and value.
-  r = Cli({"campaign", "create", "nightly", "--cron", "0 25 * * *", "--spec-name", "kv", "--target", "kv", "--jobs",
-           "2"},
-          submitter_);
+  r = Cli(
+      {"campaign", "create", "nightly", "--cron", "0 25 * * *", "--spec-name", "kv", "--target", "kv", "--jobs", "2"},
+      submitter_);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "INVALID_ARGUMENT")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "hour \"25\": 25 is out of range 0-23")) << r.err;
@@ -113,17 +112,18 @@ TEST_F(CampaignCliTest, CreateListShowPauseResumeDelete) {
   EXPECT_TRUE(absl::StrContains(r.out, "--cron EXPR")) << r.out;
 
   // Create ("latest" of spec kv), nightly at 03:00 UTC.
-  r = Cli({"campaign", "create", "nightly", "--cron", "0 3 * * *", "--spec-name", "kv", "--target", "kv", "--jobs",
-           "3"},
-          submitter_);
+  r = Cli(
+      {"campaign", "create", "nightly", "--cron", "0 3 * * *", "--spec-name", "kv", "--target", "kv", "--jobs", "3"},
+      submitter_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.out, "campaign 1 \"nightly\" created (active): \"0 3 * * *\" UTC, 3 jobs of spec "
-                                       "latest kv against target 1"))
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                "campaign 1 \"nightly\" created (active): \"0 3 * * *\" UTC, 3 jobs of spec "
+                                "latest kv against target 1"))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "03:00:00 UTC")) << r.out;
-  r = Cli({"campaign", "create", "nightly", "--cron", "0 4 * * *", "--spec-name", "kv", "--target", "kv", "--jobs",
-           "1"},
-          submitter_);
+  r = Cli(
+      {"campaign", "create", "nightly", "--cron", "0 4 * * *", "--spec-name", "kv", "--target", "kv", "--jobs", "1"},
+      submitter_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "ALREADY_EXISTS")) << r.err;
 

@@ -38,8 +38,7 @@ namespace {
 using testing::PgTest;
 
 Micros At(int y, int mo, int d, int h = 0, int mi = 0, int s = 0) {
-  return absl::ToUnixMicros(
-      absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone()));
+  return absl::ToUnixMicros(absl::FromCivil(absl::CivilSecond(y, mo, d, h, mi, s), absl::UTCTimeZone()));
 }
 
 constexpr Micros kMinute = 60'000'000;
@@ -143,7 +142,7 @@ TEST_F(CampaignTest, CreateValidatesAndSchedulesTheFirstFireTime) {
   EXPECT_EQ(c.tmpl.spec_hash, spec_hash_);
   EXPECT_EQ(c.tmpl.budget.steps, 1000u);  // defaults filled in
   EXPECT_EQ(c.tmpl.gen, "request");
-  EXPECT_EQ(c.tmpl.seed, 0u);             // random per run
+  EXPECT_EQ(c.tmpl.seed, 0u);  // random per run
 
   auto expect_error = [&](CampaignRow bad, absl::StatusCode code, std::vector<std::string> want) {
     auto st = store_->CreateCampaign(bad, now).status();
@@ -250,7 +249,10 @@ TEST_F(CampaignTest, TwoReplicasTickingAtOnceFireEachCampaignOnce) {
     auto tick = [&](CampaignScheduler* s, std::vector<FiredCampaign>* out, absl::Status* st) {
       start.arrive_and_wait();
       auto r = s->Tick(now);
-      if (r.ok()) *out = *r; else *st = r.status();
+      if (r.ok())
+        *out = *r;
+      else
+        *st = r.status();
     };
     std::thread ta(tick, &a, &fa, &sa), tb(tick, &b, &fb, &sb);
     ta.join();
@@ -278,8 +280,8 @@ TEST_F(CampaignTest, CatchesUpOnceAfterDowntime) {
   // The coordinators were down from 00:30 to 10:05: ten fire times missed.
   std::vector<FiredCampaign> fired = Tick(s, At(2030, 3, 1, 10, 5));
   ASSERT_EQ(fired.size(), 1u);
-  EXPECT_EQ(fired[0].due_at, At(2030, 3, 1, 1, 0));        // the first missed time
-  EXPECT_EQ(fired[0].next_fire_at, At(2030, 3, 1, 11, 0)); // from now on, not 02:00
+  EXPECT_EQ(fired[0].due_at, At(2030, 3, 1, 1, 0));         // the first missed time
+  EXPECT_EQ(fired[0].next_fire_at, At(2030, 3, 1, 11, 0));  // from now on, not 02:00
   EXPECT_TRUE(Tick(s, At(2030, 3, 1, 10, 6)).empty());
   EXPECT_TRUE(Tick(s, At(2030, 3, 1, 10, 59, 59)).empty());
   EXPECT_EQ(Tick(s, At(2030, 3, 1, 11, 0)).size(), 1u);

@@ -158,9 +158,7 @@ class CliRemoteTest : public ::testing::Test {
     return args;
   }
 
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    return dualswarm::testing::AuthContext(token);
-  }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
 
   // "target N 'NAME' added: ..." -> N
   int64_t AddTarget(const std::string& name, const std::string& adapter, const std::string& launch) {
@@ -308,8 +306,7 @@ TEST_F(CliRemoteTest, SpecPushListAndShow) {
   EXPECT_EQ(r.out, Slurp(kv_file)) << "--source prints the source as stored";
   r = Cli({"spec", "show", std::string(64, 'f')}, submitter_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(absl::StartsWith(r.err, "dualswarm: coordinator " + coordinator_->address() + ": NOT_FOUND: "))
-      << r.err;
+  EXPECT_TRUE(absl::StartsWith(r.err, "dualswarm: coordinator " + coordinator_->address() + ": NOT_FOUND: ")) << r.err;
   r = Cli({"spec", "show"}, submitter_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "exactly one of HASH or --name")) << r.err;
@@ -328,13 +325,14 @@ TEST_F(CliRemoteTest, SpecPushListAndShow) {
 
 TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   const std::string addr = coordinator_->address();
-  CommandResult r = Cli({"target", "add", "kv-ref", "--adapter", "jsonl", "--launch", "/bin/kv --port {port}",
-                         "--ready", "tcp", "--ready-timeout-ms", "2500", "--label", "os=linux", "--label",
-                         "zone=a,disk=ssd"},
-                        admin_);
+  CommandResult r =
+      Cli({"target", "add", "kv-ref", "--adapter", "jsonl", "--launch", "/bin/kv --port {port}", "--ready", "tcp",
+           "--ready-timeout-ms", "2500", "--label", "os=linux", "--label", "zone=a,disk=ssd"},
+          admin_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(absl::StartsWith(r.out, "target 1 'kv-ref' added: jsonl launch `/bin/kv --port {port}`, ready tcp "
-                                      "(2500 ms), reset restart-per-job, labels os=linux,zone=a,disk=ssd"))
+  EXPECT_TRUE(absl::StartsWith(r.out,
+                               "target 1 'kv-ref' added: jsonl launch `/bin/kv --port {port}`, ready tcp "
+                               "(2500 ms), reset restart-per-job, labels os=linux,zone=a,disk=ssd"))
       << r.out;
   r = Cli({"target", "add", "webdav", "--adapter", "http", "--address", "127.0.0.1:8080", "--ready", "http:/",
            "--reset", "none", "--json"},
@@ -354,8 +352,8 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   // Only admins add targets: PERMISSION_DENIED is exit 4 with a one-line message.
   r = Cli({"target", "add", "kv2", "--adapter", "jsonl", "--launch", "/bin/kv --port {port}"}, submitter_);
   EXPECT_EQ(r.exit_code, 4);
-  EXPECT_EQ(r.err, "dualswarm: coordinator " + addr +
-                       ": PERMISSION_DENIED: role \"submitter\" may not call this method\n");
+  EXPECT_EQ(r.err,
+            "dualswarm: coordinator " + addr + ": PERMISSION_DENIED: role \"submitter\" may not call this method\n");
   EXPECT_EQ(r.out, "");
   r = Cli({"target", "list"}, worker_);
   EXPECT_EQ(r.exit_code, 4);
@@ -411,9 +409,29 @@ TEST_F(CliRemoteTest, RunSubmitListShowCancelAndWatchOfACancelledRun) {
   std::string kv_file = kSrc + "/specs/kv.dspec";
 
   // --spec-file pushes the spec first.
-  CommandResult r = Cli({"run", "submit", "--spec-file", kv_file, "--target", "kv-ref", "--jobs", "3", "--seed", "7",
-                         "--steps", "50", "--connections", "2", "--max-in-flight", "3", "--response-timeout-ms",
-                         "700", "--time-budget-ms", "9000", "--network", "sync", "--stop-at-first-finding"},
+  CommandResult r = Cli({"run",
+                         "submit",
+                         "--spec-file",
+                         kv_file,
+                         "--target",
+                         "kv-ref",
+                         "--jobs",
+                         "3",
+                         "--seed",
+                         "7",
+                         "--steps",
+                         "50",
+                         "--connections",
+                         "2",
+                         "--max-in-flight",
+                         "3",
+                         "--response-timeout-ms",
+                         "700",
+                         "--time-budget-ms",
+                         "9000",
+                         "--network",
+                         "sync",
+                         "--stop-at-first-finding"},
                         submitter_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "pushed " + kv_file + ": spec kv ")) << r.err;
@@ -479,8 +497,9 @@ TEST_F(CliRemoteTest, RunSubmitListShowCancelAndWatchOfACancelledRun) {
   EXPECT_TRUE(absl::StrContains(r.out, "0/3 done: queued 3, leased 0, passed 0, failed 0, error 0, cancelled 0"))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "seed          7, stops at the first finding")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "50 steps, 2 connections, 3 in flight, response timeout 700 ms, time budget "
-                                       "9000 ms, network sync"))
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                "50 steps, 2 connections, 3 in flight, response timeout 700 ms, time budget "
+                                "9000 ms, network sync"))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "started       -")) << r.out;
   r = Cli({"run", "cancel", absl::StrCat(run1)}, submitter_);
@@ -499,7 +518,8 @@ TEST_F(CliRemoteTest, RunSubmitListShowCancelAndWatchOfACancelledRun) {
   r = Cli({"run", "watch", absl::StrCat(run1)}, submitter_);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, seconds(10));
-  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("run ", run1, " cancelled: 3/3 jobs done (queued 0, leased 0, "
+  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("run ", run1,
+                                                    " cancelled: 3/3 jobs done (queued 0, leased 0, "
                                                     "passed 0, failed 0, error 0, cancelled 3)")))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("run ", run1, " cancelled: 0 of 3 jobs had finished"))) << r.out;
@@ -525,9 +545,8 @@ TEST_F(CliRemoteTest, RunWatchFollowsARunUntilItFailsOrPasses) {
   AddTarget("kv-ref", "jsonl", "/bin/kv --port {port}");
   std::string worker = RegisterWorker();
   ASSERT_FALSE(worker.empty());
-  CommandResult r = Cli({"run", "submit", "--spec-file", kSrc + "/specs/kv.dspec", "--target", "kv-ref", "--jobs",
-                         "2"},
-                        submitter_);
+  CommandResult r =
+      Cli({"run", "submit", "--spec-file", kSrc + "/specs/kv.dspec", "--target", "kv-ref", "--jobs", "2"}, submitter_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int64_t run = RunIdOf(r.out);
   ASSERT_GT(run, 0);
@@ -553,14 +572,15 @@ TEST_F(CliRemoteTest, RunWatchFollowsARunUntilItFailsOrPasses) {
   Complete(worker, jobs[0], &cx);
   EXPECT_EQ(WaitExit(pid, seconds(30)), 1) << "a failed run: exit 1\n" << Slurp(log);
   std::string out = Slurp(log);
-  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run, " running: 0/2 jobs done (queued 1, leased 1, "
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run,
+                                                  " running: 0/2 jobs done (queued 1, leased 1, "
                                                   "passed 0, failed 0, error 0, cancelled 0)")))
       << out;
-  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run, " failed: 2/2 jobs done (queued 0, leased 0, "
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run,
+                                                  " failed: 2/2 jobs done (queued 0, leased 0, "
                                                   "passed 1, failed 1, error 0, cancelled 0)")))
       << out;
-  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run, " failed: 1 of 2 jobs found a bug")))
-      << out;
+  EXPECT_TRUE(absl::StrContains(out, absl::StrCat("run ", run, " failed: 1 of 2 jobs found a bug"))) << out;
   EXPECT_TRUE(absl::StrContains(out, absl::StrCat("dualswarm finding list --run ", run))) << out;
   EXPECT_EQ(out.find('\r'), std::string::npos) << "no progress bar when stdout is not a terminal";
 
@@ -595,15 +615,17 @@ TEST_F(CliRemoteTest, RunWatchFollowsARunUntilItFailsOrPasses) {
   for (const auto& j : jobs) Complete(worker, j, nullptr);
   EXPECT_EQ(tty.Wait(seconds(30)), 0) << tty.output();
   std::string screen = tty.output();
-  EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("\r\033[Krun ", run3, " [........................] 0/3  queued 3  "
+  EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("\r\033[Krun ", run3,
+                                                     " [........................] 0/3  queued 3  "
                                                      "leased 0  passed 0  failed 0  error 0  ")))
       << screen;
-  EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("\r\033[Krun ", run3, " [########################] 3/3  queued 0  "
+  EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("\r\033[Krun ", run3,
+                                                     " [########################] 3/3  queued 0  "
                                                      "leased 0  passed 3  failed 0  error 0  ")))
       << screen;
   EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("run ", run3, " passed: 3 jobs, no findings"))) << screen;
-  EXPECT_EQ(std::count(screen.begin(), screen.end(), '\n'), 2) << "the progress line is redrawn, not repeated: "
-                                                               << screen;
+  EXPECT_EQ(std::count(screen.begin(), screen.end(), '\n'), 2)
+      << "the progress line is redrawn, not repeated: " << screen;
 }
 
 TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {
@@ -662,8 +684,8 @@ TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {
     if (std::sscanf(l.c_str(), "%ld", &id) != 1) continue;
     if (absl::StrContains(l, "safety")) {
       safety_id = id;
-      EXPECT_TRUE(absl::StrContains(l, "  safety    1      " + parsed->signature + "  " +
-                                           parsed->verdict.reason.substr(0, 60)))
+      EXPECT_TRUE(
+          absl::StrContains(l, "  safety    1      " + parsed->signature + "  " + parsed->verdict.reason.substr(0, 60)))
           << l;
     } else {
       liveness_id = id;
@@ -685,11 +707,11 @@ TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StartsWith(r.out, absl::StrCat("finding ", safety_id, ": safety, 1 counterexample (first seen ")))
       << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "  signature  " + parsed->signature + "\n  spec       " + hash +
-                                           "\n  target     " + absl::StrCat(target)))
+  EXPECT_TRUE(absl::StrContains(
+      r.out, "  signature  " + parsed->signature + "\n  spec       " + hash + "\n  target     " + absl::StrCat(target)))
       << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("smallest counterexample 1: run ", run, ", job ",
-                                                    jobs[0].job_id(), ", seed ", jobs[0].seed())))
+  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("smallest counterexample 1: run ", run, ", job ", jobs[0].job_id(),
+                                                    ", seed ", jobs[0].seed())))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, dualswarm::harness::RenderSequenceDiagram(*parsed))) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "<== REJECTED")) << r.out;
@@ -731,15 +753,15 @@ TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {
 TEST_F(CliRemoteTest, TlsWithARootCa) {
   // A self-signed certificate for 127.0.0.1, and a second coordinator serving TLS with it.
   std::string cert = tmp_ + "/cert.pem", key = tmp_ + "/key.pem";
-  CommandResult r = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                                "-out", cert, "-days", "2", "-subj", "/CN=localhost", "-addext",
-                                "subjectAltName=IP:127.0.0.1,DNS:localhost"});
+  CommandResult r =
+      RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                  "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string tls_dir = dualswarm::testing::MakeTempDir("ds-cli-tls");
   ASSERT_FALSE(tls_dir.empty());
   {
-    CoordinatorProcess tls(CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tls_dir, "",
-                                                       {"--tls-cert", cert, "--tls-key", key}, 0});
+    CoordinatorProcess tls(
+        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tls_dir, "", {"--tls-cert", cert, "--tls-key", key}, 0});
     ASSERT_EQ(tls.Start(), "");
     std::string token = tls.Token("submitter");
     ASSERT_FALSE(token.empty());

@@ -55,8 +55,8 @@ class CoordinatorBadInputTest : public ::testing::Test {
     if (tmp_.empty()) tmp_ = dualswarm::testing::MakeTempDir("ds-auth");  // a restart reuses it
     ASSERT_FALSE(tmp_.empty());
     extra.insert(extra.end(), {"--lease-ms", "5000"});
-    coordinator_ = std::make_unique<CoordinatorProcess>(
-        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", extra, 0});
+    coordinator_ =
+        std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", extra, 0});
     ASSERT_EQ(coordinator_->Start(), "");
     auto channel = coordinator_->channel();
     specs_ = v1::SpecService::NewStub(channel);
@@ -77,9 +77,7 @@ class CoordinatorBadInputTest : public ::testing::Test {
     if (!tmp_.empty()) std::filesystem::remove_all(tmp_, ec);
   }
 
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    return dualswarm::testing::AuthContext(token);
-  }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
 
   // A stored spec, a target and a registered worker for the tests to point at.
   void MakeFixtures() {
@@ -124,15 +122,15 @@ class CoordinatorBadInputTest : public ::testing::Test {
 using Call = std::function<grpc::Status(grpc::ClientContext*)>;
 
 struct Rpc {
-  std::string name;                   // "Service.Method", as in the proto
-  std::set<std::string> roles;        // roles besides admin that may call it
-  Call call;                          // an empty (mostly invalid) request
+  std::string name;             // "Service.Method", as in the proto
+  std::set<std::string> roles;  // roles besides admin that may call it
+  Call call;                    // an empty (mostly invalid) request
 };
 
 // A caller: how its context is dressed.
 struct Principal {
   std::string name;
-  std::string role;                   // "" for callers that are not authenticated
+  std::string role;  // "" for callers that are not authenticated
   std::function<void(grpc::ClientContext*)> dress;
 };
 
@@ -146,68 +144,166 @@ TEST_F(CoordinatorBadInputTest, AuthMatrixCoversEveryRpc) {
     return reader->Finish();
   };
   std::vector<Rpc> rpcs = {
-      {"SpecService.Create", {"submitter"},
-       [&](auto* c) { v1::CreateSpecResponse r; return specs_->Create(c, {}, &r); }},
-      {"SpecService.Get", {"submitter"},
-       [&](auto* c) { v1::Spec r; return specs_->Get(c, {}, &r); }},
-      {"SpecService.List", {"submitter"},
-       [&](auto* c) { v1::ListSpecsResponse r; return specs_->List(c, {}, &r); }},
-      {"SpecService.Validate", {"submitter"},
-       [&](auto* c) { v1::ValidateSpecResponse r; return specs_->Validate(c, {}, &r); }},
-      {"TargetService.Create", {},
-       [&](auto* c) { v1::Target r; return targets_->Create(c, {}, &r); }},
-      {"TargetService.Get", {"submitter"},
-       [&](auto* c) { v1::Target r; return targets_->Get(c, {}, &r); }},
-      {"TargetService.List", {"submitter"},
-       [&](auto* c) { v1::ListTargetsResponse r; return targets_->List(c, {}, &r); }},
-      {"RunService.Submit", {"submitter"},
-       [&](auto* c) { v1::Run r; return runs_->Submit(c, {}, &r); }},
-      {"RunService.Get", {"submitter"},
-       [&](auto* c) { v1::Run r; return runs_->Get(c, {}, &r); }},
-      {"RunService.List", {"submitter"},
-       [&](auto* c) { v1::ListRunsResponse r; return runs_->List(c, {}, &r); }},
-      {"RunService.Cancel", {"submitter"},
-       [&](auto* c) { v1::Run r; return runs_->Cancel(c, {}, &r); }},
-      {"RunService.Watch", {"submitter"},
-       [&](auto* c) { return stream(runs_->Watch(c, {})); }},
-      {"RunService.ListJobs", {"submitter"},
-       [&](auto* c) { v1::ListJobsResponse r; return runs_->ListJobs(c, {}, &r); }},
-      {"FindingService.List", {"submitter"},
-       [&](auto* c) { v1::ListFindingsResponse r; return findings_->List(c, {}, &r); }},
-      {"FindingService.Get", {"submitter"},
-       [&](auto* c) { v1::Finding r; return findings_->Get(c, {}, &r); }},
-      {"CampaignService.Create", {"submitter"},
-       [&](auto* c) { v1::Campaign r; return campaigns_->Create(c, {}, &r); }},
-      {"CampaignService.List", {"submitter"},
-       [&](auto* c) { v1::ListCampaignsResponse r; return campaigns_->List(c, {}, &r); }},
-      {"CampaignService.Get", {"submitter"},
-       [&](auto* c) { v1::Campaign r; return campaigns_->Get(c, {}, &r); }},
-      {"CampaignService.Pause", {"submitter"},
-       [&](auto* c) { v1::Campaign r; return campaigns_->Pause(c, {}, &r); }},
-      {"CampaignService.Resume", {"submitter"},
-       [&](auto* c) { v1::Campaign r; return campaigns_->Resume(c, {}, &r); }},
-      {"CampaignService.Delete", {"submitter"},
-       [&](auto* c) { v1::DeleteCampaignResponse r; return campaigns_->Delete(c, {}, &r); }},
-      {"CampaignService.ListRuns", {"submitter"},
-       [&](auto* c) { v1::ListCampaignRunsResponse r; return campaigns_->ListRuns(c, {}, &r); }},
-      {"WorkerService.Register", {"worker"},
-       [&](auto* c) { v1::RegisterWorkerResponse r; return workers_->Register(c, {}, &r); }},
-      {"WorkerService.LeaseJobs", {"worker"},
-       [&](auto* c) { v1::LeaseJobsResponse r; return workers_->LeaseJobs(c, {}, &r); }},
-      {"WorkerService.Heartbeat", {"worker"},
-       [&](auto* c) { v1::HeartbeatResponse r; return workers_->Heartbeat(c, {}, &r); }},
-      {"WorkerService.CompleteJob", {"worker"},
-       [&](auto* c) { v1::CompleteJobResponse r; return workers_->CompleteJob(c, {}, &r); }},
+      {"SpecService.Create",
+       {"submitter"},
+       [&](auto* c) {
+         v1::CreateSpecResponse r;
+         return specs_->Create(c, {}, &r);
+       }},
+      {"SpecService.Get",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Spec r;
+         return specs_->Get(c, {}, &r);
+       }},
+      {"SpecService.List",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListSpecsResponse r;
+         return specs_->List(c, {}, &r);
+       }},
+      {"SpecService.Validate",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ValidateSpecResponse r;
+         return specs_->Validate(c, {}, &r);
+       }},
+      {"TargetService.Create",
+       {},
+       [&](auto* c) {
+         v1::Target r;
+         return targets_->Create(c, {}, &r);
+       }},
+      {"TargetService.Get",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Target r;
+         return targets_->Get(c, {}, &r);
+       }},
+      {"TargetService.List",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListTargetsResponse r;
+         return targets_->List(c, {}, &r);
+       }},
+      {"RunService.Submit",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Run r;
+         return runs_->Submit(c, {}, &r);
+       }},
+      {"RunService.Get",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Run r;
+         return runs_->Get(c, {}, &r);
+       }},
+      {"RunService.List",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListRunsResponse r;
+         return runs_->List(c, {}, &r);
+       }},
+      {"RunService.Cancel",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Run r;
+         return runs_->Cancel(c, {}, &r);
+       }},
+      {"RunService.Watch", {"submitter"}, [&](auto* c) { return stream(runs_->Watch(c, {})); }},
+      {"RunService.ListJobs",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListJobsResponse r;
+         return runs_->ListJobs(c, {}, &r);
+       }},
+      {"FindingService.List",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListFindingsResponse r;
+         return findings_->List(c, {}, &r);
+       }},
+      {"FindingService.Get",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Finding r;
+         return findings_->Get(c, {}, &r);
+       }},
+      {"CampaignService.Create",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Campaign r;
+         return campaigns_->Create(c, {}, &r);
+       }},
+      {"CampaignService.List",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListCampaignsResponse r;
+         return campaigns_->List(c, {}, &r);
+       }},
+      {"CampaignService.Get",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Campaign r;
+         return campaigns_->Get(c, {}, &r);
+       }},
+      {"CampaignService.Pause",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Campaign r;
+         return campaigns_->Pause(c, {}, &r);
+       }},
+      {"CampaignService.Resume",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Campaign r;
+         return campaigns_->Resume(c, {}, &r);
+       }},
+      {"CampaignService.Delete",
+       {"submitter"},
+       [&](auto* c) {
+         v1::DeleteCampaignResponse r;
+         return campaigns_->Delete(c, {}, &r);
+       }},
+      {"CampaignService.ListRuns",
+       {"submitter"},
+       [&](auto* c) {
+         v1::ListCampaignRunsResponse r;
+         return campaigns_->ListRuns(c, {}, &r);
+       }},
+      {"WorkerService.Register",
+       {"worker"},
+       [&](auto* c) {
+         v1::RegisterWorkerResponse r;
+         return workers_->Register(c, {}, &r);
+       }},
+      {"WorkerService.LeaseJobs",
+       {"worker"},
+       [&](auto* c) {
+         v1::LeaseJobsResponse r;
+         return workers_->LeaseJobs(c, {}, &r);
+       }},
+      {"WorkerService.Heartbeat",
+       {"worker"},
+       [&](auto* c) {
+         v1::HeartbeatResponse r;
+         return workers_->Heartbeat(c, {}, &r);
+       }},
+      {"WorkerService.CompleteJob",
+       {"worker"},
+       [&](auto* c) {
+         v1::CompleteJobResponse r;
+         return workers_->CompleteJob(c, {}, &r);
+       }},
   };
 
   // Every method of every served service has a row.
   std::set<std::string> rows;
   for (const Rpc& r : rpcs) rows.insert(r.name);
   for (const char* service :
-       {"SpecService", "TargetService", "RunService", "FindingService", "CampaignService",
-        "WorkerService"}) {
-    const auto* desc = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-        absl::StrCat("dualswarm.v1.", service));
+       {"SpecService", "TargetService", "RunService", "FindingService", "CampaignService", "WorkerService"}) {
+    const auto* desc =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(absl::StrCat("dualswarm.v1.", service));
     ASSERT_NE(desc, nullptr) << service;
     for (int i = 0; i < desc->method_count(); ++i) {
       std::string name = absl::StrCat(service, ".", desc->method(i)->name());
@@ -245,8 +341,7 @@ TEST_F(CoordinatorBadInputTest, AuthMatrixCoversEveryRpc) {
         EXPECT_TRUE(absl::StrContains(st.error_message(), who.role));
       } else {
         // Allowed: the request itself is judged (empty ones are mostly invalid).
-        EXPECT_TRUE(st.error_code() == StatusCode::OK ||
-                    st.error_code() == StatusCode::INVALID_ARGUMENT ||
+        EXPECT_TRUE(st.error_code() == StatusCode::OK || st.error_code() == StatusCode::INVALID_ARGUMENT ||
                     st.error_code() == StatusCode::NOT_FOUND);
       }
     }
@@ -519,13 +614,11 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"spec: page_size -1", kInvalid, "page_size", list_specs(-1, "")},
       {"spec: page token not a number", kInvalid, "bad page token", list_specs(10, "abc")},
       {"spec: negative page token", kInvalid, "bad page token", list_specs(10, "-5")},
-      {"spec: page token overflows", kInvalid, "bad page token",
-       list_specs(10, "99999999999999999999999")},
+      {"spec: page token overflows", kInvalid, "bad page token", list_specs(10, "99999999999999999999999")},
       // --- TargetService
       {"target: bad name", kInvalid, "bad target name",
        create_target([](v1::Target* t) { t->set_name("no spaces allowed"); })},
-      {"target: empty name", kInvalid, "bad target name",
-       create_target([](v1::Target* t) { t->set_name(""); })},
+      {"target: empty name", kInvalid, "bad target name", create_target([](v1::Target* t) { t->set_name(""); })},
       {"target: bad adapter", kInvalid, "unknown adapter",
        create_target([](v1::Target* t) { t->set_adapter("grpc"); })},
       {"target: address and launch", kInvalid, "exactly one of address and launch",
@@ -536,8 +629,7 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
        create_target([](v1::Target* t) { t->set_address("localhost"); })},
       {"target: port 70000", kInvalid, "bad address",
        create_target([](v1::Target* t) { t->set_address("localhost:70000"); })},
-      {"target: launch without {port}", kInvalid, "{port}",
-       create_target([](v1::Target* t) {
+      {"target: launch without {port}", kInvalid, "{port}", create_target([](v1::Target* t) {
          t->clear_address();
          t->set_launch("/bin/sut");
        })},
@@ -547,8 +639,7 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
        create_target([](v1::Target* t) { t->mutable_readiness()->set_timeout_ms(600001); })},
       {"target: restart-per-job without launch", kInvalid, "restart-per-job",
        create_target([](v1::Target* t) { t->set_reset_policy(v1::RESET_POLICY_RESTART_PER_JOB); })},
-      {"target: bad label", kInvalid, "bad label",
-       create_target([](v1::Target* t) { t->add_labels("has space"); })},
+      {"target: bad label", kInvalid, "bad label", create_target([](v1::Target* t) { t->add_labels("has space"); })},
       {"target: name taken", StatusCode::ALREADY_EXISTS, "exists",
        create_target([](v1::Target* t) { t->set_name("kv"); })},
       {"target: get with neither id nor name", kInvalid, "exactly one", get_target(0, "")},
@@ -562,10 +653,8 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"run: no spec", kInvalid, "spec_hash", submit([](auto* t) { t->clear_spec_hash(); })},
       {"run: target 0", kInvalid, "target_id", submit([](auto* t) { t->set_target_id(0); })},
       {"run: negative target", kInvalid, "target_id", submit([](auto* t) { t->set_target_id(-1); })},
-      {"run: jobs 0", kInvalid, "jobs must be between 1 and 100000",
-       submit([](auto* t) { t->set_jobs(0); })},
-      {"run: jobs 100001", kInvalid, "jobs must be between 1 and 100000",
-       submit([](auto* t) { t->set_jobs(100001); })},
+      {"run: jobs 0", kInvalid, "jobs must be between 1 and 100000", submit([](auto* t) { t->set_jobs(0); })},
+      {"run: jobs 100001", kInvalid, "jobs must be between 1 and 100000", submit([](auto* t) { t->set_jobs(100001); })},
       {"run: negative jobs", kInvalid, "jobs must be", submit([](auto* t) { t->set_jobs(-5); })},
       {"run: 999 connections", kInvalid, "budget.connections",
        submit([](auto* t) { t->mutable_budget()->set_connections(999); })},
@@ -580,10 +669,8 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"run: get negative id", kInvalid, "positive", get_run(-7)},
       {"run: get unknown id", kNotFound, "no run", get_run(987654)},
       {"run: page_size 501", kInvalid, "page_size", list_runs([](auto* q) { q->set_page_size(501); })},
-      {"run: bad page token", kInvalid, "bad page token",
-       list_runs([](auto* q) { q->set_page_token("next"); })},
-      {"run: negative target filter", kInvalid, "target_id",
-       list_runs([](auto* q) { q->set_target_id(-1); })},
+      {"run: bad page token", kInvalid, "bad page token", list_runs([](auto* q) { q->set_page_token("next"); })},
+      {"run: negative target filter", kInvalid, "target_id", list_runs([](auto* q) { q->set_target_id(-1); })},
       {"run: unknown state filter", kInvalid, "state",
        list_runs([](auto* q) { q->set_state(static_cast<v1::RunState>(42)); })},
       {"run: cancel negative id", kInvalid, "positive", cancel_run(-1)},
@@ -592,26 +679,21 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"run: watch unknown id", kNotFound, "no run", watch_run(987654)},
       {"run: jobs of run 0", kInvalid, "run_id", list_jobs([](auto* q) { q->set_run_id(0); })},
       {"run: jobs of an unknown run", kNotFound, "no run", list_jobs([](auto*) {})},
-      {"run: jobs page_size 501", kInvalid, "page_size",
-       list_jobs([](auto* q) { q->set_page_size(501); })},
-      {"run: jobs bad page token", kInvalid, "bad page token",
-       list_jobs([](auto* q) { q->set_page_token("-1"); })},
+      {"run: jobs page_size 501", kInvalid, "page_size", list_jobs([](auto* q) { q->set_page_size(501); })},
+      {"run: jobs bad page token", kInvalid, "bad page token", list_jobs([](auto* q) { q->set_page_token("-1"); })},
       {"run: jobs unknown state", kInvalid, "job state",
        list_jobs([](auto* q) { q->set_state(static_cast<v1::JobState>(42)); })},
       // --- CampaignService
       {"campaign: cron hour 24", kInvalid, "hour \"24\": 24 is out of range 0-23",
        create_campaign([](auto* k) { k->set_cron("0 24 * * *"); })},
-      {"campaign: cron 4 fields", kInvalid, "want 5 fields",
-       create_campaign([](auto* k) { k->set_cron("0 3 * *"); })},
+      {"campaign: cron 4 fields", kInvalid, "want 5 fields", create_campaign([](auto* k) { k->set_cron("0 3 * *"); })},
       {"campaign: cron empty", kInvalid, "got 0", create_campaign([](auto* k) { k->clear_cron(); })},
       {"campaign: cron backwards range", kInvalid, "day-of-week \"5-1\": range 5-1 is backwards",
        create_campaign([](auto* k) { k->set_cron("0 3 * * 5-1"); })},
       {"campaign: cron never fires", kInvalid, "never occurs",
        create_campaign([](auto* k) { k->set_cron("0 0 30 2 *"); })},
-      {"campaign: cron step 0", kInvalid, "step 0",
-       create_campaign([](auto* k) { k->set_cron("*/0 * * * *"); })},
-      {"campaign: bad name", kInvalid, "campaign name",
-       create_campaign([](auto* k) { k->set_name("no spaces"); })},
+      {"campaign: cron step 0", kInvalid, "step 0", create_campaign([](auto* k) { k->set_cron("*/0 * * * *"); })},
+      {"campaign: bad name", kInvalid, "campaign name", create_campaign([](auto* k) { k->set_name("no spaces"); })},
       {"campaign: spec hash and name", kInvalid, "exactly one of spec_hash",
        create_campaign([](auto* k) { k->set_spec_name("kv"); })},
       {"campaign: no spec", kInvalid, "exactly one of spec_hash",
@@ -624,8 +706,7 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
        create_campaign([](auto* k) { k->mutable_template_()->mutable_budget()->set_connections(999); })},
       {"campaign: unknown spec", kNotFound, "no spec version",
        create_campaign([](auto* k) { k->mutable_template_()->set_spec_hash(std::string(64, 'f')); })},
-      {"campaign: unknown spec name", kNotFound, "no spec named",
-       create_campaign([](auto* k) {
+      {"campaign: unknown spec name", kNotFound, "no spec named", create_campaign([](auto* k) {
          k->mutable_template_()->clear_spec_hash();
          k->set_spec_name("nope");
        })},
@@ -641,19 +722,15 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"campaign: delete unknown", kNotFound, "no campaign", campaign_op("delete", 987654, "")},
       {"campaign: delete neither", kInvalid, "exactly one", campaign_op("delete", 0, "")},
       {"campaign: runs of unknown", kNotFound, "no campaign", campaign_runs([](auto*) {})},
-      {"campaign: runs page_size 501", kInvalid, "page_size",
-       campaign_runs([](auto* q) { q->set_page_size(501); })},
+      {"campaign: runs page_size 501", kInvalid, "page_size", campaign_runs([](auto* q) { q->set_page_size(501); })},
       {"campaign: runs bad page token", kInvalid, "bad page token",
        campaign_runs([](auto* q) { q->set_page_token("x"); })},
       {"campaign: list page_size 501", kInvalid, "page_size", list_campaigns(501)},
       // --- FindingService
-      {"finding: page_size 501", kInvalid, "page_size",
-       list_findings([](auto* q) { q->set_page_size(501); })},
-      {"finding: bad page token", kInvalid, "bad page token",
-       list_findings([](auto* q) { q->set_page_token("?"); })},
+      {"finding: page_size 501", kInvalid, "page_size", list_findings([](auto* q) { q->set_page_size(501); })},
+      {"finding: bad page token", kInvalid, "bad page token", list_findings([](auto* q) { q->set_page_token("?"); })},
       {"finding: negative run", kInvalid, "negative", list_findings([](auto* q) { q->set_run_id(-1); })},
-      {"finding: negative target", kInvalid, "negative",
-       list_findings([](auto* q) { q->set_target_id(-1); })},
+      {"finding: negative target", kInvalid, "negative", list_findings([](auto* q) { q->set_target_id(-1); })},
       {"finding: get negative id", kInvalid, "positive", get_finding(-1, 0)},
       {"finding: get unknown id", kNotFound, "no finding", get_finding(987654, 0)},
       {"finding: 101 counterexamples", kInvalid, "max_counterexamples", get_finding(1, 101)},
@@ -661,29 +738,23 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
       {"worker: no name", kInvalid, "worker name", register_worker([](auto* q) { q->set_name(""); })},
       {"worker: 0 slots", kInvalid, "slots", register_worker([](auto* q) { q->set_slots(0); })},
       {"worker: 257 slots", kInvalid, "slots", register_worker([](auto* q) { q->set_slots(257); })},
-      {"worker: bad adapter", kInvalid, "bad adapter",
-       register_worker([](auto* q) { q->add_adapters("a,b"); })},
+      {"worker: bad adapter", kInvalid, "bad adapter", register_worker([](auto* q) { q->add_adapters("a,b"); })},
       {"worker: bad label", kInvalid, "bad label", register_worker([](auto* q) { q->add_labels(""); })},
       {"lease: max_jobs 0", kInvalid, "max_jobs must be between 1 and 256", lease_jobs(worker_id_, 0, 0)},
-      {"lease: max_jobs 257", kInvalid, "max_jobs must be between 1 and 256",
-       lease_jobs(worker_id_, 257, 0)},
-      {"lease: wait_ms 60001", kInvalid, "wait_ms must be between 0 and 60000",
-       lease_jobs(worker_id_, 1, 60001)},
+      {"lease: max_jobs 257", kInvalid, "max_jobs must be between 1 and 256", lease_jobs(worker_id_, 257, 0)},
+      {"lease: wait_ms 60001", kInvalid, "wait_ms must be between 0 and 60000", lease_jobs(worker_id_, 1, 60001)},
       {"lease: negative wait_ms", kInvalid, "wait_ms", lease_jobs(worker_id_, 1, -1)},
       {"lease: unknown worker", kNotFound, "register first", lease_jobs("no-such-worker", 1, 0)},
       {"lease: no worker id", kNotFound, "register first", lease_jobs("", 1, 0)},
       {"heartbeat: unknown worker", kNotFound, "register first", heartbeat("nope", "t", 1)},
-      {"heartbeat: lease token too long", kInvalid, "lease token",
-       heartbeat(worker_id_, std::string(65, 't'), 1)},
+      {"heartbeat: lease token too long", kInvalid, "lease token", heartbeat(worker_id_, std::string(65, 't'), 1)},
       {"heartbeat: 1025 jobs", kInvalid, "too many jobs", heartbeat(worker_id_, "t", 1025)},
-      {"complete: no outcome", kInvalid, "outcome is required",
-       complete([](auto* q) { q->clear_outcome(); })},
+      {"complete: no outcome", kInvalid, "outcome is required", complete([](auto* q) { q->clear_outcome(); })},
       {"complete: unknown outcome", kInvalid, "outcome",
        complete([](auto* q) { q->set_outcome(static_cast<v1::JobOutcome>(9)); })},
       {"complete: FAILED without counterexample", kInvalid, "counterexample",
        complete([](auto* q) { q->set_outcome(v1::JOB_OUTCOME_FAILED); })},
-      {"complete: counterexample without kind", kInvalid, "counterexample.kind",
-       complete([](auto* q) {
+      {"complete: counterexample without kind", kInvalid, "counterexample.kind", complete([](auto* q) {
          q->set_outcome(v1::JOB_OUTCOME_FAILED);
          q->mutable_counterexample()->set_reason("x");
        })},

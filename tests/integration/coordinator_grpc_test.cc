@@ -40,8 +40,8 @@ namespace {
 
 namespace v1 = ::dualswarm::v1;
 using Clock = std::chrono::steady_clock;
-using dualswarm::testing::Slurp;
 using dualswarm::testing::CoordinatorProcess;
+using dualswarm::testing::Slurp;
 
 class CoordinatorTest : public ::testing::Test {
  protected:
@@ -49,8 +49,8 @@ class CoordinatorTest : public ::testing::Test {
     tmp_ = dualswarm::testing::MakeTempDir("ds-coord");
     ASSERT_FALSE(tmp_.empty());
     data_dir_ = tmp_ + "/data";
-    coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-        DUALSWARM_COORDINATOR, tmp_, "", {"--lease-ms", "1000"}, 0});
+    coordinator_ = std::make_unique<CoordinatorProcess>(
+        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", {"--lease-ms", "1000"}, 0});
     std::string err = coordinator_->Start();
     ASSERT_EQ(err, "");
     channel_ = coordinator_->channel();
@@ -66,14 +66,12 @@ class CoordinatorTest : public ::testing::Test {
     std::filesystem::remove_all(tmp_, ec);
   }
 
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    return dualswarm::testing::AuthContext(token);
-  }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
 
   // Pushes `source`, adds a jsonl target nobody serves, submits `jobs` jobs.
   v1::Run SubmitKv(const std::shared_ptr<grpc::Channel>& channel, const std::string& source, int jobs) {
-    return dualswarm::testing::SubmitUnservedKvRun(channel, submitter_, admin_,
-                                                   absl::StrCat("kv-", ++targets_made_), source, jobs);
+    return dualswarm::testing::SubmitUnservedKvRun(channel, submitter_, admin_, absl::StrCat("kv-", ++targets_made_),
+                                                   source, jobs);
   }
 
   std::string tmp_, data_dir_;
@@ -94,12 +92,9 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   // --- auth
   v1::ListSpecsRequest list_req;
   v1::ListSpecsResponse list_resp;
-  EXPECT_EQ(specs->List(Ctx("").get(), list_req, &list_resp).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(specs->List(Ctx("dst_bogus").get(), list_req, &list_resp).error_code(),
-            grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(specs->List(Ctx(worker_).get(), list_req, &list_resp).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(specs->List(Ctx("").get(), list_req, &list_resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(specs->List(Ctx("dst_bogus").get(), list_req, &list_resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(specs->List(Ctx(worker_).get(), list_req, &list_resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_TRUE(specs->List(Ctx(submitter_).get(), list_req, &list_resp).ok());
 
   // --- specs: every error with line and column
@@ -157,12 +152,10 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   treq.mutable_target()->set_adapter("jsonl");
   treq.mutable_target()->set_launch("/usr/bin/kv-server --port {port}");
   v1::Target target;
-  EXPECT_EQ(targets->Create(Ctx(submitter_).get(), treq, &target).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(targets->Create(Ctx(submitter_).get(), treq, &target).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(targets->Create(Ctx(admin_).get(), treq, &target).ok());
   EXPECT_GT(target.id(), 0);
-  EXPECT_EQ(targets->Create(Ctx(admin_).get(), treq, &target).error_code(),
-            grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_EQ(targets->Create(Ctx(admin_).get(), treq, &target).error_code(), grpc::StatusCode::ALREADY_EXISTS);
 
   // --- runs
   v1::SubmitRunRequest sreq;
@@ -170,8 +163,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   sreq.mutable_template_()->set_target_id(target.id());
   sreq.mutable_template_()->set_jobs(6);
   v1::Run run;
-  EXPECT_EQ(runs->Submit(Ctx(worker_).get(), sreq, &run).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(runs->Submit(Ctx(worker_).get(), sreq, &run).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(runs->Submit(Ctx(submitter_).get(), sreq, &run).ok());
   EXPECT_EQ(run.state(), v1::RUN_STATE_QUEUED);
   EXPECT_EQ(run.counts().total(), 6);
@@ -180,12 +172,10 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   v1::SubmitRunRequest bad_run = sreq;
   bad_run.mutable_template_()->set_jobs(0);
   v1::Run ignored;
-  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   bad_run.mutable_template_()->set_jobs(1);
   bad_run.mutable_template_()->set_target_id(999);
-  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(runs->Submit(Ctx(submitter_).get(), bad_run, &ignored).error_code(), grpc::StatusCode::NOT_FOUND);
   // A gen the spec does not have is refused at submit, naming the spec's gens
   // (every job would error otherwise).
   bad_run = sreq;
@@ -214,8 +204,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   rreq.set_slots(8);
   rreq.add_adapters("jsonl");
   v1::RegisterWorkerResponse reg;
-  EXPECT_EQ(workers->Register(Ctx(submitter_).get(), rreq, &reg).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(workers->Register(Ctx(submitter_).get(), rreq, &reg).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
   EXPECT_FALSE(reg.worker_id().empty());
   EXPECT_EQ(reg.lease_duration_ms(), 1000);
@@ -246,8 +235,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(250));
   v1::LeaseJobsRequest unknown = lreq;
   unknown.set_worker_id("no-such-worker");
-  EXPECT_EQ(workers->LeaseJobs(Ctx(worker_).get(), unknown, &none).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(workers->LeaseJobs(Ctx(worker_).get(), unknown, &none).error_code(), grpc::StatusCode::NOT_FOUND);
 
   v1::HeartbeatRequest hb;
   hb.set_worker_id(reg.worker_id());
@@ -282,8 +270,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
     ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());
     EXPECT_TRUE(cr.duplicate()) << "completing twice is harmless";
     c.set_lease_token("00000000-0000-0000-0000-000000000000");
-    EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(),
-              grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   }
 
   v1::GetRunRequest greq;
@@ -295,8 +282,7 @@ TEST_F(CoordinatorTest, SpecsTargetsRunsAndTheWorkerProtocolOverGrpc) {
   greq.set_id(424242);
   EXPECT_EQ(runs->Get(Ctx(submitter_).get(), greq, &ignored).error_code(), grpc::StatusCode::NOT_FOUND);
   greq.set_id(-1);
-  EXPECT_EQ(runs->Get(Ctx(submitter_).get(), greq, &ignored).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(runs->Get(Ctx(submitter_).get(), greq, &ignored).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 
   // Watch a finished run: one final event.
   v1::WatchRunRequest wreq;
@@ -371,8 +357,7 @@ TEST_F(CoordinatorTest, ExpiredLeasesAreHandedToAnotherWorker) {
   c.set_lease_token(ja.jobs(0).lease_token());
   c.set_outcome(v1::JOB_OUTCOME_PASSED);
   v1::CompleteJobResponse cr;
-  EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(workers->CompleteJob(Ctx(worker_).get(), c, &cr).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   c.set_worker_id(b.worker_id());
   c.set_lease_token(jb.jobs(0).lease_token());
   ASSERT_TRUE(workers->CompleteJob(Ctx(worker_).get(), c, &cr).ok());

@@ -64,9 +64,12 @@ class CoordinatorMetricsTest : public ::testing::Test {
     tmp_ = dualswarm::testing::MakeTempDir("ds-metrics");
     ASSERT_FALSE(tmp_.empty());
     coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-        DUALSWARM_COORDINATOR, tmp_, "",
+        DUALSWARM_COORDINATOR,
+        tmp_,
+        "",
         // A slow fallback poll: a waiting LeaseJobs that returns at once was woken.
-        {"--lease-ms", "1000", "--metrics-listen", "127.0.0.1:0", "--lease-poll-ms", "5000"}, 0});
+        {"--lease-ms", "1000", "--metrics-listen", "127.0.0.1:0", "--lease-poll-ms", "5000"},
+        0});
     ASSERT_EQ(coordinator_->Start(), "");
     metrics_port_ = PortAfter(coordinator_->log(), "metrics on 127.0.0.1:");
     ASSERT_GT(metrics_port_, 0) << coordinator_->log();
@@ -99,9 +102,7 @@ class CoordinatorMetricsTest : public ::testing::Test {
     std::filesystem::remove_all(tmp_, ec);
   }
 
-  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
-    return dualswarm::testing::AuthContext(token);
-  }
+  std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
 
   // Registers a worker with the worker token; returns its id.
   std::string RegisterWorker(const std::string& name, int slots) {
@@ -149,8 +150,7 @@ TEST_F(CoordinatorMetricsTest, MetricsShowRunsJobsFindingsWorkersAndRpcs) {
   rreq.set_name("metrics-worker");
   rreq.set_slots(4);
   v1::RegisterWorkerResponse reg;
-  EXPECT_EQ(workers->Register(Ctx(submitter_).get(), rreq, &reg).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(workers->Register(Ctx(submitter_).get(), rreq, &reg).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &reg).ok());
   v1::LeaseJobsRequest lreq;
   lreq.set_worker_id(reg.worker_id());
@@ -212,13 +212,9 @@ TEST_F(CoordinatorMetricsTest, MetricsShowRunsJobsFindingsWorkersAndRpcs) {
   EXPECT_DOUBLE_EQ(Metric(text, "dualswarm_job_duration_seconds_sum"), 2.0) << text;
   EXPECT_EQ(Metric(text, "dualswarm_job_duration_seconds_bucket{le=\"0.1\"}"), 0) << text;
   EXPECT_EQ(Metric(text, "dualswarm_job_duration_seconds_bucket{le=\"0.5\"}"), 4) << text;
-  EXPECT_EQ(Metric(text, "dualswarm_rpcs_total{code=\"OK\",method=\"WorkerService/LeaseJobs\"}"), 1)
-      << text;
-  EXPECT_EQ(Metric(text, "dualswarm_rpcs_total{code=\"OK\",method=\"WorkerService/CompleteJob\"}"), 5)
-      << text;
-  EXPECT_EQ(
-      Metric(text, "dualswarm_rpcs_total{code=\"PERMISSION_DENIED\",method=\"WorkerService/Register\"}"),
-      1)
+  EXPECT_EQ(Metric(text, "dualswarm_rpcs_total{code=\"OK\",method=\"WorkerService/LeaseJobs\"}"), 1) << text;
+  EXPECT_EQ(Metric(text, "dualswarm_rpcs_total{code=\"OK\",method=\"WorkerService/CompleteJob\"}"), 5) << text;
+  EXPECT_EQ(Metric(text, "dualswarm_rpcs_total{code=\"PERMISSION_DENIED\",method=\"WorkerService/Register\"}"), 1)
       << text;
 
   // A worker that stops calling is no longer alive after 3 lease durations (3 s).
@@ -335,9 +331,9 @@ TEST_F(CoordinatorMetricsTest, WaitingLeasesDoNotStarveOtherCalls) {
 TEST_F(CoordinatorMetricsTest, AnExplicitMetricsAddressThatIsTakenIsAnError) {
   // A second coordinator next to the first (it attaches to the running
   // embedded PostgreSQL) cannot have the first one's metrics port.
-  auto r = dualswarm::testing::RunCommand(
-      {DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir", coordinator_->data_dir(),
-       "--metrics-listen", absl::StrCat("127.0.0.1:", metrics_port_)});
+  auto r = dualswarm::testing::RunCommand({DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir",
+                                           coordinator_->data_dir(), "--metrics-listen",
+                                           absl::StrCat("127.0.0.1:", metrics_port_)});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "cannot serve metrics on 127.0.0.1:")) << r.err;
   // The first one still serves.

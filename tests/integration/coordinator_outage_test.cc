@@ -40,11 +40,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/remote/client.h"
 #include "dualswarm/v1/run.grpc.pb.h"
 #include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
-#include "cli/remote/client.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
 #include "services/coordinator/store/store.h"
@@ -97,11 +97,11 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
     StartDb(0);
     ASSERT_FALSE(HasFatalFailure());
     port_ = pg_->port();
-    std::vector<std::string> args = {"--lease-ms", std::to_string(kLeaseMs), "--db-pool", "4",
-                                     "--db-statement-timeout-ms", std::to_string(kStatementTimeoutMs)};
+    std::vector<std::string> args = {"--lease-ms", std::to_string(kLeaseMs),    "--db-pool",
+                                     "4",          "--db-statement-timeout-ms", std::to_string(kStatementTimeoutMs)};
     if (!auth()) args.push_back("--auth=false");
-    coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-        DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), args, 0});
+    coordinator_ = std::make_unique<CoordinatorProcess>(
+        CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), args, 0});
     ASSERT_EQ(coordinator_->Start(), "");
     if (auth()) {
       admin_ = coordinator_->Token("admin");
@@ -117,7 +117,8 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
 
   void TearDown() override {
     if (HasFailure() && coordinator_ != nullptr)
-      std::cerr << "--- coordinator log:\n" << coordinator_->log() << "--- PostgreSQL log:\n"
+      std::cerr << "--- coordinator log:\n"
+                << coordinator_->log() << "--- PostgreSQL log:\n"
                 << (pg_ ? pg_->LogTail(40) : "") << "\n";
     coordinator_.reset();
     if (pg_ != nullptr) (void)pg_->Stop();
@@ -143,11 +144,14 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
     std::vector<pid_t> all = dualswarm::testing::PostgresProcesses(pg_->cluster_dir());
     ASSERT_FALSE(all.empty()) << "no postmaster.pid in " << pg_->cluster_dir();
     for (pid_t p : all) kill(p, SIGKILL);
-    ASSERT_TRUE(WaitFor([&] {
-      for (pid_t p : all)
-        if (Alive(p)) return false;
-      return true;
-    }, std::chrono::seconds(10))) << "PostgreSQL processes survived SIGKILL";
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          for (pid_t p : all)
+            if (Alive(p)) return false;
+          return true;
+        },
+        std::chrono::seconds(10)))
+        << "PostgreSQL processes survived SIGKILL";
     (void)pg_->Stop();  // nothing to stop; ends the watchdog
     pg_.reset();
   }
@@ -159,9 +163,9 @@ class CoordinatorOutageTest : public ::testing::TestWithParam<bool> {
   // The shipped kv spec, a jsonl target nobody serves, and a run of `jobs`.
   v1::Run SubmitKvRun(int jobs) {
     const std::string admin = auth() ? admin_ : "";
-    return dualswarm::testing::SubmitUnservedKvRun(
-        coordinator_->channel(), admin, admin, absl::StrCat("kv-", ++targets_made_),
-        Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), jobs);
+    return dualswarm::testing::SubmitUnservedKvRun(coordinator_->channel(), admin, admin,
+                                                   absl::StrCat("kv-", ++targets_made_),
+                                                   Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec"), jobs);
   }
 
   v1::CompleteJobRequest Completion(const std::string& worker_id, const v1::LeasedJob& j) {
@@ -210,8 +214,7 @@ TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWo
   v1::LeaseJobsResponse leased;
   ASSERT_TRUE(workers_->LeaseJobs(Ctx(worker_).get(), lreq, &leased).ok());
   ASSERT_EQ(leased.jobs_size(), 4);
-  const v1::LeasedJob j1 = leased.jobs(0), j2 = leased.jobs(1), j3 = leased.jobs(2),
-                      j4 = leased.jobs(3);
+  const v1::LeasedJob j1 = leased.jobs(0), j2 = leased.jobs(1), j3 = leased.jobs(2), j4 = leased.jobs(3);
   v1::CompleteJobResponse done;
   ASSERT_TRUE(workers_->CompleteJob(Ctx(worker_).get(), Completion(a.worker_id(), j1), &done).ok());
   ASSERT_FALSE(done.duplicate());
@@ -285,9 +288,8 @@ TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWo
     v1::LeaseJobsResponse r;
     return workers_->LeaseJobs(Ctx(worker_).get(), q, &r);
   });
-  expect_unavailable("CompleteJob", [&] {
-    return workers_->CompleteJob(Ctx(worker_).get(), Completion(a.worker_id(), j2), &done);
-  });
+  expect_unavailable("CompleteJob",
+                     [&] { return workers_->CompleteJob(Ctx(worker_).get(), Completion(a.worker_id(), j2), &done); });
   expect_unavailable("Heartbeat", [&] {
     v1::HeartbeatRequest q;
     q.set_worker_id(a.worker_id());
@@ -367,8 +369,8 @@ TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWo
   ASSERT_TRUE(GetRun(run.id(), &run).ok());
   EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED);
   EXPECT_EQ(run.counts().passed(), 4);
-  EXPECT_EQ(run.counts().failed() + run.counts().error() + run.counts().queued() +
-                run.counts().leased() + run.counts().cancelled(),
+  EXPECT_EQ(run.counts().failed() + run.counts().error() + run.counts().queued() + run.counts().leased() +
+                run.counts().cancelled(),
             0);
 
   // The Watch opened before the crash saw the run finish.
@@ -382,9 +384,9 @@ TEST_P(CoordinatorOutageTest, UnavailableDuringACrashThenRecoversWithoutLosingWo
 
   std::cout << "[ measured ] auth=" << auth() << ": slowest UNAVAILABLE answer " << slowest
             << " s; pending long-poll ended " << poll_after_crash << " s after the crash; "
-            << "coordinator CPU while down " << cpu_down << " s in " << down_s
-            << " s; PostgreSQL restart " << Seconds(db_up - restart)
-            << " s; first OK call " << recovery << " s after PostgreSQL was up" << std::endl;
+            << "coordinator CPU while down " << cpu_down << " s in " << down_s << " s; PostgreSQL restart "
+            << Seconds(db_up - restart) << " s; first OK call " << recovery << " s after PostgreSQL was up"
+            << std::endl;
 }
 
 // The crash under load: four workers lease and complete jobs as fast as
@@ -403,7 +405,7 @@ TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinis
   std::map<std::string, int> odd;  // unexpected answers: "RPC: code: message" -> count
   std::map<int, int> codes;        // every answer's code -> count
   std::atomic<int> completed{0}, unavailable{0}, stale{0}, in_doubt{0};
-  std::set<int64_t> decided;       // jobs whose completion was accepted
+  std::set<int64_t> decided;  // jobs whose completion was accepted
   std::atomic<bool> stop{false};
   auto note = [&](const char* rpc, const grpc::Status& st, bool stale_ok) {
     std::lock_guard<std::mutex> lock(mu);
@@ -435,7 +437,7 @@ TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinis
         }
         for (const auto& j : got.jobs()) {
           bool refused = false;  // an earlier attempt of this completion got UNAVAILABLE
-          while (!stop) {  // retry the completion until it is decided
+          while (!stop) {        // retry the completion until it is decided
             v1::CompleteJobResponse r;
             st = workers_->CompleteJob(Ctx(worker_).get(), Completion(me.worker_id(), j), &r);
             note("CompleteJob", st, true);
@@ -481,10 +483,12 @@ TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinis
 
   // Leases lost with the crash expire (kLeaseMs) and are handed out again.
   grpc::Status st;
-  bool finished = WaitFor([&] {
-    st = GetRun(run.id(), &run);
-    return st.ok() && run.state() != v1::RUN_STATE_QUEUED && run.state() != v1::RUN_STATE_RUNNING;
-  }, std::chrono::seconds(60));
+  bool finished = WaitFor(
+      [&] {
+        st = GetRun(run.id(), &run);
+        return st.ok() && run.state() != v1::RUN_STATE_QUEUED && run.state() != v1::RUN_STATE_RUNNING;
+      },
+      std::chrono::seconds(60));
   const double finish_s = Seconds(Clock::now() - db_up);
   stop = true;
   std::move(cleanup).Invoke();
@@ -498,10 +502,10 @@ TEST_P(CoordinatorOutageTest, CrashUnderLoadAnswersOnlyUnavailableAndTheRunFinis
   EXPECT_GT(unavailable_at_restart, 0) << "the crash was not noticed";
   for (const auto& [what, n] : odd) ADD_FAILURE() << n << " x " << what;
   std::cout << "[ measured ] auth=" << auth() << ": " << kJobs << " jobs, " << completed_at_crash
-            << " done at the crash; UNAVAILABLE answers " << unavailable_at_restart
-            << " by the restart, " << unavailable << " in all; stale completions " << stale
-            << "; completions committed despite UNAVAILABLE (duplicate on retry) " << in_doubt
-            << "; run finished " << finish_s << " s after PostgreSQL was up" << std::endl;
+            << " done at the crash; UNAVAILABLE answers " << unavailable_at_restart << " by the restart, "
+            << unavailable << " in all; stale completions " << stale
+            << "; completions committed despite UNAVAILABLE (duplicate on retry) " << in_doubt << "; run finished "
+            << finish_s << " s after PostgreSQL was up" << std::endl;
 }
 
 TEST_P(CoordinatorOutageTest, AFrozenDatabaseAnswersUnavailableWithinBoundsThenRecovers) {
@@ -547,15 +551,16 @@ TEST_P(CoordinatorOutageTest, AFrozenDatabaseAnswersUnavailableWithinBoundsThenR
 class DefaultFlagsOutageTest : public CoordinatorOutageTest {};
 
 TEST_P(DefaultFlagsOutageTest, GiveUpOnAFrozenDatabaseBeforeTheClientDeadline) {
-  const double give_up = dualswarm::coord::GiveUpOnDatabaseAfter(dualswarm::coord::kDefaultStatementTimeoutMs).count() / 1000.0;
+  const double give_up =
+      dualswarm::coord::GiveUpOnDatabaseAfter(dualswarm::coord::kDefaultStatementTimeoutMs).count() / 1000.0;
   const double client = std::chrono::duration<double>(dualswarm::cli::remote::kUnaryDeadline).count();
   EXPECT_LT(give_up + dualswarm::coord::kDefaultConnectTimeoutS, client - 2)
       << "the coordinator's default give-up must come before the CLI's deadline";
 
   // The same database, a coordinator with default timeouts.
   coordinator_.reset();
-  coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-      DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), {"--db-pool", "4"}, 0});
+  coordinator_ = std::make_unique<CoordinatorProcess>(
+      CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, pg_->ConnectionString(), {"--db-pool", "4"}, 0});
   ASSERT_EQ(coordinator_->Start(), "");
   admin_ = coordinator_->Token("admin");
   runs_ = v1::RunService::NewStub(coordinator_->channel());
@@ -578,10 +583,9 @@ TEST_P(DefaultFlagsOutageTest, GiveUpOnAFrozenDatabaseBeforeTheClientDeadline) {
             << " s (client deadline " << client << " s)" << std::endl;
 }
 
-INSTANTIATE_TEST_SUITE_P(Auth, CoordinatorOutageTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) {
-                           return p.param ? std::string("WithTokens") : std::string("NoAuth");
-                         });
+INSTANTIATE_TEST_SUITE_P(Auth, CoordinatorOutageTest, ::testing::Bool(), [](const ::testing::TestParamInfo<bool>& p) {
+  return p.param ? std::string("WithTokens") : std::string("NoAuth");
+});
 INSTANTIATE_TEST_SUITE_P(Auth, DefaultFlagsOutageTest, ::testing::Values(true),
                          [](const ::testing::TestParamInfo<bool>&) { return std::string("WithTokens"); });
 

@@ -30,8 +30,7 @@ TEST(RoleTableTest, EveryServedMethodHasARow) {
   int methods = 0;
   for (const google::protobuf::FileDescriptor* file :
        {v1::Spec::descriptor()->file(), v1::Target::descriptor()->file(), v1::Run::descriptor()->file(),
-        v1::Finding::descriptor()->file(), v1::Campaign::descriptor()->file(),
-        v1::LeasedJob::descriptor()->file()}) {
+        v1::Finding::descriptor()->file(), v1::Campaign::descriptor()->file(), v1::LeasedJob::descriptor()->file()}) {
     for (int s = 0; s < file->service_count(); ++s) {
       const google::protobuf::ServiceDescriptor* service = file->service(s);
       for (int i = 0; i < service->method_count(); ++i, ++methods) {

@@ -43,9 +43,9 @@ class CoordinatorTlsTest : public ::testing::Test {
 
   // tmp/NAME.crt and tmp/NAME.key: a self-signed certificate valid for a day.
   void MakeCert(const std::string& name, const std::string& san) {
-    auto r = RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                         "-days", "1", "-subj", "/CN=dualswarm-test", "-addext", san, "-keyout",
-                         Path(name + ".key"), "-out", Path(name + ".crt")});
+    auto r =
+        RunCommand({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=dualswarm-test", "-addext", san, "-keyout", Path(name + ".key"), "-out", Path(name + ".crt")});
     ASSERT_EQ(r.exit_code, 0) << "openssl (scripts/setup.sh installs it): " << r.err;
   }
 
@@ -79,8 +79,7 @@ class CoordinatorTlsTest : public ::testing::Test {
 
 TEST_F(CoordinatorTlsTest, TrustedClientsGetThroughOthersDoNot) {
   coordinator_ = std::make_unique<CoordinatorProcess>(CoordinatorProcess::Options{
-      DUALSWARM_COORDINATOR, tmp_, "",
-      {"--tls-cert", Path("server.crt"), "--tls-key", Path("server.key")}, 0});
+      DUALSWARM_COORDINATOR, tmp_, "", {"--tls-cert", Path("server.crt"), "--tls-key", Path("server.key")}, 0});
   ASSERT_EQ(coordinator_->Start(), "");
   std::string token = coordinator_->Token("submitter");
   ASSERT_FALSE(token.empty());
@@ -97,8 +96,7 @@ TEST_F(CoordinatorTlsTest, TrustedClientsGetThroughOthersDoNot) {
 
   // Plaintext against a TLS port: the handshake fails, the call is UNAVAILABLE.
   auto t0 = std::chrono::steady_clock::now();
-  st = Validate(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()),
-                token);
+  st = Validate(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()), token);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE) << st.error_message();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "fails fast";
   // A client that trusts a different certificate refuses the server.
@@ -126,15 +124,13 @@ TEST_F(CoordinatorTlsTest, BadTlsFlagsAreUsageErrors) {
       {{"--tls-cert", Path("garbage.pem"), "--tls-key", Path("server.key")}, "holds no PEM certificate"},
       {{"--tls-cert", Path("a-directory"), "--tls-key", Path("server.key")}, "--tls-cert"},
       {{"--tls-cert", Path("server.crt"), "--tls-key", Path("server.crt")}, "holds no unencrypted PEM private key"},
-      {{"--tls-cert", Path("server.crt"), "--tls-key", Path("other.key")},
-       "is not the key of the certificate"},
+      {{"--tls-cert", Path("server.crt"), "--tls-key", Path("other.key")}, "is not the key of the certificate"},
   };
   for (const Case& c : cases) {
     auto r = RunBinary(c.args);
     std::string what = absl::StrJoin(c.args, " ");
     EXPECT_EQ(r.exit_code, 2) << what << "\n" << r.err;
-    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << what << ": want \"" << c.message
-                                                     << "\" in:\n" << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << what << ": want \"" << c.message << "\" in:\n" << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(Path("never"))) << "no database is started for a usage error";
 }

@@ -109,7 +109,8 @@ TEST_F(HttpGatewayTest, JsonIsTheProtobufMappingOfTheSameRpcs) {
   EXPECT_TRUE(absl::StrContains(r.body, "\"state\":\"RUN_STATE_QUEUED\"")) << r.body;
 
   // Lists with filters from the query (proto or JSON names, short enum names).
-  for (const char* q : {"?state=queued", "?state=RUN_STATE_QUEUED", "?state=1", "?pageSize=1", "?page_size=1&state=queued"}) {
+  for (const char* q :
+       {"?state=queued", "?state=RUN_STATE_QUEUED", "?state=1", "?pageSize=1", "?page_size=1&state=queued"}) {
     r = Get(absl::StrCat("/api/v1/runs", q), submitter_);
     ASSERT_EQ(r.status, 200) << q << r.body;
     v1::ListRunsResponse list;
@@ -190,18 +191,28 @@ TEST_F(HttpGatewayTest, TokensRolesAndErrorCodes) {
       {"/api/v1/runs/0", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "positive"},
       {"/api/v1/runs/abc", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "\\\"id\\\""},
       {"/api/v1/runs?page_size=501", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "page_size"},
-      {"/api/v1/runs?state=bogus", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "RUN_STATE_FAILED"},
+      {"/api/v1/runs?state=bogus",
+       {{"Authorization", "Bearer " + submitter_}},
+       400,
+       "INVALID_ARGUMENT",
+       "RUN_STATE_FAILED"},
       {"/api/v1/runs?bogus=1", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "not a field"},
       {"/api/v1/runs?template=1", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "not a field"},
       {"/api/v1/runs?page_size=%zz", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "percent"},
       {"/api/v1/runs?access_token=" + submitter_, {}, 400, "INVALID_ARGUMENT", "Authorization"},
       {"/api/v1/specs/feed", {{"Authorization", "Bearer " + submitter_}}, 404, "NOT_FOUND", "no spec"},
       {"/api/v1/nothing", {{"Authorization", "Bearer " + submitter_}}, 404, "NOT_FOUND", "no API route"},
-      {absl::StrCat("/api/v1/runs/", run, "/jobs?state=42"), {{"Authorization", "Bearer " + submitter_}}, 400,
-       "INVALID_ARGUMENT", "job state"},
+      {absl::StrCat("/api/v1/runs/", run, "/jobs?state=42"),
+       {{"Authorization", "Bearer " + submitter_}},
+       400,
+       "INVALID_ARGUMENT",
+       "job state"},
       // Invalid UTF-8 in a string parameter: 400 with a message (it was a 500
       // INTERNAL with none, answered before the token was looked at).
-      {"/api/v1/specs?name=%ff%fe", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT",
+      {"/api/v1/specs?name=%ff%fe",
+       {{"Authorization", "Bearer " + submitter_}},
+       400,
+       "INVALID_ARGUMENT",
        "parameter \\\"name\\\": not valid UTF-8"},
       {"/api/v1/specs/%c0%af", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "UTF-8"},
       {"/api/v1/specs?name=a%00b", {{"Authorization", "Bearer " + submitter_}}, 400, "INVALID_ARGUMENT", "NUL"},
@@ -253,8 +264,8 @@ TEST_F(HttpGatewayTest, ServesTheWebUi) {
   r = HttpRequest(port_, "GET", "/app%2ejs");  // escapes still work
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, dualswarm::testing::Slurp(kSrc + "/web/app.js"));
-  for (const char* bad : {"/../CMakeLists.txt", "/%2e%2e/CMakeLists.txt", "/.hidden", "/nope.html",
-                          "/app.js/..", "//etc/passwd", "/a%00b", "/%2e%2e%2fCMakeLists.txt"}) {
+  for (const char* bad : {"/../CMakeLists.txt", "/%2e%2e/CMakeLists.txt", "/.hidden", "/nope.html", "/app.js/..",
+                          "//etc/passwd", "/a%00b", "/%2e%2e%2fCMakeLists.txt"}) {
     r = HttpRequest(port_, "GET", bad);
     EXPECT_TRUE(r.status == 404 || r.status == 400) << bad << " " << r.status << " " << r.body;
     EXPECT_FALSE(absl::StrContains(r.body, "cmake_minimum_required")) << bad;
@@ -315,15 +326,15 @@ TEST_F(HttpGatewayTest, GarbageAndOversizedRequestsDoNotHurtIt) {
 TEST_F(HttpGatewayTest, BadOrTakenHttpAddressesFailTheStart) {
   // Taken: the address of the running gateway, given explicitly -> exit 1.
   std::string dir = dualswarm::testing::MakeTempDir("ds-http-gw-2");
-  dualswarm::testing::CommandResult r = dualswarm::testing::RunCommand(
-      {DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data", "--metrics-listen", "",
-       "--http-listen", absl::StrCat("127.0.0.1:", port_)});
+  dualswarm::testing::CommandResult r =
+      dualswarm::testing::RunCommand({DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data",
+                                      "--metrics-listen", "", "--http-listen", absl::StrCat("127.0.0.1:", port_)});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "cannot serve HTTP on")) << r.err;
   // Malformed: exit 2 before any database starts.
   for (const char* bad : {"nonsense", "127.0.0.1:99999", "127.0.0.1:80,127.0.0.1:81", ":"}) {
-    r = dualswarm::testing::RunCommand({DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir",
-                                        dir + "/data2", "--http-listen", bad});
+    r = dualswarm::testing::RunCommand(
+        {DUALSWARM_COORDINATOR, "--listen", "127.0.0.1:0", "--data-dir", dir + "/data2", "--http-listen", bad});
     EXPECT_EQ(r.exit_code, 2) << bad << r.err;
     EXPECT_TRUE(absl::StrContains(r.err, "--http-listen")) << r.err;
   }

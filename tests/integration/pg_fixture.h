@@ -19,15 +19,16 @@
 namespace dualswarm::coord::testing {
 
 template <typename T>
-const absl::Status& StatusOf(const absl::StatusOr<T>& s) { return s.status(); }
+const absl::Status& StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
+}
 inline const absl::Status& StatusOf(const absl::Status& s) { return s; }
 
 // ASSERT that a Status or StatusOr is OK, printing it otherwise.
-#define DS_ASSERT_OK(expr)                                                    \
-  do {                                                                        \
-    const auto& ds_st_ = (expr);                                              \
-    ASSERT_TRUE(ds_st_.ok()) << #expr << ": "                                 \
-                             << ::dualswarm::coord::testing::StatusOf(ds_st_); \
+#define DS_ASSERT_OK(expr)                                                                      \
+  do {                                                                                          \
+    const auto& ds_st_ = (expr);                                                                \
+    ASSERT_TRUE(ds_st_.ok()) << #expr << ": " << ::dualswarm::coord::testing::StatusOf(ds_st_); \
   } while (0)
 
 class PgTest : public ::testing::Test {
@@ -81,8 +82,7 @@ class PgTest : public ::testing::Test {
   // A spec, a target and a run of `jobs` jobs.
   RunRow Submit(int jobs, bool stop_at_first = false, uint64_t seed = 42, int choice_sites = 6) {
     bool created = false;
-    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++),
-                                choice_sites, &created);
+    auto spec = store_->PutSpec("kv", "kv.dspec", absl::StrCat("spec kv; // ", next_spec_++), choice_sites, &created);
     EXPECT_TRUE(spec.ok()) << spec.status();
     RunTemplate tmpl;
     tmpl.spec_hash = spec.ok() ? spec->hash : "";

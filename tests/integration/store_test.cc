@@ -27,8 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 class StoreTest : public PgTest {
  protected:
-  std::vector<LeasedJob> Lease(Store* store, int max, int64_t lease_ms = 30000,
-                               const std::string& worker = "") {
+  std::vector<LeasedJob> Lease(Store* store, int max, int64_t lease_ms = 30000, const std::string& worker = "") {
     LeaseRequest req;
     req.worker_id = worker;
     req.max_jobs = max;
@@ -62,7 +61,6 @@ class StoreTest : public PgTest {
     pqxx::work w(c);
     return w.exec1(sql)[0].as<int64_t>();
   }
-
 };
 
 // ---------------------------------------------------------------- migrations
@@ -72,13 +70,10 @@ TEST_F(StoreTest, MigrationsFromEmptyThenReapplyingIsANoOp) {
   auto version = store_->SchemaVersion();
   DS_ASSERT_OK(version);
   EXPECT_EQ(*version, Migrations().back().version);
-  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"),
-            static_cast<int64_t>(Migrations().size()));
-  for (const char* table : {"specs", "targets", "runs", "jobs", "job_attempts", "counterexamples",
-                            "findings", "workers", "api_tokens", "campaigns"})
-    EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM pg_tables WHERE tablename = '", table, "'")),
-              1)
-        << table;
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"), static_cast<int64_t>(Migrations().size()));
+  for (const char* table : {"specs", "targets", "runs", "jobs", "job_attempts", "counterexamples", "findings",
+                            "workers", "api_tokens", "campaigns"})
+    EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM pg_tables WHERE tablename = '", table, "'")), 1) << table;
 
   auto again = store_->Migrate();
   DS_ASSERT_OK(again);
@@ -86,8 +81,7 @@ TEST_F(StoreTest, MigrationsFromEmptyThenReapplyingIsANoOp) {
   // A second coordinator opening the same database applies nothing either.
   auto second = Store::Open(StoreOptions());
   DS_ASSERT_OK(second);
-  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"),
-            static_cast<int64_t>(Migrations().size()));
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"), static_cast<int64_t>(Migrations().size()));
 }
 
 TEST_F(StoreTest, ConcurrentMigrationsApplyOnce) {
@@ -236,8 +230,7 @@ TEST_F(StoreTest, TargetsAreValidated) {
   bad.launch = "/bin/server";
   EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument);
   bad.address = "";
-  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument)
-      << "launch without {port}";
+  EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument) << "launch without {port}";
   bad.launch = "/bin/server --port {port}";
   bad.labels = {"linux", "big,box"};
   EXPECT_EQ(store_->CreateTarget(bad).status().code(), absl::StatusCode::kInvalidArgument);
@@ -255,13 +248,10 @@ TEST_F(StoreTest, TargetsAreValidated) {
 TEST_F(StoreTest, TokensAreStoredHashed) {
   auto token = store_->CreateToken("admin", "root");
   DS_ASSERT_OK(token);
-  EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM api_tokens WHERE token_hash = '",
-                                  Sha256Hex(*token), "'")),
-            1);
+  EXPECT_EQ(QueryInt(absl::StrCat("SELECT count(*) FROM api_tokens WHERE token_hash = '", Sha256Hex(*token), "'")), 1);
   pqxx::connection c(pg_->ConnectionString());
   pqxx::work w(c);
-  EXPECT_TRUE(w.exec_params("SELECT 1 FROM api_tokens WHERE token_hash = $1 OR name = $1", *token)
-                  .empty())
+  EXPECT_TRUE(w.exec_params("SELECT 1 FROM api_tokens WHERE token_hash = $1 OR name = $1", *token).empty())
       << "the plain token must not be stored";
   auto who = store_->Authenticate(*token);
   DS_ASSERT_OK(who);
@@ -287,8 +277,8 @@ TEST(SwarmExpansion, DistinctSeedsOrdersAndMasks) {
   EXPECT_EQ(seeds.size(), 1000u);
   EXPECT_EQ(masks.size(), 1000u);
   EXPECT_EQ(jobs[0].feature_mask, "") << "job 0 runs with every feature on";
-  EXPECT_EQ(orders, (std::map<std::string, int>{
-                        {"first", 250}, {"last", 250}, {"random", 250}, {"most-constrained", 250}}));
+  EXPECT_EQ(orders,
+            (std::map<std::string, int>{{"first", 250}, {"last", 250}, {"random", 250}, {"most-constrained", 250}}));
   // Deterministic, and a different base seed gives different jobs.
   auto again = ExpandSwarm(7, 1000, 6);
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -328,8 +318,8 @@ TEST_F(StoreTest, SubmitStoresTheSwarmOnTheJobRows) {
   EXPECT_EQ(masks.size(), 64u);
   EXPECT_EQ(orders.size(), 4u);
   // Seeds keep to 63 bits (`dualswarm test --seed` and counterexample JSON take them).
-  bool all_63_bit = std::all_of(jobs->begin(), jobs->end(),
-                                [](const JobRow& j) { return j.seed < (uint64_t{1} << 63); });
+  bool all_63_bit =
+      std::all_of(jobs->begin(), jobs->end(), [](const JobRow& j) { return j.seed < (uint64_t{1} << 63); });
   EXPECT_TRUE(all_63_bit);
 }
 
@@ -365,8 +355,8 @@ TEST_F(StoreTest, SubmitRefusesAGenTheSpecDoesNotHave) {
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "bad gen name \"two words\"")) << bad.status();
   EXPECT_EQ(QueryInt("SELECT count(*) FROM specs"), 0);
 
-  auto spec = store_->PutSpec("kv", "kv.dspec", "spec kv; // gens", 0, nullptr,
-                              std::vector<std::string>{"request", "burst"});
+  auto spec =
+      store_->PutSpec("kv", "kv.dspec", "spec kv; // gens", 0, nullptr, std::vector<std::string>{"request", "burst"});
   DS_ASSERT_OK(spec);
   RunTemplate t;
   t.spec_hash = spec->hash;
@@ -408,8 +398,7 @@ TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
   std::string source("spec kv; // before\0after", 25);
   auto spec = store_->PutSpec("kv", "kv.dspec", source, 0, nullptr);
   ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(spec.status().message().find("contains a NUL byte (at byte 18)"), std::string::npos)
-      << spec.status();
+  EXPECT_NE(spec.status().message().find("contains a NUL byte (at byte 18)"), std::string::npos) << spec.status();
   EXPECT_EQ(store_->PutSpec("kv", std::string("kv\0.dspec", 9), "spec kv;", 0, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(QueryInt("SELECT count(*) FROM specs"), 0);
@@ -420,8 +409,7 @@ TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
   t.launch = std::string("ds-ref-kv --port {port}\0; rm -rf /", 34);
   auto target = store_->CreateTarget(t);
   ASSERT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(target.status().message().find("target.launch contains a NUL byte"), std::string::npos)
-      << target.status();
+  EXPECT_NE(target.status().message().find("target.launch contains a NUL byte"), std::string::npos) << target.status();
   t.launch = "ds-ref-kv --port {port}\nrm -rf /";
   target = store_->CreateTarget(t);
   ASSERT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
@@ -443,8 +431,7 @@ TEST_F(StoreTest, TextWithNulIsRefusedNotCutShort) {
   w.name = std::string("w\0x", 3);
   w.slots = 1;
   EXPECT_EQ(store_->RegisterWorker(w).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->CreateToken("admin", std::string("a\0b", 3)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateToken("admin", std::string("a\0b", 3)).status().code(), absl::StatusCode::kInvalidArgument);
   // Lookups too: "kv\0junk" must not find "kv".
   DS_ASSERT_OK(store_->PutSpec("kv", "kv.dspec", "spec kv;", 0, nullptr));
   EXPECT_EQ(store_->GetLatestSpec(std::string("kv\0junk", 7)).status().code(), absl::StatusCode::kInvalidArgument);
@@ -481,8 +468,8 @@ TEST_F(StoreTest, IdsWithNulAreRefusedEverywhereAndTouchNothing) {
   auto leased = Lease(store_.get(), 1, 30000, *id);
   ASSERT_EQ(leased.size(), 1u);
   const JobRow& job = leased[0].job;
-  auto seen_sql = absl::StrCat("SELECT count(*) FROM workers WHERE id = '", *id,
-                               "' AND last_heartbeat_at < '2001-01-01'");
+  auto seen_sql =
+      absl::StrCat("SELECT count(*) FROM workers WHERE id = '", *id, "' AND last_heartbeat_at < '2001-01-01'");
   auto expiry_sql = absl::StrCat("SELECT ds_us(lease_expires_at) FROM jobs WHERE id = ", job.id);
   {
     pqxx::connection c(pg_->ConnectionString());
@@ -619,8 +606,7 @@ TEST_F(StoreTest, ConcurrentCompletionsAlwaysEndTheRun) {
         c.job_id = (*jobs)[0].job.id;
         c.lease_token = (*jobs)[0].job.lease_token;
         // The last run has one job that could not run: it must end as "error".
-        c.outcome = (*jobs)[0].job.run_id == runs.back().id && (*jobs)[0].job.index == 5 ? "error"
-                                                                                         : "passed";
+        c.outcome = (*jobs)[0].job.run_id == runs.back().id && (*jobs)[0].job.index == 5 ? "error" : "passed";
         auto r = s->CompleteJob(c);
         if (!r.ok() || r->duplicate) ++errors;
         ++completed;

@@ -29,7 +29,8 @@ struct Result {
 
 std::ostream& operator<<(std::ostream& os, const Result& r) {
   return os << "exit=" << r.exit_code << " signal=" << r.signal << "\n--- stdout ---\n"
-            << r.out << "--- stderr ---\n" << r.err;
+            << r.out << "--- stderr ---\n"
+            << r.err;
 }
 
 std::string Quote(const std::string& s) {
@@ -119,15 +120,15 @@ const char kGet5[] = R"({"label":5,"conn":0,"dir":"sent","msg":{"op":"get","key"
 
 TEST_F(CliTest, CheckAcceptsAnExplainedTrace) {
   std::string trace = WriteLines("ok.jsonl", {
-      "# a comment line and a blank line are skipped",
-      "",
-      kPut1,
-      kOk2,
-      kPut3,
-      kOk4,
-      kGet5,
-      R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v2"}})",
-  });
+                                                 "# a comment line and a blank line are skipped",
+                                                 "",
+                                                 kPut1,
+                                                 kOk2,
+                                                 kPut3,
+                                                 kOk4,
+                                                 kGet5,
+                                                 R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v2"}})",
+                                             });
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace});
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(absl::StartsWith(r.out, "ACCEPT")) << r;
@@ -137,12 +138,13 @@ TEST_F(CliTest, CheckAcceptsAnExplainedTrace) {
 TEST_F(CliTest, CheckAcceptsConcurrentClientsInSomeOrder) {
   // Two connections; the put on conn 1 is answered after the get on conn 0
   // sees its value, which is fine because the requests overlapped.
-  std::string trace = WriteLines("conc.jsonl", {
-      R"({"label":1,"conn":1,"dir":"sent","msg":{"op":"put","key":"k","value":"x"}})",
-      R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"get","key":"k"}})",
-      R"({"label":4,"conn":0,"dir":"received","msg":{"value":"x"}})",
-      R"({"label":2,"conn":1,"dir":"received","msg":{"ok":true}})",
-  });
+  std::string trace =
+      WriteLines("conc.jsonl", {
+                                   R"({"label":1,"conn":1,"dir":"sent","msg":{"op":"put","key":"k","value":"x"}})",
+                                   R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"get","key":"k"}})",
+                                   R"({"label":4,"conn":0,"dir":"received","msg":{"value":"x"}})",
+                                   R"({"label":2,"conn":1,"dir":"received","msg":{"ok":true}})",
+                               });
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace});
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_TRUE(absl::StartsWith(r.out, "ACCEPT")) << r;
@@ -150,13 +152,13 @@ TEST_F(CliTest, CheckAcceptsConcurrentClientsInSomeOrder) {
 
 TEST_F(CliTest, CheckRejectsAStaleRead) {
   std::string trace = WriteLines("stale.jsonl", {
-      kPut1,
-      kOk2,
-      kPut3,
-      kOk4,
-      kGet5,
-      R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v1"}})",
-  });
+                                                    kPut1,
+                                                    kOk2,
+                                                    kPut3,
+                                                    kOk4,
+                                                    kGet5,
+                                                    R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v1"}})",
+                                                });
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace});
   EXPECT_EQ(r.exit_code, 1) << r;
   EXPECT_TRUE(absl::StartsWith(r.out, "REJECT")) << r;
@@ -182,20 +184,21 @@ TEST_F(CliTest, JsonAcceptVerdict) {
 TEST_F(CliTest, NetworkSyncWorks) {
   // Under tcp the put on conn 1 may be served before the get on conn 0 even
   // though it was sent later; under sync requests are served in send order.
-  std::string trace = WriteLines("order.jsonl", {
-      R"({"label":1,"conn":0,"dir":"sent","msg":{"op":"get","key":"k"}})",
-      R"({"label":3,"conn":1,"dir":"sent","msg":{"op":"put","key":"k","value":"x"}})",
-      R"({"label":4,"conn":1,"dir":"received","msg":{"ok":true}})",
-      R"({"label":2,"conn":0,"dir":"received","msg":{"value":"x"}})",
-  });
+  std::string trace =
+      WriteLines("order.jsonl", {
+                                    R"({"label":1,"conn":0,"dir":"sent","msg":{"op":"get","key":"k"}})",
+                                    R"({"label":3,"conn":1,"dir":"sent","msg":{"op":"put","key":"k","value":"x"}})",
+                                    R"({"label":4,"conn":1,"dir":"received","msg":{"ok":true}})",
+                                    R"({"label":2,"conn":0,"dir":"received","msg":{"value":"x"}})",
+                                });
   Result tcp = Cli({"check", "--spec", KvSpec(), "--trace", trace, "--network", "tcp"});
   EXPECT_EQ(tcp.exit_code, 0) << tcp;
   Result sync = Cli({"check", "--spec", KvSpec(), "--trace", trace, "--network", "sync"});
   EXPECT_EQ(sync.exit_code, 1) << sync;
   EXPECT_TRUE(absl::StartsWith(sync.out, "REJECT")) << sync;
   // A sequential trace is accepted under sync too.
-  std::string seq = WriteLines("seq.jsonl", {kPut1, kOk2, kGet5,
-                                             R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v1"}})"});
+  std::string seq =
+      WriteLines("seq.jsonl", {kPut1, kOk2, kGet5, R"({"label":6,"conn":0,"dir":"received","msg":{"value":"v1"}})"});
   Result ok = Cli({"check", "--spec", KvSpec(), "--trace", seq, "--network=sync"});
   EXPECT_EQ(ok.exit_code, 0) << ok;
 }
@@ -220,11 +223,11 @@ TEST_F(CliTest, TraceFromStdin) {
 
 TEST_F(CliTest, MalformedTraceLineIsPointedAt) {
   std::string trace = WriteLines("bad.jsonl", {
-      kPut1,
-      kOk2,
-      R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"get","key":"k",}})",
-      kOk4,
-  });
+                                                  kPut1,
+                                                  kOk2,
+                                                  R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"get","key":"k",}})",
+                                                  kOk4,
+                                              });
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_TRUE(absl::StrContains(r.err, trace + ":3:")) << r;
@@ -260,9 +263,9 @@ TEST_F(CliTest, BadObservationFieldsArePointedAt) {
 TEST_F(CliTest, LabelInconsistenciesAreBadInput) {
   // The response to label 1 must carry label 2.
   std::string wrong = WriteLines("wrong.jsonl", {
-      kPut1,
-      R"({"label":4,"conn":0,"dir":"received","msg":{"ok":true}})",
-  });
+                                                    kPut1,
+                                                    R"({"label":4,"conn":0,"dir":"received","msg":{"ok":true}})",
+                                                });
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", wrong});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_TRUE(absl::StrContains(r.err, "line 2")) << r;
@@ -270,9 +273,9 @@ TEST_F(CliTest, LabelInconsistenciesAreBadInput) {
 
   // A response on a connection with nothing outstanding.
   std::string orphan = WriteLines("orphan.jsonl", {
-      kPut1,
-      R"({"label":2,"conn":5,"dir":"received","msg":{"ok":true}})",
-  });
+                                                      kPut1,
+                                                      R"({"label":2,"conn":5,"dir":"received","msg":{"ok":true}})",
+                                                  });
   Result o = Cli({"check", "--spec", KvSpec(), "--trace", orphan});
   EXPECT_EQ(o.exit_code, 2) << o;
   EXPECT_TRUE(absl::StrContains(o.err, "line 2")) << o;
@@ -313,9 +316,9 @@ TEST_F(CliTest, SpecErrorAtRunTimeIsExit2) {
                            "  send c { v: 10 / q.n };\n"
                            "}\n");
   std::string trace = WriteLines("t.jsonl", {
-      R"({"label":1,"conn":0,"dir":"sent","msg":{"n":0}})",
-      R"({"label":2,"conn":0,"dir":"received","msg":{"v":1}})",
-  });
+                                                R"({"label":1,"conn":0,"dir":"sent","msg":{"n":0}})",
+                                                R"({"label":2,"conn":0,"dir":"received","msg":{"v":1}})",
+                                            });
   Result r = Cli({"check", "--spec", spec, "--trace", trace});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_TRUE(absl::StrContains(r.out + r.err, spec + ":3:18: division by zero")) << r;
@@ -327,16 +330,17 @@ TEST_F(CliTest, SpecErrorAtRunTimeIsExit2) {
 TEST_F(CliTest, HostileInputsDoNotCrash) {
   // Each of these used to kill the process (SIGSEGV / SIGFPE).
   std::string trace = WriteLines("t.jsonl", {
-      R"({"label":1,"conn":0,"dir":"sent","msg":{"n":-9223372036854775808}})",
-      R"({"label":2,"conn":0,"dir":"received","msg":{"v":1}})",
-  });
+                                                R"({"label":1,"conn":0,"dir":"sent","msg":{"n":-9223372036854775808}})",
+                                                R"({"label":2,"conn":0,"dir":"received","msg":{"v":1}})",
+                                            });
   std::string ovf = Write("ovf.dspec", "spec o;\non recv q from c { send c { v: q.n / -1 }; }\n");
   Result r = Cli({"check", "--spec", ovf, "--trace", trace});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_TRUE(absl::StrContains(r.out + r.err, "integer overflow")) << r;
 
-  std::string let_init = Write("let.dspec", "spec l;\nvar x = { let a = 1; a + 1 };\n"
-                                            "on recv q from c { send c { v: x }; }\n");
+  std::string let_init = Write("let.dspec",
+                               "spec l;\nvar x = { let a = 1; a + 1 };\n"
+                               "on recv q from c { send c { v: x }; }\n");
   Result l = Cli({"lint", "--spec", let_init});
   EXPECT_EQ(l.exit_code, 0) << l;
 
@@ -404,13 +408,34 @@ TEST_F(CliTest, Help) {
 // error). Remote commands answer without a coordinator.
 TEST_F(CliTest, EveryCommandAnswersHelp) {
   const std::vector<std::vector<std::string>> commands = {
-      {"check"}, {"test"}, {"replay"}, {"lint"}, {"help"},
-      {"spec"}, {"spec", "push"}, {"spec", "list"}, {"spec", "show"},
-      {"target"}, {"target", "add"}, {"target", "list"},
-      {"run"}, {"run", "submit"}, {"run", "list"}, {"run", "show"}, {"run", "watch"}, {"run", "cancel"},
-      {"finding"}, {"finding", "list"}, {"finding", "show"},
-      {"campaign"}, {"campaign", "create"}, {"campaign", "list"}, {"campaign", "show"},
-      {"campaign", "pause"}, {"campaign", "resume"}, {"campaign", "delete"},
+      {"check"},
+      {"test"},
+      {"replay"},
+      {"lint"},
+      {"help"},
+      {"spec"},
+      {"spec", "push"},
+      {"spec", "list"},
+      {"spec", "show"},
+      {"target"},
+      {"target", "add"},
+      {"target", "list"},
+      {"run"},
+      {"run", "submit"},
+      {"run", "list"},
+      {"run", "show"},
+      {"run", "watch"},
+      {"run", "cancel"},
+      {"finding"},
+      {"finding", "list"},
+      {"finding", "show"},
+      {"campaign"},
+      {"campaign", "create"},
+      {"campaign", "list"},
+      {"campaign", "show"},
+      {"campaign", "pause"},
+      {"campaign", "resume"},
+      {"campaign", "delete"},
   };
   for (const auto& cmd : commands) {
     for (const char* flag : {"--help", "-h"}) {

@@ -40,8 +40,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int64_t MsLeft(Clock::time_point deadline) {
-  return std::max<int64_t>(
-      0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+  return std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
 }
 
 // ------------------------------------------------------------- processes
@@ -555,7 +554,8 @@ TEST_P(WebdavMutantTest, SpecJudgesScriptedSession) {
   } else {
     EXPECT_EQ(d.failure(), "") << "mutant " << mutant;
     EXPECT_EQ(cr.exit_code, 1) << "mutant " << mutant << " not rejected by the checker:\n"
-                               << cr.output << "\n" << trace.text();
+                               << cr.output << "\n"
+                               << trace.text();
   }
   EXPECT_TRUE(WIFEXITED(s.Stop()));
 }
@@ -710,10 +710,18 @@ TEST(WebdavServer, GarbageGets400AndCloseNeverACrash) {
     for (int e = 0; e < edits; ++e) {
       size_t at = rng() % w.size();
       switch (rng() % 4) {
-        case 0: w[at] = static_cast<char>(rng()); break;
-        case 1: w.erase(at, 1 + rng() % 8); break;
-        case 2: w.insert(at, std::string(1 + rng() % 4, static_cast<char>(rng()))); break;
-        case 3: w = w.substr(0, at); break;
+        case 0:
+          w[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          w.erase(at, 1 + rng() % 8);
+          break;
+        case 2:
+          w.insert(at, std::string(1 + rng() % 4, static_cast<char>(rng())));
+          break;
+        case 3:
+          w = w.substr(0, at);
+          break;
       }
       if (w.empty()) w = "x";
     }
@@ -873,7 +881,8 @@ TEST_P(KvMutantTest, SpecJudgesScriptedSession) {
   } else {
     EXPECT_FALSE(problems.empty()) << "mutant " << mutant << " behaved correctly";
     EXPECT_EQ(cr.exit_code, 1) << "mutant " << mutant << " not rejected by the checker:\n"
-                               << cr.output << "\n" << trace.text();
+                               << cr.output << "\n"
+                               << trace.text();
   }
   int st = s.Stop();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -943,7 +952,6 @@ TEST(KvServer, PipelinedLinesAnsweredInOrderAndGarbageSurvived) {
   int st = s.Stop();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
-
 
 // ----------------------------------------------------------------- queue
 
@@ -1038,7 +1046,8 @@ TEST_P(QueueMutantTest, SpecJudgesScriptedSession) {
     EXPECT_EQ(d.failure(), "") << "mutant " << mutant;
     EXPECT_FALSE(problems.empty()) << "mutant " << mutant << " behaved correctly";
     EXPECT_EQ(cr.exit_code, 1) << "mutant " << mutant << " not rejected by the checker:\n"
-                               << cr.output << "\n" << trace.text();
+                               << cr.output << "\n"
+                               << trace.text();
   }
   int st = s.Stop();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -1084,7 +1093,9 @@ TEST(QueueServer, PipelinedLinesAnsweredInOrderAndGarbageSurvived) {
   }
   // A last line without a newline is answered when the client half-closes.
   Conn h(s.port());
-  ASSERT_TRUE(h.Send(R"({"op":"enq","value":"w"})" "\n" R"({"op":"deq"})"));
+  ASSERT_TRUE(h.Send(R"({"op":"enq","value":"w"})"
+                     "\n"
+                     R"({"op":"deq"})"));
   h.ShutdownWrite();
   EXPECT_TRUE(h.ReadToEof(deadline));
   EXPECT_EQ(h.buf(), "{\"ok\":true}\n{\"value\":\"w\"}\n");

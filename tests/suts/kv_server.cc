@@ -127,8 +127,10 @@ class KvServer : public dsut::Handler {
     return it == store_.end() ? "null" : it->second;
   }
   void Set(const std::string& key, std::string value) {
-    if (M(kWriteBehind)) new_pending_ = std::make_pair(key, std::move(value));
-    else store_[key] = std::move(value);
+    if (M(kWriteBehind))
+      new_pending_ = std::make_pair(key, std::move(value));
+    else
+      store_[key] = std::move(value);
   }
   void ApplyWriteBehind() {
     if (!M(kWriteBehind)) return;
@@ -234,7 +236,7 @@ class KvServer : public dsut::Handler {
   const int m_;
   std::unordered_map<std::string, std::string> store_;  // canonical key -> canonical value
   std::unordered_map<uint64_t, ConnState> conns_;
-  std::optional<std::string> first_key_;                 // mutant 7
+  std::optional<std::string> first_key_;                   // mutant 7
   std::unordered_map<std::string, std::string> snapshot_;  // mutant 3
   std::chrono::steady_clock::time_point snapshot_time_{};
   std::optional<std::pair<std::string, std::string>> pending_, new_pending_;  // mutant 8

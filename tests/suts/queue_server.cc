@@ -169,8 +169,7 @@ class QueueServer : public dsut::Handler {
     std::string err;
     if (!JsonParser(line).ParseObjectLine(&q, &err)) return ErrorLine("malformed request: " + err);
     auto op_it = q.find("op");
-    if (op_it == q.end() || op_it->second.type != Json::Type::kString)
-      return ErrorLine("missing or non-string \"op\"");
+    if (op_it == q.end() || op_it->second.type != Json::Type::kString) return ErrorLine("missing or non-string \"op\"");
     const std::string& op = op_it->second.str;
     if (op == "enq") {
       auto v = q.find("value");
@@ -184,8 +183,7 @@ class QueueServer : public dsut::Handler {
   std::string Enq(ConnState& st, const std::string& canon) {
     if (M(kLostItem) && ++enq_count_ % 5 == 0) return kOkLine;  // acknowledged, dropped
     Queue& q = Q(st);
-    if (M(kSetSemantics) &&
-        std::any_of(q.begin(), q.end(), [&](const Item& i) { return i.canon == canon; }))
+    if (M(kSetSemantics) && std::any_of(q.begin(), q.end(), [&](const Item& i) { return i.canon == canon; }))
       return kOkLine;  // acknowledged, not added
     if (M(kBlockingDeq) && !waiters_.empty()) {
       // The queue is empty (waiters exist only then): the item goes to the
@@ -229,7 +227,7 @@ class QueueServer : public dsut::Handler {
   }
 
   const int m_;
-  Queue queue_;                                    // the queue (head at the front)
+  Queue queue_;  // the queue (head at the front)
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, ConnState> conns_;  // by dsut::Conn::id
   uint64_t enq_count_ = 0;                         // mutant 1

@@ -34,13 +34,27 @@ inline void AppendQuoted(std::string* out, std::string_view s) {
   out->push_back('"');
   for (unsigned char ch : s) {
     switch (ch) {
-      case '"': *out += "\\\""; break;
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      case '\r': *out += "\\r"; break;
-      case '\t': *out += "\\t"; break;
-      case '\b': *out += "\\b"; break;
-      case '\f': *out += "\\f"; break;
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\b':
+        *out += "\\b";
+        break;
+      case '\f':
+        *out += "\\f";
+        break;
       default:
         if (ch < 0x20 || ch == 0x7f) {
           char buf[8];
@@ -242,7 +256,7 @@ class JsonParser {
     uint32_t v = 0;
     for (int k = 0; k < 4; ++k) {
       char ch = s_[i_++];
-      int d = (ch >= '0' && ch <= '9') ? ch - '0'
+      int d = (ch >= '0' && ch <= '9')   ? ch - '0'
               : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10
               : (ch >= 'A' && ch <= 'F') ? ch - 'A' + 10
                                          : -1;
@@ -268,14 +282,30 @@ class JsonParser {
       if (i_ >= s_.size()) return Error("unterminated escape");
       char e = s_[i_++];
       switch (e) {
-        case '"': out->push_back('"'); break;
-        case '\\': out->push_back('\\'); break;
-        case '/': out->push_back('/'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+          out->push_back('"');
+          break;
+        case '\\':
+          out->push_back('\\');
+          break;
+        case '/':
+          out->push_back('/');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
@@ -292,7 +322,8 @@ class JsonParser {
           AppendUtf8(out, cp);
           break;
         }
-        default: return Error("invalid escape");
+        default:
+          return Error("invalid escape");
       }
     }
   }

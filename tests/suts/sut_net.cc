@@ -58,8 +58,7 @@ bool ParseInt(const std::string& s, long lo, long hi, int* out) {
 // Output beyond this stops reading from a connection until it drains, so a
 // client that pipelines without reading cannot grow our memory unboundedly.
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -84,8 +83,7 @@ Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_muta
       value = a.substr(eq + 1);
       has_value = true;
     }
-    if (name != "--port" && name != "--dir" && name != "--mutant")
-      Usage(help, "unknown argument '" + a + "'");
+    if (name != "--port" && name != "--dir" && name != "--mutant") Usage(help, "unknown argument '" + a + "'");
     if (!has_value) {
       if (i + 1 >= argc) Usage(help, name + " needs a value");
       value = argv[++i];
@@ -204,8 +202,7 @@ int Serve(const Options& opts, const char* name, Handler& handler) {
     for (auto& [id, c] : conns) {
       short ev = 0;
       if (c->lingering) any_lingering = true;
-      if (!c->peer_eof && (c->lingering || (!c->close_after_flush && pending_out(*c) < kMaxPendingOut)))
-        ev |= POLLIN;
+      if (!c->peer_eof && (c->lingering || (!c->close_after_flush && pending_out(*c) < kMaxPendingOut))) ev |= POLLIN;
       if (pending_out(*c) > 0) ev |= POLLOUT;
       pfds.push_back({c->fd, ev, 0});
       ids.push_back(id);
@@ -266,8 +263,10 @@ int Serve(const Options& opts, const char* name, Handler& handler) {
           }
         }
         if (!drop && new_input) {
-          if (c.close_after_flush) c.in.clear();  // no more requests after a fatal error
-          else handler.OnInput(c);
+          if (c.close_after_flush)
+            c.in.clear();  // no more requests after a fatal error
+          else
+            handler.OnInput(c);
         }
       }
       if (!drop && pending_out(c) > 0 && !flush(c)) drop = true;

@@ -20,9 +20,9 @@
 namespace dsut {
 
 struct Options {
-  int port = 0;        // 0 = pick a free port
-  std::string dir;     // --dir (optional)
-  int mutant = 0;      // 0 = the correct server
+  int port = 0;     // 0 = pick a free port
+  std::string dir;  // --dir (optional)
+  int mutant = 0;   // 0 = the correct server
 };
 
 // Parses --port N, --dir D, --mutant N (also --flag=value) and --help.
@@ -32,12 +32,12 @@ Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_muta
 
 // One client connection.
 struct Conn {
-  uint64_t id = 0;              // unique for the life of the process
+  uint64_t id = 0;  // unique for the life of the process
   int fd = -1;
-  std::string in;               // received, not yet consumed by the handler
-  std::string out;              // to be written (from out_pos on)
+  std::string in;   // received, not yet consumed by the handler
+  std::string out;  // to be written (from out_pos on)
   size_t out_pos = 0;
-  bool peer_eof = false;        // the peer shut down its sending side
+  bool peer_eof = false;           // the peer shut down its sending side
   bool close_after_flush = false;  // close once `out` is written; stop reading
   // Loop-internal: after a server-side close the write side is shut down
   // and input is drained until EOF or the deadline (a lingering close, so

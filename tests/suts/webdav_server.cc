@@ -53,7 +53,8 @@ const char kHelp[] =
     "    15  If-Match uses weak comparison (accepts W/\"t\" for \"t\")\n"
     "    16  stale reads: GET is served from a per-connection cache that other connections' writes do not update\n"
     "    17  If-Match: * fails (412) even though the resource exists\n"
-    "    18  lost update: PUT/DELETE preconditions are checked against a validator snapshot refreshed at most once a second\n"
+    "    18  lost update: PUT/DELETE preconditions are checked against a validator snapshot refreshed at most once a "
+    "second\n"
     "    19  write-behind: a PUT is acknowledged but applied only after the next request has been handled\n"
     "    20  304 carries the wrong ETag (the weak form W/\"t\" of the current tag)\n"
     "    21  after a replace, GET returns the previous body with the new ETag\n"
@@ -136,8 +137,10 @@ std::optional<std::string> GetHeader(const Request& q, std::string_view lname) {
   std::optional<std::string> v;
   for (const Header& h : q.headers) {
     if (h.name != lname) continue;
-    if (v) *v += ", " + h.value;
-    else v = h.value;
+    if (v)
+      *v += ", " + h.value;
+    else
+      v = h.value;
   }
   return v;
 }
@@ -145,8 +148,10 @@ std::optional<std::string> GetHeaderExactCase(const Request& q, std::string_view
   std::optional<std::string> v;
   for (const Header& h : q.headers) {
     if (h.raw_name != name) continue;
-    if (v) *v += ", " + h.value;
-    else v = h.value;
+    if (v)
+      *v += ", " + h.value;
+    else
+      v = h.value;
   }
   return v;
 }
@@ -186,23 +191,40 @@ std::vector<std::string> SplitList(std::string_view s) {
 
 const char* Reason(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 411: return "Length Required";
-    case 412: return "Precondition Failed";
-    case 413: return "Content Too Large";
-    case 417: return "Expectation Failed";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 411:
+      return "Length Required";
+    case 412:
+      return "Precondition Failed";
+    case 413:
+      return "Content Too Large";
+    case 417:
+      return "Expectation Failed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -312,7 +334,7 @@ class WebdavServer : public dsut::Handler {
 
   void OnInput(dsut::Conn& c) override {
     ConnState& st = conns_[c.id];
-    size_t pos = 0;  // consumed prefix of c.in
+    size_t pos = 0;                  // consumed prefix of c.in
     std::vector<std::string> batch;  // mutant 30: this read's responses
     int handled = 0;
     while (!c.close_after_flush) {
@@ -355,8 +377,7 @@ class WebdavServer : public dsut::Handler {
     // RFC 9110 §10.1.1: the client waits for "100 Continue" before sending
     // the body it announced; send it once, after every earlier response.
     Parser& p = st.parser;
-    if (!c.close_after_flush && !st.muted && p.phase != Parser::Phase::kHead && p.expect_continue &&
-        !p.continue_sent) {
+    if (!c.close_after_flush && !st.muted && p.phase != Parser::Phase::kHead && p.expect_continue && !p.continue_sent) {
       p.continue_sent = true;
       c.out += "HTTP/1.1 100 Continue\r\n\r\n";
     }
@@ -366,8 +387,10 @@ class WebdavServer : public dsut::Handler {
   bool M(int n) const { return m_ == n; }
 
   void Emit(dsut::Conn& c, std::string bytes, std::vector<std::string>& batch) {
-    if (m_ == kPipelineReversed) batch.push_back(std::move(bytes));
-    else c.out += bytes;
+    if (m_ == kPipelineReversed)
+      batch.push_back(std::move(bytes));
+    else
+      c.out += bytes;
   }
 
   // Advances the parser over c.in[pos..]. Returns false when more bytes are
@@ -534,7 +557,6 @@ class WebdavServer : public dsut::Handler {
     }
     return false;
   }
-
 
   static bool ParseRequestLine(std::string_view line, Request* q, std::optional<ParseError>* err) {
     size_t sp1 = line.find(' ');
@@ -746,7 +768,7 @@ class WebdavServer : public dsut::Handler {
       r.headers.emplace_back("Allow", "GET, HEAD, PUT, DELETE");
       return r;
     }
-    if (path.empty() || path.back() != '/' ) {
+    if (path.empty() || path.back() != '/') {
       if (path == "*") return Simple(400, "asterisk-form is only for OPTIONS");
     } else {
       return Simple(403, "collections are not supported");
@@ -776,8 +798,7 @@ class WebdavServer : public dsut::Handler {
     }
     auto im = CondHeader(q, true);
     auto inm = CondHeader(q, false);
-    if (im && !IfMatchTrue(*im, &cur->etag) && !M(kGetIgnoresIfMatch))
-      return Simple(412, "precondition failed");
+    if (im && !IfMatchTrue(*im, &cur->etag) && !M(kGetIgnoresIfMatch)) return Simple(412, "precondition failed");
     if (inm && !IfNoneMatchTrue(*inm, &cur->etag) && !M(k200Not304)) {
       Response r;
       r.status = 304;

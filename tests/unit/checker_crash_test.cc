@@ -231,10 +231,10 @@ TEST(QueueSoundness, SimulatedQueueTracesAreAccepted) {
     so.crash_reuse_conn = seed % 4 == 0;
     auto trace = harness::Simulate(*spec, harness::QueueRequests(), so);
     ASSERT_TRUE(trace.ok()) << trace.status();
-    undecided += !CheckSpecTrace(spec, *trace, absl::StrCat("queue seed ", seed),
-                                 seed % 5 == 0 ? std::vector<check::BranchOrder>{check::BranchOrder::kFirst,
-                                                                                 check::BranchOrder::kLast}
-                                               : std::vector<check::BranchOrder>{check::BranchOrder::kFirst});
+    undecided += !CheckSpecTrace(
+        spec, *trace, absl::StrCat("queue seed ", seed),
+        seed % 5 == 0 ? std::vector<check::BranchOrder>{check::BranchOrder::kFirst, check::BranchOrder::kLast}
+                      : std::vector<check::BranchOrder>{check::BranchOrder::kFirst});
     if (HasFailure()) return;
   }
   std::printf("undecided (INCONCLUSIVE at the step bound): %d\n", undecided);
@@ -264,7 +264,7 @@ TEST(QueueSoundness, LongQueueTraceOnThreeConnections) {
 // response it got.
 struct Op {
   int64_t label;
-  int64_t channel;        // conn number and how many times it was closed before
+  int64_t channel;  // conn number and how many times it was closed before
   Value req;
   size_t sent_at;
   std::optional<size_t> recv_at;
@@ -364,9 +364,9 @@ Trace Corrupt(Trace trace, harness::Rng& rng) {
     if (trace[i].kind == Observation::Kind::kReceived) received.push_back(i);
   if (received.empty()) return trace;
   Observation& o = trace[received[rng() % received.size()]];
-  static const std::vector<Value> values = {Value::Null(),       Value::String("0"), Value::String("1"),
-                                            Value::String("2"),  Value::String("3"), Value::String("4"),
-                                            Value::String("5"),  Value::Bool(true),  Value::Bool(false)};
+  static const std::vector<Value> values = {Value::Null(),      Value::String("0"), Value::String("1"),
+                                            Value::String("2"), Value::String("3"), Value::String("4"),
+                                            Value::String("5"), Value::Bool(true),  Value::Bool(false)};
   ir::MapEntries e = o.msg.as_map();
   switch (rng() % 5) {
     case 0:  // drop a field
@@ -402,7 +402,8 @@ TEST(CrashSensitivity, CorruptedRegisterTracesMatchBruteForce) {
     bool got_accept = v->kind == check::Verdict::Kind::kAccept;
     ASSERT_EQ(got_accept, expect_accept) << "seed " << seed << ": brute force says "
                                          << (expect_accept ? "accept" : "reject") << ", checker says "
-                                         << check::FormatVerdict(*v) << "\n" << Dump(bad);
+                                         << check::FormatVerdict(*v) << "\n"
+                                         << Dump(bad);
     (expect_accept ? accepted : rejected)++;
   }
   EXPECT_GT(with_crash, 400);

@@ -59,17 +59,16 @@ std::vector<Observation> CorruptOne(std::vector<Observation> trace, harness::Rng
     if (trace[i].kind == Observation::Kind::kReceived) received.push_back(i);
   if (received.empty()) return trace;
   Observation& o = trace[received[rng() % received.size()]];
-  static const std::vector<Value> values = {Value::Null(), Value::String("x"), Value::String("yy"),
-                                            Value::Bool(true), Value::Bool(false)};
+  static const std::vector<Value> values = {Value::Null(), Value::String("x"), Value::String("yy"), Value::Bool(true),
+                                            Value::Bool(false)};
   ir::MapEntries e = o.msg.as_map();
   if (!e.empty()) e[0].second = values[rng() % values.size()];
   o.msg = Value::Map(std::move(e));
   return trace;
 }
 
-check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
-                           bool use_memo, check::BranchOrder order = check::BranchOrder::kFirst,
-                           const std::string& network = "tcp") {
+check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace, bool use_memo,
+                           check::BranchOrder order = check::BranchOrder::kFirst, const std::string& network = "tcp") {
   check::CheckerOptions co;
   co.network = network;
   co.use_memo = use_memo;
@@ -83,8 +82,8 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
 
 // One observation at a time, as the online tester feeds them (CheckTrace
 // holds the checker over the whole trace instead).
-check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec,
-                                        const std::vector<Observation>& trace, const std::string& network) {
+check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
+                                        const std::string& network) {
   check::CheckerOptions co;
   co.network = network;
   co.max_steps = 2'000'000;
@@ -131,8 +130,8 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
     // Every exploration order: the memo prunes whatever was taken up
     // first, so a wrong pruning rule shows under some order.
     check::Verdict::Kind with = without;
-    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast,
-                                     check::BranchOrder::kRandom}) {
+    for (check::BranchOrder order :
+         {check::BranchOrder::kFirst, check::BranchOrder::kLast, check::BranchOrder::kRandom}) {
       with = Judge(spec, t, true, order, network);
       ASSERT_EQ(with, without) << "seed " << seed << " branch order " << check::BranchOrderName(order)
                                << ": memo changed the verdict";
@@ -162,8 +161,8 @@ std::vector<Observation> PendingPutsThenBadGet(int n) {
     o.kind = Observation::Kind::kSent;
     o.label = label;
     o.conn = i;
-    o.msg = Rec({{"op", Value::String("put")}, {"key", Value::String("x")},
-                 {"value", Value::String(absl::StrCat("v", i))}});
+    o.msg = Rec(
+        {{"op", Value::String("put")}, {"key", Value::String("x")}, {"value", Value::String(absl::StrCat("v", i))}});
     add(o);
   }
   for (int i = 0; i < n; ++i) {
@@ -223,7 +222,8 @@ TEST(Memo, TimeBoundEndsInconclusiveNeverAccept) {
       o.kind = Observation::Kind::kSent;
       o.label = label;
       o.conn = c;
-      o.msg = Rec({{"op", Value::String("append")}, {"key", Value::String("k")},
+      o.msg = Rec({{"op", Value::String("append")},
+                   {"key", Value::String("k")},
                    {"value", Value::String(std::string(1, static_cast<char>('a' + c)))}});
       t.push_back(o);
     }

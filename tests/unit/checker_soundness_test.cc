@@ -26,9 +26,7 @@ using ir::Value;
 
 Value Rec(std::vector<std::pair<std::string, Value>> e) { return Value::Map(std::move(e)); }
 
-std::string Pick(harness::Rng& rng, const std::vector<std::string>& from) {
-  return from[rng() % from.size()];
-}
+std::string Pick(harness::Rng& rng, const std::vector<std::string>& from) { return from[rng() % from.size()]; }
 
 const harness::RequestFn KvRequest = harness::KvRequests({"a", "b", "c"});
 
@@ -52,9 +50,8 @@ Value HttpRequest(harness::Rng& rng) {
               {"body", Value::String(method == "PUT" ? Pick(rng, bodies) : "")}});
 }
 
-void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& gen, int traces,
-                       int requests, int connections, int max_in_flight, uint64_t seed0,
-                       const std::string& network = "tcp") {
+void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& gen, int traces, int requests,
+                       int connections, int max_in_flight, uint64_t seed0, const std::string& network = "tcp") {
   auto spec = Shipped(spec_name);
   int checked = 0;
   for (int i = 0; i < traces; ++i) {
@@ -67,8 +64,8 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
     ASSERT_TRUE(trace.ok()) << trace.status();
     // Every branch order must accept: the order steers which explanation
     // the generator follows, never whether one exists.
-    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast,
-                                     check::BranchOrder::kRandom, check::BranchOrder::kMostConstrained}) {
+    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast, check::BranchOrder::kRandom,
+                                     check::BranchOrder::kMostConstrained}) {
       check::CheckerOptions co;
       co.network = network;
       co.branch_order = order;
@@ -79,7 +76,8 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
         std::string dump;
         for (const auto& o : *trace) absl::StrAppend(&dump, check::ObservationToJson(o), "\n");
         FAIL() << spec_name << " seed " << so.seed << " branch order " << check::BranchOrderName(order) << ": "
-               << check::FormatVerdict(*v) << "\n" << dump;
+               << check::FormatVerdict(*v) << "\n"
+               << dump;
       }
     }
     ++checked;
@@ -87,27 +85,13 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
   EXPECT_EQ(checked, traces);
 }
 
-TEST(Soundness, KvSingleConnection) {
-  ExpectAllAccepted("kv.dspec", KvRequest, 300, 60, 1, 1, 1000);
-}
-TEST(Soundness, KvFourConnections) {
-  ExpectAllAccepted("kv.dspec", KvRequest, 1500, 60, 4, 1, 2000);
-}
-TEST(Soundness, KvEightConnections) {
-  ExpectAllAccepted("kv.dspec", KvRequest, 300, 80, 8, 1, 4000);
-}
-TEST(Soundness, KvPipelinedSixConnections) {
-  ExpectAllAccepted("kv.dspec", KvRequest, 500, 60, 6, 2, 5000);
-}
-TEST(Soundness, HttpSingleConnection) {
-  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 1, 1, 7000);
-}
-TEST(Soundness, HttpThreeConnections) {
-  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 1000, 40, 3, 1, 8000);
-}
-TEST(Soundness, HttpPipelined) {
-  ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 3, 2, 9500);
-}
+TEST(Soundness, KvSingleConnection) { ExpectAllAccepted("kv.dspec", KvRequest, 300, 60, 1, 1, 1000); }
+TEST(Soundness, KvFourConnections) { ExpectAllAccepted("kv.dspec", KvRequest, 1500, 60, 4, 1, 2000); }
+TEST(Soundness, KvEightConnections) { ExpectAllAccepted("kv.dspec", KvRequest, 300, 80, 8, 1, 4000); }
+TEST(Soundness, KvPipelinedSixConnections) { ExpectAllAccepted("kv.dspec", KvRequest, 500, 60, 6, 2, 5000); }
+TEST(Soundness, HttpSingleConnection) { ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 1, 1, 7000); }
+TEST(Soundness, HttpThreeConnections) { ExpectAllAccepted("http_webdav.dspec", HttpRequest, 1000, 40, 3, 1, 8000); }
+TEST(Soundness, HttpPipelined) { ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 3, 2, 9500); }
 TEST(Soundness, SyncNetworkOnSingleConnection) {
   ExpectAllAccepted("kv.dspec", KvRequest, 200, 60, 1, 1, 11000, "sync");
 }
@@ -138,8 +122,7 @@ Value KvApply(std::map<std::string, std::string>& store, const Value& q) {
   const std::string& op = q.Find("op")->as_string();
   const std::string& key = q.Find("key")->as_string();
   auto it = store.find(key);
-  if (op == "get")
-    return Rec({{"value", it == store.end() ? Value::Null() : Value::String(it->second)}});
+  if (op == "get") return Rec({{"value", it == store.end() ? Value::Null() : Value::String(it->second)}});
   if (op == "put") {
     store[key] = q.Find("value")->as_string();
     return Rec({{"ok", Value::Bool(true)}});
@@ -154,8 +137,8 @@ Value KvApply(std::map<std::string, std::string>& store, const Value& q) {
   return Rec({{"ok", Value::Bool(eq)}});
 }
 
-bool BruteForce(const std::vector<Op>& ops, std::vector<bool>& used, std::vector<size_t>& order,
-                size_t answered_total, size_t answered_used) {
+bool BruteForce(const std::vector<Op>& ops, std::vector<bool>& used, std::vector<size_t>& order, size_t answered_total,
+                size_t answered_used) {
   if (answered_used == answered_total) {
     std::map<std::string, std::string> store;
     for (size_t i : order) {
@@ -177,8 +160,7 @@ bool BruteForce(const std::vector<Op>& ops, std::vector<bool>& used, std::vector
     if (!ok) continue;
     used[i] = true;
     order.push_back(i);
-    bool found = BruteForce(ops, used, order, answered_total,
-                            answered_used + (ops[i].recv_at ? 1 : 0));
+    bool found = BruteForce(ops, used, order, answered_total, answered_used + (ops[i].recv_at ? 1 : 0));
     order.pop_back();
     used[i] = false;
     if (found) return true;
@@ -214,9 +196,9 @@ std::vector<Observation> Corrupt(std::vector<Observation> trace, harness::Rng& r
     if (trace[i].kind == Observation::Kind::kReceived) received.push_back(i);
   if (received.empty()) return trace;
   Observation& o = trace[received[rng() % received.size()]];
-  static const std::vector<Value> values = {Value::Null(), Value::String("x"), Value::String("y"),
-                                            Value::String("xy"), Value::String("z"),
-                                            Value::Bool(true), Value::Bool(false)};
+  static const std::vector<Value> values = {Value::Null(),       Value::String("x"), Value::String("y"),
+                                            Value::String("xy"), Value::String("z"), Value::Bool(true),
+                                            Value::Bool(false)};
   ir::MapEntries e = o.msg.as_map();
   switch (rng() % 4) {
     case 0:  // drop a field

@@ -21,7 +21,7 @@ std::shared_ptr<const lang::Spec> Load(const std::string& file, const std::strin
 }
 
 Verdict::Kind CheckLines(std::shared_ptr<const lang::Spec> spec, const std::vector<std::string>& lines,
-                  const std::string& network = "tcp", Verdict* out = nullptr) {
+                         const std::string& network = "tcp", Verdict* out = nullptr) {
   auto trace = ParseTrace("test.jsonl", absl::StrJoin(lines, "\n"));
   EXPECT_TRUE(trace.ok()) << trace.status();
   CheckerOptions opts;
@@ -56,17 +56,18 @@ on recv q from c {
 TEST(CompareAndSet, SequentialHistoryAccepted) {
   auto spec = Load("cas.dspec", kCas);
   EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":5})"), Recv(2, 0, R"({"ok":true})"),
-                       Sent(3, 0, R"({"cmp":0,"new":7})"), Recv(4, 0, R"({"ok":false})"),
-                       Sent(5, 0, R"({"cmp":5,"new":1})"), Recv(6, 0, R"({"ok":true})")}),
+                              Sent(3, 0, R"({"cmp":0,"new":7})"), Recv(4, 0, R"({"ok":false})"),
+                              Sent(5, 0, R"({"cmp":5,"new":1})"), Recv(6, 0, R"({"ok":true})")}),
             Verdict::Kind::kAccept);
 }
 
 TEST(CompareAndSet, WrongAnswerRejected) {
   auto spec = Load("cas.dspec", kCas);
   Verdict v;
-  EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":5})"), Recv(2, 0, R"({"ok":true})"),
-                       Sent(3, 0, R"({"cmp":0,"new":7})"), Recv(4, 0, R"({"ok":true})")},
-                "tcp", &v),
+  EXPECT_EQ(CheckLines(spec,
+                       {Sent(1, 0, R"({"cmp":0,"new":5})"), Recv(2, 0, R"({"ok":true})"),
+                        Sent(3, 0, R"({"cmp":0,"new":7})"), Recv(4, 0, R"({"ok":true})")},
+                       "tcp", &v),
             Verdict::Kind::kReject);
   ASSERT_FALSE(v.reasons.empty());
   EXPECT_EQ(v.reasons[0].field, "ok");
@@ -77,19 +78,21 @@ TEST(CompareAndSet, ConcurrentCasesNeedReordering) {
   // Two clients race cas(0->1) and cas(0->2): exactly one may win, either one.
   auto spec = Load("cas.dspec", kCas);
   EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
-                       Recv(4, 1, R"({"ok":false})"), Recv(2, 0, R"({"ok":true})")}),
+                              Recv(4, 1, R"({"ok":false})"), Recv(2, 0, R"({"ok":true})")}),
             Verdict::Kind::kAccept);
   EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
-                       Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":true})")}),
+                              Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":true})")}),
             Verdict::Kind::kReject);
   // Under the sync model the server must take request 1 first.
-  EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
-                       Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":false})")},
-                "sync"),
+  EXPECT_EQ(CheckLines(spec,
+                       {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
+                        Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":false})")},
+                       "sync"),
             Verdict::Kind::kReject);
-  EXPECT_EQ(CheckLines(spec, {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
-                       Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":false})")},
-                "tcp"),
+  EXPECT_EQ(CheckLines(spec,
+                       {Sent(1, 0, R"({"cmp":0,"new":1})"), Sent(3, 1, R"({"cmp":0,"new":2})"),
+                        Recv(4, 1, R"({"ok":true})"), Recv(2, 0, R"({"ok":false})")},
+                       "tcp"),
             Verdict::Kind::kAccept);
 }
 
@@ -147,15 +150,14 @@ TEST(CompareAndReset, ContradictionRejectedThroughSolver) {
   // The secret is below 10 by assumption.
   EXPECT_EQ(CheckLines(spec, Guesses({{9, "lt"}})), Verdict::Kind::kReject);
   // After a reset the new secret is unconstrained again.
-  EXPECT_EQ(CheckLines(spec, Guesses({{4, "eq"}, {4, "lt"}, {8, "gt"}, {6, "lt"}, {7, "eq"}})),
-            Verdict::Kind::kAccept);
+  EXPECT_EQ(CheckLines(spec, Guesses({{4, "eq"}, {4, "lt"}, {8, "gt"}, {6, "lt"}, {7, "eq"}})), Verdict::Kind::kAccept);
 }
 
 // --- ETag cases on the shipped http_webdav spec.
 std::string Req(const std::string& method, const std::string& path, const std::string& headers,
                 const std::string& body = "") {
-  return absl::StrCat("{\"method\":\"", method, "\",\"path\":\"", path, "\",\"headers\":", headers,
-                      ",\"body\":\"", body, "\"}");
+  return absl::StrCat("{\"method\":\"", method, "\",\"path\":\"", path, "\",\"headers\":", headers, ",\"body\":\"",
+                      body, "\"}");
 }
 std::string Resp(int status, const std::string& headers = "{}", const std::string& body = "") {
   return absl::StrCat("{\"status\":", status, ",\"headers\":", headers, ",\"body\":\"", body, "\"}");
@@ -308,7 +310,8 @@ TEST(ManyPendingRequests, TimedOutWritesDoNotBlowUp) {
   }
   for (int i = 0; i < 5; ++i) {
     t.push_back(Sent(label, 100, R"({"op":"get","key":"k"})"));
-    t.push_back(Recv(label + 1, 100, absl::StrCat(R"({"value":")", std::string(static_cast<size_t>(i * 3 + 1), 'a'), "\"}")));
+    t.push_back(
+        Recv(label + 1, 100, absl::StrCat(R"({"value":")", std::string(static_cast<size_t>(i * 3 + 1), 'a'), "\"}")));
     label += 2;
   }
   CheckerStats st;
@@ -362,10 +365,10 @@ on recv q from c {
 }
 )");
   Verdict v;
-  EXPECT_EQ(CheckLines(spec, {Sent(1, 0, "{}"), Recv(2, 0, R"({"ok":true})"), Sent(3, 0, "{}"),
-                       Recv(4, 0, R"({"ok":true})")},
-                "tcp", &v),
-            Verdict::Kind::kSpecError);
+  EXPECT_EQ(
+      CheckLines(spec, {Sent(1, 0, "{}"), Recv(2, 0, R"({"ok":true})"), Sent(3, 0, "{}"), Recv(4, 0, R"({"ok":true})")},
+                 "tcp", &v),
+      Verdict::Kind::kSpecError);
   EXPECT_NE(v.message.find("bad.dspec:6:3"), std::string::npos) << v.message;
 }
 

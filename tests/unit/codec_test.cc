@@ -50,7 +50,8 @@ TEST(HttpCodec, EncodesRequestsWithLengthOrChunks) {
   c->Encode(put);
   auto third = c->Encode(put);  // every third body goes chunked
   ASSERT_TRUE(third.ok());
-  EXPECT_NE(third->find("transfer-encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n"), std::string::npos) << *third;
+  EXPECT_NE(third->find("transfer-encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n"), std::string::npos)
+      << *third;
   EXPECT_FALSE(c->Encode(*ir::ParseJson(R"({"method":"GET","path":"/a b"})")).ok());
   EXPECT_FALSE(c->Encode(*ir::ParseJson(R"({"method":"GET","path":"/a","headers":{"x":"a\r\nb"}})")).ok());
 }
@@ -114,10 +115,10 @@ TEST(HttpCodec, EverySplitDecodesLikeTheWhole) {
 }
 
 TEST(HttpCodec, GarbageIsReportedBesideTheResponses) {
-  for (const char* bytes : {"garbage\r\n\r\n", "HTTP/1.1 abc\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
-                            "HTTP/1.1 200 OK\r\nContent-Length: -4\r\n\r\n",
-                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n"}) {
+  for (const char* bytes :
+       {"garbage\r\n\r\n", "HTTP/1.1 abc\r\n\r\n", "HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: -4\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n"}) {
     auto c = MakeHttpCodec("h");
     DecodeResult r;
     auto out = Decode(*c, bytes, false, &r);
@@ -218,7 +219,8 @@ TEST(JsonLinesCodec, AFieldNamedMalformedIsData) {
 }
 
 TEST(JsonLinesCodec, EverySplitDecodesLikeTheWhole) {
-  const std::string kStreams[] = {"{\"a\":1}\r\n\n[1,2]\n\"s\\n\"\n", "{\"a\":1}\n{bad\n{\"b\":2}\n", "{\"a\":1}\n{\"b\""};
+  const std::string kStreams[] = {"{\"a\":1}\r\n\n[1,2]\n\"s\\n\"\n", "{\"a\":1}\n{bad\n{\"b\":2}\n",
+                                  "{\"a\":1}\n{\"b\""};
   auto proto = MakeJsonLinesCodec();
   for (const std::string& bytes : kStreams) {
     std::string whole = DecodeInPieces(*proto, bytes, 0);

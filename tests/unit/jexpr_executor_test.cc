@@ -51,8 +51,7 @@ TEST(JRef, FieldNamesWithSeparatorsRoundTrip) {
     ASSERT_TRUE(back.ok()) << name << " -> " << text << ": " << back.status();
     ASSERT_EQ(back->path.size(), 2u) << text;
     EXPECT_EQ(back->path[1].field, name) << text;
-    std::vector<ir::LabeledMessage> trace = {
-        {4, Value::Map({{"headers", Value::Map({{name, Value::String("v")}})}})}};
+    std::vector<ir::LabeledMessage> trace = {{4, Value::Map({{"headers", Value::Map({{name, Value::String("v")}})}})}};
     auto filled = ir::Instantiate(ir::MakeHole(r, nullptr), trace);
     ASSERT_TRUE(filled.ok()) << text << ": " << filled.status();
     EXPECT_EQ(*filled, Value::String("v"));
@@ -94,7 +93,8 @@ std::vector<ir::LabeledMessage> Trace() {
 }
 
 TEST(Instantiate, StrictReference) {
-  Value q = Value::Map({{"headers", Value::Map({{"if-match", ir::MakeHole(*ir::ParseJRef("2.@headers@etag.id"), nullptr)}})}});
+  Value q = Value::Map(
+      {{"headers", Value::Map({{"if-match", ir::MakeHole(*ir::ParseJRef("2.@headers@etag.id"), nullptr)}})}});
   auto v = ir::Instantiate(q, Trace());
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(ir::ToJson(*v), R"({"headers":{"if-match":"\"one\""}})");

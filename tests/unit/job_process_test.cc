@@ -59,10 +59,14 @@ class JobProcessTest : public ::testing::Test {
     out << "#!/bin/sh\n"
            "trap '' TERM\n"
            "setsid sleep 1000 &\n"
-           "echo $! > " << dir_ << "/sut.pid\n"
+           "echo $! > "
+        << dir_
+        << "/sut.pid\n"
            "printf '{\"sut\":%d,\"up\":true}\\n' $! >&3\n"
            "sleep 1000 &\n"
-           "echo $! > " << dir_ << "/helper.pid\n"
+           "echo $! > "
+        << dir_
+        << "/helper.pid\n"
            "while :; do sleep 1; done\n";
     out.close();
     ::chmod(script_.c_str(), 0755);

@@ -75,8 +75,8 @@ TEST(JsonTest, DuplicateKeysLastWins) {
 }
 
 TEST(JsonTest, ToJsonIsCompactAndSorted) {
-  Value v = Value::Map({{"z", Value::Int(1)},
-                        {"a", Value::List({Value::Bool(false), Value::Null(), Value::String("s")})}});
+  Value v =
+      Value::Map({{"z", Value::Int(1)}, {"a", Value::List({Value::Bool(false), Value::Null(), Value::String("s")})}});
   EXPECT_EQ(ToJson(v), R"({"a":[false,null,"s"],"z":1})");
   EXPECT_EQ(ToJson(Value::Map({})), "{}");
   EXPECT_EQ(ToJson(Value::List({})), "[]");
@@ -126,17 +126,15 @@ TEST(JsonTest, RoundTripOfEveryByteString) {
   EXPECT_EQ(back->as_string(), all);
 }
 
-TEST(JsonTest, SimpleEscapes) {
-  EXPECT_EQ(MustParse(R"("\"\\\/\b\f\n\r\t")").as_string(), "\"\\/\b\f\n\r\t");
-}
+TEST(JsonTest, SimpleEscapes) { EXPECT_EQ(MustParse(R"("\"\\\/\b\f\n\r\t")").as_string(), "\"\\/\b\f\n\r\t"); }
 
 TEST(JsonTest, UnicodeEscapes) {
   EXPECT_EQ(MustParse(R"("\u0041")").as_string(), "A");
-  EXPECT_EQ(MustParse(R"("\u00e9")").as_string(), "\xC3\xA9");       // é
-  EXPECT_EQ(MustParse(R"("\u00E9")").as_string(), "\xC3\xA9");       // upper-case hex
-  EXPECT_EQ(MustParse(R"("\u20AC")").as_string(), "\xE2\x82\xAC");   // €
-  EXPECT_EQ(MustParse(R"("\u07FF")").as_string(), "\xDF\xBF");       // 2-byte maximum
-  EXPECT_EQ(MustParse(R"("\u0800")").as_string(), "\xE0\xA0\x80");   // 3-byte minimum
+  EXPECT_EQ(MustParse(R"("\u00e9")").as_string(), "\xC3\xA9");      // é
+  EXPECT_EQ(MustParse(R"("\u00E9")").as_string(), "\xC3\xA9");      // upper-case hex
+  EXPECT_EQ(MustParse(R"("\u20AC")").as_string(), "\xE2\x82\xAC");  // €
+  EXPECT_EQ(MustParse(R"("\u07FF")").as_string(), "\xDF\xBF");      // 2-byte maximum
+  EXPECT_EQ(MustParse(R"("\u0800")").as_string(), "\xE0\xA0\x80");  // 3-byte minimum
   EXPECT_EQ(MustParse(R"("\uFFFF")").as_string(), "\xEF\xBF\xBF");
   // \u0000 decodes to a real NUL byte inside the string.
   Value nul = MustParse(R"("a\u0000b")");
@@ -295,8 +293,7 @@ TEST(JsonTest, NestingUpToTheLimitIsAccepted) {
 }
 
 TEST(JsonTest, NestingBeyondTheLimitIsRejected) {
-  for (const std::string& text :
-       {Nested(257, "1"), Nested(258, ""), NestedObjects(257), Nested(100000, "")}) {
+  for (const std::string& text : {Nested(257, "1"), Nested(258, ""), NestedObjects(257), Nested(100000, "")}) {
     std::string msg = ParseError(text);
     EXPECT_TRUE(absl::StrContains(msg, "nesting deeper than 256")) << msg.substr(0, 200);
   }

@@ -223,8 +223,7 @@ TEST(LoadSpecTest, CommentsAndBlockLikeStatementsNeedNoSemicolon) {
 // --------------------------------------------------------- malformed specs
 
 TEST(LoadSpecErrorTest, UnknownName) {
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  send c { v: nope };", "}"}), "3:15",
-                 "unknown name 'nope'");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  send c { v: nope };", "}"}), "3:15", "unknown name 'nope'");
 }
 
 TEST(LoadSpecErrorTest, UnknownFunction) {
@@ -233,26 +232,26 @@ TEST(LoadSpecErrorTest, UnknownFunction) {
 }
 
 TEST(LoadSpecErrorTest, FunctionUsedAsValue) {
-  ExpectOneError(Src({"spec t;", "fn f() { 1 }", "on recv q from c {", "  send c { v: f };", "}"}),
-                 "4:15", "'f' is a function; call it with (...)");
+  ExpectOneError(Src({"spec t;", "fn f() { 1 }", "on recv q from c {", "  send c { v: f };", "}"}), "4:15",
+                 "'f' is a function; call it with (...)");
 }
 
 TEST(LoadSpecErrorTest, WrongArityBuiltin) {
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let n = len(\"a\", \"b\");", "  send c {};", "}"}),
-                 "3:11", "'len' takes 1 argument(s), got 2");
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let n = substr(\"a\");", "  send c {};", "}"}),
-                 "3:11", "'substr' takes 2 to 3 arguments, got 1");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let n = len(\"a\", \"b\");", "  send c {};", "}"}), "3:11",
+                 "'len' takes 1 argument(s), got 2");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let n = substr(\"a\");", "  send c {};", "}"}), "3:11",
+                 "'substr' takes 2 to 3 arguments, got 1");
 }
 
 TEST(LoadSpecErrorTest, WrongArityMethodCallCountsReceiver) {
   // q.get() is get(q): one argument where two are needed.
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let x = q.get();", "  send c {};", "}"}),
-                 "3:12", "'get' takes 2 argument(s), got 1");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  let x = q.get();", "  send c {};", "}"}), "3:12",
+                 "'get' takes 2 argument(s), got 1");
 }
 
 TEST(LoadSpecErrorTest, WrongArityUserFunction) {
-  ExpectOneError(Src({"spec t;", "fn f(a, b) { a + b }", "on recv q from c {", "  send c { v: f(1) };", "}"}),
-                 "4:15", "'f' takes 2 argument(s), got 1");
+  ExpectOneError(Src({"spec t;", "fn f(a, b) { a + b }", "on recv q from c {", "  send c { v: f(1) };", "}"}), "4:15",
+                 "'f' takes 2 argument(s), got 1");
 }
 
 TEST(LoadSpecErrorTest, OneofOutsideGen) {
@@ -276,8 +275,7 @@ TEST(LoadSpecErrorTest, SendInGen) {
 }
 
 TEST(LoadSpecErrorTest, SendInInitialValue) {
-  ExpectOneError(Src({"spec t;", "var x = send 0 {};", kHandler}), "2:9",
-                 "`send` is only allowed in the server");
+  ExpectOneError(Src({"spec t;", "var x = send 0 {};", kHandler}), "2:9", "`send` is only allowed in the server");
 }
 
 TEST(LoadSpecErrorTest, GenOnlyBuiltinInHandler) {
@@ -289,8 +287,7 @@ TEST(LoadSpecErrorTest, GenOnlyBuiltinInHandler) {
 
 TEST(LoadSpecErrorTest, GenOnlyBuiltinInFunctionCalledByTheServer) {
   // A helper using tester builtins is fine for `gen`; the server may not call it.
-  ExpectOneError(Src({"spec t;", "fn f() { pick([1]) }", "fn g() { f() }",
-                      "on recv q from c { send c { v: g() }; }"}),
+  ExpectOneError(Src({"spec t;", "fn f() { pick([1]) }", "fn g() { f() }", "on recv q from c { send c { v: g() }; }"}),
                  "4:32", "'g' uses tester functions");
 }
 
@@ -336,13 +333,11 @@ TEST(LoadSpecErrorTest, MissingSpecHeader) {
 }
 
 TEST(LoadSpecErrorTest, MissingClosingBrace) {
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  send c {};"}), "3:13",
-                 "unexpected end of file: missing '}'");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  send c {};"}), "3:13", "unexpected end of file: missing '}'");
 }
 
 TEST(LoadSpecErrorTest, UnexpectedTopLevelItem) {
-  ExpectOneError(Src({"spec t;", kHandler, "  let x = 1;"}), "3:3",
-                 "found 'let'");
+  ExpectOneError(Src({"spec t;", kHandler, "  let x = 1;"}), "3:3", "found 'let'");
 }
 
 TEST(LoadSpecErrorTest, UnknownType) {
@@ -351,30 +346,25 @@ TEST(LoadSpecErrorTest, UnknownType) {
 }
 
 TEST(LoadSpecErrorTest, TypeArity) {
-  ExpectOneError(Src({"spec t;", "var x: list<int, int> = [];", kHandler}), "2:8",
-                 "type 'list' takes 1 parameter(s)");
+  ExpectOneError(Src({"spec t;", "var x: list<int, int> = [];", kHandler}), "2:8", "type 'list' takes 1 parameter(s)");
   ExpectOneError(Src({"spec t;", "var x: map<int, int> = {};", kHandler}), "2:12", "map keys must be strings");
 }
 
 TEST(LoadSpecErrorTest, InitialValueDoesNotMatchType) {
   ExpectOneError(Src({"spec t;", "var n: int = \"five\";", kHandler}), "2:5",
                  "initial value of 'n' does not match its type: expected int, got string");
-  ExpectOneError(Src({"spec t;", "var ok = 1;", "var m: map<string, int> = {a: 1, b: \"x\"};", kHandler}),
-                 "3:5", "initial value of 'm' does not match its type: expected int, got string");
+  ExpectOneError(Src({"spec t;", "var ok = 1;", "var m: map<string, int> = {a: 1, b: \"x\"};", kHandler}), "3:5",
+                 "initial value of 'm' does not match its type: expected int, got string");
   ExpectOneError(Src({"spec t;", "var r: {a: int, b: string} = {a: 1};", kHandler}), "2:5",
                  "initial value of 'r' does not match its type: missing field 'b'");
-  ExpectOneError(Src({"spec t;", "var l: list<bool> = [true, 1];", kHandler}), "2:5",
-                 "expected bool, got int");
-  ExpectOneError(Src({"spec t;", "var o: option<string> = some(1);", kHandler}), "2:5",
-                 "expected string, got int");
-  ExpectOneError(Src({"spec t;", "var o: option<string> = \"x\";", kHandler}), "2:5",
-                 "expected option, got string");
+  ExpectOneError(Src({"spec t;", "var l: list<bool> = [true, 1];", kHandler}), "2:5", "expected bool, got int");
+  ExpectOneError(Src({"spec t;", "var o: option<string> = some(1);", kHandler}), "2:5", "expected string, got int");
+  ExpectOneError(Src({"spec t;", "var o: option<string> = \"x\";", kHandler}), "2:5", "expected option, got string");
 }
 
 TEST(LoadSpecErrorTest, InitialValuesMatchingTheirTypesLoad) {
-  MustLoad(Src({"spec t;", "var a: any = [1, \"x\"];", "var o: option<int> = none;",
-                "var p: option<int> = some(2);", "var z: null = null;", "var b: bool = false;",
-                "var r: {a: int} = {a: 1, extra: 2};", kHandler}));
+  MustLoad(Src({"spec t;", "var a: any = [1, \"x\"];", "var o: option<int> = none;", "var p: option<int> = some(2);",
+                "var z: null = null;", "var b: bool = false;", "var r: {a: int} = {a: 1, extra: 2};", kHandler}));
 }
 
 TEST(LoadSpecErrorTest, TwoHandlers) {
@@ -392,8 +382,8 @@ TEST(LoadSpecErrorTest, AssignmentToUnknownName) {
 }
 
 TEST(LoadSpecErrorTest, LetIsScopedToItsBlock) {
-  ExpectOneError(Src({"spec t;", "on recv q from c {", "  if true { let z = 1; }", "  send c { z: z };", "}"}),
-                 "4:15", "unknown name 'z'");
+  ExpectOneError(Src({"spec t;", "on recv q from c {", "  if true { let z = 1; }", "  send c { z: z };", "}"}), "4:15",
+                 "unknown name 'z'");
 }
 
 TEST(LoadSpecErrorTest, InitialValueCannotReadLaterVar) {
@@ -401,12 +391,9 @@ TEST(LoadSpecErrorTest, InitialValueCannotReadLaterVar) {
 }
 
 TEST(LoadSpecErrorTest, InitialValueMustBeDeterministic) {
-  ExpectOneError(Src({"spec t;", "var a = fresh int;", kHandler}), "2:9",
-                 "must be deterministic");
-  ExpectOneError(Src({"spec t;", "var a = either { 1 } or { 2 };", kHandler}), "2:9",
-                 "must be deterministic");
-  ExpectOneError(Src({"spec t;", "fn f() { 1 }", "var a = f();", kHandler}), "3:9",
-                 "cannot call user functions");
+  ExpectOneError(Src({"spec t;", "var a = fresh int;", kHandler}), "2:9", "must be deterministic");
+  ExpectOneError(Src({"spec t;", "var a = either { 1 } or { 2 };", kHandler}), "2:9", "must be deterministic");
+  ExpectOneError(Src({"spec t;", "fn f() { 1 }", "var a = f();", kHandler}), "3:9", "cannot call user functions");
 }
 
 TEST(LoadSpecErrorTest, InitialValueRuntimeErrors) {
@@ -445,11 +432,11 @@ TEST(LoadSpecErrorTest, SyntaxShapes) {
 TEST(LoadSpecErrorTest, MultipleSyntaxErrorsAreAllReported) {
   std::string msg = LoadError(Src({
       "spec t;",
-      "var a = ;",          // line 2
+      "var a = ;",  // line 2
       "var b = 1;",
-      "fn f( { }",          // line 4
+      "fn f( { }",  // line 4
       "var c = 2;",
-      "var d = ) ;",        // line 6
+      "var d = ) ;",  // line 6
       kHandler,
   }));
   std::vector<std::string> lines = absl::StrSplit(msg, '\n');
@@ -462,22 +449,22 @@ TEST(LoadSpecErrorTest, MultipleSyntaxErrorsAreAllReported) {
 TEST(LoadSpecErrorTest, MultipleCheckErrorsAreAllReported) {
   std::string msg = LoadError(Src({
       "spec t;",
-      "var x: strnig = \"a\";",                  // 2:8 unknown type
+      "var x: strnig = \"a\";",  // 2:8 unknown type
       "on recv q from c {",
-      "  let a = nope;",                          // 4:11 unknown name
-      "  let b = len(1, 2);",                     // 5:11 arity
-      "  y = 3;",                                 // 6:3 unknown assignment target
-      "  send c { v: random_int(1, 2) };",        // 7:15 gen-only
+      "  let a = nope;",                    // 4:11 unknown name
+      "  let b = len(1, 2);",               // 5:11 arity
+      "  y = 3;",                           // 6:3 unknown assignment target
+      "  send c { v: random_int(1, 2) };",  // 7:15 gen-only
       "}",
-      "on recv r from d { send d {}; }",          // 9:1 second handler
-      "gen g { send 0 {} }",                      // 10:9 send in gen
+      "on recv r from d { send d {}; }",  // 9:1 second handler
+      "gen g { send 0 {} }",              // 10:9 send in gen
   }));
   std::vector<std::string> lines = absl::StrSplit(msg, '\n');
   EXPECT_EQ(lines.size(), 7u) << msg;
-  for (const char* want : {"t.dspec:2:8: unknown type 'strnig'", "t.dspec:4:11: unknown name 'nope'",
-                           "t.dspec:5:11: 'len' takes 1", "t.dspec:6:3: assignment to unknown name 'y'",
-                           "t.dspec:7:15: 'random_int' is a tester function",
-                           "t.dspec:9:1: a spec has exactly one", "t.dspec:10:9: `send` is only allowed"}) {
+  for (const char* want :
+       {"t.dspec:2:8: unknown type 'strnig'", "t.dspec:4:11: unknown name 'nope'", "t.dspec:5:11: 'len' takes 1",
+        "t.dspec:6:3: assignment to unknown name 'y'", "t.dspec:7:15: 'random_int' is a tester function",
+        "t.dspec:9:1: a spec has exactly one", "t.dspec:10:9: `send` is only allowed"}) {
     EXPECT_TRUE(absl::StrContains(msg, want)) << "missing: " << want << "\nin:\n" << msg;
   }
 }
@@ -505,12 +492,12 @@ TEST(LoadSpecErrorTest, DeepNestingIsAnErrorNotACrash) {
     EXPECT_TRUE(absl::StrContains(msg, "nested more than")) << msg.substr(0, 200);
     EXPECT_TRUE(absl::StartsWith(msg, "t.dspec:2:")) << msg.substr(0, 200);
   }
-  std::string type = LoadError(absl::StrCat("spec t;\nvar x: ", nested("list<", "int", ">", 50000),
-                                            " = [];\n", kHandler));
+  std::string type =
+      LoadError(absl::StrCat("spec t;\nvar x: ", nested("list<", "int", ">", 50000), " = [];\n", kHandler));
   EXPECT_TRUE(absl::StrContains(type, "nested more than")) << type.substr(0, 200);
   // Realistic nesting is fine.
-  MustLoad(absl::StrCat("spec t;\nvar x = ", nested("(", "1", ")", 200), " + ",
-                        "1" + nested(" + 1", "", "", 200), ";\n", kHandler));
+  MustLoad(absl::StrCat("spec t;\nvar x = ", nested("(", "1", ")", 200), " + ", "1" + nested(" + 1", "", "", 200),
+                        ";\n", kHandler));
 }
 
 // ------------------------------------------------------------- interpreter
@@ -518,14 +505,14 @@ TEST(LoadSpecErrorTest, DeepNestingIsAnErrorNotACrash) {
 // An Oracle that follows a script and records what it was asked.
 class ScriptOracle : public Oracle {
  public:
-  std::deque<int> choices;        // answers for Choose (default 0)
-  std::deque<bool> decisions;     // answers for Decide (default true)
+  std::deque<int> choices;     // answers for Choose (default 0)
+  std::deque<bool> decisions;  // answers for Decide (default true)
   bool assume_answer = true;
   bool possible_answer = false;
   int64_t next_id = 1;
 
   std::vector<int> choose_arities;
-  std::vector<std::string> decided;   // TermToString of each Decide condition
+  std::vector<std::string> decided;  // TermToString of each Decide condition
   std::vector<std::string> assumed;
   std::vector<Loc> fresh_locs;
 
@@ -566,7 +553,7 @@ struct StepRun {
 };
 
 StepRun RunOnce(const Spec& spec, const Value& request, ScriptOracle* oracle,
-            const std::vector<Value>* globals = nullptr, const Value& conn = Value::Int(0)) {
+                const std::vector<Value>* globals = nullptr, const Value& conn = Value::Int(0)) {
   StepRun r;
   Interpreter interp(&spec);
   r.status = interp.RunHandler(globals ? *globals : spec.initial_globals, request, conn, oracle, &r.out);
@@ -893,8 +880,8 @@ TEST(InterpreterTest, RuntimeErrorsCarryLocations) {
               "field 'x' of an option");
   ExpectFault(Src({"spec t;", "on recv q from c {", "  send c { v: len(5) };", "}"}), req, "3:15",
               "argument 1 of len must be string, got int 5");
-  ExpectFault(Src({"spec t;", "on recv q from c {", "  let s = fresh string;", "  send c { v: has(q, s) };", "}"}),
-              req, "4:15", "map key must be concrete");
+  ExpectFault(Src({"spec t;", "on recv q from c {", "  let s = fresh string;", "  send c { v: has(q, s) };", "}"}), req,
+              "4:15", "map key must be concrete");
   ExpectFault(Src({"spec t;", "on recv q from c {", "  let n = fresh int;", "  send c { v: 10 / n };", "}"}), req,
               "4:18", "must be a concrete int here");
   ExpectFault(Src({"spec t;", "fn loop(n) { loop(n + 1) }", "on recv q from c { send c { v: loop(0) }; }"}), req,
@@ -923,8 +910,8 @@ TEST(InterpreterTest, IntegerOverflowIsASpecErrorNotACrash) {
 }
 
 TEST(InterpreterTest, SymbolicAssertThatMayFailIsASpecError) {
-  auto spec = MustLoad(Src({"spec t;", "on recv q from c {", "  let n = fresh int;", "  assert n > 0;",
-                            "  send c {};", "}"}));
+  auto spec =
+      MustLoad(Src({"spec t;", "on recv q from c {", "  let n = fresh int;", "  assert n > 0;", "  send c {};", "}"}));
   ASSERT_NE(spec, nullptr);
   ScriptOracle oracle;
   oracle.possible_answer = true;  // n > 0 can be false
@@ -939,9 +926,9 @@ TEST(InterpreterTest, AssertThatCannotFailPasses) {
       "spec t;",
       "on recv q from c {",
       "  let n = fresh int;",
-      "  assert n == n;",      // folds to true
+      "  assert n == n;",  // folds to true
       "  assert len(\"ab\") == 2;",
-      "  assert n > 0;",      // symbolic: the oracle says its negation is impossible
+      "  assert n > 0;",  // symbolic: the oracle says its negation is impossible
       "  send c {};",
       "}",
   }));

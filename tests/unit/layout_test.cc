@@ -67,14 +67,15 @@ std::vector<std::string> Violations(const fs::path& root, const Rule& rule) {
     bool ok = false;
     for (const auto& a : rule.allowed) ok = ok || absl::StartsWith(i.target, a);
     if (!ok)
-      out.push_back(absl::StrCat(where, " (", rule.dir, " may include only from ", absl::StrJoin(rule.allowed, " "), ")"));
+      out.push_back(
+          absl::StrCat(where, " (", rule.dir, " may include only from ", absl::StrJoin(rule.allowed, " "), ")"));
   }
   return out;
 }
 
 const fs::path kRoot(DUALSWARM_SOURCE_DIR);
-const std::vector<std::string> kIoLibraries = {"grpc", "grpcpp", "pqxx", "google/protobuf", "prometheus",
-                                               "openssl", "curl", "sys/socket", "netinet"};
+const std::vector<std::string> kIoLibraries = {"grpc",    "grpcpp", "pqxx",       "google/protobuf", "prometheus",
+                                               "openssl", "curl",   "sys/socket", "netinet"};
 const std::vector<std::string> kServiceLibraries = {"grpc", "grpcpp", "pqxx", "google/protobuf", "prometheus"};
 
 void ExpectNoViolations(const Rule& rule) {
@@ -99,7 +100,8 @@ TEST(Layout, ProtoNamesDependOnlyOnTheProtos) {
 }
 
 TEST(Layout, CoordinatorNeverIncludesTheCli) {
-  ExpectNoViolations({"services", {"services/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/", "proto/"}, {}});
+  ExpectNoViolations(
+      {"services", {"services/", "workers/", "engine/", "util/", "absl/", "dualswarm/v1/", "proto/"}, {}});
 }
 
 TEST(Layout, OnlyTheStoreTalksToPostgres) {

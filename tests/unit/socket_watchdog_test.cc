@@ -48,8 +48,8 @@ TEST(SocketWatchdog, LeavesASocketAloneThatWasDisarmedInTime) {
   EXPECT_EQ(watchdog.fired(), 1u);
   EXPECT_EQ(send(fds[0], "x", 1, MSG_NOSIGNAL), -1);  // its peer is shut down
   char c;
-  EXPECT_EQ(recv(fds[0], &c, 1, MSG_DONTWAIT), 0);      // end-of-file from the shut-down peer
-  EXPECT_FALSE(watchdog.Disarm(12345));                 // unknown tickets are harmless
+  EXPECT_EQ(recv(fds[0], &c, 1, MSG_DONTWAIT), 0);  // end-of-file from the shut-down peer
+  EXPECT_FALSE(watchdog.Disarm(12345));             // unknown tickets are harmless
   close(fds[0]);
   close(fds[1]);
 }

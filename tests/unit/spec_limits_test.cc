@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "engine/lang/interp.h"
 #include "engine/lang/limits.h"
 #include "engine/lang/spec.h"

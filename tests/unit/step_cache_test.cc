@@ -78,7 +78,7 @@ TEST(StepCache, AHitThatClosesAWindowStaysValid) {
   StepCache cache(1'000'000, 1'000'000'000);
   Globals s = State({Value::Int(0)});
   cache.Insert(s, 0, -1, 0, OneOutcome(State({Value::String("after")})));
-  for (int i = 0; i < 4095; ++i) cache.Find(s, 0, i, 0);  // misses
+  for (int i = 0; i < 4095; ++i) cache.Find(s, 0, i, 0);              // misses
   std::shared_ptr<const StepOutcomes> hit = cache.Find(s, 0, -1, 0);  // the 4,096th lookup
   ASSERT_NE(hit, nullptr);
   EXPECT_EQ(cache.size(), 0u) << "the window of few hits emptied the cache";

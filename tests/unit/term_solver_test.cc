@@ -133,12 +133,10 @@ TEST(TermTest, SubstrFoldsLikeSmtLib) {
     const char* want;
   };
   const Case cases[] = {
-      {"hello", 0, 5, "hello"}, {"hello", 1, 3, "ell"},  {"hello", 3, 10, "lo"},
-      {"hello", 4, 1, "o"},     {"hello", 5, 1, ""},     {"hello", 6, 1, ""},
-      {"hello", -1, 2, ""},     {"hello", 0, 0, ""},     {"hello", 2, -1, ""},
-      {"", 0, 0, ""},           {"", 0, 1, ""},          {"hello", 0, kMax, "hello"},
-      {"hello", 2, kMax, "llo"}, {"hello", kMin, 3, ""}, {"hello", kMax, 3, ""},
-      {"hello", 1, kMin, ""},
+      {"hello", 0, 5, "hello"},  {"hello", 1, 3, "ell"}, {"hello", 3, 10, "lo"}, {"hello", 4, 1, "o"},
+      {"hello", 5, 1, ""},       {"hello", 6, 1, ""},    {"hello", -1, 2, ""},   {"hello", 0, 0, ""},
+      {"hello", 2, -1, ""},      {"", 0, 0, ""},         {"", 0, 1, ""},         {"hello", 0, kMax, "hello"},
+      {"hello", 2, kMax, "llo"}, {"hello", kMin, 3, ""}, {"hello", kMax, 3, ""}, {"hello", 1, kMin, ""},
   };
   for (const auto& c : cases) {
     TermRef t = MkSubstr(MkString(c.s), MkInt(c.i), MkInt(c.n));
@@ -151,9 +149,8 @@ TEST(TermTest, SubstrFoldsLikeSmtLib) {
 TEST(TermTest, SubstrFoldingAgreesWithZ3) {
   Solver solver;
   const std::vector<std::tuple<std::string, int64_t, int64_t>> cases = {
-      {"hello", 1, 3}, {"hello", 3, 10}, {"hello", 5, 1},  {"hello", 7, 2},
-      {"hello", -1, 2}, {"hello", 2, 0}, {"hello", 2, -3}, {"", 0, 2},
-      {"ab", 1, 1},     {"abc", 0, 100},
+      {"hello", 1, 3}, {"hello", 3, 10}, {"hello", 5, 1}, {"hello", 7, 2}, {"hello", -1, 2},
+      {"hello", 2, 0}, {"hello", 2, -3}, {"", 0, 2},      {"ab", 1, 1},    {"abc", 0, 100},
   };
   int64_t id = 100;
   for (const auto& [s, i, n] : cases) {
@@ -164,8 +161,8 @@ TEST(TermTest, SubstrFoldingAgreesWithZ3) {
     // must not find a different result.
     std::vector<TermRef> cs = {MkEq(x, MkString(s)), MkEq(start, MkInt(i)), MkEq(len, MkInt(n)),
                                MkNot(MkEq(MkSubstr(x, start, len), folded))};
-    EXPECT_EQ(solver.Check(cs), R::kUnsat) << "substr(\"" << s << "\", " << i << ", " << n
-                                           << ") folded to \"" << folded->sval << "\"";
+    EXPECT_EQ(solver.Check(cs), R::kUnsat)
+        << "substr(\"" << s << "\", " << i << ", " << n << ") folded to \"" << folded->sval << "\"";
     cs.back() = MkEq(MkSubstr(x, start, len), folded);
     EXPECT_EQ(solver.Check(cs), R::kSat);
   }
@@ -358,13 +355,11 @@ TEST(SolverTest, StringPrefixConstraints) {
   Solver solver;
   auto t = SVar(1, "tag");
   EXPECT_EQ(solver.Check({MkPrefixOf(MkString("W/"), t)}), R::kSat);
-  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("W/"), t), MkNot(MkPrefixOf(MkString("W"), t))}),
-            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkPrefixOf(MkString("W/"), t), MkNot(MkPrefixOf(MkString("W"), t))}), R::kUnsat);
   EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkPrefixOf(MkString("ac"), t)}), R::kUnsat);
   EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkPrefixOf(MkString("abc"), t)}), R::kSat);
   EXPECT_EQ(solver.Check({MkPrefixOf(MkString("ab"), t), MkEq(t, MkString("xab"))}), R::kUnsat);
-  EXPECT_EQ(solver.Check({MkSuffixOf(MkString("\""), t), MkPrefixOf(MkString("\""), t),
-                          MkEq(MkLen(t), MkInt(1))}),
+  EXPECT_EQ(solver.Check({MkSuffixOf(MkString("\""), t), MkPrefixOf(MkString("\""), t), MkEq(MkLen(t), MkInt(1))}),
             R::kSat);  // t == "\""
   EXPECT_EQ(solver.Check({MkContains(t, MkString("xyz")), MkLt(MkLen(t), MkInt(3))}), R::kUnsat);
 }
@@ -384,18 +379,15 @@ TEST(SolverTest, StringConcatConstraints) {
   // a + "-" + b == "x-y" with |a| == 1.
   TermRef cat = MkConcat(MkConcat(a, MkString("-")), b);
   EXPECT_EQ(solver.Check({MkEq(cat, MkString("x-y")), MkEq(MkLen(a), MkInt(1))}), R::kSat);
-  EXPECT_EQ(solver.Check({MkEq(cat, MkString("x-y")), MkEq(a, MkString("x")),
-                          MkNot(MkEq(b, MkString("y")))}),
+  EXPECT_EQ(solver.Check({MkEq(cat, MkString("x-y")), MkEq(a, MkString("x")), MkNot(MkEq(b, MkString("y")))}),
             R::kUnsat);
   EXPECT_EQ(solver.Check({MkEq(cat, MkString("xy"))}), R::kUnsat);  // no '-' in "xy"
   // len(a + b) == len(a) + len(b).
-  EXPECT_EQ(solver.Check({MkNot(MkEq(MkLen(MkConcat(a, b)), MkAdd(MkLen(a), MkLen(b))))}),
-            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkNot(MkEq(MkLen(MkConcat(a, b)), MkAdd(MkLen(a), MkLen(b))))}), R::kUnsat);
   // Quoting an ETag: "\"" + t + "\"" == "\"v1\"" forces t == "v1".
   auto t = SVar(3, "t");
   TermRef quoted = MkConcat(MkConcat(MkString("\""), t), MkString("\""));
-  EXPECT_EQ(solver.Check({MkEq(quoted, MkString("\"v1\"")), MkNot(MkEq(t, MkString("v1")))}),
-            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(quoted, MkString("\"v1\"")), MkNot(MkEq(t, MkString("v1")))}), R::kUnsat);
 }
 
 TEST(SolverTest, IntAndBoolConstraints) {
@@ -407,8 +399,7 @@ TEST(SolverTest, IntAndBoolConstraints) {
   EXPECT_EQ(solver.Check({MkEq(MkSub(n, m), MkInt(3)), MkEq(m, MkInt(kMax))}), R::kSat);
   EXPECT_EQ(solver.Check({b, MkNot(b)}), R::kUnsat);
   EXPECT_EQ(solver.Check({MkOr(b, MkEq(n, MkInt(1))), MkNot(b)}), R::kSat);
-  EXPECT_EQ(solver.Check({MkEq(MkIte(b, n, m), MkInt(5)), MkEq(n, MkInt(4)), MkEq(m, MkInt(6))}),
-            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(MkIte(b, n, m), MkInt(5)), MkEq(n, MkInt(4)), MkEq(m, MkInt(6))}), R::kUnsat);
 }
 
 TEST(SolverTest, CacheHitsAreCounted) {
@@ -423,8 +414,7 @@ TEST(SolverTest, CacheHitsAreCounted) {
   EXPECT_EQ(solver.Check({c2, c1}), R::kSat);
   EXPECT_EQ(solver.Check({c1, MkBool(true), c2, c1}), R::kSat);
   // Structurally equal terms built anew hit the cache too.
-  EXPECT_EQ(solver.Check({MkEq(MkLen(SVar(1)), MkInt(5)), MkPrefixOf(MkString("W/"), SVar(1))}),
-            R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(MkLen(SVar(1)), MkInt(5)), MkPrefixOf(MkString("W/"), SVar(1))}), R::kSat);
   EXPECT_EQ(solver.stats().z3_calls, 1u);
   EXPECT_EQ(solver.stats().cache_hits, 3u);
   EXPECT_EQ(solver.stats().checks, 4u);
@@ -450,8 +440,7 @@ TEST(SolverTest, ChecksAreIndependent) {
 
 TEST(SolverTest, VariablesOfDifferentSortsWithTheSameIdAreDistinct) {
   Solver solver;
-  EXPECT_EQ(solver.Check({MkEq(IVar(1), MkInt(3)), MkEq(SVar(1), MkString("x")), BVar(1)}),
-            R::kSat);
+  EXPECT_EQ(solver.Check({MkEq(IVar(1), MkInt(3)), MkEq(SVar(1), MkString("x")), BVar(1)}), R::kSat);
 }
 
 // Concrete folding and Z3 must agree on what a string constant is. Spec
@@ -463,10 +452,10 @@ TEST(SolverTest, StringConstantsReachZ3Verbatim) {
   const std::vector<std::string> samples = {
       "plain",
       "back\\slash",
-      "a\\u{62}c",      // looks like an SMT-LIB escape; is 8 bytes here
-      "a\\x41",         // likewise
+      "a\\u{62}c",  // looks like an SMT-LIB escape; is 8 bytes here
+      "a\\x41",     // likewise
       std::string("nul\0byte", 8),
-      "caf\xC3\xA9",    // UTF-8: 5 bytes
+      "caf\xC3\xA9",  // UTF-8: 5 bytes
   };
   int64_t id = 0;
   for (const std::string& s : samples) {
@@ -482,8 +471,7 @@ TEST(SolverTest, StringConstantsReachZ3Verbatim) {
   auto y = SVar(100, "y");
   EXPECT_EQ(solver.Check({MkEq(y, MkString("a\\u{62}c")), MkEq(y, MkString("abc"))}), R::kUnsat);
   auto z = SVar(101, "z");
-  EXPECT_EQ(solver.Check({MkEq(z, MkString(std::string("nul\0byte", 8))), MkEq(z, MkString("nul"))}),
-            R::kUnsat);
+  EXPECT_EQ(solver.Check({MkEq(z, MkString(std::string("nul\0byte", 8))), MkEq(z, MkString("nul"))}), R::kUnsat);
 }
 
 }  // namespace

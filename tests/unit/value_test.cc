@@ -80,10 +80,10 @@ TEST(ValueTest, SetIsPersistent) {
   std::string before = m0.ToString();
   uint64_t h0 = m0.Hash();
 
-  Value m1 = m0.Set("b", I(2));     // insert in the middle
-  Value m2 = m1.Set("a", I(100));   // overwrite
-  Value m3 = m2.Set("z", I(26));    // append
-  Value m4 = m3.Set("0", I(0));     // prepend
+  Value m1 = m0.Set("b", I(2));    // insert in the middle
+  Value m2 = m1.Set("a", I(100));  // overwrite
+  Value m3 = m2.Set("z", I(26));   // append
+  Value m4 = m3.Set("0", I(0));    // prepend
 
   // The old values are unchanged.
   EXPECT_EQ(m0.ToString(), before);
@@ -100,8 +100,7 @@ TEST(ValueTest, SetIsPersistent) {
   EXPECT_EQ(m3.as_map().back().first, "z");
   EXPECT_EQ(m4.as_map().front().first, "0");
   EXPECT_EQ(m4.as_map().size(), 5u);
-  for (size_t i = 1; i < m4.as_map().size(); ++i)
-    EXPECT_LT(m4.as_map()[i - 1].first, m4.as_map()[i].first);
+  for (size_t i = 1; i < m4.as_map().size(); ++i) EXPECT_LT(m4.as_map()[i - 1].first, m4.as_map()[i].first);
 }
 
 TEST(ValueTest, SetOnEmptyMap) {
@@ -361,8 +360,8 @@ TEST(ValueTest, SubstituteValueFoldsBooleanConditions) {
 TEST(ValueTest, CollectValueVarsIsDistinct) {
   auto e = MkVar(Sort::kString, 1, "e");
   auto n = MkVar(Sort::kInt, 2, "n");
-  Value v = Value::List({Value::Sym(e), Value::Map({{"k", Value::Sym(sym::MkConcat(e, e))}}),
-                         Value::Some(Value::Sym(n)), I(1)});
+  Value v = Value::List(
+      {Value::Sym(e), Value::Map({{"k", Value::Sym(sym::MkConcat(e, e))}}), Value::Some(Value::Sym(n)), I(1)});
   std::vector<sym::TermRef> vars;
   CollectValueVars(v, &vars);
   ASSERT_EQ(vars.size(), 2u);
@@ -371,9 +370,8 @@ TEST(ValueTest, CollectValueVarsIsDistinct) {
 }
 
 TEST(ValueTest, ToStringForms) {
-  Value v = Value::Map({{"a", Value::List({I(1), Value::Bool(true), Value::Null()})},
-                        {"b", S("q\"x")},
-                        {"c", Value::None()}});
+  Value v = Value::Map(
+      {{"a", Value::List({I(1), Value::Bool(true), Value::Null()})}, {"b", S("q\"x")}, {"c", Value::None()}});
   EXPECT_EQ(v.ToString(), R"({"a":[1,true,null],"b":"q\"x","c":none})");
 }
 

@@ -78,8 +78,8 @@ class Adapter {
 
 // kind: "http" or "jsonl". Connects to host:port (IPv4 loopback or any
 // numeric IPv4 address).
-absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
-                                                     int port, int connections);
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
+                                                     int connections);
 
 }  // namespace dualswarm::workers
 

@@ -63,9 +63,8 @@ class HttpCodec : public Codec {
     // both framings get exercised; the IR the checker sees is the same.
     if (body.size() >= 2 && ++bodies_sent_ % 3 == 0) {
       size_t half = body.size() / 2;
-      absl::StrAppend(&out, "transfer-encoding: chunked\r\n\r\n", absl::Hex(half), "\r\n",
-                      body.substr(0, half), "\r\n", absl::Hex(body.size() - half), "\r\n",
-                      body.substr(half), "\r\n0\r\n\r\n");
+      absl::StrAppend(&out, "transfer-encoding: chunked\r\n\r\n", absl::Hex(half), "\r\n", body.substr(0, half), "\r\n",
+                      absl::Hex(body.size() - half), "\r\n", body.substr(half), "\r\n0\r\n\r\n");
       return out;
     }
     if (!body.empty() || m == "PUT" || m == "POST") absl::StrAppend(&out, "content-length: ", body.size(), "\r\n");
@@ -101,13 +100,20 @@ class HttpCodec : public Codec {
   Step Advance(const std::string& buf, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
     absl::string_view rest = absl::string_view(buf).substr(*pos);
     switch (phase_) {
-      case Phase::kHead: return AdvanceHead(rest, pos, eof, out, r);
-      case Phase::kLengthBody: return AdvanceLengthBody(rest, pos, eof, out, r);
-      case Phase::kChunkSize: return AdvanceChunkSize(rest, pos, eof, r);
-      case Phase::kChunkData: return AdvanceChunkData(rest, pos, eof, r);
-      case Phase::kChunkEnd: return AdvanceChunkEnd(rest, pos, eof, r);
-      case Phase::kTrailers: return AdvanceTrailers(rest, pos, eof, out, r);
-      case Phase::kCloseDelimited: return AdvanceCloseDelimited(rest, pos, eof, out, r);
+      case Phase::kHead:
+        return AdvanceHead(rest, pos, eof, out, r);
+      case Phase::kLengthBody:
+        return AdvanceLengthBody(rest, pos, eof, out, r);
+      case Phase::kChunkSize:
+        return AdvanceChunkSize(rest, pos, eof, r);
+      case Phase::kChunkData:
+        return AdvanceChunkData(rest, pos, eof, r);
+      case Phase::kChunkEnd:
+        return AdvanceChunkEnd(rest, pos, eof, r);
+      case Phase::kTrailers:
+        return AdvanceTrailers(rest, pos, eof, out, r);
+      case Phase::kCloseDelimited:
+        return AdvanceCloseDelimited(rest, pos, eof, out, r);
     }
     return Step::kNeedBytes;
   }
@@ -215,8 +221,7 @@ class HttpCodec : public Codec {
     return Step::kProgress;
   }
 
-  Step AdvanceCloseDelimited(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out,
-                             DecodeResult* r) {
+  Step AdvanceCloseDelimited(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
     if (body_.size() + rest.size() > kMaxBodyBytes)
       return Malformed(r, absl::StrCat("body larger than ", kMaxBodyBytes, " bytes"), "");
     body_.append(rest.data(), rest.size());
@@ -303,9 +308,8 @@ class HttpCodec : public Codec {
   }
 
   void Emit(std::vector<Value>* out) {
-    out->push_back(Value::Map({{"status", Value::Int(status_)},
-                               {"headers", headers_},
-                               {"body", Value::String(std::move(body_))}}));
+    out->push_back(Value::Map(
+        {{"status", Value::Int(status_)}, {"headers", headers_}, {"body", Value::String(std::move(body_))}}));
     body_.clear();
     phase_ = Phase::kHead;
   }
@@ -319,9 +323,9 @@ class HttpCodec : public Codec {
   bool chunked_ = false;
   int64_t length_ = -1;
   std::string body_;
-  uint64_t chunk_left_ = 0;    // kChunkData: bytes of the current chunk still to come
-  size_t trailer_bytes_ = 0;   // kTrailers: bytes of trailer fields so far
-  size_t scanned_ = 0;         // bytes of the pending input already searched by Find
+  uint64_t chunk_left_ = 0;   // kChunkData: bytes of the current chunk still to come
+  size_t trailer_bytes_ = 0;  // kTrailers: bytes of trailer fields so far
+  size_t scanned_ = 0;        // bytes of the pending input already searched by Find
   std::string head_error_;
 };
 

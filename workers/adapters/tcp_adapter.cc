@@ -78,8 +78,8 @@ class TcpAdapter : public Adapter {
         ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0) {
           Drop(i, absl::StrCat("connect: ", std::strerror(err)), events);
-          return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ",
-                                                     std::strerror(err)));
+          return absl::UnavailableError(
+              absl::StrCat("cannot connect to ", host_, ":", port_, ": ", std::strerror(err)));
         }
         c.connecting = false;
       }
@@ -116,8 +116,7 @@ class TcpAdapter : public Adapter {
     if (r < 0 && errno != EINPROGRESS) {
       int err = errno;
       ::close(fd);
-      return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ",
-                                                 std::strerror(err)));
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ", std::strerror(err)));
     }
     c->fd = fd;
     c->connecting = r < 0;
@@ -222,8 +221,8 @@ class TcpAdapter : public Adapter {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
-                                                     int port, int connections) {
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
+                                                     int connections) {
   if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
   std::unique_ptr<Codec> codec;
   if (kind == "http") {

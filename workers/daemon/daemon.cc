@@ -31,8 +31,8 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 void Log(const std::string& msg) {
-  std::string line = absl::StrCat(absl::FormatTime("%H:%M:%E3S", absl::Now(), absl::UTCTimeZone()),
-                                  " dualswarm-worker: ", msg, "\n");
+  std::string line =
+      absl::StrCat(absl::FormatTime("%H:%M:%E3S", absl::Now(), absl::UTCTimeZone()), " dualswarm-worker: ", msg, "\n");
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
 }
@@ -57,8 +57,7 @@ bool Transient(const grpc::Status& s) {
 }
 
 bool AuthError(const grpc::Status& s) {
-  return s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-         s.error_code() == grpc::StatusCode::PERMISSION_DENIED;
+  return s.error_code() == grpc::StatusCode::UNAUTHENTICATED || s.error_code() == grpc::StatusCode::PERMISSION_DENIED;
 }
 
 std::string Describe(const grpc::Status& s) {
@@ -70,8 +69,8 @@ struct Slot {
   v1::LeasedJob job;
   std::unique_ptr<JobProcess> proc;
   bool running = false;
-  bool cancelled = false;  // the coordinator asked us to stop it (run cancelled)
-  bool lost = false;       // the lease is no longer ours
+  bool cancelled = false;                       // the coordinator asked us to stop it (run cancelled)
+  bool lost = false;                            // the lease is no longer ours
   std::optional<Clock::time_point> stop_asked;  // when the child got SIGTERM
   std::optional<v1::CompleteJobRequest> report;
   Clock::time_point next_try{};
@@ -227,8 +226,9 @@ class Daemon {
       std::vector<int64_t> sourceless = spec_sources_.Fill(&resp);
       for (const auto& job : resp.jobs()) {
         bool runnable = std::find(sourceless.begin(), sourceless.end(), job.job_id()) == sourceless.end();
-        QueueJob(job, runnable ? "" : "the coordinator sent the job without its spec source, and this worker "
-                                      "holds no copy of that version");
+        QueueJob(job, runnable ? ""
+                               : "the coordinator sent the job without its spec source, and this worker "
+                                 "holds no copy of that version");
       }
     }
   }
@@ -269,13 +269,13 @@ class Daemon {
     if (!proc.ok()) {
       Log(absl::StrCat("job ", job.job_id(), ": cannot start the tester: ", proc.status().message()));
       slot.running = false;
-      slot.report = CompletionForError(
-          job, absl::StrCat("the worker could not start the tester: ", proc.status().message()), 0);
+      slot.report =
+          CompletionForError(job, absl::StrCat("the worker could not start the tester: ", proc.status().message()), 0);
       return;
     }
     slot.proc = std::move(*proc);
-    Log(absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), " #", job.index(), ", attempt ",
-                     job.attempt(), ", target ", job.target().name(), ", seed ", job.seed(), "): started"));
+    Log(absl::StrCat("job ", job.job_id(), " (run ", job.run_id(), " #", job.index(), ", attempt ", job.attempt(),
+                     ", target ", job.target().name(), ", seed ", job.seed(), "): started"));
   }
 
   void HeartbeatLoop() {
@@ -474,12 +474,11 @@ class Daemon {
     s.report->set_worker_id(worker_id_);
     if (o_.metrics) o_.metrics->JobEnded(OutcomeWord(s.report->outcome()), s.proc->seconds());
     std::string what = absl::StrCat("job ", s.job.job_id(), ": ", OutcomeWord(s.report->outcome()), " in ",
-                                    absl::StrFormat("%.1f", s.proc->seconds()), " s (", s.report->sent(),
-                                    " requests)");
+                                    absl::StrFormat("%.1f", s.proc->seconds()), " s (", s.report->sent(), " requests)");
     if (s.report->outcome() == v1::JOB_OUTCOME_FAILED) {
       const auto& cx = s.report->counterexample();
-      absl::StrAppend(&what, ", ", KindWord(cx.kind()), " finding ", cx.signature(), ", shrunk ",
-                      cx.unshrunk_size(), " -> ", cx.size(), " requests");
+      absl::StrAppend(&what, ", ", KindWord(cx.kind()), " finding ", cx.signature(), ", shrunk ", cx.unshrunk_size(),
+                      " -> ", cx.size(), " requests");
     } else if (s.report->outcome() == v1::JOB_OUTCOME_ERROR) {
       std::string first = s.report->reason().substr(0, s.report->reason().find('\n'));
       absl::StrAppend(&what, ": ", first);
@@ -528,8 +527,8 @@ class Daemon {
     if (o_.metrics) o_.metrics->CoordinatorError("CompleteJob");
     if (Transient(s)) {
       if (slot.backoff_s <= 0.2) Log(absl::StrCat("job ", id, ": report failed (", Describe(s), "); retrying"));
-      slot.next_try = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(slot.backoff_s));
+      slot.next_try =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slot.backoff_s));
       slot.backoff_s = std::min(slot.backoff_s * 2, 5.0);
       return;
     }
@@ -550,7 +549,7 @@ class Daemon {
   std::condition_variable cv_;
   bool done_ = false;
   bool work_queued_ = false;  // a leased job waits for the supervisor
-  std::string worker_id_;  // set by Register before the other threads start
+  std::string worker_id_;     // set by Register before the other threads start
   int heartbeat_ms_ = 10000;
   int lease_ms_ = 30000;
   std::map<int64_t, Slot> slots_;

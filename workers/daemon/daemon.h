@@ -26,17 +26,17 @@ struct DaemonOptions {
   std::string name;                            // shown by the coordinator (default: host name)
   int slots = 1;                               // jobs at once
   std::vector<std::string> adapters = {"http", "jsonl"};
-  std::vector<std::string> labels;             // "k=v"
-  std::string work_dir;                        // job directories go here (created)
-  std::string self_exe;                        // this binary, for `run-job` children
-  int lease_wait_ms = 2000;                    // LeaseJobs long-poll
-  double drain_seconds = 30;                   // on stop: how long running jobs may finish
-  bool keep_job_dirs = false;                  // keep job directories of reported jobs
+  std::vector<std::string> labels;  // "k=v"
+  std::string work_dir;             // job directories go here (created)
+  std::string self_exe;             // this binary, for `run-job` children
+  int lease_wait_ms = 2000;         // LeaseJobs long-poll
+  double drain_seconds = 30;        // on stop: how long running jobs may finish
+  bool keep_job_dirs = false;       // keep job directories of reported jobs
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
-  double budget_grace_seconds = 10;            // a job running this long past its limits is killed
-  double max_job_seconds = 3600;               // limit of a job without a time budget (0: none)
-  WorkerMetrics* metrics = nullptr;            // optional
+  double budget_grace_seconds = 10;  // a job running this long past its limits is killed
+  double max_job_seconds = 3600;     // limit of a job without a time budget (0: none)
+  WorkerMetrics* metrics = nullptr;  // optional
 };
 
 // Runs until *stop becomes true (then drains) or *abandon becomes true (then

@@ -95,9 +95,9 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
 void WriteFinalStats(const JobResult& result, int shrink_reruns) {
   const auto& s = result.stats.solver;
   WriteLine(absl::StrCat("{\"stats\":{\"solver_checks\":", s.checks, ",\"z3_calls\":", s.z3_calls,
-                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6), ",\"check_us\":",
-                         static_cast<int64_t>(result.stats.check_seconds * 1e6), ",\"max_observe_us\":",
-                         static_cast<int64_t>(result.stats.max_observe_seconds * 1e6),
+                         ",\"z3_us\":", static_cast<int64_t>(s.z3_seconds * 1e6),
+                         ",\"check_us\":", static_cast<int64_t>(result.stats.check_seconds * 1e6),
+                         ",\"max_observe_us\":", static_cast<int64_t>(result.stats.max_observe_seconds * 1e6),
                          ",\"shrink_reruns\":", shrink_reruns, "}}"));
 }
 
@@ -111,9 +111,7 @@ int RunJobChild(const JobChildOptions& options) {
     return 2;
   }
   auto started = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   auto finish = [&](const v1::CompleteJobRequest& req) {
     if (g_cancel.load()) return 143;
     if (!WriteFile(options.result_file, req.SerializeAsString())) {
@@ -131,9 +129,8 @@ int RunJobChild(const JobChildOptions& options) {
     WriteLine(absl::StrCat("{\"sent\":", p.sent, ",\"received\":", p.received, ",\"frontier\":", p.frontier, "}"));
   };
   std::fprintf(stderr, "run-job: job %lld (run %lld, #%d, attempt %d), seed %llu, %s\n",
-               static_cast<long long>(job.job_id()), static_cast<long long>(job.run_id()), job.index(),
-               job.attempt(), static_cast<unsigned long long>(job.seed()),
-               o.launch.empty() ? o.target.c_str() : o.launch.c_str());
+               static_cast<long long>(job.job_id()), static_cast<long long>(job.run_id()), job.index(), job.attempt(),
+               static_cast<unsigned long long>(job.seed()), o.launch.empty() ? o.target.c_str() : o.launch.c_str());
   auto result = RunJob(plan->spec, o);
   if (g_cancel.load()) return 143;
   if (!result.ok()) {

@@ -20,10 +20,10 @@
 namespace dualswarm::workers {
 
 struct JobChildOptions {
-  std::string job_file;      // serialized v1::LeasedJob
-  std::string result_file;   // where the v1::CompleteJobRequest goes
-  std::string work_root;     // launched SUTs get fresh directories under this
-  int progress_fd = 1;       // JSON lines (see above)
+  std::string job_file;     // serialized v1::LeasedJob
+  std::string result_file;  // where the v1::CompleteJobRequest goes
+  std::string work_root;    // launched SUTs get fresh directories under this
+  int progress_fd = 1;      // JSON lines (see above)
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
 };

@@ -19,11 +19,16 @@ std::string BranchOrderName(v1::BranchOrder o) {
 
 v1::VerdictKind KindOf(Outcome o) {
   switch (o) {
-    case Outcome::kSafety: return v1::VERDICT_KIND_SAFETY;
-    case Outcome::kLiveness: return v1::VERDICT_KIND_LIVENESS;
-    case Outcome::kSpecError: return v1::VERDICT_KIND_SPEC_ERROR;
-    case Outcome::kSutCrash: return v1::VERDICT_KIND_SUT_CRASH;
-    default: return v1::VERDICT_KIND_UNSPECIFIED;
+    case Outcome::kSafety:
+      return v1::VERDICT_KIND_SAFETY;
+    case Outcome::kLiveness:
+      return v1::VERDICT_KIND_LIVENESS;
+    case Outcome::kSpecError:
+      return v1::VERDICT_KIND_SPEC_ERROR;
+    case Outcome::kSutCrash:
+      return v1::VERDICT_KIND_SUT_CRASH;
+    default:
+      return v1::VERDICT_KIND_UNSPECIFIED;
   }
 }
 
@@ -35,8 +40,7 @@ void FillCommon(const v1::LeasedJob& job, v1::CompleteJobRequest* req) {
 }  // namespace
 
 bool IsFinding(Outcome o) {
-  return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash ||
-         o == Outcome::kSpecError;
+  return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash || o == Outcome::kSpecError;
 }
 
 absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& work_root) {
@@ -133,8 +137,7 @@ v1::CompleteJobRequest CompletionForResult(const v1::LeasedJob& job, const JobRe
   return req;
 }
 
-v1::CompleteJobRequest CompletionForError(const v1::LeasedJob& job, const std::string& why,
-                                          double seconds) {
+v1::CompleteJobRequest CompletionForError(const v1::LeasedJob& job, const std::string& why, double seconds) {
   v1::CompleteJobRequest req;
   FillCommon(job, &req);
   req.set_outcome(v1::JOB_OUTCOME_ERROR);

@@ -34,8 +34,7 @@ v1::CompleteJobRequest CompletionForResult(const v1::LeasedJob& job, const JobRe
                                            const harness::Counterexample* cx);
 // The CompleteJob request for a job that could not run (the SUT would not
 // start, the lease was malformed, the tester crashed): ERROR with `why`.
-v1::CompleteJobRequest CompletionForError(const v1::LeasedJob& job, const std::string& why,
-                                          double seconds);
+v1::CompleteJobRequest CompletionForError(const v1::LeasedJob& job, const std::string& why, double seconds);
 
 // Whether a runner outcome is a finding the coordinator groups.
 bool IsFinding(Outcome o);

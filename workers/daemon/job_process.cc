@@ -26,8 +26,7 @@ namespace dualswarm::workers {
 namespace {
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -47,15 +46,14 @@ double OverrunLimitSeconds(const v1::LeasedJob& job, const JobProcessOptions& op
 }
 
 absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJob& job,
-                                                             const JobProcessOptions& options) {
+                                                              const JobProcessOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.job_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", options.job_dir, ": ", ec.message()));
   std::string job_file = options.job_dir + "/job.pb";
   {
     std::ofstream out(job_file, std::ios::binary | std::ios::trunc);
-    if (!out || !job.SerializeToOstream(&out))
-      return absl::InternalError(absl::StrCat("cannot write ", job_file));
+    if (!out || !job.SerializeToOstream(&out)) return absl::InternalError(absl::StrCat("cannot write ", job_file));
   }
   std::string result_file = options.job_dir + "/result.pb";
   std::filesystem::remove(result_file, ec);
@@ -73,20 +71,13 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
   }
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
 
-  std::vector<std::string> argv = {options.self_exe,
-                                   "run-job",
-                                   "--job",
-                                   job_file,
-                                   "--out",
-                                   result_file,
-                                   "--work-root",
-                                   options.job_dir,
-                                   "--progress-fd",
-                                   absl::StrCat(kChildProgressFd),
-                                   "--shrink-reruns",
-                                   absl::StrCat(options.shrink_max_reruns),
-                                   "--shrink-time",
-                                   absl::StrCat(options.shrink_max_seconds)};
+  std::vector<std::string> argv = {options.self_exe,  "run-job",
+                                   "--job",           job_file,
+                                   "--out",           result_file,
+                                   "--work-root",     options.job_dir,
+                                   "--progress-fd",   absl::StrCat(kChildProgressFd),
+                                   "--shrink-reruns", absl::StrCat(options.shrink_max_reruns),
+                                   "--shrink-time",   absl::StrCat(options.shrink_max_seconds)};
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -129,9 +120,7 @@ JobProcess::~JobProcess() {
   if (progress_fd_ >= 0) ::close(progress_fd_);
 }
 
-double JobProcess::seconds() const {
-  return static_cast<double>((exited_ ? ended_ns_ : NowNs()) - started_ns_) / 1e9;
-}
+double JobProcess::seconds() const { return static_cast<double>((exited_ ? ended_ns_ : NowNs()) - started_ns_) / 1e9; }
 
 void JobProcess::HandleLine(const std::string& line) {
   auto v = ir::ParseJson(line);
@@ -250,7 +239,8 @@ std::string JobProcess::OverrunReason() const {
   const v1::LeasedJob& j = job_;
   if (j.budget().time_budget_ms() <= 0)
     return absl::StrCat("timed out: the job has no time budget and ran past the worker's limit for such jobs (",
-                        options_.max_job_seconds, " s, dualswarm-worker --max-job-seconds); the worker killed it "
+                        options_.max_job_seconds,
+                        " s, dualswarm-worker --max-job-seconds); the worker killed it "
                         "and its SUTs. Not a finding against the SUT; give the run a time budget. Log tail:\n",
                         LogTail(1500));
   std::string limits = absl::StrCat("time budget of ", j.budget().time_budget_ms(), " ms");
@@ -281,11 +271,12 @@ absl::StatusOr<v1::CompleteJobRequest> JobProcess::Result() const {
     v1::CompleteJobRequest req;
     if (in && req.ParseFromIstream(&in)) return req;
   }
-  std::string how = WIFSIGNALED(wait_status_)
-                        ? absl::StrCat("killed by signal ", WTERMSIG(wait_status_), " (", strsignal(WTERMSIG(wait_status_)), ")")
-                        : absl::StrCat("exit code ", WEXITSTATUS(wait_status_));
-  return CompletionForError(job_, absl::StrCat("the tester process died (", how, ") without a result; log tail:\n", LogTail(1500)),
-                            seconds());
+  std::string how = WIFSIGNALED(wait_status_) ? absl::StrCat("killed by signal ", WTERMSIG(wait_status_), " (",
+                                                             strsignal(WTERMSIG(wait_status_)), ")")
+                                              : absl::StrCat("exit code ", WEXITSTATUS(wait_status_));
+  return CompletionForError(
+      job_, absl::StrCat("the tester process died (", how, ") without a result; log tail:\n", LogTail(1500)),
+      seconds());
 }
 
 }  // namespace dualswarm::workers

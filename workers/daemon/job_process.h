@@ -29,8 +29,8 @@
 namespace dualswarm::workers {
 
 struct JobProcessOptions {
-  std::string self_exe;        // the dualswarm-worker binary (runs `run-job`)
-  std::string job_dir;         // created; holds job.pb, result.pb, tester.log and the SUT dirs
+  std::string self_exe;  // the dualswarm-worker binary (runs `run-job`)
+  std::string job_dir;   // created; holds job.pb, result.pb, tester.log and the SUT dirs
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
   // How long past its limits (SUT readiness timeout + time budget) a job
@@ -64,8 +64,7 @@ struct ChildProgress {
 
 class JobProcess {
  public:
-  static absl::StatusOr<std::unique_ptr<JobProcess>> Start(const v1::LeasedJob& job,
-                                                            const JobProcessOptions& options);
+  static absl::StatusOr<std::unique_ptr<JobProcess>> Start(const v1::LeasedJob& job, const JobProcessOptions& options);
   ~JobProcess();  // kills the child and its SUTs if still running
 
   // Reads the progress lines that arrived and checks whether the child

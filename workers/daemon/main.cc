@@ -112,24 +112,20 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
   o->token = absl::GetFlag(FLAGS_token);
   if (o->token.empty()) o->token = EnvOr("DUALSWARM_TOKEN", "");
   o->slots = absl::GetFlag(FLAGS_slots);
-  if (o->slots < 1 || o->slots > 256)
-    return "--slots must be between 1 and 256";
+  if (o->slots < 1 || o->slots > 256) return "--slots must be between 1 and 256";
   o->labels = SplitList(absl::GetFlag(FLAGS_labels));
   for (const auto& l : o->labels)
-    if (l.find('=') == std::string::npos)
-      return absl::StrCat("label \"", l, "\" is not k=v");
+    if (l.find('=') == std::string::npos) return absl::StrCat("label \"", l, "\" is not k=v");
   o->adapters = SplitList(absl::GetFlag(FLAGS_adapters));
   for (const auto& a : o->adapters)
-    if (a != "http" && a != "jsonl")
-      return absl::StrCat("unknown adapter \"", a, "\" (known: http, jsonl)");
+    if (a != "http" && a != "jsonl") return absl::StrCat("unknown adapter \"", a, "\" (known: http, jsonl)");
   o->name = absl::GetFlag(FLAGS_name);
   o->work_dir = absl::GetFlag(FLAGS_work_dir);
   if (o->work_dir.empty())
     o->work_dir = (std::filesystem::temp_directory_path() / absl::StrCat("dualswarm-worker-", getpid())).string();
   o->work_dir = std::filesystem::absolute(o->work_dir).lexically_normal().string();
   o->lease_wait_ms = absl::GetFlag(FLAGS_lease_wait_ms);
-  if (o->lease_wait_ms < 0 || o->lease_wait_ms > 60000)
-    return "--lease-wait-ms must be between 0 and 60000";
+  if (o->lease_wait_ms < 0 || o->lease_wait_ms > 60000) return "--lease-wait-ms must be between 0 and 60000";
   o->drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
   o->keep_job_dirs = absl::GetFlag(FLAGS_keep_job_dirs);
   o->shrink_max_reruns = absl::GetFlag(FLAGS_shrink_reruns);
@@ -138,15 +134,13 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
   if (o->budget_grace_seconds < 0 || o->budget_grace_seconds > 3600)
     return "--budget-grace must be between 0 and 3600 seconds";
   o->max_job_seconds = absl::GetFlag(FLAGS_max_job_seconds);
-  if (o->max_job_seconds < 0)
-    return "--max-job-seconds must not be negative";
+  if (o->max_job_seconds < 0) return "--max-job-seconds must not be negative";
   std::string ca = absl::GetFlag(FLAGS_tls_ca);
   if (!ca.empty()) {
     std::ifstream in(ca, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
-    if (!in || ss.str().empty())
-      return absl::StrCat("cannot read --tls-ca ", ca);
+    if (!in || ss.str().empty()) return absl::StrCat("cannot read --tls-ca ", ca);
     o->tls_ca = ss.str();
   }
   std::error_code ec;

@@ -36,14 +36,23 @@ struct WorkerMetrics::Impl {
   prometheus::Family<prometheus::Counter>& coordinator_errors;
 
   Impl()
-      : slots(BuildGauge().Name("dualswarm_worker_slots").Help("Jobs this worker runs at once").Register(*registry).Add({})),
-        busy(BuildGauge().Name("dualswarm_worker_slots_busy").Help("Slots running a job now").Register(*registry).Add({})),
+      : slots(BuildGauge()
+                  .Name("dualswarm_worker_slots")
+                  .Help("Jobs this worker runs at once")
+                  .Register(*registry)
+                  .Add({})),
+        busy(BuildGauge()
+                 .Name("dualswarm_worker_slots_busy")
+                 .Help("Slots running a job now")
+                 .Register(*registry)
+                 .Add({})),
         jobs(BuildCounter().Name("dualswarm_worker_jobs_total").Help("Jobs run, by outcome").Register(*registry)),
-        job_seconds(BuildHistogram()
-                        .Name("dualswarm_worker_job_duration_seconds")
-                        .Help("Wall time of a job on this worker, shrinking included")
-                        .Register(*registry)
-                        .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600})),
+        job_seconds(
+            BuildHistogram()
+                .Name("dualswarm_worker_job_duration_seconds")
+                .Help("Wall time of a job on this worker, shrinking included")
+                .Register(*registry)
+                .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600})),
         requests(BuildCounter()
                      .Name("dualswarm_worker_requests_sent_total")
                      .Help("Requests the testers sent (rate() = tester steps per second)")
@@ -79,13 +88,13 @@ struct WorkerMetrics::Impl {
                             .Help("Wall time the checkers spent explaining observations (finished jobs)")
                             .Register(*registry)
                             .Add({})),
-        checker_max_observe(BuildHistogram()
-                                .Name("dualswarm_worker_checker_max_observe_seconds")
-                                .Help("Per finished job: the longest the checker took over one observation "
-                                      "(the tester sends nothing new meanwhile)")
-                                .Register(*registry)
-                                .Add({}, prometheus::Histogram::BucketBoundaries{
-                                             0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30})),
+        checker_max_observe(
+            BuildHistogram()
+                .Name("dualswarm_worker_checker_max_observe_seconds")
+                .Help("Per finished job: the longest the checker took over one observation "
+                      "(the tester sends nothing new meanwhile)")
+                .Register(*registry)
+                .Add({}, prometheus::Histogram::BucketBoundaries{0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 30})),
         shrink_reruns(BuildCounter()
                           .Name("dualswarm_worker_shrink_reruns_total")
                           .Help("Reruns against fresh SUTs while shrinking counterexamples")

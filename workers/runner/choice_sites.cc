@@ -43,8 +43,7 @@ absl::Status CheckFeatureMask(const lang::Spec& spec, const harness::FeatureMask
                       s.alternatives - 1, ")");
     return absl::InvalidArgumentError(absl::StrCat(
         "feature mask \"", mask.ToString(), "\": spec '", spec.name, "' has no choice site ", site,
-        n == 0 ? " (it has no oneof/freq sites at all)"
-               : absl::StrCat("; its sites (0-", n - 1, "):", known)));
+        n == 0 ? " (it has no oneof/freq sites at all)" : absl::StrCat("; its sites (0-", n - 1, "):", known)));
   }
   return absl::OkStatus();
 }

@@ -17,9 +17,9 @@
 namespace dualswarm::workers {
 
 struct ChoiceSite {
-  int number = 0;         // the SITE of a mask entry
-  std::string where;      // "kv.dspec:53:5 (oneof in gen request)"
-  int alternatives = 0;   // bit i of the entry switches off alternative i
+  int number = 0;        // the SITE of a mask entry
+  std::string where;     // "kv.dspec:53:5 (oneof in gen request)"
+  int alternatives = 0;  // bit i of the entry switches off alternative i
 };
 
 // Every site of `spec`, by number.

@@ -13,15 +13,13 @@ namespace dualswarm::workers {
 namespace {
 
 int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
 absl::Status ParseTarget(const std::string& target, std::string* host, int* port) {
   size_t colon = target.rfind(':');
-  if (colon == std::string::npos || !absl::SimpleAtoi(target.substr(colon + 1), port) || *port <= 0 ||
-      *port > 65535)
+  if (colon == std::string::npos || !absl::SimpleAtoi(target.substr(colon + 1), port) || *port <= 0 || *port > 65535)
     return absl::InvalidArgumentError(absl::StrCat("target \"", target, "\" is not HOST:PORT"));
   *host = target.substr(0, colon);
   if (*host == "localhost") *host = "127.0.0.1";
@@ -32,12 +30,18 @@ absl::Status ParseTarget(const std::string& target, std::string* host, int* port
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kPassed: return "passed";
-    case Outcome::kSafety: return "safety";
-    case Outcome::kLiveness: return "liveness";
-    case Outcome::kSpecError: return "spec-error";
-    case Outcome::kSutCrash: return "sut-crash";
-    case Outcome::kInconclusive: return "inconclusive";
+    case Outcome::kPassed:
+      return "passed";
+    case Outcome::kSafety:
+      return "safety";
+    case Outcome::kLiveness:
+      return "liveness";
+    case Outcome::kSpecError:
+      return "spec-error";
+    case Outcome::kSutCrash:
+      return "sut-crash";
+    case Outcome::kInconclusive:
+      return "inconclusive";
   }
   return "?";
 }
@@ -99,8 +103,7 @@ class JobLoop {
   absl::Status Run() {
     while (true) {
       if (o_.cancel != nullptr && o_.cancel->load()) return absl::CancelledError("interrupted");
-      if (o_.time_budget_s > 0 && NowNs() - start_ > static_cast<int64_t>(o_.time_budget_s * 1e9))
-        stop_sending_ = true;
+      if (o_.time_budget_s > 0 && NowNs() - start_ > static_cast<int64_t>(o_.time_budget_s * 1e9)) stop_sending_ = true;
       absl::StatusOr<Next> n = SendPlanned();
       if (!n.ok()) return n.status();
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
@@ -234,10 +237,17 @@ class JobLoop {
   void ClassifyVerdict() {
     const check::Verdict& v = ex_.verdict();
     switch (v.kind) {
-      case check::Verdict::Kind::kAccept: return;
-      case check::Verdict::Kind::kReject: Decide(Outcome::kSafety, v.message); return;
-      case check::Verdict::Kind::kSpecError: Decide(Outcome::kSpecError, v.message); return;
-      case check::Verdict::Kind::kInconclusive: Decide(Outcome::kInconclusive, v.message); return;
+      case check::Verdict::Kind::kAccept:
+        return;
+      case check::Verdict::Kind::kReject:
+        Decide(Outcome::kSafety, v.message);
+        return;
+      case check::Verdict::Kind::kSpecError:
+        Decide(Outcome::kSpecError, v.message);
+        return;
+      case check::Verdict::Kind::kInconclusive:
+        Decide(Outcome::kInconclusive, v.message);
+        return;
     }
   }
 

@@ -31,13 +31,13 @@ struct JobProgress {
 struct JobOptions {
   harness::ExecutorOptions exec;
   std::string adapter = "http";
-  std::string target;              // "HOST:PORT" of a running SUT, or
-  std::string launch;              // a command template with {port} and {dir}
+  std::string target;  // "HOST:PORT" of a running SUT, or
+  std::string launch;  // a command template with {port} and {dir}
   int64_t response_timeout_ms = 5000;
-  double time_budget_s = 0;        // 0: no wall-time budget
+  double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;
   std::string ready_probe = "tcp";  // when a launched SUT is ready: "tcp" or "http:/PATH" (util/ready_probe.h)
-  std::string work_root = "/tmp";  // launched SUTs get a fresh directory under this
+  std::string work_root = "/tmp";   // launched SUTs get a fresh directory under this
   std::function<void(const JobProgress&)> on_progress;  // about once a second
   // When set and true, the job stops at once: the SUT is torn down and
   // RunJob returns Cancelled.
@@ -52,14 +52,14 @@ bool IsSutFault(Outcome o);
 
 struct JobResult {
   Outcome outcome = Outcome::kPassed;
-  std::string reason;                       // one paragraph for humans
-  check::Verdict verdict;                   // the checker's verdict (safety rejections)
-  std::vector<check::Observation> trace;    // everything observed
-  std::vector<harness::InputItem> inputs;   // the test input (J-expressions)
+  std::string reason;                      // one paragraph for humans
+  check::Verdict verdict;                  // the checker's verdict (safety rejections)
+  std::vector<check::Observation> trace;   // everything observed
+  std::vector<harness::InputItem> inputs;  // the test input (J-expressions)
   check::CheckerStats stats;
   double seconds = 0;
   uint64_t sent = 0, received = 0;
-  int64_t overdue_label = 0;                // liveness: the unanswered request
+  int64_t overdue_label = 0;  // liveness: the unanswered request
 };
 
 // Errors (not outcomes): bad options, a SUT that cannot be started.

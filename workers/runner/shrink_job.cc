@@ -105,8 +105,12 @@ class FindingShrinker {
  public:
   FindingShrinker(std::shared_ptr<const lang::Spec> spec, const JobOptions& job, const ShrinkJobOptions& options,
                   harness::Counterexample cx)
-      : spec_(std::move(spec)), job_(job), options_(options), cx_(std::move(cx)),
-        failure_class_(harness::FailureClass(cx_.verdict, cx_.trace)), start_(std::chrono::steady_clock::now()) {
+      : spec_(std::move(spec)),
+        job_(job),
+        options_(options),
+        cx_(std::move(cx)),
+        failure_class_(harness::FailureClass(cx_.verdict, cx_.trace)),
+        start_(std::chrono::steady_clock::now()) {
     so_.max_reruns = options.max_reruns;
     so_.max_seconds = options.max_seconds;
     so_.attempts = options.attempts;

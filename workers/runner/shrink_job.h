@@ -15,12 +15,12 @@
 namespace dualswarm::workers {
 
 struct ShrinkJobOptions {
-  bool shrink = true;       // false: report the unshrunk input
+  bool shrink = true;  // false: report the unshrunk input
   int max_reruns = 500;
   double max_seconds = 60;
-  int attempts = 2;         // failed reruns before a candidate is discarded
-  int confirm = 3;          // reproductions before a candidate is kept
-  int verify = 5;           // replays of the result that measure its replay rate
+  int attempts = 2;  // failed reruns before a candidate is discarded
+  int confirm = 3;   // reproductions before a candidate is kept
+  int verify = 5;    // replays of the result that measure its replay rate
   std::function<void(int reruns, size_t size)> on_progress;
 };
 

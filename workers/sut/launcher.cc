@@ -176,20 +176,19 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
   while (true) {
     std::string status;
     if (!p->Alive(&status))
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the SUT command exited before it ",
-          probe->http ? absl::StrCat("answered GET ", probe->path) : std::string("accepted connections"), " (",
-          status, "): ", cmd,
-          "\n--- sut.log ---\n", p->LogTail()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the SUT command exited before it ",
+                       probe->http ? absl::StrCat("answered GET ", probe->path) : std::string("accepted connections"),
+                       " (", status, "): ", cmd, "\n--- sut.log ---\n", p->LogTail()));
     if (!probe->http ? CanConnect("127.0.0.1", *port)
                      : AnswersHttp(*port, probe->path, std::min(1000, MsUntil(deadline)), &last))
       return p;
     if (std::chrono::steady_clock::now() > deadline)
-      return absl::DeadlineExceededError(absl::StrCat(
-          !probe->http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", *port)
-                       : absl::StrCat("the SUT on 127.0.0.1:", *port, " did not answer GET ", probe->path,
-                                      " with a 2xx/3xx/4xx status (last: ", last, ")"),
-          " within ", o.ready_timeout_ms, " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
+      return absl::DeadlineExceededError(
+          absl::StrCat(!probe->http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", *port)
+                                    : absl::StrCat("the SUT on 127.0.0.1:", *port, " did not answer GET ", probe->path,
+                                                   " with a 2xx/3xx/4xx status (last: ", last, ")"),
+                       " within ", o.ready_timeout_ms, " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

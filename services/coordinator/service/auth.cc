@@ -78,8 +78,7 @@ class AuthGate::Call final : public grpc::experimental::Interceptor {
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+    if (methods->QueryInterceptionHookPoint(grpc::experimental::InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       absl::StatusOr<Caller> verdict = Decide(*methods->GetRecvInitialMetadata());
       absl::MutexLock lock(&gate_->calls_mu_);
       verdict_ = std::move(verdict);
@@ -88,14 +87,11 @@ class AuthGate::Call final : public grpc::experimental::Interceptor {
     methods->Proceed();
   }
 
-  const absl::StatusOr<Caller>& verdict() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(gate_->calls_mu_) {
-    return verdict_;
-  }
+  const absl::StatusOr<Caller>& verdict() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(gate_->calls_mu_) { return verdict_; }
 
  private:
   absl::StatusOr<Caller> Decide(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
-    absl::StatusOr<Caller> caller =
-        gate_->require_auth_ ? gate_->Authenticate(metadata) : Caller{"admin", "anonymous"};
+    absl::StatusOr<Caller> caller = gate_->require_auth_ ? gate_->Authenticate(metadata) : Caller{"admin", "anonymous"};
     if (!caller.ok()) return caller.status();
     if (auto st = CheckRole(method_, *caller); !st.ok()) return st;
     return caller;

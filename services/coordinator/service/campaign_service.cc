@@ -18,17 +18,16 @@ grpc::Status CampaignServiceImpl::List(grpc::ServerContext* ctx, const v1::ListC
                                        v1::ListCampaignsResponse* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
-  return ReplyWithPage(state_->store()->ListCampaigns(PageOf(req->page_size(), req->page_token())),
-                       CampaignToProto, resp->mutable_campaigns(), resp->mutable_next_page_token());
+  return ReplyWithPage(state_->store()->ListCampaigns(PageOf(req->page_size(), req->page_token())), CampaignToProto,
+                       resp->mutable_campaigns(), resp->mutable_next_page_token());
 }
 
-grpc::Status CampaignServiceImpl::Get(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
-                                      v1::Campaign* resp) {
+grpc::Status CampaignServiceImpl::Get(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, v1::Campaign* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   if (auto st = CheckIdOrName(req->id(), req->name()); !st.ok()) return ToGrpc(st);
-  return ReplyWith(req->id() != 0 ? state_->store()->GetCampaign(req->id())
-                                  : state_->store()->GetCampaignByName(req->name()),
-                   CampaignToProto, resp);
+  return ReplyWith(
+      req->id() != 0 ? state_->store()->GetCampaign(req->id()) : state_->store()->GetCampaignByName(req->name()),
+      CampaignToProto, resp);
 }
 
 grpc::Status CampaignServiceImpl::Pause(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
@@ -67,8 +66,8 @@ absl::StatusOr<int64_t> CampaignServiceImpl::Resolve(int64_t id, const std::stri
   return row->id;
 }
 
-grpc::Status CampaignServiceImpl::SetPaused(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,
-                                            bool paused, v1::Campaign* resp) {
+grpc::Status CampaignServiceImpl::SetPaused(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, bool paused,
+                                            v1::Campaign* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   auto id = Resolve(req->id(), req->name());
   if (!id.ok()) return ToGrpc(id.status());

@@ -30,8 +30,7 @@ class CampaignServiceImpl final : public v1::CampaignService::Service {
  private:
   // The id of the campaign named by id or name.
   absl::StatusOr<int64_t> Resolve(int64_t id, const std::string& name);
-  grpc::Status SetPaused(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, bool paused,
-                         v1::Campaign* resp);
+  grpc::Status SetPaused(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, bool paused, v1::Campaign* resp);
 
   ServiceState* state_;
 };

@@ -11,12 +11,11 @@ grpc::Status FindingServiceImpl::List(grpc::ServerContext* ctx, const v1::ListFi
   if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
   if (req->target_id() < 0 || req->run_id() < 0) return Invalid("ids must not be negative");
   return ReplyWithPage(state_->store()->ListFindings(req->spec_hash(), req->target_id(), req->run_id(),
-                                                    PageOf(req->page_size(), req->page_token())),
+                                                     PageOf(req->page_size(), req->page_token())),
                        FindingToProto, resp->mutable_findings(), resp->mutable_next_page_token());
 }
 
-grpc::Status FindingServiceImpl::Get(grpc::ServerContext* ctx, const v1::GetFindingRequest* req,
-                                     v1::Finding* resp) {
+grpc::Status FindingServiceImpl::Get(grpc::ServerContext* ctx, const v1::GetFindingRequest* req, v1::Finding* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   if (auto st = CheckId("id", req->id()); !st.ok()) return st;
   if (req->max_counterexamples() < 0 || req->max_counterexamples() > 100)

@@ -20,8 +20,7 @@ class RunServiceImpl final : public v1::RunService::Service {
   grpc::Status Cancel(grpc::ServerContext* ctx, const v1::CancelRunRequest* req, v1::Run* resp) override;
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRunRequest* req,
                      grpc::ServerWriter<v1::RunEvent>* writer) override;
-  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
-                        v1::ListJobsResponse* resp) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
 
  private:
   ServiceState* state_;

@@ -45,9 +45,9 @@ grpc::Status SpecServiceImpl::Create(grpc::ServerContext* ctx, const v1::CreateS
 grpc::Status SpecServiceImpl::Get(grpc::ServerContext* ctx, const v1::GetSpecRequest* req, v1::Spec* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   if (req->hash().empty() == req->name().empty()) return Invalid("give exactly one of hash and name");
-  return ReplyWith(req->hash().empty() ? state_->store()->GetLatestSpec(req->name())
-                                       : state_->store()->GetSpec(req->hash()),
-                   SpecToProto, resp);
+  return ReplyWith(
+      req->hash().empty() ? state_->store()->GetLatestSpec(req->name()) : state_->store()->GetSpec(req->hash()),
+      SpecToProto, resp);
 }
 
 grpc::Status SpecServiceImpl::List(grpc::ServerContext* ctx, const v1::ListSpecsRequest* req,

@@ -16,8 +16,7 @@ class SpecServiceImpl final : public v1::SpecService::Service {
   grpc::Status Create(grpc::ServerContext* ctx, const v1::CreateSpecRequest* req,
                       v1::CreateSpecResponse* resp) override;
   grpc::Status Get(grpc::ServerContext* ctx, const v1::GetSpecRequest* req, v1::Spec* resp) override;
-  grpc::Status List(grpc::ServerContext* ctx, const v1::ListSpecsRequest* req,
-                    v1::ListSpecsResponse* resp) override;
+  grpc::Status List(grpc::ServerContext* ctx, const v1::ListSpecsRequest* req, v1::ListSpecsResponse* resp) override;
   grpc::Status Validate(grpc::ServerContext* ctx, const v1::ValidateSpecRequest* req,
                         v1::ValidateSpecResponse* resp) override;
 

@@ -112,9 +112,7 @@ void ServiceState::Wake() {
 
 bool ServiceState::WaitForJobs(uint64_t seen, Clock::time_point until) {
   absl::MutexLock lock(&wake_mu_);
-  auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake_mu_) {
-    return stopping_ || wake_generation_ != seen;
-  };
+  auto woken = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake_mu_) { return stopping_ || wake_generation_ != seen; };
   wake_mu_.AwaitWithTimeout(absl::Condition(&woken), absl::FromChrono(until - Clock::now()));
   return !stopping_;
 }
@@ -125,4 +123,3 @@ void ServiceState::StopWaiting() {
 }
 
 }  // namespace dualswarm::coord
-

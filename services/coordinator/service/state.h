@@ -28,8 +28,8 @@
 #include "dualswarm/v1/target.pb.h"
 #include "services/coordinator/lease_pool.h"
 #include "services/coordinator/metrics.h"
-#include "services/coordinator/services.h"
 #include "services/coordinator/service/auth.h"
+#include "services/coordinator/services.h"
 #include "services/coordinator/store/store.h"
 
 namespace dualswarm::coord {

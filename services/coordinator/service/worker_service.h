@@ -36,8 +36,8 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   // Puts `jobs` in `resp`, with their specs (only their hashes for those in
   // `known`) and targets, up to the response budget; leases past it are
   // given back.
-  grpc::Status FillLeaseResponse(const std::vector<LeasedJob>& jobs,
-                                 const absl::flat_hash_set<std::string>& known, v1::LeaseJobsResponse* resp);
+  grpc::Status FillLeaseResponse(const std::vector<LeasedJob>& jobs, const absl::flat_hash_set<std::string>& known,
+                                 v1::LeaseJobsResponse* resp);
   // The store's Completion for a CompleteJob request.
   static absl::StatusOr<Completion> CompletionOf(const v1::CompleteJobRequest& req);
 

@@ -27,8 +27,7 @@ absl::StatusOr<CampaignRow> CampaignById(Sql& w, int64_t id) {
 
 // The newest version of spec `name`, or NOT_FOUND.
 absl::StatusOr<std::string> LatestSpecHash(Sql& w, const std::string& name) {
-  pqxx::result r = w.exec_params(
-      "SELECT hash FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1", name);
+  pqxx::result r = w.exec_params("SELECT hash FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1", name);
   if (r.empty()) return absl::NotFoundError(absl::StrCat("no spec named \"", name, "\""));
   return Str(r[0]["hash"]);
 }
@@ -65,12 +64,10 @@ absl::StatusOr<int64_t> InsertCampaign(Sql& w, const CampaignRow& c) {
       "     'maxInFlight', $15::int, 'responseTimeoutMs', $16::text, 'network', $17::text,"
       "     'maxFrontier', $18::text)))"
       " ON CONFLICT (name) DO NOTHING RETURNING id",
-      c.name, c.cron, c.spec_name, c.paused, c.next_fire_at, t.spec_hash, std::to_string(t.target_id),
-      t.jobs, std::to_string(t.seed), t.stop_at_first_finding, t.gen, std::to_string(b.steps),
-      std::to_string(b.time_budget_ms), b.connections, b.max_in_flight,
-      std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier));
-  if (r.empty())
-    return absl::AlreadyExistsError(absl::StrCat("a campaign named \"", c.name, "\" exists"));
+      c.name, c.cron, c.spec_name, c.paused, c.next_fire_at, t.spec_hash, std::to_string(t.target_id), t.jobs,
+      std::to_string(t.seed), t.stop_at_first_finding, t.gen, std::to_string(b.steps), std::to_string(b.time_budget_ms),
+      b.connections, b.max_in_flight, std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier));
+  if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a campaign named \"", c.name, "\" exists"));
   return I64(r[0]["id"]);
 }
 
@@ -91,11 +88,10 @@ absl::StatusOr<int64_t> SubmitCampaignRun(Sql& w, const CampaignRow& c) {
 // The runs of one page of ListCampaignRuns, each with its predecessor: the
 // next one on the page, and for the oldest, the campaign's run before it.
 Listing<CampaignRunRow> ReadCampaignRuns(Sql& w, int64_t campaign_id, int64_t before, int size) {
-  pqxx::result r = w.exec_params(
-      absl::StrCat(kRunSelect,
-                   "WHERE r.campaign_id = $1 AND ($2::bigint = 0 OR r.id < $2::bigint)"
-                   " ORDER BY r.id DESC LIMIT $3"),
-      campaign_id, before, size + 1);
+  pqxx::result r = w.exec_params(absl::StrCat(kRunSelect,
+                                              "WHERE r.campaign_id = $1 AND ($2::bigint = 0 OR r.id < $2::bigint)"
+                                              " ORDER BY r.id DESC LIMIT $3"),
+                                 campaign_id, before, size + 1);
   auto read = [](const pqxx::row& row) {
     CampaignRunRow item;
     item.run = ReadRun(row);
@@ -104,11 +100,10 @@ Listing<CampaignRunRow> ReadCampaignRuns(Sql& w, int64_t campaign_id, int64_t be
   Listing<CampaignRunRow> out = ReadPage<CampaignRunRow>(
       r, size, read, [](const CampaignRunRow& last, const pqxx::row&) { return std::to_string(last.run.id); });
   if (out.items.empty()) return out;
-  for (size_t i = 0; i + 1 < out.items.size(); ++i)
-    out.items[i].previous_run_id = out.items[i + 1].run.id;
-  out.items.back().previous_run_id = I64(w.exec_params1(
-      "SELECT COALESCE(max(id), 0) AS id FROM runs WHERE campaign_id = $1 AND id < $2",
-      campaign_id, out.items.back().run.id)["id"]);
+  for (size_t i = 0; i + 1 < out.items.size(); ++i) out.items[i].previous_run_id = out.items[i + 1].run.id;
+  out.items.back().previous_run_id =
+      I64(w.exec_params1("SELECT COALESCE(max(id), 0) AS id FROM runs WHERE campaign_id = $1 AND id < $2", campaign_id,
+                         out.items.back().run.id)["id"]);
   return out;
 }
 
@@ -175,43 +170,41 @@ absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
 
 absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {
   int size = PageSize(page);
-  return Run<Listing<CampaignRow>>(
-      "listing campaigns", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRow>> {
-        pqxx::result r = w.exec_params(
-            absl::StrCat("SELECT ", kCampaignCols,
-                         " FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
-            page.after, size + 1);
-        return ReadPage<CampaignRow>(r, size, ReadCampaign,
-                                     [](const CampaignRow& last, const pqxx::row&) { return last.name; });
-      });
-}
-
-absl::StatusOr<CampaignRow> Store::SetCampaignPaused(int64_t id, bool paused, Micros now) {
-  return Run<CampaignRow>(paused ? "pausing a campaign" : "resuming a campaign",
-                          [&](Sql& w) -> absl::StatusOr<CampaignRow> {
+  return Run<Listing<CampaignRow>>("listing campaigns", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRow>> {
     pqxx::result r =
-        w.exec_params("SELECT cron, paused FROM campaigns WHERE id = $1 FOR UPDATE", id);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
-    bool was_paused = r[0]["paused"].as<bool>();
-    if (paused && !was_paused) {
-      w.exec_params0("UPDATE campaigns SET paused = true, next_fire_at = NULL WHERE id = $1", id);
-    } else if (!paused && was_paused) {
-      ASSIGN_OR_RETURN(CronSchedule cron, CronSchedule::Parse(Str(r[0]["cron"])));
-      w.exec_params0("UPDATE campaigns SET paused = false, next_fire_at = ds_ts($2) WHERE id = $1",
-                     id, cron.Next(now));
-    }
-    return CampaignById(w, id);
+        w.exec_params(absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
+                      page.after, size + 1);
+    return ReadPage<CampaignRow>(r, size, ReadCampaign,
+                                 [](const CampaignRow& last, const pqxx::row&) { return last.name; });
   });
 }
 
+absl::StatusOr<CampaignRow> Store::SetCampaignPaused(int64_t id, bool paused, Micros now) {
+  return Run<CampaignRow>(
+      paused ? "pausing a campaign" : "resuming a campaign", [&](Sql& w) -> absl::StatusOr<CampaignRow> {
+        pqxx::result r = w.exec_params("SELECT cron, paused FROM campaigns WHERE id = $1 FOR UPDATE", id);
+        if (r.empty()) return absl::NotFoundError(absl::StrCat("no campaign ", id));
+        bool was_paused = r[0]["paused"].as<bool>();
+        if (paused && !was_paused) {
+          w.exec_params0("UPDATE campaigns SET paused = true, next_fire_at = NULL WHERE id = $1", id);
+        } else if (!paused && was_paused) {
+          ASSIGN_OR_RETURN(CronSchedule cron, CronSchedule::Parse(Str(r[0]["cron"])));
+          w.exec_params0("UPDATE campaigns SET paused = false, next_fire_at = ds_ts($2) WHERE id = $1", id,
+                         cron.Next(now));
+        }
+        return CampaignById(w, id);
+      });
+}
+
 absl::Status Store::DeleteCampaign(int64_t id) {
-  return Run<int>("deleting a campaign", [&](Sql& w) -> absl::StatusOr<int> {
-           // Waits for a firing in progress (its row lock); the fired runs
-           // stay, their campaign_id set to NULL by the foreign key.
-           if (w.exec_params("DELETE FROM campaigns WHERE id = $1 RETURNING id", id).empty())
-             return absl::NotFoundError(absl::StrCat("no campaign ", id));
-           return 0;
-         })
+  return Run<int>("deleting a campaign",
+                  [&](Sql& w) -> absl::StatusOr<int> {
+                    // Waits for a firing in progress (its row lock); the fired runs
+                    // stay, their campaign_id set to NULL by the foreign key.
+                    if (w.exec_params("DELETE FROM campaigns WHERE id = $1 RETURNING id", id).empty())
+                      return absl::NotFoundError(absl::StrCat("no campaign ", id));
+                    return 0;
+                  })
       .status();
 }
 
@@ -221,11 +214,10 @@ absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) 
         // The lock is taken on the newest row version and the WHERE clause
         // re-checked on it, so a row another scheduler fired (and moved past
         // now) meanwhile is not due any more; one it is firing is skipped.
-        pqxx::result r = w.exec_params(
-            absl::StrCat("SELECT ", kCampaignCols,
-                         " FROM campaigns WHERE NOT paused AND next_fire_at <= ds_ts($1)"
-                         " ORDER BY next_fire_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"),
-            now);
+        pqxx::result r = w.exec_params(absl::StrCat("SELECT ", kCampaignCols,
+                                                    " FROM campaigns WHERE NOT paused AND next_fire_at <= ds_ts($1)"
+                                                    " ORDER BY next_fire_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"),
+                                       now);
         if (r.empty()) return std::optional<FiredCampaign>();
         CampaignRow c = ReadCampaign(r[0]);
         FiredCampaign f;
@@ -234,10 +226,11 @@ absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) 
         f.due_at = c.next_fire_at;
         auto cron = CronSchedule::Parse(c.cron);
         f.next_fire_at = cron.ok() ? cron->Next(now) : 0;
-        absl::StatusOr<int64_t> run =
-            cron.ok() ? SubmitCampaignRun(w, c) : absl::StatusOr<int64_t>(cron.status());
-        if (run.ok()) f.run_id = *run;
-        else f.error = std::string(run.status().message());
+        absl::StatusOr<int64_t> run = cron.ok() ? SubmitCampaignRun(w, c) : absl::StatusOr<int64_t>(cron.status());
+        if (run.ok())
+          f.run_id = *run;
+        else
+          f.error = std::string(run.status().message());
         w.exec_params0(
             "UPDATE campaigns SET last_fired_at = ds_ts($2), next_fire_at = ds_ts($3),"
             " last_run_id = COALESCE(NULLIF($4::bigint, 0), last_run_id), last_error = $5"
@@ -247,8 +240,7 @@ absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) 
       });
 }
 
-absl::StatusOr<Listing<CampaignRunRow>> Store::ListCampaignRuns(int64_t campaign_id,
-                                                                const Page& page) {
+absl::StatusOr<Listing<CampaignRunRow>> Store::ListCampaignRuns(int64_t campaign_id, const Page& page) {
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<CampaignRunRow>>(
       "listing a campaign's runs", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRunRow>> {

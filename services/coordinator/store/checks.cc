@@ -12,8 +12,7 @@ namespace {
 bool IsIdentifier(const std::string& s, absl::string_view extra) {
   if (s.empty() || s.size() > kMaxIdentifierBytes) return false;
   for (char c : s)
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && extra.find(c) == absl::string_view::npos)
-      return false;
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && extra.find(c) == absl::string_view::npos) return false;
   return true;
 }
 
@@ -23,17 +22,16 @@ bool IsName(const std::string& s) { return IsIdentifier(s, "_-."); }
 
 absl::Status CheckName(const char* what, const std::string& name) {
   if (IsName(name)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("bad ", what, " name \"", name, "\": use 1-",
-                                                 kMaxIdentifierBytes, " characters from [A-Za-z0-9_.-]"));
+  return absl::InvalidArgumentError(absl::StrCat("bad ", what, " name \"", name, "\": use 1-", kMaxIdentifierBytes,
+                                                 " characters from [A-Za-z0-9_.-]"));
 }
 
 absl::Status CheckList(const char* what, const std::vector<std::string>& items) {
   if (items.size() > kMaxListItems) return absl::InvalidArgumentError(absl::StrCat("too many ", what));
   for (const auto& s : items)
     if (!IsIdentifier(s, "_-.:="))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad ", what, " \"", s, "\": use 1-", kMaxIdentifierBytes,
-          " characters from [A-Za-z0-9_.:=-]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad ", what, " \"", s, "\": use 1-", kMaxIdentifierBytes, " characters from [A-Za-z0-9_.:=-]"));
   return absl::OkStatus();
 }
 
@@ -47,25 +45,21 @@ absl::Status ValidateBudget(JobBudget* b) {
   if (b->time_budget_ms < 0 || b->time_budget_ms > kMaxTimeBudgetMs)
     return absl::InvalidArgumentError("budget.time_budget_ms must be between 0 and one week");
   if (b->connections < 1 || b->connections > kMaxConnections)
-    return absl::InvalidArgumentError(
-        absl::StrCat("budget.connections must be between 1 and ", kMaxConnections));
+    return absl::InvalidArgumentError(absl::StrCat("budget.connections must be between 1 and ", kMaxConnections));
   if (b->max_in_flight < 1 || b->max_in_flight > kMaxInFlight)
-    return absl::InvalidArgumentError(
-        absl::StrCat("budget.max_in_flight must be between 1 and ", kMaxInFlight));
+    return absl::InvalidArgumentError(absl::StrCat("budget.max_in_flight must be between 1 and ", kMaxInFlight));
   if (b->response_timeout_ms < 1 || b->response_timeout_ms > kMaxResponseTimeoutMs)
     return absl::InvalidArgumentError("budget.response_timeout_ms must be between 1 ms and one hour");
   if (b->network != "tcp" && b->network != "sync")
     return absl::InvalidArgumentError(
         absl::StrCat("budget.network must be \"tcp\" or \"sync\", got \"", b->network, "\""));
-  if (b->max_frontier > kMaxFrontier)
-    return absl::InvalidArgumentError("budget.max_frontier is too large");
+  if (b->max_frontier > kMaxFrontier) return absl::InvalidArgumentError("budget.max_frontier is too large");
   return absl::OkStatus();
 }
 
 absl::Status ValidateTemplate(RunTemplate* t) {
   if (t->jobs < 1 || t->jobs > kMaxJobsPerRun)
-    return absl::InvalidArgumentError(
-        absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t->jobs));
+    return absl::InvalidArgumentError(absl::StrCat("jobs must be between 1 and ", kMaxJobsPerRun, ", got ", t->jobs));
   RETURN_IF_ERROR(CheckText("spec_hash", t->spec_hash, true));
   RETURN_IF_ERROR(ValidateBudget(&t->budget));
   if (t->gen.empty()) t->gen = "request";
@@ -73,8 +67,6 @@ absl::Status ValidateTemplate(RunTemplate* t) {
   return absl::OkStatus();
 }
 
-bool IsOutcome(const std::string& o) {
-  return o == "passed" || o == "failed" || o == "inconclusive" || o == "error";
-}
+bool IsOutcome(const std::string& o) { return o == "passed" || o == "failed" || o == "inconclusive" || o == "error"; }
 
 }  // namespace dualswarm::coord

@@ -108,8 +108,7 @@ bool Exists(const std::string& path) {
 absl::StatusOr<std::string> RandomHex(size_t bytes) {
   std::ifstream in("/dev/urandom", std::ios::binary);
   std::string raw(bytes, '\0');
-  if (!in.read(raw.data(), static_cast<std::streamsize>(bytes)))
-    return absl::InternalError("cannot read /dev/urandom");
+  if (!in.read(raw.data(), static_cast<std::streamsize>(bytes))) return absl::InternalError("cannot read /dev/urandom");
   static const char* kHex = "0123456789abcdef";
   std::string out;
   for (unsigned char c : raw) {
@@ -160,8 +159,8 @@ std::vector<std::string> EmbeddedPostgres::AsServerUser(std::vector<std::string>
 std::string EmbeddedPostgres::ConnectionString() const { return ConnectionString(options_.database); }
 
 std::string EmbeddedPostgres::ConnectionString(const std::string& dbname) const {
-  return absl::StrCat("host=", cluster_dir_, " port=", port_, " user=", options_.superuser,
-                      " dbname=", dbname, " connect_timeout=5");
+  return absl::StrCat("host=", cluster_dir_, " port=", port_, " user=", options_.superuser, " dbname=", dbname,
+                      " connect_timeout=5");
 }
 
 std::string EmbeddedPostgres::LogTail(int max_lines) const {
@@ -175,36 +174,33 @@ absl::Status EmbeddedPostgres::Start() {
   if (running_) return absl::OkStatus();
   if (options_.root.empty() || options_.root[0] != '/')
     return absl::InvalidArgumentError(
-        absl::StrCat("the embedded database directory must be an absolute path, got \"",
-                     options_.root, "\""));
+        absl::StrCat("the embedded database directory must be an absolute path, got \"", options_.root, "\""));
   if (absl::StrContains(options_.root, "'") || absl::StrContains(options_.root, " ") ||
       absl::StrContains(options_.root, "\\"))
-    return absl::InvalidArgumentError(
-        absl::StrCat("the embedded database directory \"", options_.root,
-                     "\" must not contain spaces, quotes or backslashes"));
+    return absl::InvalidArgumentError(absl::StrCat("the embedded database directory \"", options_.root,
+                                                   "\" must not contain spaces, quotes or backslashes"));
   // The unix socket lives in the cluster directory; sun_path holds 107 bytes.
   if (cluster_dir_.size() + std::strlen("/.s.PGSQL.65535") > 107)
-    return absl::InvalidArgumentError(
-        absl::StrCat("the embedded database directory \"", options_.root,
-                     "\" is too long for a unix socket path (at most ~88 characters)"));
+    return absl::InvalidArgumentError(absl::StrCat("the embedded database directory \"", options_.root,
+                                                   "\" is too long for a unix socket path (at most ~88 characters)"));
   if (!IsPlainIdentifier(options_.database) || !IsPlainIdentifier(options_.superuser))
     return absl::InvalidArgumentError("database and user names must match [a-z_][a-z0-9_]*");
   for (const char* tool : {"initdb", "pg_ctl", "postgres"}) {
     std::string path = absl::StrCat(options_.bin_dir, "/", tool);
     if (access(path.c_str(), X_OK) != 0)
-      return absl::FailedPreconditionError(absl::StrCat(
-          path, " not found: install Debian's postgresql package (scripts/setup.sh does), or pass "
-                "--database-url to use an existing server"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(path,
+                       " not found: install Debian's postgresql package (scripts/setup.sh does), or pass "
+                       "--database-url to use an existing server"));
   }
   if (as_root_ && getpwnam(options_.run_as.c_str()) == nullptr)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "running as root, the embedded PostgreSQL must run as user \"", options_.run_as,
-        "\", which does not exist (Debian's postgresql package creates it)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("running as root, the embedded PostgreSQL must run as user \"", options_.run_as,
+                     "\", which does not exist (Debian's postgresql package creates it)"));
 
   if (!Exists(options_.root)) {
     if (mkdir(options_.root.c_str(), 0711) != 0 && errno != EEXIST)
-      return absl::InternalError(
-          absl::StrCat("cannot create ", options_.root, ": ", strerror(errno)));
+      return absl::InternalError(absl::StrCat("cannot create ", options_.root, ": ", strerror(errno)));
   }
   if (!Exists(cluster_dir_ + "/PG_VERSION")) {
     absl::Status st = InitCluster();
@@ -241,20 +237,17 @@ absl::Status EmbeddedPostgres::InitCluster() {
     unlink(pwfile.c_str());
     return absl::InternalError(absl::StrCat("cannot chown ", pwfile, ": ", strerror(errno)));
   }
-  auto res = RunCommand(AsServerUser({absl::StrCat(options_.bin_dir, "/initdb"), "-D", cluster_dir_,
-                                      "-U", options_.superuser, "--pwfile", pwfile,
-                                      "--auth-local=trust", "--auth-host=scram-sha-256",
-                                      "-E", "UTF8", "--locale=C", "--no-sync"}));
+  auto res = RunCommand(AsServerUser({absl::StrCat(options_.bin_dir, "/initdb"), "-D", cluster_dir_, "-U",
+                                      options_.superuser, "--pwfile", pwfile, "--auth-local=trust",
+                                      "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"}));
   unlink(pwfile.c_str());
   if (!res.ok()) return res.status();
   if (res->exit_code != 0) {
     std::string hint;
     if (absl::StrContains(res->output, "ermission denied"))
-      hint = absl::StrCat("\n(hint: ", options_.root, " and every directory above it must be ",
-                          "searchable by user \"", as_root_ ? options_.run_as : "you",
-                          "\", e.g. chmod o+x)");
-    return absl::InternalError(absl::StrCat("initdb failed for ", cluster_dir_, ":\n",
-                                            Tail(res->output, 20), hint));
+      hint = absl::StrCat("\n(hint: ", options_.root, " and every directory above it must be ", "searchable by user \"",
+                          as_root_ ? options_.run_as : "you", "\", e.g. chmod o+x)");
+    return absl::InternalError(absl::StrCat("initdb failed for ", cluster_dir_, ":\n", Tail(res->output, 20), hint));
   }
   return absl::OkStatus();
 }
@@ -273,8 +266,8 @@ absl::Status EmbeddedPostgres::StartServer() {
       for (int i = 0; i < 4 && std::getline(in, line); ++i)
         if (i == 3) port = std::atoi(line.c_str());
       if (port <= 0)
-        return absl::InternalError(absl::StrCat("a server runs on ", cluster_dir_,
-                                                " but its port is unknown (postmaster.pid)"));
+        return absl::InternalError(
+            absl::StrCat("a server runs on ", cluster_dir_, " but its port is unknown (postmaster.pid)"));
       port_ = port;
       owned_ = false;
       return absl::OkStatus();
@@ -289,22 +282,19 @@ absl::Status EmbeddedPostgres::StartServer() {
       if (!p.ok()) return p.status();
       port = *p;
     }
-    std::string opts = absl::StrCat("-p ", port, " -c listen_addresses=127.0.0.1",
-                                    " -c unix_socket_directories='", cluster_dir_, "'",
-                                    " -c unix_socket_permissions=0700");
-    if (options_.unsafe_fast)
-      absl::StrAppend(&opts, " -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
-    auto res = RunCommand(AsServerUser({pg_ctl, "-D", cluster_dir_, "-l", cluster_dir_ + "/server.log",
-                                        "-w", "-t", std::to_string(options_.start_timeout_s), "-o",
-                                        opts, "start"}));
+    std::string opts = absl::StrCat("-p ", port, " -c listen_addresses=127.0.0.1", " -c unix_socket_directories='",
+                                    cluster_dir_, "'", " -c unix_socket_permissions=0700");
+    if (options_.unsafe_fast) absl::StrAppend(&opts, " -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
+    auto res = RunCommand(AsServerUser({pg_ctl, "-D", cluster_dir_, "-l", cluster_dir_ + "/server.log", "-w", "-t",
+                                        std::to_string(options_.start_timeout_s), "-o", opts, "start"}));
     if (!res.ok()) return res.status();
     if (res->exit_code == 0) {
       port_ = port;
       return absl::OkStatus();
     }
     last_error = absl::StrCat(Tail(res->output, 10), "\n", LogTail(20));
-    bool port_taken = absl::StrContains(last_error, "could not bind") ||
-                      absl::StrContains(last_error, "already in use");
+    bool port_taken =
+        absl::StrContains(last_error, "could not bind") || absl::StrContains(last_error, "already in use");
     if (!port_taken || options_.port != 0) break;
   }
   return absl::InternalError(
@@ -319,16 +309,16 @@ absl::Status EmbeddedPostgres::CreateDatabase() {
     if (r.empty()) tx.exec("CREATE DATABASE " + tx.quote_name(options_.database));
     return absl::OkStatus();
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("cannot create database \"", options_.database,
-                                               "\" in the embedded PostgreSQL: ", e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot create database \"", options_.database, "\" in the embedded PostgreSQL: ", e.what()));
   }
 }
 
 void EmbeddedPostgres::StartWatchdog() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;
-  std::vector<std::string> stop = AsServerUser(
-      {absl::StrCat(options_.bin_dir, "/pg_ctl"), "-D", cluster_dir_, "-m", "immediate", "-w", "stop"});
+  std::vector<std::string> stop =
+      AsServerUser({absl::StrCat(options_.bin_dir, "/pg_ctl"), "-D", cluster_dir_, "-m", "immediate", "-w", "stop"});
   // sh reads until EOF (all write ends closed: we exited), then stops the server.
   std::vector<std::string> argv = {"/bin/sh", "-c", "read _unused; exec \"$@\"", "ds-pg-watchdog"};
   argv.insert(argv.end(), stop.begin(), stop.end());
@@ -378,12 +368,11 @@ absl::Status EmbeddedPostgres::Stop() {
     return absl::OkStatus();
   }
   StopWatchdog();
-  auto res = RunCommand(AsServerUser({absl::StrCat(options_.bin_dir, "/pg_ctl"), "-D", cluster_dir_,
-                                      "-m", "fast", "-w", "-t", "60", "stop"}));
+  auto res = RunCommand(AsServerUser(
+      {absl::StrCat(options_.bin_dir, "/pg_ctl"), "-D", cluster_dir_, "-m", "fast", "-w", "-t", "60", "stop"}));
   running_ = false;
   if (!res.ok()) return res.status();
-  if (res->exit_code != 0)
-    return absl::InternalError(absl::StrCat("pg_ctl stop failed: ", Tail(res->output, 10)));
+  if (res->exit_code != 0) return absl::InternalError(absl::StrCat("pg_ctl stop failed: ", Tail(res->output, 10)));
   return absl::OkStatus();
 }
 

@@ -37,12 +37,12 @@ namespace dualswarm::coord {
 class EmbeddedPostgres {
  public:
   struct Options {
-    std::string root;                                      // directory described above
-    std::string bin_dir = "/usr/lib/postgresql/15/bin";    // initdb, pg_ctl, postgres
-    std::string database = "dualswarm";                    // created on first start
-    std::string superuser = "dualswarm";                   // the cluster's superuser
-    std::string run_as = "postgres";                       // OS user when we are root
-    int port = 0;                                          // 0: a free port at each start
+    std::string root;                                    // directory described above
+    std::string bin_dir = "/usr/lib/postgresql/15/bin";  // initdb, pg_ctl, postgres
+    std::string database = "dualswarm";                  // created on first start
+    std::string superuser = "dualswarm";                 // the cluster's superuser
+    std::string run_as = "postgres";                     // OS user when we are root
+    int port = 0;                                        // 0: a free port at each start
     // Trade durability for speed (fsync=off, synchronous_commit=off): for
     // tests and benchmarks only. A clean Stop() still keeps every commit.
     bool unsafe_fast = false;

@@ -17,21 +17,18 @@
 namespace dualswarm::coord {
 namespace {
 
-bool IsKind(const std::string& k) {
-  return k == "safety" || k == "liveness" || k == "spec-error" || k == "sut-crash";
-}
+bool IsKind(const std::string& k) { return k == "safety" || k == "liveness" || k == "spec-error" || k == "sut-crash"; }
 
 }  // namespace
 
 absl::StatusOr<NewCounterexample> CheckCounterexample(const Completion& c) {
-  if (!c.counterexample.has_value())
-    return absl::InvalidArgumentError("a failed job must report its counterexample");
+  if (!c.counterexample.has_value()) return absl::InvalidArgumentError("a failed job must report its counterexample");
   NewCounterexample cx = *c.counterexample;
   for (std::string* text : {&cx.reason, &cx.diff, &cx.signature, &cx.input_json, &cx.trace_json, &cx.document_json})
     *text = ScrubText(std::move(*text));
   if (!IsKind(cx.kind))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
   // One definition of a signature (harness::ComputeSignature, computed by
   // the worker that found it); the store never invents one.
   if (cx.signature.empty())
@@ -56,9 +53,8 @@ void RecordCounterexample(Sql& w, const FoundIn& where, const NewCounterexample&
                        " unshrunk_size, document_json)"
                        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
                        " RETURNING id",
-                       finding, where.run_id, where.job_id, where.lease_token, cx.kind, cx.reason,
-                       cx.diff, cx.signature, cx.input_json, cx.trace_json, cx.size,
-                       cx.unshrunk_size, cx.document_json)[0]
+                       finding, where.run_id, where.job_id, where.lease_token, cx.kind, cx.reason, cx.diff,
+                       cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size, cx.document_json)[0]
                       .as<int64_t>();
   // The group's reason is its smallest counterexample's.
   w.exec_params0(
@@ -71,8 +67,7 @@ void RecordCounterexample(Sql& w, const FoundIn& where, const NewCounterexample&
       finding, cx_id, cx.size, cx.reason);
 }
 
-absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_hash,
-                                                        int64_t target_id, int64_t run_id,
+absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_hash, int64_t target_id, int64_t run_id,
                                                         const Page& page) {
   RETURN_IF_ERROR(CheckText("spec_hash", spec_hash, true));
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
@@ -97,14 +92,13 @@ absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
   });
 }
 
-absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id,
-                                                                          int limit) {
+absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id, int limit) {
   limit = std::clamp(limit <= 0 ? kDefaultCounterexamples : limit, 1, kMaxCounterexamples);
   return Run<std::vector<CounterexampleRow>>(
       "listing counterexamples", [&](Sql& w) -> absl::StatusOr<std::vector<CounterexampleRow>> {
-        pqxx::result r = w.exec_params(
-            absl::StrCat(kCounterexampleSelect, "WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2"),
-            finding_id, limit);
+        pqxx::result r =
+            w.exec_params(absl::StrCat(kCounterexampleSelect, "WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2"),
+                          finding_id, limit);
         std::vector<CounterexampleRow> out;
         for (const auto& row : r) out.push_back(ReadCounterexample(row));
         return out;

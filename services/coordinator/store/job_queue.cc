@@ -122,8 +122,8 @@ std::vector<LeasedJob> LeaseIn(Sql& w, const LeaseRequest& req, int max_attempts
   if (usable == 0) return {};
   const bool fair_share = usable > 1;
   pqxx::result r = w.exec_prepared(fair_share ? "lease_jobs_fair" : "lease_jobs_one_run",
-                                   fair_share ? kLeaseFairSql : kLeaseOneRunSql, req.worker_id,
-                                   req.max_jobs, adapters, labels, max_attempts, req.lease_ms);
+                                   fair_share ? kLeaseFairSql : kLeaseOneRunSql, req.worker_id, req.max_jobs, adapters,
+                                   labels, max_attempts, req.lease_ms);
   std::vector<LeasedJob> out;
   out.reserve(r.size());
   for (const auto& row : r) out.push_back(ReadLeasedJob(row));
@@ -134,8 +134,8 @@ std::vector<LeasedJob> LeaseIn(Sql& w, const LeaseRequest& req, int max_attempts
 
 absl::Status CheckCompletion(const Completion& c) {
   if (!IsOutcome(c.outcome))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown outcome \"", c.outcome, "\" (known: passed, failed, inconclusive, error)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown outcome \"", c.outcome, "\" (known: passed, failed, inconclusive, error)"));
   if (c.lease_token.empty() || c.lease_token.size() > kMaxLeaseTokenBytes)
     return absl::InvalidArgumentError("a completion needs its lease token");
   if (c.worker_id.size() > kMaxNameBytes) return absl::InvalidArgumentError("worker_id too long");
@@ -170,8 +170,7 @@ absl::Status StaleLease(int64_t job_id) {
 // One statement (autocommit): lock the job, find its lease, and record the
 // completion only if the fast path applies; otherwise change nothing and
 // say why. nullopt: the slow path decides.
-absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Completion& c,
-                                                             const std::string& reason) {
+absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Completion& c, const std::string& reason) {
   static const std::string sql =
       "WITH j AS ("
       "  SELECT j.id, j.state, COALESCE(j.lease_token, '') AS token, a.id AS att,"
@@ -193,10 +192,9 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
       "  WHERE id = (SELECT id FROM ok) RETURNING id)"
       " SELECT j.att IS NULL AS never_leased, j.done AS done, j.token AS token,"
       "   (SELECT count(*) FROM upd) AS completed FROM j";
-  pqxx::result jr = w.exec_prepared(
-      "complete_fast", sql, c.job_id, c.lease_token, c.outcome == "error" ? "error" : "passed",
-      c.outcome, reason, c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received),
-      c.worker_id);
+  pqxx::result jr = w.exec_prepared("complete_fast", sql, c.job_id, c.lease_token,
+                                    c.outcome == "error" ? "error" : "passed", c.outcome, reason, c.seconds,
+                                    static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received), c.worker_id);
   if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
   const pqxx::row& job = jr[0];
   CompletionResult out;
@@ -223,8 +221,7 @@ absl::StatusOr<LockedRun> LockRunOfJob(Sql& w, int64_t job_id) {
       " WHERE id = (SELECT run_id FROM jobs WHERE id = $1) FOR UPDATE",
       job_id);
   if (rr.empty()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-  return LockedRun{I64(rr[0]["id"]), Str(rr[0]["state"]), Str(rr[0]["spec_hash"]),
-                   I64(rr[0]["target_id"])};
+  return LockedRun{I64(rr[0]["id"]), Str(rr[0]["state"]), Str(rr[0]["spec_hash"]), I64(rr[0]["target_id"])};
 }
 
 // The job's lease for a completion, its row locked: the attempt to complete
@@ -267,8 +264,8 @@ void RecordOutcome(Sql& w, const Completion& c, const HeldLease& lease, const st
       "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
       "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
       " WHERE id = $1",
-      c.job_id, new_state, c.outcome, reason, c.seconds, static_cast<int64_t>(c.sent),
-      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id);
+      c.job_id, new_state, c.outcome, reason, c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received),
+      lease.attempt_id, c.worker_id);
 }
 
 // The slow path: findings, a run's last jobs, cancelled jobs and runs not
@@ -302,14 +299,12 @@ absl::StatusOr<std::vector<LeasedJob>> Store::LeaseJobs(const LeaseRequest& req)
   RETURN_IF_ERROR(CheckList("adapter", req.adapters));
   RETURN_IF_ERROR(CheckList("label", req.labels));
   // One statement that changes anything: autocommit (see RunSingle).
-  return RunSingle<std::vector<LeasedJob>>(
-      "leasing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<LeasedJob>> {
-        return LeaseIn(w, req, options_.max_attempts);
-      });
+  return RunSingle<std::vector<LeasedJob>>("leasing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<LeasedJob>> {
+    return LeaseIn(w, req, options_.max_attempts);
+  });
 }
 
-absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
-                                                 const std::vector<HeartbeatJob>& jobs,
+absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id, const std::vector<HeartbeatJob>& jobs,
                                                  int64_t lease_ms) {
   RETURN_IF_ERROR(CheckLeaseMs(lease_ms));
   if (jobs.size() > kMaxHeartbeatJobs) return absl::InvalidArgumentError("too many jobs in one heartbeat");
@@ -322,8 +317,7 @@ absl::StatusOr<HeartbeatResult> Store::Heartbeat(const std::string& worker_id,
   }
   return Run<HeartbeatResult>("heartbeat", [&](Sql& w) -> absl::StatusOr<HeartbeatResult> {
     HeartbeatResult out;
-    if (!worker_id.empty())
-      w.exec_params0("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", worker_id);
+    if (!worker_id.empty()) w.exec_params0("UPDATE workers SET last_heartbeat_at = now() WHERE id = $1", worker_id);
     if (ids.empty()) return out;
     pqxx::result r = w.exec_params(
         "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
@@ -364,19 +358,19 @@ absl::StatusOr<int> Store::ReturnLeases(const std::vector<HeartbeatJob>& leases)
   // One statement (autocommit): a lease that was completed, cancelled or
   // superseded meanwhile is not 'leased' with this token and stays as it is.
   return RunSingle<int>("returning unused leases", [&](Sql& w) -> absl::StatusOr<int> {
-    pqxx::result r = w.exec_prepared(
-        "return_leases",
-        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
-        " back AS ("
-        "  UPDATE jobs j SET state = 'queued', lease_token = NULL, lease_expires_at = NULL,"
-        "    worker_id = NULL, attempts = j.attempts - 1, updated_at = now()"
-        "  FROM h WHERE j.id = h.id AND j.lease_token = h.token AND j.state = 'leased'"
-        "  RETURNING j.id, h.token),"
-        " gone AS ("
-        "  DELETE FROM job_attempts a USING back"
-        "  WHERE a.job_id = back.id AND a.lease_token = back.token AND a.completed_at IS NULL)"
-        " SELECT count(*) AS n FROM back",
-        Int64Array(ids), TextArray(tokens));
+    pqxx::result r =
+        w.exec_prepared("return_leases",
+                        "WITH h AS (SELECT * FROM unnest($1::bigint[], $2::text[]) AS h(id, token)),"
+                        " back AS ("
+                        "  UPDATE jobs j SET state = 'queued', lease_token = NULL, lease_expires_at = NULL,"
+                        "    worker_id = NULL, attempts = j.attempts - 1, updated_at = now()"
+                        "  FROM h WHERE j.id = h.id AND j.lease_token = h.token AND j.state = 'leased'"
+                        "  RETURNING j.id, h.token),"
+                        " gone AS ("
+                        "  DELETE FROM job_attempts a USING back"
+                        "  WHERE a.job_id = back.id AND a.lease_token = back.token AND a.completed_at IS NULL)"
+                        " SELECT count(*) AS n FROM back",
+                        Int64Array(ids), TextArray(tokens));
     return static_cast<int>(I64(r[0]["n"]));
   });
 }
@@ -389,12 +383,11 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
     ASSIGN_OR_RETURN(cx, CheckCounterexample(c));
   } else {
     ASSIGN_OR_RETURN(std::optional<CompletionResult> fast,
-                     RunSingle<std::optional<CompletionResult>>(
-                         "completing a job", [&](Sql& w) { return CompleteFast(w, c, reason); }));
+                     RunSingle<std::optional<CompletionResult>>("completing a job",
+                                                                [&](Sql& w) { return CompleteFast(w, c, reason); }));
     if (fast.has_value()) return *fast;
   }
-  return Run<CompletionResult>("completing a job",
-                               [&](Sql& w) { return CompleteSlow(w, c, reason, cx); });
+  return Run<CompletionResult>("completing a job", [&](Sql& w) { return CompleteSlow(w, c, reason, cx); });
 }
 
 absl::StatusOr<int> Store::RequeueExpiredLeases() {

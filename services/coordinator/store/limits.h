@@ -13,10 +13,10 @@ namespace dualswarm::coord {
 
 // --- runs and the job queue ---
 inline constexpr int kMaxJobsPerRun = 100000;
-inline constexpr int kMaxLeaseBatch = 256;           // jobs in one LeaseJobs
-inline constexpr int64_t kMinLeaseMs = 100;          // a lease's length (LeaseJobs, Heartbeat)
+inline constexpr int kMaxLeaseBatch = 256;                  // jobs in one LeaseJobs
+inline constexpr int64_t kMinLeaseMs = 100;                 // a lease's length (LeaseJobs, Heartbeat)
 inline constexpr int64_t kMaxLeaseMs = 24LL * 3600 * 1000;  // one day
-inline constexpr size_t kMaxHeartbeatJobs = 1024;    // leases extended by one Heartbeat
+inline constexpr size_t kMaxHeartbeatJobs = 1024;           // leases extended by one Heartbeat
 inline constexpr size_t kMaxLeaseTokenBytes = 64;
 
 // --- a run's budget (JobBudget): defaults for 0 and the largest values ---
@@ -35,12 +35,12 @@ inline constexpr uint64_t kMaxFrontier = uint64_t{1} << 40;
 // Names chosen by clients that travel in URLs and lists (targets,
 // campaigns, gen blocks, labels, adapters): 1-64 characters.
 inline constexpr size_t kMaxIdentifierBytes = 64;
-inline constexpr size_t kMaxListItems = 64;          // labels or adapters of one target/worker
+inline constexpr size_t kMaxListItems = 64;  // labels or adapters of one target/worker
 // Free-form names and ids stored as given: spec names, worker names, ids and
 // versions, token names, and the tokens themselves.
 inline constexpr size_t kMaxNameBytes = 200;
-inline constexpr size_t kMaxSignatureBytes = 200;    // a counterexample's signature
-inline constexpr size_t kMaxLaunchBytes = 4096;      // a target's launch command
+inline constexpr size_t kMaxSignatureBytes = 200;  // a counterexample's signature
+inline constexpr size_t kMaxLaunchBytes = 4096;    // a target's launch command
 // A counterexample's input, trace and document together.
 inline constexpr size_t kMaxCounterexampleBytes = size_t{8} << 20;
 

@@ -213,11 +213,8 @@ ALTER TABLE specs ADD COLUMN gens text[];
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, "initial schema", kV1},
-      {2, "counterexample documents", kV2},
-      {3, "fair-share lease index", kV3},
-      {4, "campaign scheduler", kV4},
-      {5, "spec gen names", kV5},
+      {1, "initial schema", kV1},     {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
+      {4, "campaign scheduler", kV4}, {5, "spec gen names", kV5},
   };
   return kMigrations;
 }

@@ -12,24 +12,34 @@ namespace dualswarm::coord {
 // come from.
 
 SpecRow ReadSpec(const pqxx::row& r) {
-  return {.hash = Str(r["hash"]), .name = Str(r["name"]), .file_name = Str(r["file_name"]),
-          .source = Str(r["source"]), .choice_sites = Int(r["choice_sites"]),
+  return {.hash = Str(r["hash"]),
+          .name = Str(r["name"]),
+          .file_name = Str(r["file_name"]),
+          .source = Str(r["source"]),
+          .choice_sites = Int(r["choice_sites"]),
           .created_at = I64(r["created_at"])};
 }
 
 TargetRow ReadTarget(const pqxx::row& r) {
-  return {.id = I64(r["id"]), .name = Str(r["name"]), .adapter = Str(r["adapter"]),
-          .address = Str(r["address"]), .launch = Str(r["launch"]),
+  return {.id = I64(r["id"]),
+          .name = Str(r["name"]),
+          .adapter = Str(r["adapter"]),
+          .address = Str(r["address"]),
+          .launch = Str(r["launch"]),
           .readiness_probe = Str(r["readiness_probe"]),
           .readiness_timeout_ms = Int(r["readiness_timeout_ms"]),
-          .reset_policy = Str(r["reset_policy"]), .labels = SplitList(Str(r["labels"])),
+          .reset_policy = Str(r["reset_policy"]),
+          .labels = SplitList(Str(r["labels"])),
           .created_at = I64(r["created_at"])};
 }
 
 JobBudget ReadBudget(const pqxx::row& r) {
-  return {.steps = U64(r["steps"]), .time_budget_ms = I64(r["time_budget_ms"]),
-          .connections = Int(r["connections"]), .max_in_flight = Int(r["max_in_flight"]),
-          .response_timeout_ms = I64(r["response_timeout_ms"]), .network = Str(r["network"]),
+  return {.steps = U64(r["steps"]),
+          .time_budget_ms = I64(r["time_budget_ms"]),
+          .connections = Int(r["connections"]),
+          .max_in_flight = Int(r["max_in_flight"]),
+          .response_timeout_ms = I64(r["response_timeout_ms"]),
+          .network = Str(r["network"]),
           .max_frontier = U64(r["max_frontier"])};
 }
 
@@ -53,27 +63,44 @@ const std::string kRunSelect = absl::StrCat(
 
 RunRow ReadRun(const pqxx::row& r) {
   return {.id = I64(r["id"]),
-          .tmpl = {.spec_hash = Str(r["spec_hash"]), .target_id = I64(r["target_id"]),
-                   .jobs = Int(r["jobs"]), .seed = U64(r["seed"]),
+          .tmpl = {.spec_hash = Str(r["spec_hash"]),
+                   .target_id = I64(r["target_id"]),
+                   .jobs = Int(r["jobs"]),
+                   .seed = U64(r["seed"]),
                    .stop_at_first_finding = Bool(r["stop_at_first_finding"]),
-                   .budget = ReadBudget(r), .gen = Str(r["gen"])},
+                   .budget = ReadBudget(r),
+                   .gen = Str(r["gen"])},
           .state = Str(r["state"]),
-          .counts = {.queued = Int(r["n_queued"]), .leased = Int(r["n_leased"]),
-                     .passed = Int(r["n_passed"]), .failed = Int(r["n_failed"]),
-                     .error = Int(r["n_error"]), .cancelled = Int(r["n_cancelled"]),
+          .counts = {.queued = Int(r["n_queued"]),
+                     .leased = Int(r["n_leased"]),
+                     .passed = Int(r["n_passed"]),
+                     .failed = Int(r["n_failed"]),
+                     .error = Int(r["n_error"]),
+                     .cancelled = Int(r["n_cancelled"]),
                      .total = Int(r["n_total"])},
-          .error = Str(r["error"]), .submitted_by = Str(r["submitted_by"]),
-          .campaign_id = I64(r["campaign_id"]), .created_at = I64(r["created_at"]),
-          .started_at = I64(r["started_at"]), .finished_at = I64(r["finished_at"])};
+          .error = Str(r["error"]),
+          .submitted_by = Str(r["submitted_by"]),
+          .campaign_id = I64(r["campaign_id"]),
+          .created_at = I64(r["created_at"]),
+          .started_at = I64(r["started_at"]),
+          .finished_at = I64(r["finished_at"])};
 }
 
 JobRow ReadJob(const pqxx::row& r) {
-  return {.id = I64(r["id"]), .run_id = I64(r["run_id"]), .index = Int(r["idx"]),
-          .seed = U64(r["seed"]), .branch_order = Str(r["branch_order"]),
-          .feature_mask = Str(r["feature_mask"]), .state = Str(r["state"]),
-          .lease_token = Str(r["lease_token"]), .lease_expires_at = I64(r["lease_expires_at"]),
-          .worker_id = Str(r["worker_id"]), .attempts = Int(r["attempts"]),
-          .outcome = Str(r["outcome"]), .reason = {}, .updated_at = 0};  // ReadJobDetail reads these
+  return {.id = I64(r["id"]),
+          .run_id = I64(r["run_id"]),
+          .index = Int(r["idx"]),
+          .seed = U64(r["seed"]),
+          .branch_order = Str(r["branch_order"]),
+          .feature_mask = Str(r["feature_mask"]),
+          .state = Str(r["state"]),
+          .lease_token = Str(r["lease_token"]),
+          .lease_expires_at = I64(r["lease_expires_at"]),
+          .worker_id = Str(r["worker_id"]),
+          .attempts = Int(r["attempts"]),
+          .outcome = Str(r["outcome"]),
+          .reason = {},
+          .updated_at = 0};  // ReadJobDetail reads these
 }
 
 JobRow ReadJobDetail(const pqxx::row& r) {
@@ -84,34 +111,56 @@ JobRow ReadJobDetail(const pqxx::row& r) {
 }
 
 LeasedJob ReadLeasedJob(const pqxx::row& r) {
-  return {.job = ReadJob(r), .spec_hash = Str(r["spec_hash"]), .target_id = I64(r["target_id"]),
-          .budget = ReadBudget(r), .gen = Str(r["gen"])};
+  return {.job = ReadJob(r),
+          .spec_hash = Str(r["spec_hash"]),
+          .target_id = I64(r["target_id"]),
+          .budget = ReadBudget(r),
+          .gen = Str(r["gen"])};
 }
 
 FindingRow ReadFinding(const pqxx::row& r) {
-  return {.id = I64(r["id"]), .signature = Str(r["signature"]), .kind = Str(r["kind"]),
-          .spec_hash = Str(r["spec_hash"]), .reason = Str(r["reason"]),
-          .target_id = I64(r["target_id"]), .count = I64(r["count"]),
-          .first_seen = I64(r["first_seen"]), .last_seen = I64(r["last_seen"]),
+  return {.id = I64(r["id"]),
+          .signature = Str(r["signature"]),
+          .kind = Str(r["kind"]),
+          .spec_hash = Str(r["spec_hash"]),
+          .reason = Str(r["reason"]),
+          .target_id = I64(r["target_id"]),
+          .count = I64(r["count"]),
+          .first_seen = I64(r["first_seen"]),
+          .last_seen = I64(r["last_seen"]),
           .smallest_counterexample_id = I64(r["smallest_counterexample_id"])};
 }
 
 CounterexampleRow ReadCounterexample(const pqxx::row& r) {
-  return {.id = I64(r["id"]), .finding_id = I64(r["finding_id"]), .run_id = I64(r["run_id"]),
-          .job_id = I64(r["job_id"]), .spec_hash = Str(r["spec_hash"]),
-          .target_id = I64(r["target_id"]), .seed = U64(r["seed"]),
-          .branch_order = Str(r["branch_order"]), .feature_mask = Str(r["feature_mask"]),
-          .cx = {.kind = Str(r["kind"]), .reason = Str(r["reason"]), .diff = Str(r["diff"]),
-                 .signature = Str(r["signature"]), .input_json = Str(r["input_json"]),
-                 .trace_json = Str(r["trace_json"]), .document_json = Str(r["document_json"]),
-                 .size = Int(r["size"]), .unshrunk_size = Int(r["unshrunk_size"])},
+  return {.id = I64(r["id"]),
+          .finding_id = I64(r["finding_id"]),
+          .run_id = I64(r["run_id"]),
+          .job_id = I64(r["job_id"]),
+          .spec_hash = Str(r["spec_hash"]),
+          .target_id = I64(r["target_id"]),
+          .seed = U64(r["seed"]),
+          .branch_order = Str(r["branch_order"]),
+          .feature_mask = Str(r["feature_mask"]),
+          .cx = {.kind = Str(r["kind"]),
+                 .reason = Str(r["reason"]),
+                 .diff = Str(r["diff"]),
+                 .signature = Str(r["signature"]),
+                 .input_json = Str(r["input_json"]),
+                 .trace_json = Str(r["trace_json"]),
+                 .document_json = Str(r["document_json"]),
+                 .size = Int(r["size"]),
+                 .unshrunk_size = Int(r["unshrunk_size"])},
           .created_at = I64(r["created_at"])};
 }
 
 CampaignRow ReadCampaign(const pqxx::row& r) {
-  return {.id = I64(r["id"]), .name = Str(r["name"]), .cron = Str(r["cron"]),
-          .tmpl = {.spec_hash = Str(r["spec_hash"]), .target_id = FromText<int64_t>(r["target_id"]),
-                   .jobs = FromText<int>(r["jobs"]), .seed = FromText<uint64_t>(r["seed"]),
+  return {.id = I64(r["id"]),
+          .name = Str(r["name"]),
+          .cron = Str(r["cron"]),
+          .tmpl = {.spec_hash = Str(r["spec_hash"]),
+                   .target_id = FromText<int64_t>(r["target_id"]),
+                   .jobs = FromText<int>(r["jobs"]),
+                   .seed = FromText<uint64_t>(r["seed"]),
                    .stop_at_first_finding = Str(r["stop_at_first_finding"]) == "true",
                    .budget = {.steps = FromText<uint64_t>(r["steps"]),
                               .time_budget_ms = FromText<int64_t>(r["time_budget_ms"]),
@@ -121,21 +170,24 @@ CampaignRow ReadCampaign(const pqxx::row& r) {
                               .network = Str(r["network"]),
                               .max_frontier = FromText<uint64_t>(r["max_frontier"])},
                    .gen = Str(r["gen"])},
-          .spec_name = Str(r["spec_name"]), .paused = Bool(r["paused"]),
-          .created_at = I64(r["created_at"]), .last_fired_at = I64(r["last_fired_at"]),
-          .last_run_id = I64(r["last_run_id"]), .next_fire_at = I64(r["next_fire_at"]),
+          .spec_name = Str(r["spec_name"]),
+          .paused = Bool(r["paused"]),
+          .created_at = I64(r["created_at"]),
+          .last_fired_at = I64(r["last_fired_at"]),
+          .last_run_id = I64(r["last_run_id"]),
+          .next_fire_at = I64(r["next_fire_at"]),
           .last_error = Str(r["last_error"])};
 }
 
 WorkerInfo ReadWorker(const pqxx::row& r) {
-  return {.name = Str(r["name"]), .slots = Int(r["slots"]),
-          .adapters = SplitList(Str(r["adapters"])), .labels = SplitList(Str(r["labels"])),
+  return {.name = Str(r["name"]),
+          .slots = Int(r["slots"]),
+          .adapters = SplitList(Str(r["adapters"])),
+          .labels = SplitList(Str(r["labels"])),
           .version = Str(r["version"])};
 }
 
-int PageSize(const Page& page) {
-  return std::clamp(page.size <= 0 ? kDefaultPageSize : page.size, 1, kMaxPageSize);
-}
+int PageSize(const Page& page) { return std::clamp(page.size <= 0 ? kDefaultPageSize : page.size, 1, kMaxPageSize); }
 
 absl::StatusOr<NumberedPage> ParsePage(const Page& page) {
   int64_t v = 0;

@@ -15,15 +15,12 @@
 namespace dualswarm::coord {
 namespace {
 
-RunRow RunById(Sql& w, int64_t id) {
-  return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id));
-}
+RunRow RunById(Sql& w, int64_t id) { return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id)); }
 
 // The state a run ends in once no job is open, with its error.
 void FinishRun(Sql& w, int64_t run_id, bool failed) {
-  int64_t errors = w.exec_params1("SELECT count(*) FROM jobs WHERE run_id = $1 AND state = 'error'",
-                                  run_id)[0]
-                       .as<int64_t>();
+  int64_t errors =
+      w.exec_params1("SELECT count(*) FROM jobs WHERE run_id = $1 AND state = 'error'", run_id)[0].as<int64_t>();
   std::string final_state = failed ? "failed" : errors > 0 ? "error" : "passed";
   std::string error = final_state == "error" ? absl::StrCat(errors, " job(s) could not run") : "";
   w.exec_params0(
@@ -61,25 +58,24 @@ absl::Status CheckTargetExists(Sql& w, int64_t id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by,
-                                 int64_t campaign_id) {
+absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by, int64_t campaign_id) {
   pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
   if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
   int sites = static_cast<int>(I64(spec[0]["choice_sites"]));
   RETURN_IF_ERROR(CheckGen(w, t.spec_hash, t.gen));
   RETURN_IF_ERROR(CheckTargetExists(w, t.target_id));
   const JobBudget& b = t.budget;
-  int64_t id = w.exec_params1(
-                    "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
-                    " gen, steps, time_budget_ms, connections, max_in_flight,"
-                    " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-                    " NULLIF($15::bigint, 0)) RETURNING id",
-                    t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed),
-                    t.stop_at_first_finding, t.gen, static_cast<int64_t>(b.steps),
-                    b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
-                    b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
-                   .as<int64_t>();
+  int64_t id =
+      w.exec_params1(
+           "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
+           " gen, steps, time_budget_ms, connections, max_in_flight,"
+           " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
+           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+           " NULLIF($15::bigint, 0)) RETURNING id",
+           t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed), t.stop_at_first_finding, t.gen,
+           static_cast<int64_t>(b.steps), b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
+           b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
+          .as<int64_t>();
   std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
   std::vector<int64_t> seeds;
   std::vector<std::string> orders, masks;
@@ -106,18 +102,16 @@ absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string
 // that an index (jobs_by_run_state) answers at once; jobs are counted only
 // when the run ends.
 void RefreshRun(Sql& w, int64_t run_id) {
-  pqxx::row run = w.exec_params1(
-      "SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
+  pqxx::row run = w.exec_params1("SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
   std::string state = run["state"].as<std::string>();
   bool stop_at_first = run["stop_at_first_finding"].as<bool>();
   if (state != "queued" && state != "running") return;  // final states stay
-  bool open = !w.exec_params("SELECT 1 FROM jobs WHERE run_id = $1 AND state IN ('queued', 'leased')"
-                             " LIMIT 1 FOR KEY SHARE",
-                             run_id)
+  bool open = !w.exec_params(
+                    "SELECT 1 FROM jobs WHERE run_id = $1 AND state IN ('queued', 'leased')"
+                    " LIMIT 1 FOR KEY SHARE",
+                    run_id)
                    .empty();
-  bool failed = !w.exec_params("SELECT 1 FROM jobs WHERE run_id = $1 AND state = 'failed' LIMIT 1",
-                               run_id)
-                     .empty();
+  bool failed = !w.exec_params("SELECT 1 FROM jobs WHERE run_id = $1 AND state = 'failed' LIMIT 1", run_id).empty();
   if (failed && stop_at_first) {
     w.exec_params0(
         "UPDATE jobs SET state = 'cancelled', reason = 'run stopped at its first finding',"
@@ -138,20 +132,17 @@ void RefreshRun(Sql& w, int64_t run_id) {
         run_id);
 }
 
-absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string& submitted_by,
-                                        int64_t campaign_id) {
+absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string& submitted_by, int64_t campaign_id) {
   RunTemplate t = in;
   RETURN_IF_ERROR(ValidateTemplate(&t));
   if (t.seed == 0) t.seed = RandomSeed();
-  return Run<RunRow>("submitting a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
-    return InsertRun(w, t, submitted_by, campaign_id);
-  });
+  return Run<RunRow>("submitting a run",
+                     [&](Sql& w) -> absl::StatusOr<RunRow> { return InsertRun(w, t, submitted_by, campaign_id); });
 }
 
 absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
   return Run<RunRow>("reading a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
-    return ReadOne(w, ReadRun, absl::StrCat("no run ", id),
-                   absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
+    return ReadOne(w, ReadRun, absl::StrCat("no run ", id), absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
   });
 }
 
@@ -189,29 +180,28 @@ absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
 
 absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
   return Run<std::vector<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<JobRow>> {
-    pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT ", kJobCols, " FROM jobs j WHERE j.run_id = $1 ORDER BY j.idx"), run_id);
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kJobCols, " FROM jobs j WHERE j.run_id = $1 ORDER BY j.idx"), run_id);
     std::vector<JobRow> out;
     for (const auto& row : r) out.push_back(ReadJob(row));
     return out;
   });
 }
 
-absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::string& state,
-                                                   const Page& page) {
+absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::string& state, const Page& page) {
   // The page token is the first index of the next page (none: 0).
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<Listing<JobRow>> {
     if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
       return absl::NotFoundError(absl::StrCat("no run ", run_id));
-    pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT ", kJobCols, ", ", kJobDetailCols, " FROM jobs j"
-                     " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
-                     " ORDER BY j.idx LIMIT $4"),
-        run_id, state, paging.after, paging.size + 1);
-    return ReadPage<JobRow>(r, paging.size, ReadJobDetail, [](const JobRow& last, const pqxx::row&) {
-      return std::to_string(last.index + 1);
-    });
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kJobCols, ", ", kJobDetailCols,
+                                   " FROM jobs j"
+                                   " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
+                                   " ORDER BY j.idx LIMIT $4"),
+                      run_id, state, paging.after, paging.size + 1);
+    return ReadPage<JobRow>(r, paging.size, ReadJobDetail,
+                            [](const JobRow& last, const pqxx::row&) { return std::to_string(last.index + 1); });
   });
 }
 

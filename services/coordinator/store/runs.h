@@ -28,8 +28,7 @@ absl::Status CheckTargetExists(Sql& w, int64_t id);
 
 // Inserts a validated run (ValidateTemplate, seed set) with its swarm of
 // jobs. NOT_FOUND (nothing written) for an unknown spec version or target.
-absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by,
-                                 int64_t campaign_id);
+absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by, int64_t campaign_id);
 
 // Brings a run's state in line with its jobs; the caller holds the run's
 // row lock (runs.cc says why that is enough).

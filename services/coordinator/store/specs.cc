@@ -24,9 +24,8 @@ absl::StatusOr<SpecRow> SpecByHash(Sql& w, const std::string& hash) {
 
 }  // namespace
 
-absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::string& file_name,
-                                       const std::string& source, int choice_sites, bool* created,
-                                       std::optional<std::vector<std::string>> gens) {
+absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::string& file_name, const std::string& source,
+                                       int choice_sites, bool* created, std::optional<std::vector<std::string>> gens) {
   if (name.empty() || name.size() > kMaxNameBytes) return absl::InvalidArgumentError("bad spec name");
   if (source.size() > lang::kMaxSpecSourceBytes) return absl::InvalidArgumentError(lang::kSpecSourceTooLarge);
   RETURN_IF_ERROR(CheckText("spec name", name, true));
@@ -56,9 +55,8 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
   return Run<SpecRow>("reading a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
-    return ReadOne(
-        w, ReadSpec, absl::StrCat("no spec named \"", name, "\""),
-        absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"), name);
+    return ReadOne(w, ReadSpec, absl::StrCat("no spec named \"", name, "\""),
+                   absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"), name);
   });
 }
 
@@ -66,19 +64,18 @@ absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const
   RETURN_IF_ERROR(CheckText("name", name, true));
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<SpecRow>>("listing specs", [&](Sql& w) -> absl::StatusOr<Listing<SpecRow>> {
-    pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT ", kSpecCols,
-                     " FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
-                     " ORDER BY seq DESC LIMIT $3"),
-        name, paging.after, paging.size + 1);
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kSpecCols,
+                                   " FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
+                                   " ORDER BY seq DESC LIMIT $3"),
+                      name, paging.after, paging.size + 1);
     auto read = [](const pqxx::row& row) {
       SpecRow s = ReadSpec(row);
       s.source.clear();  // listings leave sources out
       return s;
     };
-    return ReadPage<SpecRow>(r, paging.size, read, [](const SpecRow&, const pqxx::row& last) {
-      return std::to_string(I64(last["seq"]));
-    });
+    return ReadPage<SpecRow>(r, paging.size, read,
+                             [](const SpecRow&, const pqxx::row& last) { return std::to_string(I64(last["seq"])); });
   });
 }
 

@@ -42,13 +42,9 @@ std::string TextArray(const std::vector<std::string>& items) {
   return out + "}";
 }
 
-std::string Int64Array(const std::vector<int64_t>& items) {
-  return absl::StrCat("{", absl::StrJoin(items, ","), "}");
-}
+std::string Int64Array(const std::vector<int64_t>& items) { return absl::StrCat("{", absl::StrJoin(items, ","), "}"); }
 
-std::vector<std::string> SplitList(const std::string& s) {
-  return absl::StrSplit(s, ',', absl::SkipEmpty());
-}
+std::vector<std::string> SplitList(const std::string& s) { return absl::StrSplit(s, ',', absl::SkipEmpty()); }
 
 absl::Status CheckText(absl::string_view field, absl::string_view value, bool single_line) {
   if (size_t at = value.find('\0'); at != absl::string_view::npos)
@@ -56,8 +52,8 @@ absl::Status CheckText(absl::string_view field, absl::string_view value, bool si
         absl::StrCat(field, " contains a NUL byte (at byte ", at, "); text may not contain NUL"));
   if (!single_line) return absl::OkStatus();
   if (size_t at = value.find_first_of("\r\n"); at != absl::string_view::npos)
-    return absl::InvalidArgumentError(absl::StrCat(field, " contains a line break (CR or LF at byte ", at,
-                                                   "); it must be a single line"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " contains a line break (CR or LF at byte ", at, "); it must be a single line"));
   return absl::OkStatus();
 }
 
@@ -69,11 +65,10 @@ std::string ScrubText(std::string text) {
 namespace {
 
 // A server-side error (SQLSTATE) as a status.
-absl::Status MapSqlError(const std::string& msg, const pqxx::sql_error& sql, bool* broken,
-                         bool* retryable) {
+absl::Status MapSqlError(const std::string& msg, const pqxx::sql_error& sql, bool* broken, bool* retryable) {
   const std::string& state = sql.sqlstate();
-  if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" ||
-      state == "57P03" || absl::StartsWith(state, "53")) {
+  if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" || state == "57P03" ||
+      absl::StartsWith(state, "53")) {
     *broken = absl::StartsWith(state, "08") || absl::StartsWith(state, "57");
     return absl::UnavailableError(absl::StrCat("database unavailable: ", msg));
   }
@@ -87,31 +82,27 @@ absl::Status MapSqlError(const std::string& msg, const pqxx::sql_error& sql, boo
     return absl::AbortedError(msg);
   }
   if (state == "23505") return absl::AlreadyExistsError(msg);
-  if (absl::StartsWith(state, "22") || absl::StartsWith(state, "23"))
-    return absl::InvalidArgumentError(msg);
+  if (absl::StartsWith(state, "22") || absl::StartsWith(state, "23")) return absl::InvalidArgumentError(msg);
   return absl::InternalError(absl::StrCat(msg, " [SQLSTATE ", state, "]"));
 }
 
 }  // namespace
 
-absl::Status MapException(const char* what, const std::exception& e, bool* broken,
-                          bool* retryable) {
+absl::Status MapException(const char* what, const std::exception& e, bool* broken, bool* retryable) {
   *broken = false;
   *retryable = false;
   std::string msg = absl::StrCat(what, ": ", absl::StripAsciiWhitespace(e.what()));
   if (dynamic_cast<const NulInText*>(&e) != nullptr) return absl::InvalidArgumentError(msg);
   if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
     *broken = true;
-    return absl::UnavailableError(
-        absl::StrCat(msg, " (the database went away during commit; the outcome is unknown)"));
+    return absl::UnavailableError(absl::StrCat(msg, " (the database went away during commit; the outcome is unknown)"));
   }
   if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr) {
     *broken = true;
     *retryable = true;
     return absl::UnavailableError(absl::StrCat("database unavailable: ", msg));
   }
-  if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e))
-    return MapSqlError(msg, *sql, broken, retryable);
+  if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) return MapSqlError(msg, *sql, broken, retryable);
   return absl::InternalError(msg);
 }
 

@@ -78,8 +78,8 @@ class Sql {
     if constexpr (std::is_convertible_v<const A&, absl::string_view>) {
       absl::string_view text(arg);
       if (size_t at = text.find('\0'); at != absl::string_view::npos)
-        throw NulInText(absl::StrCat("text parameter $", n, " contains a NUL byte (at byte ", at,
-                                     "); text may not contain NUL"));
+        throw NulInText(
+            absl::StrCat("text parameter $", n, " contains a NUL byte (at byte ", at, "); text may not contain NUL"));
     }
   }
 
@@ -89,8 +89,7 @@ class Sql {
 // Classifies a database exception (or NulInText) as a status naming `what`
 // was being done. `broken`: the connection must not be reused;
 // `retryable`: running the transaction again may succeed.
-absl::Status MapException(const char* what, const std::exception& e, bool* broken,
-                          bool* retryable);
+absl::Status MapException(const char* what, const std::exception& e, bool* broken, bool* retryable);
 
 // Field readers: SQL NULL reads as 0 / "" / false. U64 reads a uint64_t
 // stored in a bigint column (as static_cast<int64_t> wrote it).
@@ -98,9 +97,7 @@ inline int64_t I64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<int64_t
 inline int Int(const pqxx::field& f) { return static_cast<int>(I64(f)); }
 inline uint64_t U64(const pqxx::field& f) { return static_cast<uint64_t>(I64(f)); }
 inline bool Bool(const pqxx::field& f) { return !f.is_null() && f.as<bool>(); }
-inline std::string Str(const pqxx::field& f) {
-  return f.is_null() ? std::string() : f.as<std::string>();
-}
+inline std::string Str(const pqxx::field& f) { return f.is_null() ? std::string() : f.as<std::string>(); }
 // A number stored as JSON text (jsonb ->> field); NULL or malformed reads as 0.
 template <typename T>
 T FromText(const pqxx::field& f) {

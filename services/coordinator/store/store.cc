@@ -134,19 +134,17 @@ absl::StatusOr<int> Store::Migrate() {
         "  version integer PRIMARY KEY,"
         "  name text NOT NULL,"
         "  applied_at timestamptz NOT NULL DEFAULT now())");
-    int current = static_cast<int>(
-        w.exec1("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0].as<int64_t>());
+    int current = static_cast<int>(w.exec1("SELECT COALESCE(max(version), 0) FROM schema_migrations")[0].as<int64_t>());
     int newest = Migrations().empty() ? 0 : Migrations().back().version;
     if (current > newest)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the database schema is version ", current, ", newer than this coordinator's (", newest,
-          "); upgrade the coordinator"));
+      return absl::FailedPreconditionError(absl::StrCat("the database schema is version ", current,
+                                                        ", newer than this coordinator's (", newest,
+                                                        "); upgrade the coordinator"));
     int applied = 0;
     for (const Migration& m : Migrations()) {
       if (m.version <= current) continue;
       w.exec(m.sql);
-      w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version,
-                    std::string(m.name));
+      w.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, std::string(m.name));
       ++applied;
     }
     return applied;

@@ -44,10 +44,10 @@ namespace dualswarm::coord {
 using Micros = int64_t;
 
 struct SpecRow {
-  std::string hash;       // hex SHA-256 of source
+  std::string hash;  // hex SHA-256 of source
   std::string name;
   std::string file_name;
-  std::string source;     // empty in listings
+  std::string source;  // empty in listings
   int choice_sites = 0;
   Micros created_at = 0;
 };
@@ -55,34 +55,34 @@ struct SpecRow {
 struct TargetRow {
   int64_t id = 0;
   std::string name;
-  std::string adapter;               // "http" | "jsonl"
-  std::string address;               // HOST:PORT, or
-  std::string launch;                // command template with {port} and {dir}
+  std::string adapter;  // "http" | "jsonl"
+  std::string address;  // HOST:PORT, or
+  std::string launch;   // command template with {port} and {dir}
   std::string readiness_probe = "tcp";
   int readiness_timeout_ms = 10000;
-  std::string reset_policy;          // "restart-per-job" | "none" ("" = by address/launch)
+  std::string reset_policy;  // "restart-per-job" | "none" ("" = by address/launch)
   std::vector<std::string> labels;
   Micros created_at = 0;
 };
 
 struct JobBudget {
-  uint64_t steps = 0;                // 0 = default (1000)
-  int64_t time_budget_ms = 0;        // 0 = none
-  int connections = 0;               // 0 = default (4)
-  int max_in_flight = 0;             // 0 = default (4)
-  int64_t response_timeout_ms = 0;   // 0 = default (5000)
-  std::string network;               // "" = "tcp"
-  uint64_t max_frontier = 0;         // 0 = engine default
+  uint64_t steps = 0;               // 0 = default (1000)
+  int64_t time_budget_ms = 0;       // 0 = none
+  int connections = 0;              // 0 = default (4)
+  int max_in_flight = 0;            // 0 = default (4)
+  int64_t response_timeout_ms = 0;  // 0 = default (5000)
+  std::string network;              // "" = "tcp"
+  uint64_t max_frontier = 0;        // 0 = engine default
 };
 
 struct RunTemplate {
   std::string spec_hash;
   int64_t target_id = 0;
   int jobs = 1;
-  uint64_t seed = 0;                 // 0 = random
+  uint64_t seed = 0;  // 0 = random
   bool stop_at_first_finding = false;
   JobBudget budget;
-  std::string gen;                   // "" = "request"
+  std::string gen;  // "" = "request"
 };
 
 struct JobCounts {
@@ -91,8 +91,8 @@ struct JobCounts {
 
 struct RunRow {
   int64_t id = 0;
-  RunTemplate tmpl;                  // as stored: seed and defaults filled in
-  std::string state;                 // queued | running | passed | failed | cancelled | error
+  RunTemplate tmpl;   // as stored: seed and defaults filled in
+  std::string state;  // queued | running | passed | failed | cancelled | error
   JobCounts counts;
   std::string error;
   std::string submitted_by;
@@ -107,14 +107,14 @@ struct JobRow {
   uint64_t seed = 0;
   std::string branch_order;
   std::string feature_mask;
-  std::string state;                 // queued | leased | passed | failed | error | cancelled
-  std::string lease_token;           // current (or last) lease
+  std::string state;        // queued | leased | passed | failed | error | cancelled
+  std::string lease_token;  // current (or last) lease
   Micros lease_expires_at = 0;
   std::string worker_id;
-  int attempts = 0;                  // leases handed out so far
-  std::string outcome;               // passed | failed | inconclusive | error ("" before completion)
-  std::string reason;                // why it failed/errored/was cancelled (ListRunJobs only)
-  Micros updated_at = 0;             // last change of the row (ListRunJobs only)
+  int attempts = 0;       // leases handed out so far
+  std::string outcome;    // passed | failed | inconclusive | error ("" before completion)
+  std::string reason;     // why it failed/errored/was cancelled (ListRunJobs only)
+  Micros updated_at = 0;  // last change of the row (ListRunJobs only)
 };
 
 // A job as handed to a worker: the row plus what it needs from its run.
@@ -127,26 +127,26 @@ struct LeasedJob {
 };
 
 struct LeaseRequest {
-  std::string worker_id;             // recorded on the job and attempt ("" allowed in tests)
-  int max_jobs = 1;                  // 1..256
-  int64_t lease_ms = 30000;          // lease length
-  std::vector<std::string> adapters; // jobs whose target uses one of these (empty: any)
-  std::vector<std::string> labels;   // jobs whose target's labels are all among these
+  std::string worker_id;              // recorded on the job and attempt ("" allowed in tests)
+  int max_jobs = 1;                   // 1..256
+  int64_t lease_ms = 30000;           // lease length
+  std::vector<std::string> adapters;  // jobs whose target uses one of these (empty: any)
+  std::vector<std::string> labels;    // jobs whose target's labels are all among these
 };
 
 struct NewCounterexample {
-  std::string kind;                  // safety | liveness | spec-error | sut-crash
+  std::string kind;  // safety | liveness | spec-error | sut-crash
   std::string reason, diff, signature;
   std::string input_json, trace_json;
-  std::string document_json;         // the whole counterexample (docs/counterexample.md)
+  std::string document_json;  // the whole counterexample (docs/counterexample.md)
   int size = 0, unshrunk_size = 0;
 };
 
 struct Completion {
   int64_t job_id = 0;
   std::string lease_token;
-  std::string worker_id;             // who reports: recorded as the lease's holder ("" keeps it)
-  std::string outcome;               // passed | failed | inconclusive | error
+  std::string worker_id;  // who reports: recorded as the lease's holder ("" keeps it)
+  std::string outcome;    // passed | failed | inconclusive | error
   std::string reason;
   std::optional<NewCounterexample> counterexample;  // required for "failed"
   double seconds = 0;
@@ -165,9 +165,9 @@ struct HeartbeatJob {
 };
 
 struct HeartbeatResult {
-  std::vector<int64_t> extended;   // leases extended
-  std::vector<int64_t> cancel;     // jobs whose run was cancelled or stopped
-  std::vector<int64_t> lost;       // leases no longer held (superseded, completed, unknown)
+  std::vector<int64_t> extended;  // leases extended
+  std::vector<int64_t> cancel;    // jobs whose run was cancelled or stopped
+  std::vector<int64_t> lost;      // leases no longer held (superseded, completed, unknown)
   Micros extended_until = 0;
 };
 
@@ -202,25 +202,25 @@ struct WorkerInfo {
 struct StoreStats {
   std::vector<std::pair<std::string, int64_t>> runs_by_state;  // every state, 0 included
   std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // every state, 0 included
-  int64_t findings = 0;        // finding groups (distinct signatures per spec and target)
-  int64_t workers_alive = 0;   // workers seen (register, lease, heartbeat) within the window
+  int64_t findings = 0;       // finding groups (distinct signatures per spec and target)
+  int64_t workers_alive = 0;  // workers seen (register, lease, heartbeat) within the window
 };
 
 // A campaign: a cron schedule (UTC, services/coordinator/cron.h) and the run
 // it submits at each fire time.
 struct CampaignRow {
   int64_t id = 0;
-  std::string name;                  // unique, [A-Za-z0-9_.-]{1,64}
-  std::string cron;                  // five fields
-  RunTemplate tmpl;                  // stored with budget defaults filled in; seed 0: random per run
-  std::string spec_name;             // "latest": each firing tests the newest version of this
-                                     // spec (then tmpl.spec_hash is empty)
+  std::string name;       // unique, [A-Za-z0-9_.-]{1,64}
+  std::string cron;       // five fields
+  RunTemplate tmpl;       // stored with budget defaults filled in; seed 0: random per run
+  std::string spec_name;  // "latest": each firing tests the newest version of this
+                          // spec (then tmpl.spec_hash is empty)
   bool paused = false;
   Micros created_at = 0;
-  Micros last_fired_at = 0;          // the scheduler's time at the last firing (0: never)
-  int64_t last_run_id = 0;           // the run the last successful firing submitted (0: none)
-  Micros next_fire_at = 0;           // the next fire time (0 while paused)
-  std::string last_error;            // why the last firing submitted no run ("" when it did)
+  Micros last_fired_at = 0;  // the scheduler's time at the last firing (0: never)
+  int64_t last_run_id = 0;   // the run the last successful firing submitted (0: none)
+  Micros next_fire_at = 0;   // the next fire time (0 while paused)
+  std::string last_error;    // why the last firing submitted no run ("" when it did)
 };
 
 // One firing by the scheduler (Store::FireDueCampaign).
@@ -238,16 +238,16 @@ struct FiredCampaign {
 // spec version ("latest") does not make every finding new.
 struct CampaignRunRow {
   RunRow run;
-  int64_t previous_run_id = 0;          // the campaign's run before this one (0: this is the first)
-  std::vector<int64_t> finding_ids;     // groups with a counterexample in this run
-  std::vector<int64_t> new_finding_ids; // of those, groups the previous run did not have (all of
-                                        // them for the first run)
-  std::vector<int64_t> gone_finding_ids;// groups of the previous run this run does not have
+  int64_t previous_run_id = 0;            // the campaign's run before this one (0: this is the first)
+  std::vector<int64_t> finding_ids;       // groups with a counterexample in this run
+  std::vector<int64_t> new_finding_ids;   // of those, groups the previous run did not have (all of
+                                          // them for the first run)
+  std::vector<int64_t> gone_finding_ids;  // groups of the previous run this run does not have
 };
 
 // Paging: `after` is the page token of the previous page ("" for the first).
 struct Page {
-  int size = 50;       // clamped to 1..500
+  int size = 50;  // clamped to 1..500
   std::string after;
 };
 
@@ -283,9 +283,9 @@ std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms);
 class Store {
  public:
   struct Options {
-    std::string url;        // libpq connection string or postgresql:// URL
-    int pool_size = 8;      // connections kept open at most
-    int max_attempts = 5;   // a job whose lease expired this many times becomes 'error'
+    std::string url;       // libpq connection string or postgresql:// URL
+    int pool_size = 8;     // connections kept open at most
+    int max_attempts = 5;  // a job whose lease expired this many times becomes 'error'
     // A statement running longer than this (waits for locks included) is
     // cancelled by the server; a server that does not answer at all is given
     // up on this long plus a grace period (1 s + a quarter) after the
@@ -313,8 +313,8 @@ class Store {
   // Stores a version (a no-op for a source already stored); `created` tells which.
   // `gens`: the spec's gen block names; runs of this version must name one
   // of them (nullopt: unknown, not checked — versions stored before schema v5).
-  absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name,
-                                  const std::string& source, int choice_sites, bool* created,
+  absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name, const std::string& source,
+                                  int choice_sites, bool* created,
                                   std::optional<std::vector<std::string>> gens = std::nullopt);
   absl::StatusOr<SpecRow> GetSpec(const std::string& hash);
   absl::StatusOr<SpecRow> GetLatestSpec(const std::string& name);
@@ -329,8 +329,7 @@ class Store {
   // --- runs ---
   // Validates the template, fills in defaults and a random seed if 0, and
   // creates the run with its swarm of jobs (ExpandSwarm).
-  absl::StatusOr<RunRow> SubmitRun(const RunTemplate& tmpl, const std::string& submitted_by,
-                                   int64_t campaign_id = 0);
+  absl::StatusOr<RunRow> SubmitRun(const RunTemplate& tmpl, const std::string& submitted_by, int64_t campaign_id = 0);
   absl::StatusOr<RunRow> GetRun(int64_t id);
   absl::StatusOr<Listing<RunRow>> ListRuns(const RunFilter& filter, const Page& page);
   // Cancels every job not yet done; a finished run is left as it is.
@@ -338,16 +337,14 @@ class Store {
   absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t run_id);
   // One page of a run's jobs by index, only `state` ("" for any), with
   // reason and updated_at filled in. NOT_FOUND for an unknown run.
-  absl::StatusOr<Listing<JobRow>> ListRunJobs(int64_t run_id, const std::string& state,
-                                              const Page& page);
+  absl::StatusOr<Listing<JobRow>> ListRunJobs(int64_t run_id, const std::string& state, const Page& page);
 
   // --- job queue ---
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& request);
   // Extends the leases still held; a non-empty worker_id is recorded as
   // their holder (a lease the coordinator's pool took out in another
   // worker's name).
-  absl::StatusOr<HeartbeatResult> Heartbeat(const std::string& worker_id,
-                                            const std::vector<HeartbeatJob>& jobs,
+  absl::StatusOr<HeartbeatResult> Heartbeat(const std::string& worker_id, const std::vector<HeartbeatJob>& jobs,
                                             int64_t lease_ms);
   absl::StatusOr<CompletionResult> CompleteJob(const Completion& completion);
   // Undoes leases nobody was handed (the coordinator's lease pool, see
@@ -362,8 +359,8 @@ class Store {
   absl::StatusOr<int> RequeueExpiredLeases();
 
   // --- findings ---
-  absl::StatusOr<Listing<FindingRow>> ListFindings(const std::string& spec_hash, int64_t target_id,
-                                                   int64_t run_id, const Page& page);
+  absl::StatusOr<Listing<FindingRow>> ListFindings(const std::string& spec_hash, int64_t target_id, int64_t run_id,
+                                                   const Page& page);
   absl::StatusOr<FindingRow> GetFinding(int64_t id);
   absl::StatusOr<std::vector<CounterexampleRow>> ListCounterexamples(int64_t finding_id, int limit);
 
@@ -442,7 +439,7 @@ class Store {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Conn>> idle_;  // guarded by mu_
-  int open_ = 0;  // connections handed out or idle; guarded by mu_
+  int open_ = 0;                             // connections handed out or idle; guarded by mu_
 };
 
 // `url` (a libpq key=value string or a postgresql:// URI) with

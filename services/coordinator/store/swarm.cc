@@ -14,9 +14,8 @@ uint64_t MixSeed(uint64_t x) {
 }
 
 std::vector<SwarmJob> ExpandSwarm(uint64_t run_seed, int jobs, int choice_sites) {
-  static constexpr check::BranchOrder kOrders[] = {
-      check::BranchOrder::kFirst, check::BranchOrder::kLast, check::BranchOrder::kRandom,
-      check::BranchOrder::kMostConstrained};
+  static constexpr check::BranchOrder kOrders[] = {check::BranchOrder::kFirst, check::BranchOrder::kLast,
+                                                   check::BranchOrder::kRandom, check::BranchOrder::kMostConstrained};
   std::vector<SwarmJob> out;
   if (jobs <= 0) return out;
   out.reserve(static_cast<size_t>(jobs));

@@ -21,25 +21,22 @@ namespace {
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
   if (t.adapter != "http" && t.adapter != "jsonl")
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown adapter \"", t.adapter, "\" (known: http, jsonl)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown adapter \"", t.adapter, "\" (known: http, jsonl)"));
   if (t.address.empty() == t.launch.empty())
     return absl::InvalidArgumentError("a target needs exactly one of address and launch");
   if (!t.address.empty()) {
     size_t colon = t.address.rfind(':');
     int port = 0;
-    if (colon == std::string::npos || colon == 0 ||
-        !absl::SimpleAtoi(t.address.substr(colon + 1), &port) || port < 1 || port > 65535)
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
+    if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(t.address.substr(colon + 1), &port) || port < 1 ||
+        port > 65535)
+      return absl::InvalidArgumentError(absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
   }
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
   if (t.launch.size() > kMaxLaunchBytes) return absl::InvalidArgumentError("launch command exceeds 4 KiB");
   if (!t.launch.empty() && !absl::StrContains(t.launch, "{port}"))
-    return absl::InvalidArgumentError(
-        "the launch command must contain {port} (the worker picks a free port per job)");
+    return absl::InvalidArgumentError("the launch command must contain {port} (the worker picks a free port per job)");
   if (t.readiness_probe.empty()) t.readiness_probe = "tcp";
   RETURN_IF_ERROR(util::ParseReadyProbe(t.readiness_probe).status());
   if (t.readiness_timeout_ms == 0) t.readiness_timeout_ms = kDefaultReadinessTimeoutMs;
@@ -59,16 +56,14 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
 absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
   ASSIGN_OR_RETURN(TargetRow t, CheckTarget(in));
   return Run<TargetRow>("creating a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
-    pqxx::result r = w.exec_params(
-        absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
-                     " readiness_timeout_ms, reset_policy, labels)"
-                     " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','))"
-                     " ON CONFLICT (name) DO NOTHING RETURNING ",
-                     kTargetCols),
-        t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms,
-        t.reset_policy, absl::StrJoin(t.labels, ","));
-    if (r.empty())
-      return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
+    pqxx::result r = w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
+                                                " readiness_timeout_ms, reset_policy, labels)"
+                                                " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','))"
+                                                " ON CONFLICT (name) DO NOTHING RETURNING ",
+                                                kTargetCols),
+                                   t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms,
+                                   t.reset_policy, absl::StrJoin(t.labels, ","));
+    if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return ReadTarget(r[0]);
   });
 }
@@ -91,12 +86,11 @@ absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
 absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<TargetRow>>("listing targets", [&](Sql& w) -> absl::StatusOr<Listing<TargetRow>> {
-    pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
-        paging.after, paging.size + 1);
-    return ReadPage<TargetRow>(r, paging.size, ReadTarget, [](const TargetRow& last, const pqxx::row&) {
-      return std::to_string(last.id);
-    });
+    pqxx::result r =
+        w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
+                      paging.after, paging.size + 1);
+    return ReadPage<TargetRow>(r, paging.size, ReadTarget,
+                               [](const TargetRow& last, const pqxx::row&) { return std::to_string(last.id); });
   });
 }
 

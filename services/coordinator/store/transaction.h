@@ -71,8 +71,8 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
     if (given_up()) {
       broken = true;
       retryable = false;  // a fresh connection would hang the same way
-      last = absl::UnavailableError(absl::StrCat("database unavailable: ", what, ": no answer within ",
-                                                 GiveUpAfter().count(), " ms"));
+      last = absl::UnavailableError(
+          absl::StrCat("database unavailable: ", what, ": no answer within ", GiveUpAfter().count(), " ms"));
     }
     if (broken) {
       conn->reset();

@@ -16,8 +16,7 @@
 namespace dualswarm::coord {
 
 absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
-  if (info.name.empty() || info.name.size() > kMaxNameBytes)
-    return absl::InvalidArgumentError("bad worker name");
+  if (info.name.empty() || info.name.size() > kMaxNameBytes) return absl::InvalidArgumentError("bad worker name");
   RETURN_IF_ERROR(CheckText("worker name", info.name, true));
   RETURN_IF_ERROR(CheckText("worker version", info.version, true));
   if (info.slots < 1 || info.slots > kMaxWorkerSlots)
@@ -25,12 +24,13 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
   RETURN_IF_ERROR(CheckList("adapter", info.adapters));
   RETURN_IF_ERROR(CheckList("label", info.labels));
   return Run<std::string>("registering a worker", [&](Sql& w) -> absl::StatusOr<std::string> {
-    return w.exec_params1(
-                "INSERT INTO workers (id, name, slots, adapters, labels, version)"
-                " VALUES (gen_random_uuid()::text, $1, $2, string_to_array($3, ','),"
-                " string_to_array($4, ','), $5) RETURNING id",
-                info.name, info.slots, absl::StrJoin(info.adapters, ","),
-                absl::StrJoin(info.labels, ","), info.version.substr(0, kMaxNameBytes))["id"]
+    return w
+        .exec_params1(
+            "INSERT INTO workers (id, name, slots, adapters, labels, version)"
+            " VALUES (gen_random_uuid()::text, $1, $2, string_to_array($3, ','),"
+            " string_to_array($4, ','), $5) RETURNING id",
+            info.name, info.slots, absl::StrJoin(info.adapters, ","), absl::StrJoin(info.labels, ","),
+            info.version.substr(0, kMaxNameBytes))["id"]
         .as<std::string>();
   });
 }
@@ -68,10 +68,14 @@ absl::StatusOr<StoreStats> Store::Stats(int64_t alive_ms) {
     for (const auto& row : r) {
       std::string kind = Str(row["kind"]);
       int64_t n = I64(row["n"]);
-      if (kind == "run") out.runs_by_state.emplace_back(Str(row["state"]), n);
-      else if (kind == "job") out.jobs_by_state.emplace_back(Str(row["state"]), n);
-      else if (kind == "findings") out.findings = n;
-      else out.workers_alive = n;
+      if (kind == "run")
+        out.runs_by_state.emplace_back(Str(row["state"]), n);
+      else if (kind == "job")
+        out.jobs_by_state.emplace_back(Str(row["state"]), n);
+      else if (kind == "findings")
+        out.findings = n;
+      else
+        out.workers_alive = n;
     }
     return out;
   });
@@ -79,8 +83,7 @@ absl::StatusOr<StoreStats> Store::Stats(int64_t alive_ms) {
 
 absl::StatusOr<std::string> Store::CreateToken(const std::string& role, const std::string& name) {
   if (role != "admin" && role != "submitter" && role != "worker")
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown role \"", role, "\" (known: admin, submitter, worker)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown role \"", role, "\" (known: admin, submitter, worker)"));
   RETURN_IF_ERROR(CheckText("token name", name, true));
   unsigned char raw[32];
   if (RAND_bytes(raw, sizeof raw) != 1) return absl::InternalError("no randomness for a token");
@@ -96,13 +99,12 @@ absl::StatusOr<std::string> Store::CreateToken(const std::string& role, const st
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> Store::Authenticate(const std::string& token) {
-  if (token.empty() || token.size() > kMaxNameBytes)
-    return absl::UnauthenticatedError("missing or malformed token");
+  if (token.empty() || token.size() > kMaxNameBytes) return absl::UnauthenticatedError("missing or malformed token");
   std::string hash = Sha256Hex(token);
   return Run<std::pair<std::string, std::string>>(
       "checking a token", [&](Sql& w) -> absl::StatusOr<std::pair<std::string, std::string>> {
-        pqxx::result r = w.exec_params(
-            "SELECT role, name FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL", hash);
+        pqxx::result r =
+            w.exec_params("SELECT role, name FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL", hash);
         if (r.empty()) return absl::UnauthenticatedError("unknown or revoked token");
         return std::make_pair(Str(r[0]["role"]), Str(r[0]["name"]));
       });
