@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   libz3-dev libabsl-dev
+  libgoogle-perftools-dev  # tcmalloc_minimal, the programs' allocator (CMakeLists.txt, DS_MALLOC)
   libgtest-dev libgmock-dev libbenchmark-dev
   nginx-core            # a real WebDAV server the end-to-end tests run the tester against
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
