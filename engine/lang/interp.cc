@@ -209,6 +209,8 @@ class Eval {
             absl::StrCat("a value nested ", v.Depth(), " deep, more than ", kMaxValueDepth, " (limit: value depth)"));
   }
 
+  // One expression node: the dispatch. Each kind that does more than
+  // return a value has its own function below.
   Value EvalNode(const Expr* e) {
     switch (e->kind) {
       case ExprKind::kLiteral:
@@ -217,162 +219,203 @@ class Eval {
         return e->ref == RefKind::kLocal ? (*frame_)[e->slot] : (*globals_)[e->slot];
       case ExprKind::kSome:
         return Value::Some(E(e->args[0].get()));
-      case ExprKind::kRecord: {
-        ir::MapEntries entries;
-        entries.reserve(e->keys.size());
-        for (size_t i = 0; i < e->keys.size(); ++i) entries.emplace_back(e->keys[i], E(e->args[i].get()));
-        return Value::Map(std::move(entries));
-      }
-      case ExprKind::kList: {
-        std::vector<Value> items;
-        items.reserve(e->args.size());
-        for (const auto& a : e->args) items.push_back(E(a.get()));
-        return Value::List(std::move(items));
-      }
-      case ExprKind::kField: {
-        Value base = E(e->args[0].get());
-        if (base.is_option())
-          Fault(e->loc, absl::StrCat("field '", e->name, "' of an option; unwrap it first with `!` or `match`"));
-        if (!base.is_map()) TypeFault(e->loc, absl::StrCat("field '", e->name, "' needs a record"), base);
-        const Value* f = base.Find(e->name);
-        if (f == nullptr) {
-          std::vector<std::string> names;
-          for (const auto& [k, v] : base.as_map()) names.push_back(k);
-          Fault(e->loc, absl::StrCat("record has no field '", e->name, "' (fields: ", absl::StrJoin(names, ", "),
-                                     "); use has()/get() for optional fields"));
-        }
-        return *f;
-      }
-      case ExprKind::kIndex: {
-        Value base = E(e->args[0].get());
-        Value idx = E(e->args[1].get());
-        if (base.is_list()) {
-          int64_t i = ConcreteInt(idx, e->args[1]->loc, "list index");
-          const auto& l = base.as_list();
-          if (i < 0 || i >= static_cast<int64_t>(l.size()))
-            Fault(e->loc, absl::StrCat("list index ", i, " out of range (length ", l.size(), ")"));
-          return l[static_cast<size_t>(i)];
-        }
-        if (!base.is_map()) TypeFault(e->loc, "indexing needs a map or a list", base);
-        const std::string& k = ConcreteKey(idx, e->args[1]->loc);
-        const Value* f = base.Find(k);
-        if (f == nullptr) Fault(e->loc, absl::StrCat("key \"", k, "\" is absent; check with has() or use get()"));
-        return *f;
-      }
-      case ExprKind::kUnwrap: {
-        Value o = E(e->args[0].get());
-        if (!o.is_option()) TypeFault(e->loc, "`!` unwraps an option", o);
-        if (!o.has_value()) Fault(e->loc, "unwrapped `none` with `!`");
-        return o.inner();
-      }
+      case ExprKind::kRecord:
+        return Record(e);
+      case ExprKind::kList:
+        return List(e);
+      case ExprKind::kField:
+        return Field(e);
+      case ExprKind::kIndex:
+        return Index(e);
+      case ExprKind::kUnwrap:
+        return Unwrap(e);
       case ExprKind::kCall:
         return Call(e);
-      case ExprKind::kUnary: {
-        Value v = E(e->args[0].get());
-        if (e->name == "!") {
-          if (v.is_bool()) return Value::Bool(!v.as_bool());
-          return Value::Sym(sym::MkNot(ScalarTerm(v, sym::Sort::kBool, e->loc, "operand of `!`")));
-        }
-        if (v.is_int()) {
-          if (v.as_int() == INT64_MIN) Fault(e->loc, "integer overflow in `-`");
-          return Value::Int(-v.as_int());
-        }
-        return Value::Sym(sym::MkSub(sym::MkInt(0), ScalarTerm(v, sym::Sort::kInt, e->loc, "operand of `-`")));
-      }
+      case ExprKind::kUnary:
+        return Unary(e);
       case ExprKind::kBinary:
         return Binary(e);
-      case ExprKind::kAnd: {
-        Value l = E(e->args[0].get());
-        if (!Truth(l, e->args[0]->loc)) return Value::Bool(false);
-        Value r = E(e->args[1].get());
-        if (r.is_bool() || (r.is_sym() && r.as_term()->sort == sym::Sort::kBool)) return r;
-        TypeFault(e->args[1]->loc, "operand of `&&` must be a bool", r);
-      }
-      case ExprKind::kOr: {
-        Value l = E(e->args[0].get());
-        if (Truth(l, e->args[0]->loc)) return Value::Bool(true);
-        Value r = E(e->args[1].get());
-        if (r.is_bool() || (r.is_sym() && r.as_term()->sort == sym::Sort::kBool)) return r;
-        TypeFault(e->args[1]->loc, "operand of `||` must be a bool", r);
-      }
-      case ExprKind::kIf: {
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
+        return ShortCircuit(e);
+      case ExprKind::kIf:
         if (Truth(E(e->args[0].get()), e->args[0]->loc)) return E(e->args[1].get());
-        if (e->args[2]) return E(e->args[2].get());
-        return Value::Null();
-      }
-      case ExprKind::kMatch: {
-        Value v = E(e->args[0].get());
-        for (const auto& arm : e->arms)
-          if (MatchPattern(arm.pattern, v)) return E(arm.body.get());
-        Fault(e->loc, absl::StrCat("no `match` arm matches ", Show(v)));
-      }
-      case ExprKind::kEither: {
-        int n = static_cast<int>(e->args.size());
-        int k = oracle_->Choose(n, e->loc);
-        return E(e->args[static_cast<size_t>(k)].get());
-      }
+        return e->args[2] ? E(e->args[2].get()) : Value::Null();
+      case ExprKind::kMatch:
+        return Match(e);
+      case ExprKind::kEither:
+        return E(e->args[static_cast<size_t>(oracle_->Choose(static_cast<int>(e->args.size()), e->loc))].get());
       case ExprKind::kFresh:
         return oracle_->Fresh(e->fresh_sort, e->loc);
-      case ExprKind::kBlock: {
-        for (const auto& s : e->stmts) {
-          Value v = E(s.value.get());
-          if (s.kind == Stmt::Kind::kExpr) continue;
-          if (s.ref == RefKind::kLocal) {
-            (*frame_)[s.slot] = std::move(v);
-          } else {
-            (*globals_)[s.slot] = std::move(v);
-          }
-        }
-        return e->tail ? E(e->tail.get()) : Value::Null();
-      }
-      case ExprKind::kAssume: {
-        Value c = E(e->args[0].get());
-        if (c.is_bool()) {
-          if (!c.as_bool()) throw PathKilled{};
-          return Value::Null();
-        }
-        TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assume` condition");
-        if (!oracle_->Assume(t, e->loc)) throw PathKilled{};
-        return Value::Null();
-      }
-      case ExprKind::kAssert: {
-        Value c = E(e->args[0].get());
-        if (c.is_bool()) {
-          if (!c.as_bool()) Fault(e->loc, "assertion failed");
-          return Value::Null();
-        }
-        TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assert` condition");
-        if (oracle_->Possible(sym::MkNot(t)))
-          Fault(e->loc, absl::StrCat("assertion may fail: ", sym::TermToString(t), " does not hold on every path"));
-        return Value::Null();
-      }
-      case ExprKind::kSend: {
-        Value conn = E(e->args[0].get());
-        Value msg = E(e->args[1].get());
-        if (out_ == nullptr) Fault(e->loc, "`send` is not allowed here");
-        out_->sends.push_back({std::move(conn), std::move(msg), e->loc});
-        return Value::Null();
-      }
+      case ExprKind::kBlock:
+        return Block(e);
+      case ExprKind::kAssume:
+        return Assume(e);
+      case ExprKind::kAssert:
+        return Assert(e);
+      case ExprKind::kSend:
+        return Send(e);
       case ExprKind::kOneof:
-      case ExprKind::kFreq: {
-        if (gen_ == nullptr) Fault(e->loc, "`oneof`/`freq` only run in the tester's `gen` blocks");
-        std::vector<int64_t> weights = e->weights;
-        if (weights.empty()) weights.assign(e->args.size(), 1);
-        std::vector<bool> excluded(e->args.size(), false);
-        GenNoChoice last{e->loc, "no alternative is enabled"};
-        while (true) {
-          int k = gen_->ChooseAlternative(e->site, weights, excluded);
-          if (k < 0) throw last;
-          try {
-            return E(e->args[static_cast<size_t>(k)].get());
-          } catch (const GenNoChoice& g) {
-            last = g;
-            excluded[static_cast<size_t>(k)] = true;
-          }
-        }
-      }
+      case ExprKind::kFreq:
+        return Alternative(e);
     }
     Fault(e->loc, "internal error: unknown expression");
+  }
+
+  Value Record(const Expr* e) {
+    ir::MapEntries entries;
+    entries.reserve(e->keys.size());
+    for (size_t i = 0; i < e->keys.size(); ++i) entries.emplace_back(e->keys[i], E(e->args[i].get()));
+    return Value::Map(std::move(entries));
+  }
+
+  Value List(const Expr* e) {
+    std::vector<Value> items;
+    items.reserve(e->args.size());
+    for (const auto& a : e->args) items.push_back(E(a.get()));
+    return Value::List(std::move(items));
+  }
+
+  // r.name: the field of a record; a missing field names those it has.
+  Value Field(const Expr* e) {
+    Value base = E(e->args[0].get());
+    if (base.is_option())
+      Fault(e->loc, absl::StrCat("field '", e->name, "' of an option; unwrap it first with `!` or `match`"));
+    if (!base.is_map()) TypeFault(e->loc, absl::StrCat("field '", e->name, "' needs a record"), base);
+    const Value* f = base.Find(e->name);
+    if (f == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& [k, v] : base.as_map()) names.push_back(k);
+      Fault(e->loc, absl::StrCat("record has no field '", e->name, "' (fields: ", absl::StrJoin(names, ", "),
+                                 "); use has()/get() for optional fields"));
+    }
+    return *f;
+  }
+
+  // base[idx]: a list element (a concrete index in range) or a map entry
+  // (a concrete key that is present).
+  Value Index(const Expr* e) {
+    Value base = E(e->args[0].get());
+    Value idx = E(e->args[1].get());
+    if (base.is_list()) {
+      int64_t i = ConcreteInt(idx, e->args[1]->loc, "list index");
+      const auto& l = base.as_list();
+      if (i < 0 || i >= static_cast<int64_t>(l.size()))
+        Fault(e->loc, absl::StrCat("list index ", i, " out of range (length ", l.size(), ")"));
+      return l[static_cast<size_t>(i)];
+    }
+    if (!base.is_map()) TypeFault(e->loc, "indexing needs a map or a list", base);
+    const std::string& k = ConcreteKey(idx, e->args[1]->loc);
+    const Value* f = base.Find(k);
+    if (f == nullptr) Fault(e->loc, absl::StrCat("key \"", k, "\" is absent; check with has() or use get()"));
+    return *f;
+  }
+
+  Value Unwrap(const Expr* e) {
+    Value o = E(e->args[0].get());
+    if (!o.is_option()) TypeFault(e->loc, "`!` unwraps an option", o);
+    if (!o.has_value()) Fault(e->loc, "unwrapped `none` with `!`");
+    return o.inner();
+  }
+
+  // `!v` and `-v`, concrete or symbolic.
+  Value Unary(const Expr* e) {
+    Value v = E(e->args[0].get());
+    if (e->name == "!") {
+      if (v.is_bool()) return Value::Bool(!v.as_bool());
+      return Value::Sym(sym::MkNot(ScalarTerm(v, sym::Sort::kBool, e->loc, "operand of `!`")));
+    }
+    if (v.is_int()) {
+      if (v.as_int() == INT64_MIN) Fault(e->loc, "integer overflow in `-`");
+      return Value::Int(-v.as_int());
+    }
+    return Value::Sym(sym::MkSub(sym::MkInt(0), ScalarTerm(v, sym::Sort::kInt, e->loc, "operand of `-`")));
+  }
+
+  // `&&` and `||`: the right operand runs only when the left one does not
+  // decide (a symbolic left operand forks the path in Truth).
+  Value ShortCircuit(const Expr* e) {
+    const bool is_and = e->kind == ExprKind::kAnd;
+    Value l = E(e->args[0].get());
+    if (Truth(l, e->args[0]->loc) != is_and) return Value::Bool(!is_and);
+    Value r = E(e->args[1].get());
+    if (r.is_bool() || (r.is_sym() && r.as_term()->sort == sym::Sort::kBool)) return r;
+    TypeFault(e->args[1]->loc, absl::StrCat("operand of `", is_and ? "&&" : "||", "` must be a bool"), r);
+  }
+
+  Value Match(const Expr* e) {
+    Value v = E(e->args[0].get());
+    for (const auto& arm : e->arms)
+      if (MatchPattern(arm.pattern, v)) return E(arm.body.get());
+    Fault(e->loc, absl::StrCat("no `match` arm matches ", Show(v)));
+  }
+
+  // { stmt; ... tail }: `let`s and assignments write their slot.
+  Value Block(const Expr* e) {
+    for (const auto& s : e->stmts) {
+      Value v = E(s.value.get());
+      if (s.kind == Stmt::Kind::kExpr) continue;
+      if (s.ref == RefKind::kLocal) {
+        (*frame_)[s.slot] = std::move(v);
+      } else {
+        (*globals_)[s.slot] = std::move(v);
+      }
+    }
+    return e->tail ? E(e->tail.get()) : Value::Null();
+  }
+
+  // assume(c): a path where c is false does not exist (symbolic c becomes
+  // a path constraint).
+  Value Assume(const Expr* e) {
+    Value c = E(e->args[0].get());
+    if (c.is_bool()) {
+      if (!c.as_bool()) throw PathKilled{};
+      return Value::Null();
+    }
+    TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assume` condition");
+    if (!oracle_->Assume(t, e->loc)) throw PathKilled{};
+    return Value::Null();
+  }
+
+  // assert(c): a spec error when c may be false on this path.
+  Value Assert(const Expr* e) {
+    Value c = E(e->args[0].get());
+    if (c.is_bool()) {
+      if (!c.as_bool()) Fault(e->loc, "assertion failed");
+      return Value::Null();
+    }
+    TermRef t = ScalarTerm(c, sym::Sort::kBool, e->loc, "`assert` condition");
+    if (oracle_->Possible(sym::MkNot(t)))
+      Fault(e->loc, absl::StrCat("assertion may fail: ", sym::TermToString(t), " does not hold on every path"));
+    return Value::Null();
+  }
+
+  Value Send(const Expr* e) {
+    Value conn = E(e->args[0].get());
+    Value msg = E(e->args[1].get());
+    if (out_ == nullptr) Fault(e->loc, "`send` is not allowed here");
+    out_->sends.push_back({std::move(conn), std::move(msg), e->loc});
+    return Value::Null();
+  }
+
+  // oneof/freq in a `gen` block: an alternative chosen by weight; one that
+  // finds nothing to generate is excluded and another chosen.
+  Value Alternative(const Expr* e) {
+    if (gen_ == nullptr) Fault(e->loc, "`oneof`/`freq` only run in the tester's `gen` blocks");
+    std::vector<int64_t> weights = e->weights;
+    if (weights.empty()) weights.assign(e->args.size(), 1);
+    std::vector<bool> excluded(e->args.size(), false);
+    GenNoChoice last{e->loc, "no alternative is enabled"};
+    while (true) {
+      int k = gen_->ChooseAlternative(e->site, weights, excluded);
+      if (k < 0) throw last;
+      try {
+        return E(e->args[static_cast<size_t>(k)].get());
+      } catch (const GenNoChoice& g) {
+        last = g;
+        excluded[static_cast<size_t>(k)] = true;
+      }
+    }
   }
 
   bool MatchPattern(const Pattern& p, const Value& v) {
