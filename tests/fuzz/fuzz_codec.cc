@@ -1,6 +1,7 @@
-// libFuzzer target for the response decoders of the HTTP and JSON-lines
-// codecs (workers/adapters/adapter.h Codec::Decode). Input layout:
-//   byte 0: bit 0 = codec (0 HTTP, 1 JSON lines); bit 1 = the peer's close
+// libFuzzer target for the response decoders of the HTTP, JSON-lines and
+// memcached codecs (workers/adapters/adapter.h Codec::Decode). Input layout:
+//   byte 0: bits 0 and 2 = codec (bit 2 set: memcached; else bit 0: 0 HTTP,
+//           1 JSON lines); bit 1 = the peer's close
 //           arrives with the last bytes (else in a call of its own);
 //           bits 4-7 = number of split points N
 //   bytes 1..N: the lengths of the first N pieces (0-255 bytes each)
@@ -81,7 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   pieces.push_back(left);
 
-  std::unique_ptr<workers::Codec> codec = (flags & 1) ? workers::MakeJsonLinesCodec() : workers::MakeHttpCodec("fuzz");
+  std::unique_ptr<workers::Codec> codec = (flags & 4)   ? workers::MakeMemcachedCodec()
+                                          : (flags & 1) ? workers::MakeJsonLinesCodec()
+                                                        : workers::MakeHttpCodec("fuzz");
   bool eof_with_last = (flags & 2) != 0;
   Decoded whole = Feed(*codec, bytes, {bytes.size()}, eof_with_last);
   Decoded split = Feed(*codec, bytes, pieces, eof_with_last);

@@ -64,6 +64,8 @@ class Codec {
 
 std::unique_ptr<Codec> MakeHttpCodec(std::string host_header);
 std::unique_ptr<Codec> MakeJsonLinesCodec();
+// memcached's text protocol; the IR is in docs/adapters.md.
+std::unique_ptr<Codec> MakeMemcachedCodec();
 
 class Adapter {
  public:
