@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "proto/names/wire_names.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -152,9 +153,9 @@ CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
                .Name("dualswarm_rpcs_total")
                .Help("gRPC calls handled, by method (Service/Method) and status code")
                .Register(r);
-  for (const char* s : {"queued", "running", "passed", "failed", "cancelled", "error"}) runs_->Add({{"state", s}});
-  for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"}) jobs_->Add({{"state", s}});
-  for (const char* o : {"passed", "failed", "inconclusive", "error"}) completed_->Add({{"outcome", o}});
+  for (v1::RunState s : wire::EnumValues<v1::RunState>()) runs_->Add({{"state", wire::EnumWord(s)}});
+  for (v1::JobState s : wire::EnumValues<v1::JobState>()) jobs_->Add({{"state", wire::EnumWord(s)}});
+  for (v1::JobOutcome o : wire::EnumValues<v1::JobOutcome>()) completed_->Add({{"outcome", wire::EnumWord(o)}});
   for (const char* res : {"submitted", "failed"}) campaign_firings_->Add({{"result", res}});
 }
 
@@ -204,10 +205,10 @@ void CoordinatorMetrics::CampaignFired(bool submitted) {
   campaign_firings_->Add({{"result", submitted ? "submitted" : "failed"}}).Increment();
 }
 
-void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds, bool counterexample) {
+void CoordinatorMetrics::JobCompleted(v1::JobOutcome outcome, double seconds) {
   job_duration_->Observe(std::max(seconds, 0.0));
-  completed_->Add({{"outcome", outcome}}).Increment();
-  if (counterexample) counterexamples_->Increment();
+  completed_->Add({{"outcome", wire::EnumWord(outcome)}}).Increment();
+  if (outcome == v1::JOB_OUTCOME_FAILED) counterexamples_->Increment();
 }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CoordinatorMetrics::RpcCounter() {
@@ -228,8 +229,8 @@ void CoordinatorMetrics::Refresh() {
     return;
   }
   database_up_->Set(1);
-  for (const auto& [state, n] : stats->runs_by_state) runs_->Add({{"state", state}}).Set(n);
-  for (const auto& [state, n] : stats->jobs_by_state) jobs_->Add({{"state", state}}).Set(n);
+  for (const auto& [state, n] : stats->runs_by_state) runs_->Add({{"state", wire::EnumWord(state)}}).Set(n);
+  for (const auto& [state, n] : stats->jobs_by_state) jobs_->Add({{"state", wire::EnumWord(state)}}).Set(n);
   findings_->Set(static_cast<double>(stats->findings));
   workers_alive_->Set(static_cast<double>(stats->workers_alive));
 }

@@ -72,8 +72,8 @@ class CoordinatorMetrics {
   // (its campaign's last_error says why).
   void CampaignFired(bool submitted);
   // An accepted (not duplicate) completion; `seconds` as the worker
-  // reported it; `counterexample` for a FAILED outcome.
-  void JobCompleted(const std::string& outcome, double seconds, bool counterexample);
+  // reported it; a FAILED outcome also counts a counterexample.
+  void JobCompleted(v1::JobOutcome outcome, double seconds);
 
   // Counts every RPC by method and code; add to the ServerBuilder
   // (experimental().SetInterceptorCreators). Lives as long as this object.
