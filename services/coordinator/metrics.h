@@ -16,19 +16,17 @@
 #ifndef DUALSWARM_SERVICES_COORDINATOR_METRICS_H_
 #define DUALSWARM_SERVICES_COORDINATOR_METRICS_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include "absl/status/statusor.h"
 #include "services/coordinator/store/store.h"
+#include "util/periodic_loop.h"
 
 namespace prometheus {
 class Counter;
@@ -84,8 +82,6 @@ class CoordinatorMetrics {
   void Refresh();
 
  private:
-  void RefreshLoop();
-
   Store* store_;
   Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -109,11 +105,7 @@ class CoordinatorMetrics {
   prometheus::Counter* counterexamples_ = nullptr;
   prometheus::Family<prometheus::Counter>* rpcs_ = nullptr;
 
-  // mu_ guards stopping_; cv_ (with mu_) wakes the refresher to stop.
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread refresher_;
+  PeriodicLoop refresher_;  // Refresh(), every refresh period, once Serve() has run
 };
 
 }  // namespace dualswarm::coord
