@@ -83,10 +83,8 @@ absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_
 }
 
 absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
-  return Run<FindingRow>("reading a finding", [&](Sql& w) -> absl::StatusOr<FindingRow> {
-    return ReadOne(w, ReadFinding, absl::StrCat("no finding ", id),
-                   absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
-  });
+  return ReadRow<FindingRow>("reading a finding", ReadFinding, absl::StrCat("no finding ", id),
+                             absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
 }
 
 absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id, int limit) {

@@ -144,9 +144,8 @@ absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string
 }
 
 absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
-  return Run<RunRow>("reading a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
-    return ReadOne(w, ReadRun, absl::StrCat("no run ", id), absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
-  });
+  return ReadRow<RunRow>("reading a run", ReadRun, absl::StrCat("no run ", id),
+                         absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
 }
 
 absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {

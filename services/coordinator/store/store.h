@@ -442,6 +442,12 @@ class Store {
   absl::StatusOr<T> RunSingle(const char* what, Fn&& fn);
   template <typename Tx, typename T, typename Fn>
   absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
+  // A transaction (`what`) that reads one row: the first row `sql` selects
+  // with parameter `key`, read by read(row); NOT_FOUND saying `missing`
+  // when there is none. Also defined in transaction.h.
+  template <typename Row, typename Read, typename Key>
+  absl::StatusOr<Row> ReadRow(const char* what, Read read, const std::string& missing, const std::string& sql,
+                              const Key& key);
 
   std::chrono::milliseconds GiveUpAfter() const { return GiveUpOnDatabaseAfter(options_.statement_timeout_ms); }
 

@@ -36,10 +36,9 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
 }
 
 absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
-  return Run<WorkerInfo>("reading a worker", [&](Sql& w) -> absl::StatusOr<WorkerInfo> {
-    return ReadOne(w, ReadWorker, absl::StrCat("unknown worker \"", id, "\": register first"),
-                   absl::StrCat("SELECT ", kWorkerCols, " FROM workers WHERE id = $1"), id);
-  });
+  return ReadRow<WorkerInfo>("reading a worker", ReadWorker,
+                             absl::StrCat("unknown worker \"", id, "\": register first"),
+                             absl::StrCat("SELECT ", kWorkerCols, " FROM workers WHERE id = $1"), id);
 }
 
 absl::Status Store::TouchWorker(const std::string& id) {
