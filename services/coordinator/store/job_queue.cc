@@ -136,14 +136,9 @@ std::vector<LeasedJob> LeaseIn(Sql& w, const LeaseRequest& req, int max_attempts
 // The state a job's outcome leaves it in (unless it was cancelled meanwhile):
 // an inconclusive job counts as passed.
 v1::JobState JobStateAfter(v1::JobOutcome outcome) {
-  switch (outcome) {
-    case v1::JOB_OUTCOME_FAILED:
-      return v1::JOB_STATE_FAILED;
-    case v1::JOB_OUTCOME_ERROR:
-      return v1::JOB_STATE_ERROR;
-    default:
-      return v1::JOB_STATE_PASSED;
-  }
+  if (outcome == v1::JOB_OUTCOME_FAILED) return v1::JOB_STATE_FAILED;
+  if (outcome == v1::JOB_OUTCOME_ERROR) return v1::JOB_STATE_ERROR;
+  return v1::JOB_STATE_PASSED;
 }
 
 absl::Status CheckCompletion(const Completion& c) {
