@@ -60,12 +60,16 @@ bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view 
   return true;
 }
 
-std::string EnumChoices(const google::protobuf::EnumDescriptor* d) {
+std::string EnumChoices(const google::protobuf::EnumDescriptor* d, absl::string_view separator) {
   std::string out;
-  for (int i = 0; i < d->value_count(); ++i) {
-    if (d->value(i)->number() == 0) continue;
-    absl::StrAppend(&out, out.empty() ? "" : "|", EnumText(d, d->value(i)->number()));
-  }
+  for (int v : EnumValues(d)) absl::StrAppend(&out, out.empty() ? "" : separator, EnumWord(d, v));
+  return out;
+}
+
+std::vector<int> EnumValues(const google::protobuf::EnumDescriptor* d) {
+  std::vector<int> out;
+  for (int i = 0; i < d->value_count(); ++i)
+    if (d->value(i)->number() != 0) out.push_back(d->value(i)->number());
   return out;
 }
 

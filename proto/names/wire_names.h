@@ -12,6 +12,7 @@
 #define DUALSWARM_PROTO_NAMES_WIRE_NAMES_H_
 
 #include <string>
+#include <vector>
 
 #include <google/protobuf/generated_enum_reflection.h>
 #include <grpcpp/support/status.h>
@@ -33,8 +34,12 @@ std::string EnumText(const google::protobuf::EnumDescriptor* d, int value);
 // For reading what a user typed: like EnumFromWord but case-insensitive and
 // '_' accepted for '-'; false for an unknown word or the zero value.
 bool ParseEnumText(const google::protobuf::EnumDescriptor* d, absl::string_view text, int* value);
-// "queued|running|..." (every value but the zero value), for error messages.
-std::string EnumChoices(const google::protobuf::EnumDescriptor* d);
+// "queued|running|..." (every value but the zero value, joined by
+// `separator`), for error messages.
+std::string EnumChoices(const google::protobuf::EnumDescriptor* d, absl::string_view separator = "|");
+// Every value but the zero value, in declaration order: the states a
+// metric is labelled with, the words a SQL CHECK must accept.
+std::vector<int> EnumValues(const google::protobuf::EnumDescriptor* d);
 
 template <typename E>
 std::string EnumWord(E value) {
@@ -56,8 +61,20 @@ bool ParseEnumText(absl::string_view text, E* out) {
   return true;
 }
 template <typename E>
-std::string EnumChoices() {
-  return EnumChoices(google::protobuf::GetEnumDescriptor<E>());
+std::string EnumChoices(absl::string_view separator = "|") {
+  return EnumChoices(google::protobuf::GetEnumDescriptor<E>(), separator);
+}
+template <typename E>
+std::vector<E> EnumValues() {
+  std::vector<E> out;
+  for (int v : EnumValues(google::protobuf::GetEnumDescriptor<E>())) out.push_back(static_cast<E>(v));
+  return out;
+}
+// True for a value the enum defines other than the zero value (one that has
+// a word).
+template <typename E>
+bool IsKnown(E value) {
+  return !EnumWord(value).empty();
 }
 
 // "OK", "NOT_FOUND", ..., "UNAUTHENTICATED"; `fallback` for a number

@@ -234,31 +234,25 @@ grpc::Status SetField(pb::Message* msg, const std::string& name, const std::stri
   if (f == nullptr || f->is_repeated() || f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE)
     return bad(absl::StrCat("not a field of ", d->name()));
   const pb::Reflection* r = msg->GetReflection();
+  // An integer field: `value` parsed as T (absl::SimpleAtoi), set by the
+  // reflection setter `set`; `what` says which integers the field takes.
+  auto integer = [&](auto type,
+                     void (pb::Reflection::*set)(pb::Message*, const pb::FieldDescriptor*, decltype(type)) const,
+                     const char* what) {
+    decltype(type) v;
+    if (!absl::SimpleAtoi(value, &v)) return bad(absl::StrCat("not ", what));
+    (r->*set)(msg, f, v);
+    return grpc::Status::OK;
+  };
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_INT32: {
-      int32_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad("not a 32-bit integer");
-      r->SetInt32(msg, f, v);
-      break;
-    }
-    case pb::FieldDescriptor::CPPTYPE_INT64: {
-      int64_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad("not a 64-bit integer");
-      r->SetInt64(msg, f, v);
-      break;
-    }
-    case pb::FieldDescriptor::CPPTYPE_UINT32: {
-      uint32_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad("not an unsigned 32-bit integer");
-      r->SetUInt32(msg, f, v);
-      break;
-    }
-    case pb::FieldDescriptor::CPPTYPE_UINT64: {
-      uint64_t v;
-      if (!absl::SimpleAtoi(value, &v)) return bad("not an unsigned 64-bit integer");
-      r->SetUInt64(msg, f, v);
-      break;
-    }
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return integer(int32_t{}, &pb::Reflection::SetInt32, "a 32-bit integer");
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return integer(int64_t{}, &pb::Reflection::SetInt64, "a 64-bit integer");
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      return integer(uint32_t{}, &pb::Reflection::SetUInt32, "an unsigned 32-bit integer");
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      return integer(uint64_t{}, &pb::Reflection::SetUInt64, "an unsigned 64-bit integer");
     case pb::FieldDescriptor::CPPTYPE_BOOL: {
       bool v;
       if (!absl::SimpleAtob(value, &v)) return bad("not true or false");

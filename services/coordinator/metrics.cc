@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "proto/names/wire_names.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -29,6 +30,25 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
 // Job wall times from 10 ms to 2 hours.
 prometheus::Histogram::BucketBoundaries DurationBuckets() {
   return {0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
+}
+
+// The metrics, each named and explained once: a family (labelled children)
+// or its one unlabelled child.
+prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Gauge& Gauge(prometheus::Registry& r, const char* name, const char* help) {
+  return GaugeFamily(r, name, help).Add({});
+}
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Counter& Counter(prometheus::Registry& r, const char* name, const char* help) {
+  return CounterFamily(r, name, help).Add({});
+}
+prometheus::Histogram& Histogram(prometheus::Registry& r, const char* name, const char* help,
+                                 const prometheus::Histogram::BucketBoundaries& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
 }
 
 // "/dualswarm.v1.WorkerService/LeaseJobs" -> "WorkerService/LeaseJobs".
@@ -71,100 +91,50 @@ class RpcCounterFactory final : public grpc::experimental::ServerInterceptorFact
 CoordinatorMetrics::CoordinatorMetrics(Store* store, Options options)
     : store_(store), options_(options), registry_(std::make_shared<prometheus::Registry>()) {
   prometheus::Registry& r = *registry_;
-  runs_ = &prometheus::BuildGauge().Name("dualswarm_runs").Help("Runs by state (from the database)").Register(r);
-  jobs_ = &prometheus::BuildGauge()
-               .Name("dualswarm_jobs")
-               .Help("Jobs by state, over all runs (from the database)")
-               .Register(r);
-  findings_ = &prometheus::BuildGauge()
-                   .Name("dualswarm_findings")
-                   .Help("Finding groups: distinct signatures per spec version and target (from the database)")
-                   .Register(r)
-                   .Add({});
+  runs_ = &GaugeFamily(r, "dualswarm_runs", "Runs by state (from the database)");
+  jobs_ = &GaugeFamily(r, "dualswarm_jobs", "Jobs by state, over all runs (from the database)");
+  findings_ = &Gauge(r, "dualswarm_findings",
+                     "Finding groups: distinct signatures per spec version and target (from the database)");
   workers_alive_ =
-      &prometheus::BuildGauge()
-           .Name("dualswarm_workers_alive")
-           .Help("Workers that registered, leased or heartbeat within the last 3 lease durations (from the database)")
-           .Register(r)
-           .Add({});
-  database_up_ = &prometheus::BuildGauge()
-                      .Name("dualswarm_database_up")
-                      .Help("1 if the last refresh of the database gauges succeeded, else 0")
-                      .Register(r)
-                      .Add({});
-  refresh_seconds_ = &prometheus::BuildGauge()
-                          .Name("dualswarm_stats_refresh_seconds")
-                          .Help("How long the last refresh of the database gauges took")
-                          .Register(r)
-                          .Add({});
-  lease_latency_ = &prometheus::BuildHistogram()
-                        .Name("dualswarm_lease_latency_seconds")
-                        .Help(
-                            "LeaseJobs calls that returned jobs: time from the call arriving to the response, "
-                            "long-poll wait included")
-                        .Register(r)
-                        .Add({}, LatencyBuckets());
-  lease_query_ = &prometheus::BuildHistogram()
-                      .Name("dualswarm_lease_query_seconds")
-                      .Help("The store's lease transaction (every attempt, also those that found no job)")
-                      .Register(r)
-                      .Add({}, LatencyBuckets());
-  jobs_leased_ = &prometheus::BuildCounter()
-                      .Name("dualswarm_jobs_leased_total")
-                      .Help("Leases handed out (a job leased again after an expiry counts again)")
-                      .Register(r)
-                      .Add({});
-  pool_jobs_ = &prometheus::BuildCounter()
-                    .Name("dualswarm_lease_pool_jobs_total")
-                    .Help("Jobs LeaseJobs handed out from the lease pool's held jobs (no database statement)")
-                    .Register(r)
-                    .Add({});
-  pool_returned_ = &prometheus::BuildCounter()
-                        .Name("dualswarm_lease_pool_returned_total")
-                        .Help("Prefetched jobs nobody took within the hold time, put back in the queue")
-                        .Register(r)
-                        .Add({});
+      &Gauge(r, "dualswarm_workers_alive",
+             "Workers that registered, leased or heartbeat within the last 3 lease durations (from the database)");
+  database_up_ = &Gauge(r, "dualswarm_database_up", "1 if the last refresh of the database gauges succeeded, else 0");
+  refresh_seconds_ =
+      &Gauge(r, "dualswarm_stats_refresh_seconds", "How long the last refresh of the database gauges took");
+  lease_latency_ = &Histogram(
+      r, "dualswarm_lease_latency_seconds",
+      "LeaseJobs calls that returned jobs: time from the call arriving to the response, long-poll wait included",
+      LatencyBuckets());
+  lease_query_ =
+      &Histogram(r, "dualswarm_lease_query_seconds",
+                 "The store's lease transaction (every attempt, also those that found no job)", LatencyBuckets());
+  jobs_leased_ =
+      &Counter(r, "dualswarm_jobs_leased_total", "Leases handed out (a job leased again after an expiry counts again)");
+  pool_jobs_ = &Counter(r, "dualswarm_lease_pool_jobs_total",
+                        "Jobs LeaseJobs handed out from the lease pool's held jobs (no database statement)");
+  pool_returned_ = &Counter(r, "dualswarm_lease_pool_returned_total",
+                            "Prefetched jobs nobody took within the hold time, put back in the queue");
   pool_held_ =
-      &prometheus::BuildGauge()
-           .Name("dualswarm_lease_pool_held")
-           .Help("Jobs the lease pool holds (leased ahead of demand) for the last LeaseJobs call's adapters and labels")
-           .Register(r)
-           .Add({});
-  campaign_firings_ = &prometheus::BuildCounter()
-                           .Name("dualswarm_campaign_firings_total")
-                           .Help("Campaign firings by this replica, by result (submitted a run, or failed)")
-                           .Register(r);
-  job_duration_ = &prometheus::BuildHistogram()
-                       .Name("dualswarm_job_duration_seconds")
-                       .Help("Wall time of completed jobs as their workers report it (CompleteJob.seconds)")
-                       .Register(r)
-                       .Add({}, DurationBuckets());
-  completed_ = &prometheus::BuildCounter()
-                    .Name("dualswarm_jobs_completed_total")
-                    .Help("Accepted job completions by outcome (duplicates not counted)")
-                    .Register(r);
-  counterexamples_ = &prometheus::BuildCounter()
-                          .Name("dualswarm_counterexamples_total")
-                          .Help("Counterexamples reported (FAILED completions accepted)")
-                          .Register(r)
-                          .Add({});
-  rpcs_ = &prometheus::BuildCounter()
-               .Name("dualswarm_rpcs_total")
-               .Help("gRPC calls handled, by method (Service/Method) and status code")
-               .Register(r);
-  for (const char* s : {"queued", "running", "passed", "failed", "cancelled", "error"}) runs_->Add({{"state", s}});
-  for (const char* s : {"queued", "leased", "passed", "failed", "error", "cancelled"}) jobs_->Add({{"state", s}});
-  for (const char* o : {"passed", "failed", "inconclusive", "error"}) completed_->Add({{"outcome", o}});
+      &Gauge(r, "dualswarm_lease_pool_held",
+             "Jobs the lease pool holds (leased ahead of demand) for the last LeaseJobs call's adapters and labels");
+  campaign_firings_ = &CounterFamily(r, "dualswarm_campaign_firings_total",
+                                     "Campaign firings by this replica, by result (submitted a run, or failed)");
+  job_duration_ =
+      &Histogram(r, "dualswarm_job_duration_seconds",
+                 "Wall time of completed jobs as their workers report it (CompleteJob.seconds)", DurationBuckets());
+  completed_ = &CounterFamily(r, "dualswarm_jobs_completed_total",
+                              "Accepted job completions by outcome (duplicates not counted)");
+  counterexamples_ =
+      &Counter(r, "dualswarm_counterexamples_total", "Counterexamples reported (FAILED completions accepted)");
+  rpcs_ = &CounterFamily(r, "dualswarm_rpcs_total", "gRPC calls handled, by method (Service/Method) and status code");
+  for (v1::RunState s : wire::EnumValues<v1::RunState>()) runs_->Add({{"state", wire::EnumWord(s)}});
+  for (v1::JobState s : wire::EnumValues<v1::JobState>()) jobs_->Add({{"state", wire::EnumWord(s)}});
+  for (v1::JobOutcome o : wire::EnumValues<v1::JobOutcome>()) completed_->Add({{"outcome", wire::EnumWord(o)}});
   for (const char* res : {"submitted", "failed"}) campaign_firings_->Add({{"result", res}});
 }
 
 CoordinatorMetrics::~CoordinatorMetrics() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (refresher_.joinable()) refresher_.join();
+  refresher_.Stop();
   exposer_.reset();
 }
 
@@ -182,7 +152,14 @@ absl::StatusOr<int> CoordinatorMetrics::Serve(const std::string& listen) {
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen));
   }
   Refresh();  // the first scrape already sees the database
-  refresher_ = std::thread([this] { RefreshLoop(); });
+  // A slow database (a huge jobs table) is asked less often: the query
+  // takes at most a tenth of the time.
+  refresher_.Start([this] { Refresh(); },
+                   [this] {
+                     return absl::Milliseconds(std::max<int64_t>(
+                         options_.refresh_ms, static_cast<int64_t>(refresh_seconds_->Value() * 10000)));
+                   },
+                   PeriodicLoop::Begin::kWithPause);
   return ports[0];
 }
 
@@ -204,10 +181,10 @@ void CoordinatorMetrics::CampaignFired(bool submitted) {
   campaign_firings_->Add({{"result", submitted ? "submitted" : "failed"}}).Increment();
 }
 
-void CoordinatorMetrics::JobCompleted(const std::string& outcome, double seconds, bool counterexample) {
+void CoordinatorMetrics::JobCompleted(v1::JobOutcome outcome, double seconds) {
   job_duration_->Observe(std::max(seconds, 0.0));
-  completed_->Add({{"outcome", outcome}}).Increment();
-  if (counterexample) counterexamples_->Increment();
+  completed_->Add({{"outcome", wire::EnumWord(outcome)}}).Increment();
+  if (outcome == v1::JOB_OUTCOME_FAILED) counterexamples_->Increment();
 }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CoordinatorMetrics::RpcCounter() {
@@ -228,24 +205,10 @@ void CoordinatorMetrics::Refresh() {
     return;
   }
   database_up_->Set(1);
-  for (const auto& [state, n] : stats->runs_by_state) runs_->Add({{"state", state}}).Set(n);
-  for (const auto& [state, n] : stats->jobs_by_state) jobs_->Add({{"state", state}}).Set(n);
+  for (const auto& [state, n] : stats->runs_by_state) runs_->Add({{"state", wire::EnumWord(state)}}).Set(n);
+  for (const auto& [state, n] : stats->jobs_by_state) jobs_->Add({{"state", wire::EnumWord(state)}}).Set(n);
   findings_->Set(static_cast<double>(stats->findings));
   workers_alive_->Set(static_cast<double>(stats->workers_alive));
-}
-
-void CoordinatorMetrics::RefreshLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    // A slow database (a huge jobs table) is asked less often: the query
-    // takes at most a tenth of the time.
-    auto pause = std::chrono::milliseconds(
-        std::max<int64_t>(options_.refresh_ms, static_cast<int64_t>(refresh_seconds_->Value() * 10000)));
-    if (cv_.wait_for(lock, pause, [&] { return stopping_; })) return;
-    lock.unlock();
-    Refresh();
-    lock.lock();
-  }
 }
 
 }  // namespace dualswarm::coord

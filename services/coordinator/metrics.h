@@ -16,19 +16,17 @@
 #ifndef DUALSWARM_SERVICES_COORDINATOR_METRICS_H_
 #define DUALSWARM_SERVICES_COORDINATOR_METRICS_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include "absl/status/statusor.h"
 #include "services/coordinator/store/store.h"
+#include "util/periodic_loop.h"
 
 namespace prometheus {
 class Counter;
@@ -72,8 +70,8 @@ class CoordinatorMetrics {
   // (its campaign's last_error says why).
   void CampaignFired(bool submitted);
   // An accepted (not duplicate) completion; `seconds` as the worker
-  // reported it; `counterexample` for a FAILED outcome.
-  void JobCompleted(const std::string& outcome, double seconds, bool counterexample);
+  // reported it; a FAILED outcome also counts a counterexample.
+  void JobCompleted(v1::JobOutcome outcome, double seconds);
 
   // Counts every RPC by method and code; add to the ServerBuilder
   // (experimental().SetInterceptorCreators). Lives as long as this object.
@@ -84,8 +82,6 @@ class CoordinatorMetrics {
   void Refresh();
 
  private:
-  void RefreshLoop();
-
   Store* store_;
   Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -109,11 +105,7 @@ class CoordinatorMetrics {
   prometheus::Counter* counterexamples_ = nullptr;
   prometheus::Family<prometheus::Counter>* rpcs_ = nullptr;
 
-  // mu_ guards stopping_; cv_ (with mu_) wakes the refresher to stop.
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread refresher_;
+  PeriodicLoop refresher_;  // Refresh(), every refresh period, once Serve() has run
 };
 
 }  // namespace dualswarm::coord

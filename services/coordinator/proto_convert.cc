@@ -131,7 +131,7 @@ CampaignRow CampaignFromProto(const v1::Campaign& p) {
 void RunToProto(const RunRow& r, v1::Run* p) {
   p->set_id(r.id);
   TemplateToProto(r.tmpl, p->mutable_template_());
-  p->set_state(EnumFromWord<v1::RunState>(r.state));
+  p->set_state(r.state);
   v1::JobCounts* c = p->mutable_counts();
   c->set_queued(r.counts.queued);
   c->set_leased(r.counts.leased);
@@ -165,19 +165,20 @@ void JobToProto(const JobRow& j, v1::Job* p) {
   p->set_seed(j.seed);
   p->set_branch_order(EnumFromWord<v1::BranchOrder>(j.branch_order));
   p->set_feature_mask(j.feature_mask);
-  p->set_state(EnumFromWord<v1::JobState>(j.state));
+  p->set_state(j.state);
   p->set_attempts(j.attempts);
   p->set_worker_id(j.worker_id);
-  p->set_outcome(j.outcome);
+  p->set_outcome(EnumWord(j.outcome));  // a string field: "" before completion
   p->set_reason(j.reason);
-  if (j.state == "leased" && j.lease_expires_at != 0) SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
+  if (j.state == v1::JOB_STATE_LEASED && j.lease_expires_at != 0)
+    SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
   if (j.updated_at != 0) SetTime(j.updated_at, p->mutable_updated_at());
 }
 
 void FindingToProto(const FindingRow& f, v1::Finding* p) {
   p->set_id(f.id);
   p->set_signature(f.signature);
-  p->set_kind(EnumFromWord<v1::VerdictKind>(f.kind));
+  p->set_kind(f.kind);
   p->set_spec_hash(f.spec_hash);
   p->set_target_id(f.target_id);
   p->set_reason(f.reason);
@@ -197,7 +198,7 @@ void CounterexampleToProto(const CounterexampleRow& c, v1::Counterexample* p) {
   p->set_seed(c.seed);
   p->set_branch_order(EnumFromWord<v1::BranchOrder>(c.branch_order));
   p->set_feature_mask(c.feature_mask);
-  p->set_kind(EnumFromWord<v1::VerdictKind>(c.cx.kind));
+  p->set_kind(c.cx.kind);
   p->set_reason(c.cx.reason);
   p->set_diff(c.cx.diff);
   p->set_signature(c.cx.signature);
@@ -211,7 +212,7 @@ void CounterexampleToProto(const CounterexampleRow& c, v1::Counterexample* p) {
 
 NewCounterexample CounterexampleFromProto(const v1::Counterexample& p) {
   NewCounterexample cx;
-  cx.kind = EnumWord(p.kind());
+  cx.kind = p.kind();
   cx.reason = p.reason();
   cx.diff = p.diff();
   cx.signature = p.signature();

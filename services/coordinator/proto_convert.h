@@ -42,7 +42,7 @@ void CampaignRunToProto(const CampaignRunRow& r, v1::CampaignRun* p);
 void JobToProto(const JobRow& j, v1::Job* p);
 void FindingToProto(const FindingRow& f, v1::Finding* p);
 void CounterexampleToProto(const CounterexampleRow& c, v1::Counterexample* p);
-// What a worker reports; kind is "" when the message has none.
+// What a worker reports; kind is UNSPECIFIED when the message has none.
 NewCounterexample CounterexampleFromProto(const v1::Counterexample& p);
 WorkerInfo WorkerFromProto(const v1::RegisterWorkerRequest& p);
 // A leased job as the worker receives it, without its spec and target

@@ -19,20 +19,10 @@ CampaignScheduler::CampaignScheduler(Store* store, Options options) : store_(sto
 CampaignScheduler::~CampaignScheduler() { Stop(); }
 
 void CampaignScheduler::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stopping_ = false;
-  thread_ = std::thread([this] { Loop(); });
+  loop_.Start([this] { TickAndLog(); }, [this] { return absl::Milliseconds(options_.interval_ms); });
 }
 
-void CampaignScheduler::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void CampaignScheduler::Stop() { loop_.Stop(); }
 
 absl::StatusOr<std::vector<FiredCampaign>> CampaignScheduler::Tick(Micros now) {
   std::vector<FiredCampaign> fired;
@@ -49,24 +39,18 @@ absl::StatusOr<std::vector<FiredCampaign>> CampaignScheduler::Tick(Micros now) {
   return fired;
 }
 
-void CampaignScheduler::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    lock.unlock();
-    auto fired = Tick(options_.clock());
-    if (!fired.ok()) {
-      std::cerr << "dualswarm-coordinator: campaign scheduler: " << fired.status().message() << std::endl;
-    } else {
-      for (const FiredCampaign& f : *fired) {
-        if (f.run_id != 0)
-          std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" fired run " << f.run_id << std::endl;
-        else
-          std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" could not submit its run: " << f.error
-                    << std::endl;
-      }
-    }
-    lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms), [&] { return stopping_; });
+void CampaignScheduler::TickAndLog() {
+  auto fired = Tick(options_.clock());
+  if (!fired.ok()) {
+    std::cerr << "dualswarm-coordinator: campaign scheduler: " << fired.status().message() << std::endl;
+    return;
+  }
+  for (const FiredCampaign& f : *fired) {
+    if (f.run_id != 0)
+      std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" fired run " << f.run_id << std::endl;
+    else
+      std::cerr << "dualswarm-coordinator: campaign \"" << f.name << "\" could not submit its run: " << f.error
+                << std::endl;
   }
 }
 

@@ -17,15 +17,13 @@
 #ifndef DUALSWARM_SERVICES_COORDINATOR_SCHEDULER_H_
 #define DUALSWARM_SERVICES_COORDINATOR_SCHEDULER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "services/coordinator/store/store.h"
+#include "util/periodic_loop.h"
 
 namespace dualswarm::coord {
 
@@ -51,14 +49,12 @@ class CampaignScheduler {
   absl::StatusOr<std::vector<FiredCampaign>> Tick(Micros now);
 
  private:
-  void Loop();
+  // One tick at the clock's time, its firings logged.
+  void TickAndLog();
 
   Store* store_;
   Options options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicLoop loop_;  // TickAndLog(), every interval, between Start() and Stop()
 };
 
 }  // namespace dualswarm::coord

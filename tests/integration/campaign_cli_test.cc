@@ -75,10 +75,10 @@ void CompleteRun(Store* store, int64_t run_id, const std::vector<std::string>& s
     c.job_id = lj.job.id;
     c.lease_token = lj.job.lease_token;
     const std::string& sig = sigs[lj.job.index];
-    c.outcome = sig.empty() ? "passed" : "failed";
+    c.outcome = sig.empty() ? v1::JOB_OUTCOME_PASSED : v1::JOB_OUTCOME_FAILED;
     if (!sig.empty()) {
       NewCounterexample cx;
-      cx.kind = "safety";
+      cx.kind = v1::VERDICT_KIND_SAFETY;
       cx.reason = "bug " + sig;
       cx.signature = sig;
       c.counterexample = cx;

@@ -100,10 +100,10 @@ class CampaignTest : public PgTest {
       c.job_id = lj.job.id;
       c.lease_token = lj.job.lease_token;
       const std::string& sig = sigs[lj.job.index];
-      c.outcome = sig.empty() ? "passed" : "failed";
+      c.outcome = sig.empty() ? v1::JOB_OUTCOME_PASSED : v1::JOB_OUTCOME_FAILED;
       if (!sig.empty()) {
         NewCounterexample cx;
-        cx.kind = "safety";
+        cx.kind = v1::VERDICT_KIND_SAFETY;
         cx.reason = "bug " + sig;
         cx.signature = sig;
         cx.size = 3;
@@ -114,7 +114,7 @@ class CampaignTest : public PgTest {
     }
     auto run = store_->GetRun(run_id);
     ASSERT_TRUE(run.ok());
-    EXPECT_TRUE(run->state == "passed" || run->state == "failed") << run->state;
+    EXPECT_TRUE(run->state == v1::RUN_STATE_PASSED || run->state == v1::RUN_STATE_FAILED) << run->state;
   }
 
   // Finding ids -> their signatures.

@@ -52,7 +52,7 @@ class LeasePoolTest : public PgTest {
     c.job_id = lj.job.id;
     c.lease_token = lj.job.lease_token;
     c.worker_id = lj.job.worker_id;
-    c.outcome = "passed";
+    c.outcome = v1::JOB_OUTCOME_PASSED;
     auto res = store_->CompleteJob(c);
     EXPECT_TRUE(res.ok()) << res.status();
   }
@@ -98,7 +98,7 @@ TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
     c.job_id = second[1].job.id;
     c.lease_token = second[1].job.lease_token;
     c.worker_id = "b";
-    c.outcome = "passed";
+    c.outcome = v1::JOB_OUTCOME_PASSED;
     DS_ASSERT_OK(store_->CompleteJob(c));
   }
   EXPECT_EQ(JobWorker(second[1]), "b");
@@ -126,7 +126,7 @@ TEST_F(LeasePoolTest, PrefetchedJobsAreHandedOutOnceUnderTheWorkerThatGotThem) {
   }
   auto done = store_->GetRun(run.id);
   DS_ASSERT_OK(done);
-  EXPECT_EQ(done->state, "passed");
+  EXPECT_EQ(done->state, v1::RUN_STATE_PASSED);
   EXPECT_EQ(done->counts.passed, 40);
   EXPECT_EQ(QueryText("SELECT count(*) FROM job_attempts"), "40");
 }
@@ -167,7 +167,7 @@ TEST_F(LeasePoolTest, HeldJobsNobodyTookGoBackToTheQueueAsIfNeverLeased) {
   for (const auto& lj : rest) Complete(lj);
   auto done = store_->GetRun(run.id);
   DS_ASSERT_OK(done);
-  EXPECT_EQ(done->state, "passed");
+  EXPECT_EQ(done->state, v1::RUN_STATE_PASSED);
 }
 
 TEST_F(LeasePoolTest, ACompletedOrCancelledJobIsNotReturned) {
@@ -250,7 +250,7 @@ TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
           c.job_id = lj.job.id;
           c.lease_token = lj.job.lease_token;
           c.worker_id = absl::StrCat("w", i);
-          c.outcome = "passed";
+          c.outcome = v1::JOB_OUTCOME_PASSED;
           if (!store_->CompleteJob(c).ok()) ++errors;
         }
       }
@@ -263,7 +263,7 @@ TEST_F(LeasePoolTest, ManyLesseesThroughOnePoolNeverShareAJob) {
   EXPECT_LT(pool.stats().database_leases, pool.stats().handed_out);
   auto done = store_->GetRun(run.id);
   DS_ASSERT_OK(done);
-  EXPECT_EQ(done->state, "passed");
+  EXPECT_EQ(done->state, v1::RUN_STATE_PASSED);
   EXPECT_EQ(done->counts.passed, kJobs);
   // Every job and attempt is recorded under the worker that got it.
   pqxx::connection conn(pg_->ConnectionString());

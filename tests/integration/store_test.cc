@@ -13,8 +13,11 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "dualswarm/v1/target.pb.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/store/migrations.h"
 #include "services/coordinator/store/swarm.h"
 #include "tests/integration/pg_fixture.h"
@@ -37,15 +40,15 @@ class StoreTest : public PgTest {
     return jobs.ok() ? *jobs : std::vector<LeasedJob>{};
   }
 
-  absl::StatusOr<CompletionResult> Complete(const JobRow& job, const std::string& outcome = "passed",
+  absl::StatusOr<CompletionResult> Complete(const JobRow& job, v1::JobOutcome outcome = v1::JOB_OUTCOME_PASSED,
                                             const std::string& signature = "sig-a", int size = 3) {
     Completion c;
     c.job_id = job.id;
     c.lease_token = job.lease_token;
     c.outcome = outcome;
-    if (outcome == "failed") {
+    if (outcome == v1::JOB_OUTCOME_FAILED) {
       NewCounterexample cx;
-      cx.kind = "safety";
+      cx.kind = v1::VERDICT_KIND_SAFETY;
       cx.reason = absl::StrCat("bad response (size ", size, ")");
       cx.signature = signature;
       cx.input_json = "[]";
@@ -82,6 +85,44 @@ TEST_F(StoreTest, MigrationsFromEmptyThenReapplyingIsANoOp) {
   auto second = Store::Open(StoreOptions());
   DS_ASSERT_OK(second);
   EXPECT_EQ(QueryInt("SELECT count(*) FROM schema_migrations"), static_cast<int64_t>(Migrations().size()));
+}
+
+// The migrations' CHECK constraints and the one mapping of states to words
+// (proto/names/wire_names.h) agree: every word of the enum is accepted by
+// its column, and words outside the mapping are refused. A state added to
+// the proto without a migration that allows it fails here.
+TEST_F(StoreTest, CheckConstraintsAcceptExactlyTheWordsOfTheMapping) {
+  RunRow run = Submit(1);
+  ASSERT_NE(run.id, 0);
+  pqxx::connection c(pg_->ConnectionString());
+  // Whether `UPDATE table SET column = word` for row `id` passes the CHECK
+  // (rolled back either way).
+  auto accepted = [&](const std::string& table, const std::string& column, int64_t id, const std::string& word) {
+    pqxx::work w(c);
+    try {
+      w.exec_params(absl::StrCat("UPDATE ", table, " SET ", column, " = $1 WHERE id = $2"), word, id);
+      return true;
+    } catch (const pqxx::check_violation&) {
+      return false;
+    }
+  };
+  auto expect_exactly = [&](const std::string& table, const std::string& column, int64_t id,
+                            const std::vector<std::string>& words) {
+    for (const std::string& word : words)
+      EXPECT_TRUE(accepted(table, column, id, word)) << table << "." << column << " " << word;
+    for (const std::string& other :
+         {std::string(""), std::string("bogus"), absl::StrCat(words[0], "x"), absl::AsciiStrToUpper(words[0])})
+      EXPECT_FALSE(accepted(table, column, id, other)) << table << "." << column << " '" << other << "'";
+  };
+  auto words_of = [](auto values) {
+    std::vector<std::string> out;
+    for (auto v : values) out.push_back(wire::EnumWord(v));
+    return out;
+  };
+  expect_exactly("runs", "state", run.id, words_of(wire::EnumValues<v1::RunState>()));
+  expect_exactly("jobs", "state", QueryInt(absl::StrCat("SELECT id FROM jobs WHERE run_id = ", run.id)),
+                 words_of(wire::EnumValues<v1::JobState>()));
+  expect_exactly("targets", "reset_policy", run.tmpl.target_id, words_of(wire::EnumValues<v1::ResetPolicy>()));
 }
 
 TEST_F(StoreTest, ConcurrentMigrationsApplyOnce) {
@@ -130,7 +171,7 @@ TEST_F(StoreTest, RestartKeepsEverything) {
   RunRow run = Submit(5);
   auto leased = Lease(store_.get(), 2);
   ASSERT_EQ(leased.size(), 2u);
-  DS_ASSERT_OK(Complete(leased[0].job, "failed"));
+  DS_ASSERT_OK(Complete(leased[0].job, v1::JOB_OUTCOME_FAILED));
   auto token = store_->CreateToken("submitter", "ci");
   DS_ASSERT_OK(token);
 
@@ -147,7 +188,7 @@ TEST_F(StoreTest, RestartKeepsEverything) {
 
   auto got = store_->GetRun(run.id);
   DS_ASSERT_OK(got);
-  EXPECT_EQ(got->state, "running");
+  EXPECT_EQ(got->state, v1::RUN_STATE_RUNNING);
   EXPECT_EQ(got->counts.total, 5);
   EXPECT_EQ(got->counts.failed, 1);
   EXPECT_EQ(got->counts.leased, 1);
@@ -293,7 +334,7 @@ TEST(SwarmExpansion, DistinctSeedsOrdersAndMasks) {
 
 TEST_F(StoreTest, SubmitStoresTheSwarmOnTheJobRows) {
   RunRow run = Submit(64, false, 1234, 6);
-  EXPECT_EQ(run.state, "queued");
+  EXPECT_EQ(run.state, v1::RUN_STATE_QUEUED);
   EXPECT_EQ(run.counts.total, 64);
   EXPECT_EQ(run.counts.queued, 64);
   EXPECT_EQ(run.tmpl.budget.steps, 1000u) << "defaults are stored explicitly";
@@ -447,10 +488,10 @@ TEST_F(StoreTest, ReportedTextKeepsWhatFollowsANul) {
   Completion c;
   c.job_id = leased[0].job.id;
   c.lease_token = leased[0].job.lease_token;
-  c.outcome = "error";
+  c.outcome = v1::JOB_OUTCOME_ERROR;
   c.reason = std::string("the SUT said: a\0b and more", 26);
   DS_ASSERT_OK(store_->CompleteJob(c));
-  auto jobs = store_->ListRunJobs(run.id, "", Page{});
+  auto jobs = store_->ListRunJobs(run.id, v1::JOB_STATE_UNSPECIFIED, Page{});
   DS_ASSERT_OK(jobs);
   ASSERT_EQ(jobs->items.size(), 1u);
   EXPECT_EQ(jobs->items[0].reason, "the SUT said: a\\0b and more");
@@ -490,7 +531,6 @@ TEST_F(StoreTest, IdsWithNulAreRefusedEverywhereAndTouchNothing) {
   refused(store_->Heartbeat(*id, {{job.id, job.lease_token + junk}}, 60000).status(), "Heartbeat(token\\0junk)");
   refused(store_->GetWorker(*id + junk).status(), "GetWorker");
   refused(store_->TouchWorker(*id + junk), "TouchWorker");
-  refused(store_->ListRunJobs(run.id, "leased" + junk, Page{}).status(), "ListRunJobs");
   LeaseRequest lease;
   lease.worker_id = *id + junk;
   refused(store_->LeaseJobs(lease).status(), "LeaseJobs");
@@ -551,7 +591,7 @@ TEST_F(StoreTest, EightConcurrentLesseesNeverReceiveTheSameJob) {
           Completion c;
           c.job_id = lj.job.id;
           c.lease_token = lj.job.lease_token;
-          c.outcome = "passed";
+          c.outcome = v1::JOB_OUTCOME_PASSED;
           if (!s->CompleteJob(c).ok()) ++errors;
         }
       }
@@ -564,7 +604,7 @@ TEST_F(StoreTest, EightConcurrentLesseesNeverReceiveTheSameJob) {
   auto done = store_->GetRun(run.id);
   DS_ASSERT_OK(done);
   EXPECT_EQ(done->counts.passed, kJobs);
-  EXPECT_EQ(done->state, "passed");
+  EXPECT_EQ(done->state, v1::RUN_STATE_PASSED);
   EXPECT_NE(done->finished_at, 0);
   EXPECT_EQ(QueryInt("SELECT count(*) FROM job_attempts"), kJobs);
 }
@@ -606,7 +646,8 @@ TEST_F(StoreTest, ConcurrentCompletionsAlwaysEndTheRun) {
         c.job_id = (*jobs)[0].job.id;
         c.lease_token = (*jobs)[0].job.lease_token;
         // The last run has one job that could not run: it must end as "error".
-        c.outcome = (*jobs)[0].job.run_id == runs.back().id && (*jobs)[0].job.index == 5 ? "error" : "passed";
+        c.outcome = (*jobs)[0].job.run_id == runs.back().id && (*jobs)[0].job.index == 5 ? v1::JOB_OUTCOME_ERROR
+                                                                                         : v1::JOB_OUTCOME_PASSED;
         auto r = s->CompleteJob(c);
         if (!r.ok() || r->duplicate) ++errors;
         ++completed;
@@ -619,7 +660,7 @@ TEST_F(StoreTest, ConcurrentCompletionsAlwaysEndTheRun) {
     auto done = store_->GetRun(run.id);
     DS_ASSERT_OK(done);
     bool last = run.id == runs.back().id;
-    EXPECT_EQ(done->state, last ? "error" : "passed") << "run " << run.id;
+    EXPECT_EQ(done->state, last ? v1::RUN_STATE_ERROR : v1::RUN_STATE_PASSED) << "run " << run.id;
     EXPECT_EQ(done->counts.passed, last ? kJobsPerRun - 1 : kJobsPerRun) << "run " << run.id;
     EXPECT_EQ(done->counts.error, last ? 1 : 0) << "run " << run.id;
     EXPECT_NE(done->finished_at, 0) << "run " << run.id;
@@ -655,7 +696,7 @@ TEST_F(StoreTest, ExpiredLeaseIsReleasedAndStaleCompletionRefused) {
   EXPECT_FALSE(fresh->duplicate);
   auto jobs = store_->ListJobs(second[0].job.run_id);
   DS_ASSERT_OK(jobs);
-  EXPECT_EQ((*jobs)[0].state, "passed");
+  EXPECT_EQ((*jobs)[0].state, v1::JOB_STATE_PASSED);
   // Still refused after the job is done.
   EXPECT_EQ(Complete(first[0].job).status().code(), absl::StatusCode::kFailedPrecondition);
   // A token that was never issued.
@@ -687,14 +728,14 @@ TEST_F(StoreTest, CompletingTwiceIsHarmless) {
   RunRow run = Submit(2);
   auto leased = Lease(store_.get(), 2);
   ASSERT_EQ(leased.size(), 2u);
-  auto first = Complete(leased[0].job, "failed", "sig-x", 4);
+  auto first = Complete(leased[0].job, v1::JOB_OUTCOME_FAILED, "sig-x", 4);
   DS_ASSERT_OK(first);
   EXPECT_FALSE(first->duplicate);
-  auto second = Complete(leased[0].job, "failed", "sig-x", 4);
+  auto second = Complete(leased[0].job, v1::JOB_OUTCOME_FAILED, "sig-x", 4);
   DS_ASSERT_OK(second);
   EXPECT_TRUE(second->duplicate);
   // A retry with a different outcome changes nothing either.
-  auto third = Complete(leased[0].job, "passed");
+  auto third = Complete(leased[0].job, v1::JOB_OUTCOME_PASSED);
   DS_ASSERT_OK(third);
   EXPECT_TRUE(third->duplicate);
   auto got = store_->GetRun(run.id);
@@ -707,7 +748,7 @@ TEST_F(StoreTest, CompletingTwiceIsHarmless) {
   DS_ASSERT_OK(Complete(leased[1].job));
   got = store_->GetRun(run.id);
   DS_ASSERT_OK(got);
-  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->state, v1::RUN_STATE_FAILED);
   EXPECT_EQ(got->counts.passed, 1);
 }
 
@@ -717,7 +758,7 @@ TEST_F(StoreTest, CancelStopsLeasing) {
   ASSERT_EQ(leased.size(), 3u);
   auto cancelled = store_->CancelRun(run.id);
   DS_ASSERT_OK(cancelled);
-  EXPECT_EQ(cancelled->state, "cancelled");
+  EXPECT_EQ(cancelled->state, v1::RUN_STATE_CANCELLED);
   EXPECT_EQ(cancelled->counts.cancelled, 10);
   EXPECT_TRUE(Lease(store_.get(), 10).empty());
   // Leased jobs learn it at their next heartbeat...
@@ -733,7 +774,7 @@ TEST_F(StoreTest, CancelStopsLeasing) {
   EXPECT_TRUE(late->run_stopped);
   auto got = store_->GetRun(run.id);
   DS_ASSERT_OK(got);
-  EXPECT_EQ(got->state, "cancelled");
+  EXPECT_EQ(got->state, v1::RUN_STATE_CANCELLED);
   EXPECT_EQ(got->counts.cancelled, 10);
   // Cancelling again is a no-op; a finished run stays finished.
   DS_ASSERT_OK(store_->CancelRun(run.id));
@@ -743,7 +784,7 @@ TEST_F(StoreTest, CancelStopsLeasing) {
   DS_ASSERT_OK(Complete(l[0].job));
   auto after = store_->CancelRun(other.id);
   DS_ASSERT_OK(after);
-  EXPECT_EQ(after->state, "passed");
+  EXPECT_EQ(after->state, v1::RUN_STATE_PASSED);
 }
 
 TEST_F(StoreTest, TwoRunsShareTheSlotsFairly) {
@@ -771,22 +812,22 @@ TEST_F(StoreTest, TwoRunsShareTheSlotsFairly) {
   // Within a run, jobs go in swarm order.
   auto jobs = store_->ListJobs(a.id);
   DS_ASSERT_OK(jobs);
-  EXPECT_EQ((*jobs)[0].state, "passed");
-  EXPECT_EQ((*jobs)[1].state, "passed");
-  EXPECT_EQ((*jobs)[2].state, "leased");
-  EXPECT_EQ((*jobs)[3].state, "queued");
+  EXPECT_EQ((*jobs)[0].state, v1::JOB_STATE_PASSED);
+  EXPECT_EQ((*jobs)[1].state, v1::JOB_STATE_PASSED);
+  EXPECT_EQ((*jobs)[2].state, v1::JOB_STATE_LEASED);
+  EXPECT_EQ((*jobs)[3].state, v1::JOB_STATE_QUEUED);
 }
 
 TEST_F(StoreTest, StopAtFirstFinding) {
   RunRow run = Submit(10, /*stop_at_first=*/true);
   auto leased = Lease(store_.get(), 3);
   ASSERT_EQ(leased.size(), 3u);
-  DS_ASSERT_OK(Complete(leased[0].job, "passed"));
-  auto failed = Complete(leased[1].job, "failed");
+  DS_ASSERT_OK(Complete(leased[0].job, v1::JOB_OUTCOME_PASSED));
+  auto failed = Complete(leased[1].job, v1::JOB_OUTCOME_FAILED);
   DS_ASSERT_OK(failed);
   auto got = store_->GetRun(run.id);
   DS_ASSERT_OK(got);
-  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->state, v1::RUN_STATE_FAILED);
   EXPECT_EQ(got->counts.passed, 1);
   EXPECT_EQ(got->counts.failed, 1);
   EXPECT_EQ(got->counts.cancelled, 8);
@@ -825,7 +866,7 @@ TEST_F(StoreTest, ExpiredLeasesRequeueAndGiveUpAfterMaxAttempts) {
   DS_ASSERT_OK(got);
   EXPECT_EQ(got->counts.error, 1);
   EXPECT_EQ(got->counts.passed, 1);
-  EXPECT_EQ(got->state, "error");
+  EXPECT_EQ(got->state, v1::RUN_STATE_ERROR);
   EXPECT_NE(got->error, "");
 }
 
@@ -865,10 +906,10 @@ TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
   RunRow run = Submit(4);
   auto leased = Lease(store_.get(), 4);
   ASSERT_EQ(leased.size(), 4u);
-  DS_ASSERT_OK(Complete(leased[0].job, "failed", "sig-a", 9));
-  DS_ASSERT_OK(Complete(leased[1].job, "failed", "sig-a", 2));
-  DS_ASSERT_OK(Complete(leased[2].job, "failed", "sig-b", 5));
-  DS_ASSERT_OK(Complete(leased[3].job, "passed"));
+  DS_ASSERT_OK(Complete(leased[0].job, v1::JOB_OUTCOME_FAILED, "sig-a", 9));
+  DS_ASSERT_OK(Complete(leased[1].job, v1::JOB_OUTCOME_FAILED, "sig-a", 2));
+  DS_ASSERT_OK(Complete(leased[2].job, v1::JOB_OUTCOME_FAILED, "sig-b", 5));
+  DS_ASSERT_OK(Complete(leased[3].job, v1::JOB_OUTCOME_PASSED));
   auto list = store_->ListFindings(run.tmpl.spec_hash, 0, 0, Page{});
   DS_ASSERT_OK(list);
   ASSERT_EQ(list->items.size(), 2u);
@@ -886,7 +927,7 @@ TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
   EXPECT_EQ((*cxs)[0].feature_mask, leased[1].job.feature_mask);
   auto got = store_->GetRun(run.id);
   DS_ASSERT_OK(got);
-  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->state, v1::RUN_STATE_FAILED);
   // A failed completion without its counterexample is malformed.
   RunRow r2 = Submit(1);
   auto l2 = Lease(store_.get(), 1);
@@ -894,13 +935,13 @@ TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
   Completion c;
   c.job_id = l2[0].job.id;
   c.lease_token = l2[0].job.lease_token;
-  c.outcome = "failed";
+  c.outcome = v1::JOB_OUTCOME_FAILED;
   EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
-  c.outcome = "exploded";
+  c.outcome = static_cast<v1::JobOutcome>(99);  // not a value the API defines
   EXPECT_EQ(store_->CompleteJob(c).status().code(), absl::StatusCode::kInvalidArgument);
   // So is one without its signature: the store never computes one of its
   // own (one definition, harness::ComputeSignature, on the worker).
-  auto unsigned_failure = Complete(l2[0].job, "failed", "");
+  auto unsigned_failure = Complete(l2[0].job, v1::JOB_OUTCOME_FAILED, "");
   EXPECT_EQ(unsigned_failure.status().code(), absl::StatusCode::kInvalidArgument) << unsigned_failure.status();
   EXPECT_TRUE(absl::StrContains(unsigned_failure.status().message(), "signature")) << unsigned_failure.status();
   (void)r2;

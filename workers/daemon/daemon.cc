@@ -38,13 +38,9 @@ void Log(const std::string& msg) {
 }
 
 // "passed", "safety", ...; "?" for a value this build does not know.
-std::string OutcomeWord(v1::JobOutcome o) {
-  std::string w = wire::EnumWord(o);
-  return w.empty() ? "?" : w;
-}
-
-std::string KindWord(v1::VerdictKind k) {
-  std::string w = wire::EnumWord(k);
+template <typename E>
+std::string WordOf(E value) {
+  std::string w = wire::EnumWord(value);
   return w.empty() ? "?" : w;
 }
 
@@ -461,23 +457,23 @@ class Daemon {
     }
     if (s.cancelled || s.lost) {
       Log(absl::StrCat("job ", s.job.job_id(), ": stopped (", s.lost ? "lease lost" : "cancelled", ")"));
-      if (o_.metrics) o_.metrics->JobEnded("cancelled", s.proc->seconds());
+      if (o_.metrics) o_.metrics->JobStopped(s.proc->seconds());
       return;
     }
     auto result = s.proc->Result();
     if (!result.ok()) {  // cancelled without being told: nothing to report
       Log(absl::StrCat("job ", s.job.job_id(), ": the tester stopped without a result"));
-      if (o_.metrics) o_.metrics->JobEnded("cancelled", s.proc->seconds());
+      if (o_.metrics) o_.metrics->JobStopped(s.proc->seconds());
       return;
     }
     s.report = *result;
     s.report->set_worker_id(worker_id_);
-    if (o_.metrics) o_.metrics->JobEnded(OutcomeWord(s.report->outcome()), s.proc->seconds());
-    std::string what = absl::StrCat("job ", s.job.job_id(), ": ", OutcomeWord(s.report->outcome()), " in ",
+    if (o_.metrics) o_.metrics->JobEnded(s.report->outcome(), s.proc->seconds());
+    std::string what = absl::StrCat("job ", s.job.job_id(), ": ", WordOf(s.report->outcome()), " in ",
                                     absl::StrFormat("%.1f", s.proc->seconds()), " s (", s.report->sent(), " requests)");
     if (s.report->outcome() == v1::JOB_OUTCOME_FAILED) {
       const auto& cx = s.report->counterexample();
-      absl::StrAppend(&what, ", ", KindWord(cx.kind()), " finding ", cx.signature(), ", shrunk ", cx.unshrunk_size(),
+      absl::StrAppend(&what, ", ", WordOf(cx.kind()), " finding ", cx.signature(), ", shrunk ", cx.unshrunk_size(),
                       " -> ", cx.size(), " requests");
     } else if (s.report->outcome() == v1::JOB_OUTCOME_ERROR) {
       std::string first = s.report->reason().substr(0, s.report->reason().find('\n'));

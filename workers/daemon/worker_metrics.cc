@@ -10,12 +10,17 @@
 #include <prometheus/registry.h>
 
 #include "absl/strings/str_cat.h"
+#include "proto/names/wire_names.h"
 
 namespace dualswarm::workers {
 
 using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
+
+// The outcome label of a job stopped before it reported (not a JobOutcome:
+// the coordinator never hears of it).
+constexpr char kStopped[] = "cancelled";
 
 struct WorkerMetrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -107,7 +112,8 @@ struct WorkerMetrics::Impl {
     // Every label value exists from the start (at 0): a family without
     // children is not exported at all, so dashboards and rate() would see
     // nothing until the first job ended or the first call failed.
-    for (const char* o : {"passed", "failed", "inconclusive", "error", "cancelled"}) jobs.Add({{"outcome", o}});
+    for (v1::JobOutcome o : wire::EnumValues<v1::JobOutcome>()) jobs.Add({{"outcome", wire::EnumWord(o)}});
+    jobs.Add({{"outcome", kStopped}});
     for (const char* m : {"LeaseJobs", "Heartbeat", "CompleteJob"}) coordinator_errors.Add({{"method", m}});
   }
 };
@@ -129,8 +135,13 @@ absl::StatusOr<int> WorkerMetrics::Serve(const std::string& listen) {
 
 void WorkerMetrics::SetSlots(int slots) { impl_->slots.Set(slots); }
 void WorkerMetrics::SetBusySlots(int busy) { impl_->busy.Set(busy); }
-void WorkerMetrics::JobEnded(const std::string& outcome, double seconds) {
-  impl_->jobs.Add({{"outcome", outcome}}).Increment();
+void WorkerMetrics::JobEnded(v1::JobOutcome outcome, double seconds) {
+  std::string word = wire::EnumWord(outcome);
+  impl_->jobs.Add({{"outcome", word.empty() ? "?" : word}}).Increment();
+  impl_->job_seconds.Observe(seconds);
+}
+void WorkerMetrics::JobStopped(double seconds) {
+  impl_->jobs.Add({{"outcome", kStopped}}).Increment();
   impl_->job_seconds.Observe(seconds);
 }
 void WorkerMetrics::AddRequests(uint64_t sent) { impl_->requests.Increment(static_cast<double>(sent)); }

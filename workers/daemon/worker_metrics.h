@@ -11,8 +11,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "dualswarm/v1/worker.pb.h"
 
 namespace dualswarm::workers {
+
+namespace v1 = ::dualswarm::v1;
 
 class WorkerMetrics {
  public:
@@ -24,8 +27,11 @@ class WorkerMetrics {
 
   void SetSlots(int slots);
   void SetBusySlots(int busy);
-  // A job ended: outcome is passed | failed | inconclusive | error | cancelled.
-  void JobEnded(const std::string& outcome, double seconds);
+  // A job ended with the outcome its child reported (labelled with the
+  // outcome's word, proto/names/wire_names.h), or was stopped before it
+  // reported (its run cancelled, its lease lost: labelled "cancelled").
+  void JobEnded(v1::JobOutcome outcome, double seconds);
+  void JobStopped(double seconds);
   // Requests sent since the last call (summed over jobs) and the current rate.
   void AddRequests(uint64_t sent);
   void SetStepsPerSecond(double rate);

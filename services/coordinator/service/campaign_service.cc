@@ -24,10 +24,8 @@ grpc::Status CampaignServiceImpl::List(grpc::ServerContext* ctx, const v1::ListC
 
 grpc::Status CampaignServiceImpl::Get(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, v1::Campaign* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
-  if (auto st = CheckIdOrName(req->id(), req->name()); !st.ok()) return ToGrpc(st);
-  return ReplyWith(
-      req->id() != 0 ? state_->store()->GetCampaign(req->id()) : state_->store()->GetCampaignByName(req->name()),
-      CampaignToProto, resp);
+  return ReplyWithIdOrName(state_->store(), &Store::GetCampaign, &Store::GetCampaignByName, req->id(), req->name(),
+                           CampaignToProto, resp);
 }
 
 grpc::Status CampaignServiceImpl::Pause(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req,

@@ -2,7 +2,8 @@
 // checks (ids, page sizes, "exactly one of id and name"; OK or
 // INVALID_ARGUMENT naming the field — the store validates what it keeps on
 // top of these), the absl::Status -> grpc::Status mapping, and replying with
-// a row or a page of rows converted by a proto_convert.h function.
+// a row (by id, or by id or name) or a page of rows converted by a
+// proto_convert.h function.
 #ifndef DUALSWARM_SERVICES_COORDINATOR_SERVICE_HANDLER_UTIL_H_
 #define DUALSWARM_SERVICES_COORDINATOR_SERVICE_HANDLER_UTIL_H_
 
@@ -36,6 +37,17 @@ grpc::Status ReplyWith(const absl::StatusOr<Row>& row, void (*to_proto)(const Ro
   if (!row.ok()) return ToGrpc(row.status());
   to_proto(*row, out);
   return grpc::Status::OK;
+}
+
+// The row a request names by exactly one of a positive id and a name
+// (CheckIdOrName), read with store->*by_id or store->*by_name and converted
+// into *out by `to_proto`, or its error.
+template <typename Row, typename Proto>
+grpc::Status ReplyWithIdOrName(Store* store, absl::StatusOr<Row> (Store::*by_id)(int64_t),
+                               absl::StatusOr<Row> (Store::*by_name)(const std::string&), int64_t id,
+                               const std::string& name, void (*to_proto)(const Row&, Proto*), Proto* out) {
+  if (auto st = CheckIdOrName(id, name); !st.ok()) return ToGrpc(st);
+  return ReplyWith(id != 0 ? (store->*by_id)(id) : (store->*by_name)(name), to_proto, out);
 }
 
 // A page of rows converted into *items, with the next page's token, or its

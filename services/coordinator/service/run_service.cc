@@ -10,13 +10,6 @@
 #include "services/coordinator/service/handler_util.h"
 
 namespace dualswarm::coord {
-namespace {
-
-bool IsFinal(const std::string& run_state) {
-  return run_state == "passed" || run_state == "failed" || run_state == "cancelled" || run_state == "error";
-}
-
-}  // namespace
 
 grpc::Status RunServiceImpl::Submit(grpc::ServerContext* ctx, const v1::SubmitRunRequest* req, v1::Run* resp) {
   Caller caller;
@@ -41,8 +34,8 @@ grpc::Status RunServiceImpl::List(grpc::ServerContext* ctx, const v1::ListRunsRe
   if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
   if (req->target_id() < 0) return Invalid("target_id must not be negative");
   RunFilter f;
-  f.state = wire::EnumWord(req->state());
-  if (f.state.empty() && req->state() != v1::RUN_STATE_UNSPECIFIED)
+  f.state = req->state();
+  if (!wire::IsKnown(f.state) && f.state != v1::RUN_STATE_UNSPECIFIED)
     return Invalid(absl::StrCat("unknown run state ", static_cast<int>(req->state())));
   f.spec_hash = req->spec_hash();
   f.target_id = req->target_id();
@@ -71,7 +64,7 @@ grpc::Status RunServiceImpl::Watch(grpc::ServerContext* ctx, const v1::WatchRunR
     } else {
       v1::RunEvent ev;
       RunToProto(*run, ev.mutable_run());
-      ev.set_final(IsFinal(run->state));
+      ev.set_final(run->state != v1::RUN_STATE_QUEUED && run->state != v1::RUN_STATE_RUNNING);
       std::string now = ev.SerializeAsString();
       if (now != last) {
         if (!writer->Write(ev)) return grpc::Status::OK;  // the client went away
@@ -89,8 +82,8 @@ grpc::Status RunServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
   if (auto st = CheckId("run_id", req->run_id()); !st.ok()) return st;
   if (auto st = CheckPageSize(req->page_size()); !st.ok()) return st;
-  std::string state = wire::EnumWord(req->state());
-  if (state.empty() && req->state() != v1::JOB_STATE_UNSPECIFIED)
+  v1::JobState state = req->state();
+  if (!wire::IsKnown(state) && state != v1::JOB_STATE_UNSPECIFIED)
     return Invalid(absl::StrCat("unknown job state ", static_cast<int>(req->state())));
   return ReplyWithPage(state_->store()->ListRunJobs(req->run_id(), state, PageOf(req->page_size(), req->page_token())),
                        JobToProto, resp->mutable_jobs(), resp->mutable_next_page_token());

@@ -12,10 +12,8 @@ grpc::Status TargetServiceImpl::Create(grpc::ServerContext* ctx, const v1::Creat
 
 grpc::Status TargetServiceImpl::Get(grpc::ServerContext* ctx, const v1::GetTargetRequest* req, v1::Target* resp) {
   if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
-  if (auto st = CheckIdOrName(req->id(), req->name()); !st.ok()) return ToGrpc(st);
-  return ReplyWith(
-      req->id() != 0 ? state_->store()->GetTarget(req->id()) : state_->store()->GetTargetByName(req->name()),
-      TargetToProto, resp);
+  return ReplyWithIdOrName(state_->store(), &Store::GetTarget, &Store::GetTargetByName, req->id(), req->name(),
+                           TargetToProto, resp);
 }
 
 grpc::Status TargetServiceImpl::List(grpc::ServerContext* ctx, const v1::ListTargetsRequest* req,

@@ -143,14 +143,14 @@ absl::StatusOr<Completion> WorkerServiceImpl::CompletionOf(const v1::CompleteJob
   c.job_id = req.job_id();
   c.lease_token = req.lease_token();
   c.worker_id = req.worker_id();
-  c.outcome = wire::EnumWord(req.outcome());  // passed | failed | inconclusive | error
-  if (c.outcome.empty()) return absl::InvalidArgumentError("outcome is required");
+  c.outcome = req.outcome();
+  if (!wire::IsKnown(c.outcome)) return absl::InvalidArgumentError("outcome is required");
   c.reason = req.reason();
   if (c.reason.size() > kMaxReasonBytes) c.reason.resize(kMaxReasonBytes);
   if (req.outcome() == v1::JOB_OUTCOME_FAILED) {
     if (!req.has_counterexample()) return absl::InvalidArgumentError("a failed job must send its counterexample");
     c.counterexample = CounterexampleFromProto(req.counterexample());
-    if (c.counterexample->kind.empty()) return absl::InvalidArgumentError("counterexample.kind is required");
+    if (!wire::IsKnown(c.counterexample->kind)) return absl::InvalidArgumentError("counterexample.kind is required");
   }
   c.seconds = req.seconds();
   c.sent = req.sent();
@@ -166,8 +166,7 @@ grpc::Status WorkerServiceImpl::CompleteJob(grpc::ServerContext* ctx, const v1::
   if (!c.ok()) return ToGrpc(c.status());
   auto res = state_->store()->CompleteJob(*c);
   if (!res.ok()) return ToGrpc(res.status());
-  if (!res->duplicate && state_->metrics() != nullptr)
-    state_->metrics()->JobCompleted(c->outcome, c->seconds, c->outcome == "failed");
+  if (!res->duplicate && state_->metrics() != nullptr) state_->metrics()->JobCompleted(c->outcome, c->seconds);
   if (res->run_stopped && res->run_id != 0) state_->lease_pool().DropRun(res->run_id);
   resp->set_duplicate(res->duplicate);
   resp->set_run_stopped(res->run_stopped);

@@ -162,10 +162,8 @@ absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
 
 absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return Run<CampaignRow>("reading a campaign", [&](Sql& w) -> absl::StatusOr<CampaignRow> {
-    return ReadOne(w, ReadCampaign, absl::StrCat("no campaign named \"", name, "\""),
-                   absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
-  });
+  return ReadRow<CampaignRow>("reading a campaign", ReadCampaign, absl::StrCat("no campaign named \"", name, "\""),
+                              absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
 }
 
 absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {

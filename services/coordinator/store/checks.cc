@@ -67,6 +67,4 @@ absl::Status ValidateTemplate(RunTemplate* t) {
   return absl::OkStatus();
 }
 
-bool IsOutcome(const std::string& o) { return o == "passed" || o == "failed" || o == "inconclusive" || o == "error"; }
-
 }  // namespace dualswarm::coord

@@ -30,9 +30,6 @@ absl::Status ValidateBudget(JobBudget* b);
 // seed is left as it is (0: the caller picks a random one per run).
 absl::Status ValidateTemplate(RunTemplate* t);
 
-// A job's outcome as a worker reports it: passed | failed | inconclusive | error.
-bool IsOutcome(const std::string& o);
-
 }  // namespace dualswarm::coord
 
 #endif  // DUALSWARM_SERVICES_COORDINATOR_STORE_CHECKS_H_

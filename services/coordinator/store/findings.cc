@@ -9,26 +9,22 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/store/limits.h"
 #include "services/coordinator/store/rows.h"
 #include "services/coordinator/store/transaction.h"
 #include "util/status_macros.h"
 
 namespace dualswarm::coord {
-namespace {
-
-bool IsKind(const std::string& k) { return k == "safety" || k == "liveness" || k == "spec-error" || k == "sut-crash"; }
-
-}  // namespace
 
 absl::StatusOr<NewCounterexample> CheckCounterexample(const Completion& c) {
   if (!c.counterexample.has_value()) return absl::InvalidArgumentError("a failed job must report its counterexample");
   NewCounterexample cx = *c.counterexample;
   for (std::string* text : {&cx.reason, &cx.diff, &cx.signature, &cx.input_json, &cx.trace_json, &cx.document_json})
     *text = ScrubText(std::move(*text));
-  if (!IsKind(cx.kind))
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown verdict kind \"", cx.kind, "\" (known: safety, liveness, spec-error, sut-crash)"));
+  if (!wire::IsKnown(cx.kind))
+    return absl::InvalidArgumentError(absl::StrCat("unknown verdict kind \"", wire::EnumWord(cx.kind),
+                                                   "\" (known: ", wire::EnumChoices<v1::VerdictKind>(", "), ")"));
   // One definition of a signature (harness::ComputeSignature, computed by
   // the worker that found it); the store never invents one.
   if (cx.signature.empty())
@@ -45,17 +41,18 @@ void RecordCounterexample(Sql& w, const FoundIn& where, const NewCounterexample&
                          " VALUES ($1, $2, $3, $4, $5)"
                          " ON CONFLICT (spec_hash, target_id, signature)"
                          " DO UPDATE SET last_seen = now() RETURNING id",
-                         where.spec_hash, where.target_id, cx.signature, cx.kind, cx.reason)[0]
+                         where.spec_hash, where.target_id, cx.signature, wire::EnumWord(cx.kind), cx.reason)[0]
                         .as<int64_t>();
-  int64_t cx_id = w.exec_params1(
-                       "INSERT INTO counterexamples (finding_id, run_id, job_id, lease_token,"
-                       " kind, reason, diff, signature, input_json, trace_json, size,"
-                       " unshrunk_size, document_json)"
-                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-                       " RETURNING id",
-                       finding, where.run_id, where.job_id, where.lease_token, cx.kind, cx.reason, cx.diff,
-                       cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size, cx.document_json)[0]
-                      .as<int64_t>();
+  int64_t cx_id =
+      w.exec_params1(
+           "INSERT INTO counterexamples (finding_id, run_id, job_id, lease_token,"
+           " kind, reason, diff, signature, input_json, trace_json, size,"
+           " unshrunk_size, document_json)"
+           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+           " RETURNING id",
+           finding, where.run_id, where.job_id, where.lease_token, wire::EnumWord(cx.kind), cx.reason, cx.diff,
+           cx.signature, cx.input_json, cx.trace_json, cx.size, cx.unshrunk_size, cx.document_json)[0]
+          .as<int64_t>();
   // The group's reason is its smallest counterexample's.
   w.exec_params0(
       "UPDATE findings SET count = count + 1, last_seen = now(),"
@@ -86,10 +83,8 @@ absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_
 }
 
 absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
-  return Run<FindingRow>("reading a finding", [&](Sql& w) -> absl::StatusOr<FindingRow> {
-    return ReadOne(w, ReadFinding, absl::StrCat("no finding ", id),
-                   absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
-  });
+  return ReadRow<FindingRow>("reading a finding", ReadFinding, absl::StrCat("no finding ", id),
+                             absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
 }
 
 absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id, int limit) {

@@ -15,7 +15,7 @@
 
 namespace dualswarm::coord {
 
-// The counterexample of a completion with outcome "failed", as it will be
+// The counterexample of a completion with outcome FAILED, as it will be
 // stored (NULs scrubbed), or INVALID_ARGUMENT: none reported, an unknown
 // kind, no signature, or beyond the size limits.
 absl::StatusOr<NewCounterexample> CheckCounterexample(const Completion& c);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/store/checks.h"
 #include "services/coordinator/store/findings.h"
 #include "services/coordinator/store/limits.h"
@@ -132,10 +133,18 @@ std::vector<LeasedJob> LeaseIn(Sql& w, const LeaseRequest& req, int max_attempts
 
 // ---- completing ----
 
+// The state a job's outcome leaves it in (unless it was cancelled meanwhile):
+// an inconclusive job counts as passed.
+v1::JobState JobStateAfter(v1::JobOutcome outcome) {
+  if (outcome == v1::JOB_OUTCOME_FAILED) return v1::JOB_STATE_FAILED;
+  if (outcome == v1::JOB_OUTCOME_ERROR) return v1::JOB_STATE_ERROR;
+  return v1::JOB_STATE_PASSED;
+}
+
 absl::Status CheckCompletion(const Completion& c) {
-  if (!IsOutcome(c.outcome))
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown outcome \"", c.outcome, "\" (known: passed, failed, inconclusive, error)"));
+  if (!wire::IsKnown(c.outcome))
+    return absl::InvalidArgumentError(absl::StrCat("unknown outcome \"", wire::EnumWord(c.outcome),
+                                                   "\" (known: ", wire::EnumChoices<v1::JobOutcome>(", "), ")"));
   if (c.lease_token.empty() || c.lease_token.size() > kMaxLeaseTokenBytes)
     return absl::InvalidArgumentError("a completion needs its lease token");
   if (c.worker_id.size() > kMaxNameBytes) return absl::InvalidArgumentError("worker_id too long");
@@ -192,9 +201,10 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
       "  WHERE id = (SELECT id FROM ok) RETURNING id)"
       " SELECT j.att IS NULL AS never_leased, j.done AS done, j.token AS token,"
       "   (SELECT count(*) FROM upd) AS completed FROM j";
-  pqxx::result jr = w.exec_prepared("complete_fast", sql, c.job_id, c.lease_token,
-                                    c.outcome == "error" ? "error" : "passed", c.outcome, reason, c.seconds,
-                                    static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received), c.worker_id);
+  pqxx::result jr =
+      w.exec_prepared("complete_fast", sql, c.job_id, c.lease_token, wire::EnumWord(JobStateAfter(c.outcome)),
+                      wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
+                      static_cast<int64_t>(c.received), c.worker_id);
   if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
   const pqxx::row& job = jr[0];
   CompletionResult out;
@@ -212,7 +222,8 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
 // jobs); NOT_FOUND for an unknown job.
 struct LockedRun {
   int64_t id = 0;
-  std::string state, spec_hash;
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
+  std::string spec_hash;
   int64_t target_id = 0;
 };
 absl::StatusOr<LockedRun> LockRunOfJob(Sql& w, int64_t job_id) {
@@ -221,7 +232,8 @@ absl::StatusOr<LockedRun> LockRunOfJob(Sql& w, int64_t job_id) {
       " WHERE id = (SELECT run_id FROM jobs WHERE id = $1) FOR UPDATE",
       job_id);
   if (rr.empty()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-  return LockedRun{I64(rr[0]["id"]), Str(rr[0]["state"]), Str(rr[0]["spec_hash"]), I64(rr[0]["target_id"])};
+  return LockedRun{I64(rr[0]["id"]), Word<v1::RunState>(rr[0]["state"]), Str(rr[0]["spec_hash"]),
+                   I64(rr[0]["target_id"])};
 }
 
 // The job's lease for a completion, its row locked: the attempt to complete
@@ -230,7 +242,7 @@ absl::StatusOr<LockedRun> LockRunOfJob(Sql& w, int64_t job_id) {
 struct HeldLease {
   bool done = false;
   int64_t attempt_id = 0;
-  std::string job_state;
+  v1::JobState job_state = v1::JOB_STATE_UNSPECIFIED;
 };
 absl::StatusOr<HeldLease> LockLease(Sql& w, const Completion& c) {
   pqxx::row job = w.exec_params1(
@@ -245,17 +257,15 @@ absl::StatusOr<HeldLease> LockLease(Sql& w, const Completion& c) {
   if (lease.done) return lease;
   if (Str(job["token"]) != c.lease_token) return StaleLease(c.job_id);
   lease.attempt_id = I64(job["attempt"]);
-  lease.job_state = Str(job["state"]);
+  lease.job_state = Word<v1::JobState>(job["state"]);
   return lease;
 }
 
 // Records the outcome on the job and its attempt. A cancelled job keeps its
 // state and reason; it only records the outcome.
 void RecordOutcome(Sql& w, const Completion& c, const HeldLease& lease, const std::string& reason) {
-  std::string new_state = lease.job_state == "cancelled" ? "cancelled"
-                          : c.outcome == "failed"        ? "failed"
-                          : c.outcome == "error"         ? "error"
-                                                         : "passed";
+  v1::JobState new_state =
+      lease.job_state == v1::JOB_STATE_CANCELLED ? v1::JOB_STATE_CANCELLED : JobStateAfter(c.outcome);
   w.exec_params0(
       "WITH att AS ("
       "  UPDATE job_attempts SET completed_at = now(), outcome = $3, seconds = $5, sent = $6,"
@@ -264,8 +274,8 @@ void RecordOutcome(Sql& w, const Completion& c, const HeldLease& lease, const st
       "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
       "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
       " WHERE id = $1",
-      c.job_id, new_state, c.outcome, reason, c.seconds, static_cast<int64_t>(c.sent), static_cast<int64_t>(c.received),
-      lease.attempt_id, c.worker_id);
+      c.job_id, wire::EnumWord(new_state), wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
+      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id);
 }
 
 // The slow path: findings, a run's last jobs, cancelled jobs and runs not
@@ -280,11 +290,11 @@ absl::StatusOr<CompletionResult> CompleteSlow(Sql& w, const Completion& c, const
     out.duplicate = true;
     return out;
   }
-  if (lease.job_state == "cancelled") out.run_stopped = true;
+  if (lease.job_state == v1::JOB_STATE_CANCELLED) out.run_stopped = true;
   RecordOutcome(w, c, lease, reason);
-  if (c.outcome == "failed")
+  if (c.outcome == v1::JOB_OUTCOME_FAILED)
     RecordCounterexample(w, FoundIn{run.id, c.job_id, c.lease_token, run.spec_hash, run.target_id}, cx);
-  if (run.state != "queued" && run.state != "running") out.run_stopped = true;
+  if (!RunIsOpen(run.state)) out.run_stopped = true;
   RefreshRun(w, run.id);
   return out;
 }
@@ -379,7 +389,7 @@ absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
   RETURN_IF_ERROR(CheckCompletion(c));
   const std::string reason = ScrubText(c.reason);
   NewCounterexample cx;
-  if (c.outcome == "failed") {
+  if (c.outcome == v1::JOB_OUTCOME_FAILED) {
     ASSIGN_OR_RETURN(cx, CheckCounterexample(c));
   } else {
     ASSIGN_OR_RETURN(std::optional<CompletionResult> fast,

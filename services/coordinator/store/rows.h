@@ -14,14 +14,30 @@
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/store/sql.h"
 #include "services/coordinator/store/store.h"
 
 namespace dualswarm::coord {
+
+// A column holding an enum's word ('cancelled'), as the enum; the zero
+// value for '' (a job's outcome before completion).
+template <typename E>
+E Word(const pqxx::field& f) {
+  return wire::EnumFromWord<E>(Str(f));
+}
+// The words of every value of E but the zero value.
+template <typename E>
+std::vector<std::string> AllWords() {
+  std::vector<std::string> out;
+  for (E v : wire::EnumValues<E>()) out.push_back(wire::EnumWord(v));
+  return out;
+}
 
 // specs (plus `seq`, the listing's page token).
 inline constexpr const char* kSpecCols =

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "proto/names/wire_names.h"
 #include "services/coordinator/store/checks.h"
 #include "services/coordinator/store/rows.h"
 #include "services/coordinator/store/runs.h"
@@ -21,15 +22,17 @@ RunRow RunById(Sql& w, int64_t id) { return ReadRun(w.exec_params1(absl::StrCat(
 void FinishRun(Sql& w, int64_t run_id, bool failed) {
   int64_t errors =
       w.exec_params1("SELECT count(*) FROM jobs WHERE run_id = $1 AND state = 'error'", run_id)[0].as<int64_t>();
-  std::string final_state = failed ? "failed" : errors > 0 ? "error" : "passed";
-  std::string error = final_state == "error" ? absl::StrCat(errors, " job(s) could not run") : "";
+  v1::RunState final_state = failed ? v1::RUN_STATE_FAILED : errors > 0 ? v1::RUN_STATE_ERROR : v1::RUN_STATE_PASSED;
+  std::string error = final_state == v1::RUN_STATE_ERROR ? absl::StrCat(errors, " job(s) could not run") : "";
   w.exec_params0(
       "UPDATE runs SET state = $2, error = $3, started_at = COALESCE(started_at, now()),"
       " finished_at = now() WHERE id = $1",
-      run_id, final_state, error);
+      run_id, wire::EnumWord(final_state), error);
 }
 
 }  // namespace
+
+bool RunIsOpen(v1::RunState s) { return s == v1::RUN_STATE_QUEUED || s == v1::RUN_STATE_RUNNING; }
 
 uint64_t RandomSeed() {
   std::random_device rd;
@@ -103,9 +106,9 @@ absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string
 // when the run ends.
 void RefreshRun(Sql& w, int64_t run_id) {
   pqxx::row run = w.exec_params1("SELECT state, stop_at_first_finding FROM runs WHERE id = $1", run_id);
-  std::string state = run["state"].as<std::string>();
+  auto state = Word<v1::RunState>(run["state"]);
   bool stop_at_first = run["stop_at_first_finding"].as<bool>();
-  if (state != "queued" && state != "running") return;  // final states stay
+  if (!RunIsOpen(state)) return;  // final states stay
   bool open = !w.exec_params(
                     "SELECT 1 FROM jobs WHERE run_id = $1 AND state IN ('queued', 'leased')"
                     " LIMIT 1 FOR KEY SHARE",
@@ -124,7 +127,7 @@ void RefreshRun(Sql& w, int64_t run_id) {
     return;
   }
   if (!open) return FinishRun(w, run_id, failed);
-  if (state == "queued")
+  if (state == v1::RUN_STATE_QUEUED)
     w.exec_params0(
         "UPDATE runs SET state = 'running', started_at = COALESCE(started_at, now())"
         " WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE run_id = $1"
@@ -141,9 +144,8 @@ absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string
 }
 
 absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
-  return Run<RunRow>("reading a run", [&](Sql& w) -> absl::StatusOr<RunRow> {
-    return ReadOne(w, ReadRun, absl::StrCat("no run ", id), absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
-  });
+  return ReadRow<RunRow>("reading a run", ReadRun, absl::StrCat("no run ", id),
+                         absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
 }
 
 absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
@@ -155,7 +157,7 @@ absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const P
                      "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
                      " AND ($3::bigint = 0 OR r.target_id = $3::bigint) AND ($4::bigint = 0 OR r.id < $4::bigint)"
                      " ORDER BY r.id DESC LIMIT $5"),
-        filter.state, filter.spec_hash, filter.target_id, paging.after, paging.size + 1);
+        wire::EnumWord(filter.state), filter.spec_hash, filter.target_id, paging.after, paging.size + 1);
     return ReadPage<RunRow>(r, paging.size, ReadRun,
                             [](const RunRow& last, const pqxx::row&) { return std::to_string(last.id); });
   });
@@ -166,8 +168,7 @@ absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
     // Lock order everywhere: the run, then its jobs.
     pqxx::result run = w.exec_params("SELECT state FROM runs WHERE id = $1 FOR UPDATE", id);
     if (run.empty()) return absl::NotFoundError(absl::StrCat("no run ", id));
-    std::string state = run[0]["state"].as<std::string>();
-    if (state == "queued" || state == "running") {
+    if (RunIsOpen(Word<v1::RunState>(run[0]["state"]))) {
       w.exec_params0(
           "UPDATE jobs SET state = 'cancelled', reason = 'run cancelled', updated_at = now()"
           " WHERE run_id = $1 AND state IN ('queued', 'leased')",
@@ -188,7 +189,7 @@ absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
   });
 }
 
-absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::string& state, const Page& page) {
+absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, v1::JobState state, const Page& page) {
   // The page token is the first index of the next page (none: 0).
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<Listing<JobRow>> {
@@ -199,7 +200,7 @@ absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, const std::st
                                    " FROM jobs j"
                                    " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
                                    " ORDER BY j.idx LIMIT $4"),
-                      run_id, state, paging.after, paging.size + 1);
+                      run_id, wire::EnumWord(state), paging.after, paging.size + 1);
     return ReadPage<JobRow>(r, paging.size, ReadJobDetail,
                             [](const JobRow& last, const pqxx::row&) { return std::to_string(last.index + 1); });
   });

@@ -15,6 +15,9 @@
 
 namespace dualswarm::coord {
 
+// Queued and running runs may still change; every other state is final.
+bool RunIsOpen(v1::RunState s);
+
 // A random run seed (never 0, which means "pick one").
 uint64_t RandomSeed();
 

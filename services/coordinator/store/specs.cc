@@ -54,10 +54,9 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return Run<SpecRow>("reading a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
-    return ReadOne(w, ReadSpec, absl::StrCat("no spec named \"", name, "\""),
-                   absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"), name);
-  });
+  return ReadRow<SpecRow>("reading a spec", ReadSpec, absl::StrCat("no spec named \"", name, "\""),
+                          absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
+                          name);
 }
 
 absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const Page& page) {

@@ -19,6 +19,12 @@
 // lessees never get the same job), each lease with a fresh token and an
 // expiry; Heartbeat extends leases; CompleteJob is accepted once per token,
 // repeated harmlessly, and refused for a lease that was superseded.
+//
+// States, outcomes and kinds are the API's enums (proto/dualswarm/v1), and
+// the database stores them as their words (proto/names/wire_names.h:
+// v1::JOB_STATE_CANCELLED <-> 'cancelled'), the one mapping the worker and
+// the CLI use too; the migrations' CHECK constraints accept exactly those
+// words (store_test checks them against the mapping).
 #ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
 #define DUALSWARM_SERVICES_COORDINATOR_STORE_STORE_H_
 
@@ -35,10 +41,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "dualswarm/v1/common.pb.h"
+#include "dualswarm/v1/run.pb.h"
+#include "dualswarm/v1/worker.pb.h"
 #include "services/coordinator/store/limits.h"
 #include "services/coordinator/store/socket_watchdog.h"
 
 namespace dualswarm::coord {
+
+namespace v1 = ::dualswarm::v1;
 
 // Times are microseconds since the Unix epoch; 0 means "not set".
 using Micros = int64_t;
@@ -91,8 +102,8 @@ struct JobCounts {
 
 struct RunRow {
   int64_t id = 0;
-  RunTemplate tmpl;   // as stored: seed and defaults filled in
-  std::string state;  // queued | running | passed | failed | cancelled | error
+  RunTemplate tmpl;  // as stored: seed and defaults filled in
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
   JobCounts counts;
   std::string error;
   std::string submitted_by;
@@ -107,14 +118,14 @@ struct JobRow {
   uint64_t seed = 0;
   std::string branch_order;
   std::string feature_mask;
-  std::string state;        // queued | leased | passed | failed | error | cancelled
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
   std::string lease_token;  // current (or last) lease
   Micros lease_expires_at = 0;
   std::string worker_id;
-  int attempts = 0;       // leases handed out so far
-  std::string outcome;    // passed | failed | inconclusive | error ("" before completion)
-  std::string reason;     // why it failed/errored/was cancelled (ListRunJobs only)
-  Micros updated_at = 0;  // last change of the row (ListRunJobs only)
+  int attempts = 0;                                      // leases handed out so far
+  v1::JobOutcome outcome = v1::JOB_OUTCOME_UNSPECIFIED;  // UNSPECIFIED ('') before completion
+  std::string reason;                                    // why it failed/errored/was cancelled (ListRunJobs only)
+  Micros updated_at = 0;                                 // last change of the row (ListRunJobs only)
 };
 
 // A job as handed to a worker: the row plus what it needs from its run.
@@ -135,7 +146,7 @@ struct LeaseRequest {
 };
 
 struct NewCounterexample {
-  std::string kind;  // safety | liveness | spec-error | sut-crash
+  v1::VerdictKind kind = v1::VERDICT_KIND_UNSPECIFIED;
   std::string reason, diff, signature;
   std::string input_json, trace_json;
   std::string document_json;  // the whole counterexample (docs/counterexample.md)
@@ -146,9 +157,9 @@ struct Completion {
   int64_t job_id = 0;
   std::string lease_token;
   std::string worker_id;  // who reports: recorded as the lease's holder ("" keeps it)
-  std::string outcome;    // passed | failed | inconclusive | error
+  v1::JobOutcome outcome = v1::JOB_OUTCOME_UNSPECIFIED;
   std::string reason;
-  std::optional<NewCounterexample> counterexample;  // required for "failed"
+  std::optional<NewCounterexample> counterexample;  // required for FAILED
   double seconds = 0;
   uint64_t sent = 0, received = 0;
 };
@@ -173,7 +184,9 @@ struct HeartbeatResult {
 
 struct FindingRow {
   int64_t id = 0;
-  std::string signature, kind, spec_hash, reason;
+  std::string signature;
+  v1::VerdictKind kind = v1::VERDICT_KIND_UNSPECIFIED;
+  std::string spec_hash, reason;
   int64_t target_id = 0;
   int64_t count = 0;
   Micros first_seen = 0, last_seen = 0;
@@ -200,8 +213,8 @@ struct WorkerInfo {
 // What the metrics show about the database (Store::Stats): counts by state
 // and the number of finding groups and live workers.
 struct StoreStats {
-  std::vector<std::pair<std::string, int64_t>> runs_by_state;  // every state, 0 included
-  std::vector<std::pair<std::string, int64_t>> jobs_by_state;  // every state, 0 included
+  std::vector<std::pair<v1::RunState, int64_t>> runs_by_state;  // every state, 0 included
+  std::vector<std::pair<v1::JobState, int64_t>> jobs_by_state;  // every state, 0 included
   int64_t findings = 0;       // finding groups (distinct signatures per spec and target)
   int64_t workers_alive = 0;  // workers seen (register, lease, heartbeat) within the window
 };
@@ -258,9 +271,9 @@ struct Listing {
 };
 
 struct RunFilter {
-  std::string state;      // "" = any
-  std::string spec_hash;  // "" = any
-  int64_t target_id = 0;  // 0 = any
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;  // UNSPECIFIED = any
+  std::string spec_hash;                           // "" = any
+  int64_t target_id = 0;                           // 0 = any
 };
 
 // The default statement timeout and connect timeout. Chosen so that a
@@ -335,9 +348,9 @@ class Store {
   // Cancels every job not yet done; a finished run is left as it is.
   absl::StatusOr<RunRow> CancelRun(int64_t id);
   absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t run_id);
-  // One page of a run's jobs by index, only `state` ("" for any), with
+  // One page of a run's jobs by index, only `state` (UNSPECIFIED for any), with
   // reason and updated_at filled in. NOT_FOUND for an unknown run.
-  absl::StatusOr<Listing<JobRow>> ListRunJobs(int64_t run_id, const std::string& state, const Page& page);
+  absl::StatusOr<Listing<JobRow>> ListRunJobs(int64_t run_id, v1::JobState state, const Page& page);
 
   // --- job queue ---
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& request);
@@ -429,6 +442,12 @@ class Store {
   absl::StatusOr<T> RunSingle(const char* what, Fn&& fn);
   template <typename Tx, typename T, typename Fn>
   absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
+  // A transaction (`what`) that reads one row: the first row `sql` selects
+  // with parameter `key`, read by read(row); NOT_FOUND saying `missing`
+  // when there is none. Also defined in transaction.h.
+  template <typename Row, typename Read, typename Key>
+  absl::StatusOr<Row> ReadRow(const char* what, Read read, const std::string& missing, const std::string& sql,
+                              const Key& key);
 
   std::chrono::milliseconds GiveUpAfter() const { return GiveUpOnDatabaseAfter(options_.statement_timeout_ms); }
 

@@ -69,18 +69,14 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
 }
 
 absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
-  return Run<TargetRow>("reading a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
-    return ReadOne(w, ReadTarget, absl::StrCat("no target ", id),
-                   absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id = $1"), id);
-  });
+  return ReadRow<TargetRow>("reading a target", ReadTarget, absl::StrCat("no target ", id),
+                            absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id = $1"), id);
 }
 
 absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return Run<TargetRow>("reading a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
-    return ReadOne(w, ReadTarget, absl::StrCat("no target named \"", name, "\""),
-                   absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
-  });
+  return ReadRow<TargetRow>("reading a target", ReadTarget, absl::StrCat("no target named \"", name, "\""),
+                            absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
 }
 
 absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {

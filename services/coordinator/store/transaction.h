@@ -1,6 +1,6 @@
 // How a Store call runs its statements, internal to the store (store/*.cc):
 // the pooled connection (Store::Conn) and the definitions of Store::Run,
-// Store::RunSingle and Store::RunIn, the member templates every section
+// Store::RunSingle, Store::RunIn and Store::ReadRow, the member templates every section
 // file calls. They are defined here, once, so each file that includes this
 // header can instantiate them for its own result types.
 #ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_TRANSACTION_H_
@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "services/coordinator/store/rows.h"
 #include "services/coordinator/store/sql.h"
 #include "services/coordinator/store/store.h"
 
@@ -83,6 +84,12 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
     if (absl::IsUnavailable(last) && fresh) return last;  // a new connection failed: really down
   }
   return last;
+}
+
+template <typename Row, typename Read, typename Key>
+absl::StatusOr<Row> Store::ReadRow(const char* what, Read read, const std::string& missing, const std::string& sql,
+                                   const Key& key) {
+  return Run<Row>(what, [&](Sql& w) { return ReadOne(w, read, missing, sql, key); });
 }
 
 }  // namespace dualswarm::coord

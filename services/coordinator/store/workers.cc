@@ -36,10 +36,9 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
 }
 
 absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
-  return Run<WorkerInfo>("reading a worker", [&](Sql& w) -> absl::StatusOr<WorkerInfo> {
-    return ReadOne(w, ReadWorker, absl::StrCat("unknown worker \"", id, "\": register first"),
-                   absl::StrCat("SELECT ", kWorkerCols, " FROM workers WHERE id = $1"), id);
-  });
+  return ReadRow<WorkerInfo>("reading a worker", ReadWorker,
+                             absl::StrCat("unknown worker \"", id, "\": register first"),
+                             absl::StrCat("SELECT ", kWorkerCols, " FROM workers WHERE id = $1"), id);
 }
 
 absl::Status Store::TouchWorker(const std::string& id) {
@@ -56,22 +55,22 @@ absl::StatusOr<StoreStats> Store::Stats(int64_t alive_ms) {
     // keeping its last value.
     pqxx::result r = w.exec_params(
         "SELECT 'run' AS kind, s AS state, (SELECT count(*) FROM runs WHERE state = s) AS n"
-        " FROM unnest(ARRAY['queued', 'running', 'passed', 'failed', 'cancelled', 'error']) s"
+        " FROM unnest($2::text[]) s"
         " UNION ALL SELECT 'job', s, COALESCE(c.n, 0)"
-        " FROM unnest(ARRAY['queued', 'leased', 'passed', 'failed', 'error', 'cancelled']) s"
+        " FROM unnest($3::text[]) s"
         " LEFT JOIN (SELECT state, count(*) AS n FROM jobs GROUP BY state) c ON c.state = s"
         " UNION ALL SELECT 'findings', '', count(*) FROM findings"
         " UNION ALL SELECT 'workers', '', count(*) FROM workers"
         "   WHERE last_heartbeat_at > now() - $1::float8 * interval '1 millisecond'",
-        static_cast<double>(alive_ms));
+        static_cast<double>(alive_ms), TextArray(AllWords<v1::RunState>()), TextArray(AllWords<v1::JobState>()));
     StoreStats out;
     for (const auto& row : r) {
       std::string kind = Str(row["kind"]);
       int64_t n = I64(row["n"]);
       if (kind == "run")
-        out.runs_by_state.emplace_back(Str(row["state"]), n);
+        out.runs_by_state.emplace_back(Word<v1::RunState>(row["state"]), n);
       else if (kind == "job")
-        out.jobs_by_state.emplace_back(Str(row["state"]), n);
+        out.jobs_by_state.emplace_back(Word<v1::JobState>(row["state"]), n);
       else if (kind == "findings")
         out.findings = n;
       else
