@@ -63,6 +63,21 @@ TEST(RealServers, RedisPasses20SeedsOf2000StepsAt4Connections) {
   }
 }
 
+// Pipelining: 16 requests in flight over 4 connections, so a connection
+// carries several at once and Redis answers them in order.
+TEST(RealServers, RedisPassesPipelined) {
+  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+  auto spec = Shipped("redis.dspec");
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    JobOptions o = Options(kRedisLaunch, seed, 2000);
+    o.exec.max_in_flight = 16;
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->received, 2000u);
+  }
+}
+
 TEST(ReferenceServers, CorrectRespAcceptedFor20Seeds) {
   auto spec = Shipped("redis.dspec");
   for (uint64_t seed = 1; seed <= 20; ++seed) {
