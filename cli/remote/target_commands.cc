@@ -72,7 +72,6 @@ int Add(const ParsedArgs& a) {
   if (a.positional.size() != 1) return Usage("target add needs exactly one NAME");
   const FlagMap& f = a.flags;
   if (!f.count("adapter")) return Usage(workers::WithAdapterKinds("target add needs --adapter {ADAPTERS}"));
-  if (absl::Status s = workers::CheckAdapterKind(f.at("adapter")); !s.ok()) return Usage(std::string(s.message()));
   if (f.count("launch") == f.count("address"))
     return Usage("target add needs exactly one of --launch CMD or --address HOST:PORT");
   v1::CreateTargetRequest req;
