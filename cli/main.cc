@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "workers/adapters/adapter_kinds.h"
 
 namespace {
 
@@ -26,7 +27,7 @@ const char kUsage[] =
     "commands that talk to a coordinator (--coordinator HOST:PORT or DUALSWARM_ADDR,\n"
     "--token T or DUALSWARM_TOKEN, --tls-ca FILE; --json for machine-readable output):\n"
     "  spec     spec push FILE [--name N] | spec list [--name N] | spec show HASH|--name N [--source]\n"
-    "  target   target add NAME --adapter http|jsonl (--launch CMD | --address HOST:PORT) ... (admin)\n"
+    "  target   target add NAME --adapter {ADAPTERS} (--launch CMD | --address HOST:PORT) ... (admin)\n"
     "           target list\n"
     "  run      run submit (--spec HASH | --spec-name N | --spec-file F) --target NAME|ID --jobs N\n"
     "                      [--watch] ... | run list [--state S] | run show|watch|cancel ID\n"
@@ -43,7 +44,7 @@ const char kUsage[] =
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(dualswarm::workers::WithAdapterKinds(kUsage).c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? dualswarm::cli::kExitBadInput : 0;
   }
   std::string cmd = argv[1];
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return dualswarm::cli::RunCommand(args);
   if (cmd == "finding") return dualswarm::cli::FindingCommand(args);
   if (cmd == "campaign") return dualswarm::cli::CampaignCommand(args);
-  std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+  std::fprintf(stderr, "dualswarm: unknown command '%s'\n\n%s", cmd.c_str(),
+               dualswarm::workers::WithAdapterKinds(kUsage).c_str());
   return dualswarm::cli::kExitBadInput;
 }

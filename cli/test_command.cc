@@ -14,6 +14,7 @@
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "util/ready_probe.h"
+#include "workers/adapters/adapter_kinds.h"
 #include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
@@ -37,8 +38,9 @@ const char kTestHelp[] =
     "                         {port} is replaced by a free loopback port, {dir} by the\n"
     "                         directory; the whole process group is stopped at the end\n"
     "  --target HOST:PORT     test a server that is already running\n"
-    "  --adapter http|jsonl   wire protocol (default: from the spec's `use`: http -> http,\n"
-    "                         json -> jsonl)\n"
+    "  --adapter A            wire protocol: one of {ADAPTERS} (default: from the spec's\n"
+    "                         `use`: http -> http, json -> jsonl, resp -> resp;\n"
+    "                         docs/adapters.md)\n"
     "  --seed N               random seed (default 1)\n"
     "  --steps N              requests to send (default 1000)\n"
     "  --time S               wall-time budget in seconds (default: none)\n"
@@ -136,7 +138,8 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   workers::JobOptions& o = *out;
   o.launch = f.count("launch") ? f["launch"] : "";
   o.target = f.count("target") ? f["target"] : "";
-  o.adapter = f.count("adapter") ? f["adapter"] : (spec->schema == "json" ? "jsonl" : "http");
+  o.adapter = f.count("adapter") ? f["adapter"] : workers::DefaultAdapterForSchema(spec->schema);
+  if (absl::Status s = workers::CheckAdapterKind(o.adapter); !s.ok()) return BadInput(std::string(s.message()));
   o.exec.max_in_flight = -1;
   if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) ||
       !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
@@ -250,7 +253,7 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
 
 int TestCommand(const std::vector<std::string>& args) {
   if (WantsHelp(args)) {
-    std::fputs(kTestHelp, stdout);
+    std::fputs(workers::WithAdapterKinds(kTestHelp).c_str(), stdout);
     return kExitOk;
   }
   FlagMap f;
@@ -263,8 +266,8 @@ int TestCommand(const std::vector<std::string>& args) {
                          "ready-timeout", "ready",        "save",
                          "shrink-reruns", "shrink-time"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
-    return BadInput(absl::StrCat(err, "\n\n", kTestHelp));
-  if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", kTestHelp));
+    return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
+  if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (f.count("launch") == f.count("target"))
     return BadInput("test needs exactly one of --launch CMD or --target HOST:PORT");
   auto spec = lang::LoadSpecFile(f["spec"]);

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 SECONDS_EACH=${1:-600}
 FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
-ALL_TARGETS="json jexpr trace codec spec"
+ALL_TARGETS="json jexpr trace codec resp spec"
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 PER_INPUT_TIMEOUT=10
 RSS_LIMIT_MB=1024

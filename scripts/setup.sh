@@ -10,6 +10,7 @@ PACKAGES=(
   libgoogle-perftools-dev  # tcmalloc_minimal, the programs' allocator (CMakeLists.txt, DS_MALLOC)
   libgtest-dev libgmock-dev libbenchmark-dev
   nginx-core            # a real WebDAV server the end-to-end tests run the tester against
+  redis-server          # a real Redis the tests run the tester against (the resp adapter)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.

@@ -13,6 +13,7 @@
 #include "cli/remote/client.h"
 #include "cli/remote/resources.h"
 #include "dualswarm/v1/target.grpc.pb.h"
+#include "workers/adapters/adapter_kinds.h"
 
 namespace dualswarm::cli {
 namespace remote {
@@ -38,7 +39,7 @@ using remote::Client;
 using remote::ParsedArgs;
 
 const char kTargetHelp[] =
-    "usage: dualswarm target add NAME --adapter http|jsonl (--launch CMD | --address HOST:PORT)\n"
+    "usage: dualswarm target add NAME --adapter {ADAPTERS} (--launch CMD | --address HOST:PORT)\n"
     "                            [--ready tcp|http:/PATH] [--ready-timeout-ms N]\n"
     "                            [--reset restart-per-job|none] [--label K=V ...] [--json]\n"
     "       dualswarm target list [--json]\n"
@@ -46,7 +47,7 @@ const char kTargetHelp[] =
     "Targets are the systems under test runs are submitted against.\n"
     "\n"
     "  add NAME            register a target (admin tokens only; NAME: [A-Za-z0-9_.-]{1,64})\n"
-    "    --adapter A       wire protocol: http or jsonl\n"
+    "    --adapter A       wire protocol: one of {ADAPTERS} (docs/adapters.md)\n"
     "    --launch CMD      workers start the SUT with CMD (under /bin/sh, in a fresh\n"
     "                      directory); {port} becomes a free port, {dir} the directory\n"
     "    --address H:P     or: test a server that is already running there\n"
@@ -61,14 +62,16 @@ const char kTargetHelp[] =
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
 
-int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", kTargetHelp, remote::kConnectionHelp)); }
+std::string TargetHelp() { return workers::WithAdapterKinds(kTargetHelp); }
+
+int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", TargetHelp(), remote::kConnectionHelp)); }
 
 std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
 
 int Add(const ParsedArgs& a) {
   if (a.positional.size() != 1) return Usage("target add needs exactly one NAME");
   const FlagMap& f = a.flags;
-  if (!f.count("adapter")) return Usage("target add needs --adapter http|jsonl");
+  if (!f.count("adapter")) return Usage(workers::WithAdapterKinds("target add needs --adapter {ADAPTERS}"));
   if (f.count("launch") == f.count("address"))
     return Usage("target add needs exactly one of --launch CMD or --address HOST:PORT");
   v1::CreateTargetRequest req;
@@ -152,14 +155,14 @@ int List(const ParsedArgs& a) {
 
 int TargetCommand(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(kTargetHelp, args.empty() ? stderr : stdout);
+    std::fputs(TargetHelp().c_str(), args.empty() ? stderr : stdout);
     std::fputs(remote::kConnectionHelp, args.empty() ? stderr : stdout);
     return args.empty() ? kExitBadInput : kExitOk;
   }
   std::string sub = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (WantsHelp(rest)) {
-    std::fputs(kTargetHelp, stdout);
+    std::fputs(TargetHelp().c_str(), stdout);
     std::fputs(remote::kConnectionHelp, stdout);
     return kExitOk;
   }

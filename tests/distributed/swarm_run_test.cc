@@ -140,10 +140,11 @@ class SwarmTest : public ::testing::Test {
     return resp.spec().hash();
   }
 
-  int64_t AddTarget(const std::string& name, const std::string& launch, int ready_timeout_ms = 10000) {
+  int64_t AddTarget(const std::string& name, const std::string& launch, int ready_timeout_ms = 10000,
+                    const std::string& adapter = "http") {
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
-    req.mutable_target()->set_adapter("http");
+    req.mutable_target()->set_adapter(adapter);
     req.mutable_target()->set_launch(launch);
     req.mutable_target()->mutable_readiness()->set_timeout_ms(ready_timeout_ms);
     v1::Target t;
@@ -357,6 +358,30 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
   EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
   EXPECT_GT(w.pid, 0);
   EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
+}
+
+// Targets with the resp adapter run in the service like HTTP ones: Debian's
+// redis-server passes specs/redis.dspec, and the reference RESP server's lost
+// INCR (tests/suts/MUTANTS.md, ds-ref-resp 1) is a finding, shrunk.
+TEST_F(SwarmTest, RespTargetsRunInTheService) {
+  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/redis.dspec");
+  int64_t redis = AddTarget("redis", "/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1",
+                            10000, "resp");
+  int64_t lost_incr =
+      AddTarget("resp-mutant-1", absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir} --mutant 1"), 10000, "resp");
+  v1::Run pass = WaitRun(Submit(spec, redis, 4, 2000).id(), seconds(90));
+  v1::Run fail = WaitRun(Submit(spec, lost_incr, 2, 2000).id(), seconds(120));
+  ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 4);
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_GE(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  EXPECT_EQ(f.kind(), v1::VERDICT_KIND_SAFETY);
+  ASSERT_GE(f.counterexamples_size(), 1);
+  EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
 }
 
 // A spec handler that computes for ever (exponential recursion) held a

@@ -381,6 +381,15 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   r = Cli({"target", "add", "kv3", "--adapter", "jsonl", "--address", "h:1", "--reset", "sometimes"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "--reset must be one of restart-per-job|none")) << r.err;
+  // Every adapter of workers/adapters/adapter_kinds.h is a target's; the
+  // coordinator refuses another and names the list.
+  r = Cli({"target", "add", "redis", "--adapter", "resp", "--address", "127.0.0.1:6379"}, admin_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "added: resp 127.0.0.1:6379")) << r.out;
+  r = Cli({"target", "add", "kv5", "--adapter", "grpc", "--address", "h:1"}, admin_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "INVALID_ARGUMENT: unknown adapter \"grpc\" (known: http, jsonl, resp)"))
+      << r.err;
 
   // DUALSWARM_ADDR and DUALSWARM_TOKEN stand in for the flags...
   r = RunCommand({kCli, "target", "list"}, {{"DUALSWARM_ADDR", addr}, {"DUALSWARM_TOKEN", submitter_}});

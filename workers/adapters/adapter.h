@@ -64,6 +64,7 @@ class Codec {
 
 std::unique_ptr<Codec> MakeHttpCodec(std::string host_header);
 std::unique_ptr<Codec> MakeJsonLinesCodec();
+std::unique_ptr<Codec> MakeRespCodec();
 // memcached's text protocol; the IR is in docs/adapters.md.
 std::unique_ptr<Codec> MakeMemcachedCodec();
 
@@ -78,7 +79,7 @@ class Adapter {
   virtual void CloseAll() = 0;
 };
 
-// kind: "http" or "jsonl". Connects to host:port (IPv4 loopback or any
+// kind: one of kAdapterKinds (adapter_kinds.h). Connects to host:port (IPv4 loopback or any
 // numeric IPv4 address).
 absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
                                                      int connections);

@@ -14,7 +14,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
+#include "workers/adapters/adapter_kinds.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -229,8 +231,11 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, con
     codec = MakeHttpCodec(absl::StrCat(host, ":", port));
   } else if (kind == "jsonl") {
     codec = MakeJsonLinesCodec();
+  } else if (kind == "resp") {
+    codec = MakeRespCodec();
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown adapter \"", kind, "\" (known: http, jsonl)"));
+    RETURN_IF_ERROR(CheckAdapterKind(kind));  // a kind listed there but not built here is a bug
+    return absl::InternalError(absl::StrCat("adapter \"", kind, "\" has no codec"));
   }
   return std::unique_ptr<Adapter>(new TcpAdapter(std::move(codec), host, port, connections));
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "workers/adapters/adapter_kinds.h"
 #include "workers/daemon/worker_metrics.h"
 
 namespace dualswarm::workers {
@@ -25,7 +26,7 @@ struct DaemonOptions {
   std::string tls_ca;                          // PEM root certificate: use TLS (empty: plaintext)
   std::string name;                            // shown by the coordinator (default: host name)
   int slots = 1;                               // jobs at once
-  std::vector<std::string> adapters = {"http", "jsonl"};
+  std::vector<std::string> adapters = {kAdapterKinds.begin(), kAdapterKinds.end()};
   std::vector<std::string> labels;  // "k=v"
   std::string work_dir;             // job directories go here (created)
   std::string self_exe;             // this binary, for `run-job` children

@@ -6,6 +6,7 @@
 #include "engine/ir/json.h"
 #include "proto/names/wire_names.h"
 #include "util/ready_probe.h"
+#include "workers/adapters/adapter_kinds.h"
 #include "workers/runner/choice_sites.h"
 
 namespace dualswarm::workers {
@@ -53,8 +54,8 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
 
   const v1::Target& t = job.target();
   JobOptions& o = plan.options;
-  if (t.adapter() != "http" && t.adapter() != "jsonl")
-    return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": unknown adapter \"", t.adapter(), "\""));
+  if (absl::Status s = CheckAdapterKind(t.adapter()); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": ", s.message()));
   o.adapter = t.adapter();
   if (t.launch().empty() == t.address().empty())
     return absl::InvalidArgumentError(

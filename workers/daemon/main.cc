@@ -25,9 +25,11 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "util/help_flag.h"
 #include "util/hyphen_flags.h"
+#include "workers/adapters/adapter_kinds.h"
 #include "workers/daemon/daemon.h"
 #include "workers/daemon/job_child.h"
 #include "workers/daemon/worker_metrics.h"
@@ -38,7 +40,8 @@ ABSL_FLAG(std::string, token, "", "bearer token of role worker (default: $DUALSW
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificate: talk TLS to the coordinator");
 ABSL_FLAG(int, slots, 1, "jobs run at once (1..256)");
 ABSL_FLAG(std::string, labels, "", "labels this worker carries, k=v,k=v (targets may require labels)");
-ABSL_FLAG(std::string, adapters, "http,jsonl", "adapters this worker hosts");
+ABSL_FLAG(std::string, adapters, absl::StrJoin(dualswarm::workers::kAdapterKinds, ","),
+          "adapters this worker hosts (comma-separated; default: every one it has)");
 ABSL_FLAG(std::string, name, "", "name shown by the coordinator (default: the host name)");
 ABSL_FLAG(std::string, work_dir, "",
           "directory for job directories and SUT directories (default: $TMPDIR/dualswarm-worker-PID)");
@@ -118,7 +121,7 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
     if (l.find('=') == std::string::npos) return absl::StrCat("label \"", l, "\" is not k=v");
   o->adapters = SplitList(absl::GetFlag(FLAGS_adapters));
   for (const auto& a : o->adapters)
-    if (a != "http" && a != "jsonl") return absl::StrCat("unknown adapter \"", a, "\" (known: http, jsonl)");
+    if (absl::Status s = dualswarm::workers::CheckAdapterKind(a); !s.ok()) return std::string(s.message());
   o->name = absl::GetFlag(FLAGS_name);
   o->work_dir = absl::GetFlag(FLAGS_work_dir);
   if (o->work_dir.empty())

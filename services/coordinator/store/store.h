@@ -66,7 +66,7 @@ struct SpecRow {
 struct TargetRow {
   int64_t id = 0;
   std::string name;
-  std::string adapter;  // "http" | "jsonl"
+  std::string adapter;  // one of workers::kAdapterKinds
   std::string address;  // HOST:PORT, or
   std::string launch;   // command template with {port} and {dir}
   std::string readiness_probe = "tcp";

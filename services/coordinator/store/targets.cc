@@ -13,6 +13,7 @@
 #include "services/coordinator/store/transaction.h"
 #include "util/ready_probe.h"
 #include "util/status_macros.h"
+#include "workers/adapters/adapter_kinds.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -20,8 +21,7 @@ namespace {
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
-  if (t.adapter != "http" && t.adapter != "jsonl")
-    return absl::InvalidArgumentError(absl::StrCat("unknown adapter \"", t.adapter, "\" (known: http, jsonl)"));
+  RETURN_IF_ERROR(workers::CheckAdapterKind(t.adapter));
   if (t.address.empty() == t.launch.empty())
     return absl::InvalidArgumentError("a target needs exactly one of address and launch");
   if (!t.address.empty()) {

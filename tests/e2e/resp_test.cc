@@ -1,0 +1,142 @@
+// The resp adapter end to end: Debian's redis-server (no persistence, on a
+// free loopback port) must pass specs/redis.dspec through `dualswarm test
+// --adapter resp` for 20 seeds of 2,000 steps at 4 connections; the
+// reference RESP server (tests/suts/resp_server.cc) must pass when correct
+// and be caught in each of its mutants.
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
+#include "engine/harness/executor.h"
+#include "gtest/gtest.h"
+#include "tests/common/processes.h"
+#include "tests/common/shipped_spec.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::workers {
+namespace {
+
+const char kRedisLaunch[] = "/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1";
+
+JobOptions Options(const std::string& launch, uint64_t seed, uint64_t steps) {
+  JobOptions o;
+  o.launch = launch;
+  o.adapter = "resp";
+  o.exec.seed = seed;
+  o.exec.steps = steps;
+  o.exec.connections = 4;
+  o.exec.max_in_flight = 4;
+  return o;
+}
+
+std::string Describe(const JobResult& r) {
+  std::string s = absl::StrCat(OutcomeName(r.outcome), ": ", r.reason, "\n");
+  size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;
+  for (size_t i = from; i < r.trace.size(); ++i) absl::StrAppend(&s, check::ObservationToJson(r.trace[i]), "\n");
+  if (r.verdict.kind == check::Verdict::Kind::kReject) s += check::FormatVerdict(r.verdict);
+  return s;
+}
+
+std::string RefResp(int mutant) { return absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir} --mutant ", mutant); }
+
+// Redis documents every reply the spec expects (docs/real-servers.md): any
+// finding here is a spec bug or a departure to be documented, so none may
+// appear. Through the CLI, as a user runs it; every other seed with a
+// random feature mask.
+TEST(RealServers, RedisPasses20SeedsOf2000StepsAt4Connections) {
+  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+  for (int seed = 1; seed <= 20; ++seed) {
+    std::vector<std::string> argv = {DUALSWARM_CLI,   "test",
+                                     "--spec",        std::string(DUALSWARM_SOURCE_DIR) + "/specs/redis.dspec",
+                                     "--adapter",     "resp",
+                                     "--launch",      kRedisLaunch,
+                                     "--seed",        absl::StrCat(seed),
+                                     "--steps",       "2000",
+                                     "--connections", "4",
+                                     "--no-shrink"};
+    if (seed % 2 == 1) argv.push_back("--swarm");
+    auto r = testing::RunCommand(argv);
+    ASSERT_EQ(r.exit_code, 0) << "seed " << seed << ":\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("PASSED: 2000 requests on 4 connections"), std::string::npos) << r.out << r.err;
+  }
+}
+
+// Pipelining: 16 requests in flight over 4 connections, so a connection
+// carries several at once and Redis answers them in order.
+TEST(RealServers, RedisPassesPipelined) {
+  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+  auto spec = Shipped("redis.dspec");
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    JobOptions o = Options(kRedisLaunch, seed, 2000);
+    o.exec.max_in_flight = 16;
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->received, 2000u);
+  }
+}
+
+TEST(ReferenceServers, CorrectRespAcceptedFor20Seeds) {
+  auto spec = Shipped("redis.dspec");
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    JobOptions o = Options(RefResp(0), seed, 2000);
+    if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(seed, spec->ast.num_choice_sites);
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->received, 2000u);
+  }
+}
+
+// Each mutant is a safety finding within 2,000 steps for every one of 5
+// seeds (they are found in tens to hundreds of requests).
+TEST(ReferenceServers, EveryRespMutantIsFound) {
+  auto spec = Shipped("redis.dspec");
+  for (int mutant = 1; mutant <= 4; ++mutant) {
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      auto r = RunJob(spec, Options(RefResp(mutant), seed, 2000));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->outcome, Outcome::kSafety) << "mutant " << mutant << ", seed " << seed << ": " << Describe(*r);
+    }
+  }
+}
+
+// A finding through the CLI is shrunk and reproduced: the lost INCR comes
+// down to a few requests.
+TEST(ReferenceServers, LostIncrIsShrunkByTheCli) {
+  auto r =
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/redis.dspec",
+                           "--launch", RefResp(1), "--seed", "1", "--steps", "2000", "--shrink-time", "20"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("safety"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("<== REJECTED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"INCR\""), std::string::npos) << r.out;
+}
+
+// Bytes that are no protocol at all (tests/suts/garbage_server.cc, mode 0)
+// are a finding that quotes them, never a crash.
+TEST(RespAdapter, GarbageIsAFindingThatQuotesTheBytes) {
+  JobOptions o = Options(absl::StrCat(DS_GARBAGE_SERVER, " --port {port} --mutant 0"), 1, 50);
+  o.exec.connections = 2;
+  o.exec.max_in_flight = 2;
+  auto r = RunJob(Shipped("redis.dspec"), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kSafety) << r->reason;
+  EXPECT_NE(r->reason.find("that are not a valid response"), std::string::npos) << r->reason;
+  EXPECT_NE(r->reason.find("(bytes: \""), std::string::npos) << r->reason;
+}
+
+// The CLI names the known adapters (one list, adapter_kinds.h) when given
+// another.
+TEST(RespAdapter, UnknownAdapterIsBadInput) {
+  auto r =
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/redis.dspec",
+                           "--adapter", "redis", "--target", "127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown adapter \"redis\" (known: http, jsonl, resp)"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
