@@ -8,6 +8,7 @@
 
 #include "engine/ir/json.h"
 #include "gtest/gtest.h"
+#include "tests/unit/codec_pieces.h"
 #include "workers/adapters/adapter.h"
 
 namespace dualswarm::workers {
@@ -15,23 +16,9 @@ namespace {
 
 using ir::Value;
 
-// Everything the codec makes of `bytes` fed in pieces of `piece` bytes (0:
-// at once), then EOF: the replies as JSON lines, then "MALFORMED why"
-// (without the quoted bytes, which show what had arrived).
+// What the RESP codec makes of `bytes` fed in pieces of `piece` bytes.
 std::string DecodeInPieces(const std::string& bytes, size_t piece) {
-  auto c = MakeRespCodec();
-  std::string buf, log;
-  std::vector<Value> out;
-  DecodeResult r;
-  size_t step = piece == 0 ? bytes.size() : piece;
-  for (size_t at = 0; at < bytes.size() && r.malformed.empty() && !r.close; at += step) {
-    buf.append(bytes, at, step);
-    r = c->Decode(&buf, false, &out);
-  }
-  if (r.malformed.empty() && !r.close) r = c->Decode(&buf, true, &out);
-  for (const Value& v : out) log += ir::ToJson(v) + "\n";
-  if (!r.malformed.empty()) log += "MALFORMED " + r.malformed.substr(0, r.malformed.find(" (bytes: "));
-  return log;
+  return DecodeInPieces(*MakeRespCodec(), bytes, piece);
 }
 
 // The whole reply (or garbage) fed at once, and the malformed note with its
