@@ -388,7 +388,8 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   EXPECT_TRUE(absl::StrContains(r.out, "added: resp 127.0.0.1:6379")) << r.out;
   r = Cli({"target", "add", "kv5", "--adapter", "grpc", "--address", "h:1"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(absl::StrContains(r.err, "INVALID_ARGUMENT: unknown adapter \"grpc\" (known: http, jsonl, resp)"))
+  EXPECT_TRUE(
+      absl::StrContains(r.err, "INVALID_ARGUMENT: unknown adapter \"grpc\" (known: http, jsonl, resp, memcached)"))
       << r.err;
 
   // DUALSWARM_ADDR and DUALSWARM_TOKEN stand in for the flags...

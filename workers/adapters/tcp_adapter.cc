@@ -233,6 +233,8 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, con
     codec = MakeJsonLinesCodec();
   } else if (kind == "resp") {
     codec = MakeRespCodec();
+  } else if (kind == "memcached") {
+    codec = MakeMemcachedCodec();
   } else {
     RETURN_IF_ERROR(CheckAdapterKind(kind));  // a kind listed there but not built here is a bug
     return absl::InternalError(absl::StrCat("adapter \"", kind, "\" has no codec"));
