@@ -147,95 +147,105 @@ class RespCodec : public Codec {
   // on stack_; kArrayOpened, or kValue for an empty or null array), or
   // kNeedMore when its bytes have not all arrived (nothing consumed).
   Step Next(const std::string& buf, size_t* pos, std::string* malformed) {
-    Step step;
     size_t start = *pos;
     line_pending_ = false;
-    if (start >= buf.size()) return step;
+    if (start >= buf.size()) return Step();
     char type = buf[start];
     absl::string_view whole(buf.data() + start, buf.size() - start);
-    auto bad = [&](absl::string_view why) {
-      *malformed = absl::StrCat(why, " (bytes: ", PrintableSample(whole), ")");
-      return Step();
-    };
     if (type != '+' && type != '-' && type != ':' && type != '$' && type != '*')
-      return bad("not a RESP2 type byte (+ - : $ *)");
-    // Bytes before scanned_ (left from the last call, where this element
-    // started at 0) hold no CRLF; the last of them may be its CR.
-    size_t from = std::max(start, scanned_ > 0 ? scanned_ - 1 : 0);
-    scanned_ = 0;
-    size_t crlf = buf.find("\r\n", from);
-    if (crlf == std::string::npos) {
-      line_pending_ = true;
-      if (buf.size() - start > kMaxLineBytes + 2)
-        *malformed = absl::StrCat("a line longer than ", kMaxLineBytes,
-                                  " bytes (bytes: ", PrintableSample(absl::string_view(buf).substr(start)), ")");
-      return step;
-    }
+      return Bad(whole, "not a RESP2 type byte (+ - : $ *)", malformed);
+    size_t crlf;
+    if (!FindLineEnd(buf, start, &crlf, malformed)) return Step();
     absl::string_view line(buf.data() + start + 1, crlf - start - 1);
-    if (line.size() > kMaxLineBytes) {
-      *malformed = absl::StrCat("a line longer than ", kMaxLineBytes, " bytes (bytes: ", PrintableSample(whole), ")");
-      return step;
-    }
     size_t after = crlf + 2;
     switch (type) {
       case '+':
       case '-':
         if (line.find('\r') != absl::string_view::npos || line.find('\n') != absl::string_view::npos)
-          return bad("a CR or LF inside a simple string or error");
-        step.kind = Step::kValue;
-        step.value = Tagged(type == '+' ? "str" : "err", ir::Value::String(std::string(line)));
+          return Bad(whole, "a CR or LF inside a simple string or error", malformed);
         *pos = after;
-        return step;
+        return Value(Tagged(type == '+' ? "str" : "err", ir::Value::String(std::string(line))));
       case ':': {
         int64_t n;
-        if (!ParseInt(line, &n)) return bad("not a 64-bit integer after ':'");
-        step.kind = Step::kValue;
-        step.value = Tagged("int", ir::Value::Int(n));
+        if (!ParseInt(line, &n)) return Bad(whole, "not a 64-bit integer after ':'", malformed);
         *pos = after;
-        return step;
+        return Value(Tagged("int", ir::Value::Int(n)));
       }
-      case '$': {
-        int64_t n;
-        if (!ParseInt(line, &n) || n < -1) return bad("not a bulk string length after '$'");
-        if (n > kMaxBulkBytes) return bad(absl::StrCat("a bulk string longer than ", kMaxBulkBytes, " bytes"));
-        step.kind = Step::kValue;
-        if (n == -1) {
-          step.value = Tagged("nil", ir::Value::Bool(true));
-          *pos = after;
-          return step;
-        }
-        size_t len = static_cast<size_t>(n);
-        if (buf.size() - after < len + 2) {
-          // Wait for the body; the header is parsed again then (it is short).
-          if (buf.size() - start + reply_bytes_ > kMaxReplyBytes)
-            return bad(absl::StrCat("a reply longer than ", kMaxReplyBytes, " bytes"));
-          return Step();
-        }
-        if (buf.compare(after + len, 2, "\r\n") != 0) return bad("a bulk string not followed by CRLF");
-        step.value = Tagged("bulk", ir::Value::String(buf.substr(after, len)));
-        *pos = after + len + 2;
-        return step;
-      }
-      case '*': {
-        int64_t n;
-        if (!ParseInt(line, &n) || n < -1) return bad("not an array length after '*'");
-        if (n > kMaxArrayLen) return bad(absl::StrCat("an array of more than ", kMaxArrayLen, " elements"));
-        *pos = after;
-        if (n == -1) {
-          step.kind = Step::kValue;
-          step.value = Tagged("nil", ir::Value::Bool(true));
-        } else if (n == 0) {
-          step.kind = Step::kValue;
-          step.value = Tagged("arr", ir::Value::List({}));
-        } else {
-          if (stack_.size() >= kMaxDepth) return bad(absl::StrCat("arrays nested more than ", kMaxDepth, " deep"));
-          stack_.push_back(Frame{n, {}});
-          step.kind = Step::kArrayOpened;
-        }
-        return step;
-      }
+      case '$':
+        return Bulk(buf, start, line, after, pos, malformed);
+      default:
+        return ArrayHeader(whole, line, after, pos, malformed);
     }
-    return bad("not a RESP2 type byte (+ - : $ *)");
+  }
+
+  // Sets *crlf to the end of the element's first line; false while it has
+  // not arrived (or is too long: *malformed).
+  bool FindLineEnd(const std::string& buf, size_t start, size_t* crlf, std::string* malformed) {
+    // Bytes before scanned_ (left from the last call, where this element
+    // started at 0) hold no CRLF; the last of them may be its CR.
+    size_t from = std::max(start, scanned_ > 0 ? scanned_ - 1 : 0);
+    scanned_ = 0;
+    *crlf = buf.find("\r\n", from);
+    const bool waiting = *crlf == std::string::npos;
+    if (waiting) line_pending_ = true;
+    const bool too_long = waiting ? buf.size() - start > kMaxLineBytes + 2 : *crlf - start - 1 > kMaxLineBytes;
+    if (too_long)
+      *malformed = absl::StrCat("a line longer than ", kMaxLineBytes,
+                                " bytes (bytes: ", PrintableSample(absl::string_view(buf).substr(start)), ")");
+    return !waiting && !too_long;
+  }
+
+  // A bulk string whose header line is `line`; its body starts at `after`.
+  Step Bulk(const std::string& buf, size_t start, absl::string_view line, size_t after, size_t* pos,
+            std::string* malformed) {
+    absl::string_view whole(buf.data() + start, buf.size() - start);
+    int64_t n;
+    if (!ParseInt(line, &n) || n < -1) return Bad(whole, "not a bulk string length after '$'", malformed);
+    if (n > kMaxBulkBytes)
+      return Bad(whole, absl::StrCat("a bulk string longer than ", kMaxBulkBytes, " bytes"), malformed);
+    if (n == -1) {
+      *pos = after;
+      return Value(Tagged("nil", ir::Value::Bool(true)));
+    }
+    size_t len = static_cast<size_t>(n);
+    if (buf.size() - after < len + 2) {
+      // Wait for the body; the header is parsed again then (it is short).
+      if (buf.size() - start + reply_bytes_ > kMaxReplyBytes)
+        return Bad(whole, absl::StrCat("a reply longer than ", kMaxReplyBytes, " bytes"), malformed);
+      return Step();
+    }
+    if (buf.compare(after + len, 2, "\r\n") != 0) return Bad(whole, "a bulk string not followed by CRLF", malformed);
+    *pos = after + len + 2;
+    return Value(Tagged("bulk", ir::Value::String(buf.substr(after, len))));
+  }
+
+  // An array header: empty and null arrays are values, others open a frame.
+  Step ArrayHeader(absl::string_view whole, absl::string_view line, size_t after, size_t* pos, std::string* malformed) {
+    int64_t n;
+    if (!ParseInt(line, &n) || n < -1) return Bad(whole, "not an array length after '*'", malformed);
+    if (n > kMaxArrayLen)
+      return Bad(whole, absl::StrCat("an array of more than ", kMaxArrayLen, " elements"), malformed);
+    if (n > 0 && stack_.size() >= kMaxDepth)
+      return Bad(whole, absl::StrCat("arrays nested more than ", kMaxDepth, " deep"), malformed);
+    *pos = after;
+    if (n == -1) return Value(Tagged("nil", ir::Value::Bool(true)));
+    if (n == 0) return Value(Tagged("arr", ir::Value::List({})));
+    stack_.push_back(Frame{n, {}});
+    Step step;
+    step.kind = Step::kArrayOpened;
+    return step;
+  }
+
+  static Step Value(ir::Value v) {
+    Step step;
+    step.kind = Step::kValue;
+    step.value = std::move(v);
+    return step;
+  }
+
+  static Step Bad(absl::string_view whole, absl::string_view why, std::string* malformed) {
+    *malformed = absl::StrCat(why, " (bytes: ", PrintableSample(whole), ")");
+    return Step();
   }
 
   // RESP integers: an optional '-' and decimal digits, nothing else.
