@@ -89,8 +89,9 @@ TEST_F(StoreTest, MigrationsFromEmptyThenReapplyingIsANoOp) {
 
 // The migrations' CHECK constraints and the one mapping of states to words
 // (proto/names/wire_names.h) agree: every word of the enum is accepted by
-// its column, and words outside the mapping are refused. A state added to
-// the proto without a migration that allows it fails here.
+// its column, and words outside the mapping are refused. A state, outcome
+// or verdict kind added to the proto without a migration that allows it
+// fails here.
 TEST_F(StoreTest, CheckConstraintsAcceptExactlyTheWordsOfTheMapping) {
   RunRow run = Submit(1);
   ASSERT_NE(run.id, 0);
@@ -106,12 +107,14 @@ TEST_F(StoreTest, CheckConstraintsAcceptExactlyTheWordsOfTheMapping) {
       return false;
     }
   };
+  // `blank_ok`: '' is accepted too (an outcome not recorded yet).
   auto expect_exactly = [&](const std::string& table, const std::string& column, int64_t id,
-                            const std::vector<std::string>& words) {
+                            const std::vector<std::string>& words, bool blank_ok = false) {
     for (const std::string& word : words)
       EXPECT_TRUE(accepted(table, column, id, word)) << table << "." << column << " " << word;
+    EXPECT_EQ(accepted(table, column, id, ""), blank_ok) << table << "." << column << " ''";
     for (const std::string& other :
-         {std::string(""), std::string("bogus"), absl::StrCat(words[0], "x"), absl::AsciiStrToUpper(words[0])})
+         {std::string("bogus"), absl::StrCat(words[0], "x"), absl::AsciiStrToUpper(words[0])})
       EXPECT_FALSE(accepted(table, column, id, other)) << table << "." << column << " '" << other << "'";
   };
   auto words_of = [](auto values) {
@@ -123,6 +126,21 @@ TEST_F(StoreTest, CheckConstraintsAcceptExactlyTheWordsOfTheMapping) {
   expect_exactly("jobs", "state", QueryInt(absl::StrCat("SELECT id FROM jobs WHERE run_id = ", run.id)),
                  words_of(wire::EnumValues<v1::JobState>()));
   expect_exactly("targets", "reset_policy", run.tmpl.target_id, words_of(wire::EnumValues<v1::ResetPolicy>()));
+
+  // Outcomes and verdict kinds (migration 6): a failed job leaves a job
+  // outcome, an attempt outcome, a finding and a counterexample.
+  auto leased = Lease(store_.get(), 1);
+  ASSERT_EQ(leased.size(), 1u);
+  DS_ASSERT_OK(Complete(leased[0].job, v1::JOB_OUTCOME_FAILED));
+  const int64_t job = leased[0].job.id;
+  const auto outcomes = words_of(wire::EnumValues<v1::JobOutcome>());
+  const auto kinds = words_of(wire::EnumValues<v1::VerdictKind>());
+  expect_exactly("jobs", "outcome", job, outcomes, /*blank_ok=*/true);
+  expect_exactly("job_attempts", "outcome", QueryInt(absl::StrCat("SELECT id FROM job_attempts WHERE job_id = ", job)),
+                 outcomes, /*blank_ok=*/true);
+  expect_exactly("counterexamples", "kind",
+                 QueryInt(absl::StrCat("SELECT id FROM counterexamples WHERE job_id = ", job)), kinds);
+  expect_exactly("findings", "kind", QueryInt("SELECT id FROM findings"), kinds);
 }
 
 TEST_F(StoreTest, ConcurrentMigrationsApplyOnce) {

@@ -209,12 +209,26 @@ constexpr const char* kV5 = R"sql(
 ALTER TABLE specs ADD COLUMN gens text[];
 )sql";
 
+// Outcomes and verdict kinds accept only the words of their enums
+// (proto/names: EnumWord; '' = not completed yet). NOT VALID: rows written
+// before v6 are not re-checked, every insert and update is.
+constexpr const char* kV6 = R"sql(
+ALTER TABLE jobs ADD CONSTRAINT jobs_outcome_word
+  CHECK (outcome IN ('', 'passed', 'failed', 'inconclusive', 'error')) NOT VALID;
+ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_outcome_word
+  CHECK (outcome IN ('', 'passed', 'failed', 'inconclusive', 'error')) NOT VALID;
+ALTER TABLE findings ADD CONSTRAINT findings_kind_word
+  CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash')) NOT VALID;
+ALTER TABLE counterexamples ADD CONSTRAINT counterexamples_kind_word
+  CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash')) NOT VALID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema", kV1},     {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
-      {4, "campaign scheduler", kV4}, {5, "spec gen names", kV5},
+      {4, "campaign scheduler", kV4}, {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
   };
   return kMigrations;
 }
