@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/sym/difference_logic.h"
 
 namespace dualswarm::check {
 namespace {
@@ -85,6 +86,9 @@ void DropUnreachableConstraints(Explanation* e) {
       if (w->ival == v->ival && w->sort == v->sort) return true;
     return false;
   };
+  // Counters nothing reaches any more leave their implied bounds, not a
+  // chain as long as the history (difference_logic.h).
+  sym::EliminateUnreachableIntVariables(&e->pc, is_live);
   std::vector<std::vector<TermRef>> vars(e->pc.size());
   for (size_t i = 0; i < e->pc.size(); ++i) sym::CollectVars(e->pc[i], &vars[i]);
   std::vector<bool> keep(e->pc.size(), false);

@@ -22,7 +22,10 @@ bool Constrain(sym::Solver* solver, Explanation* e, const std::vector<sym::TermR
 // a constraint connected to such a variable). The constraints are
 // satisfiable, so each connected component is satisfiable on its own, and
 // an unreachable one can never become unsatisfiable again: dropping it
-// keeps solver queries and memo keys small.
+// keeps solver queries and memo keys small. Before that, unreachable
+// integer variables that only occur in comparisons are projected out
+// (sym::EliminateUnreachableIntVariables), so a counter's history shrinks
+// to a bound on its reachable values.
 void DropUnreachableConstraints(Explanation* e);
 
 }  // namespace dualswarm::check

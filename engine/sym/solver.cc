@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <unordered_map>
 
 #include <z3++.h>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "engine/sym/difference_logic.h"
 
 namespace dualswarm::sym {
 
@@ -270,6 +272,12 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     ++stats_.fast_path;
     cache_.emplace(key, Result::kUnsat);
     return Result::kUnsat;
+  }
+  if (std::optional<bool> sat = DifferenceLogicSat(live)) {
+    ++stats_.fast_path;
+    Result r = *sat ? Result::kSat : Result::kUnsat;
+    cache_.emplace(key, r);
+    return r;
   }
   if (FindWitness(live)) {
     ++stats_.fast_path;

@@ -1,6 +1,7 @@
 // Solver: decides satisfiability of a conjunction of symbolic constraints.
 // Constant constraints never reach Z3 (the concrete fast path), nor do sets
-// of plain disequalities over strings/ints (always satisfiable); queries
+// of plain disequalities over strings/ints (always satisfiable) or of
+// integer comparisons (difference_logic.h); queries
 // about added constraints are sliced to the variables they share; results are
 // cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
 // reported as kUnknown and callers treat them as possibly satisfiable, so a
@@ -19,7 +20,7 @@ namespace dualswarm::sym {
 
 struct SolverStats {
   uint64_t checks = 0;     // Check() calls
-  uint64_t fast_path = 0;  // answered without Z3 (constants only)
+  uint64_t fast_path = 0;  // answered without Z3 (constants, disequalities, comparisons, witnesses)
   uint64_t cache_hits = 0;
   uint64_t z3_calls = 0;
   uint64_t z3_unknown = 0;

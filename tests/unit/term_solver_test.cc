@@ -2,14 +2,16 @@
 // (MkSubstr must agree with SMT-LIB str.substr, also out of range), the
 // canonical operand order of MkEq, Substitute, and the Solver (sat/unsat on
 // string constraints, the concrete fast path, the result cache, agreement
-// of concrete folding with Z3).
+// of concrete folding with Z3, the difference-logic fast path against Z3).
 #include <cstdint>
 #include <limits>
 #include <ostream>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "engine/sym/difference_logic.h"
 #include "engine/sym/solver.h"
 #include "engine/sym/term.h"
 #include "gtest/gtest.h"
@@ -472,6 +474,160 @@ TEST(SolverTest, StringConstantsReachZ3Verbatim) {
   EXPECT_EQ(solver.Check({MkEq(y, MkString("a\\u{62}c")), MkEq(y, MkString("abc"))}), R::kUnsat);
   auto z = SVar(101, "z");
   EXPECT_EQ(solver.Check({MkEq(z, MkString(std::string("nul\0byte", 8))), MkEq(z, MkString("nul"))}), R::kUnsat);
+}
+
+// ------------------------------------------------------ difference logic
+
+// A symbolic counter that only grows (memcached's cas uniques): a chain of
+// 300 variables, each above the last, is decided without Z3 either way.
+TEST(SolverTest, LongChainsOfComparisonsNeedNoZ3) {
+  Solver solver;
+  std::vector<TermRef> chain = {MkLt(MkInt(0), IVar(0))};
+  for (int i = 1; i < 300; ++i) chain.push_back(MkLt(IVar(i - 1), IVar(i)));
+  EXPECT_EQ(solver.Check(chain), R::kSat);
+  chain.push_back(MkLe(IVar(299), MkInt(300)));  // x299 >= 300 is forced
+  EXPECT_EQ(solver.Check(chain), R::kSat);
+  chain.back() = MkLe(IVar(299), MkInt(299));
+  EXPECT_EQ(solver.Check(chain), R::kUnsat);
+  chain.back() = MkNot(MkLt(IVar(0), IVar(299)));  // closes a cycle
+  EXPECT_EQ(solver.Check(chain), R::kUnsat);
+  chain.back() = MkEq(IVar(299), MkAdd(IVar(0), MkInt(299)));
+  EXPECT_EQ(solver.Check(chain), R::kSat);
+  // A cas unique compared with a number a client sent: either way.
+  chain.back() = MkNot(MkEq(IVar(299), MkInt(300)));
+  EXPECT_EQ(solver.Check(chain), R::kSat);
+  chain.push_back(MkLe(IVar(299), MkInt(300)));
+  EXPECT_EQ(solver.Check(chain), R::kUnsat);
+  EXPECT_EQ(solver.stats().z3_calls, 0u);
+}
+
+// Random small systems of comparisons (disequalities too): the fast path
+// answers exactly as the other procedures (a witness or Z3) do. The
+// reference sees the same system plus a string disequality on its own
+// variable, which keeps it off the fast path and changes nothing.
+TEST(SolverTest, DifferenceLogicAgreesWithZ3) {
+  std::mt19937_64 rng(7);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  auto side = [&]() -> TermRef {
+    TermRef v = IVar(pick(4));
+    TermRef k = MkInt(pick(7) - 3);
+    switch (pick(5)) {
+      case 0:
+        return k;
+      case 1:
+        return MkAdd(v, k);
+      case 2:
+        return MkAdd(k, v);
+      case 3:
+        return MkSub(v, k);
+      default:
+        return v;
+    }
+  };
+  int sat = 0, unsat = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::vector<TermRef> system;
+    for (int i = 0, n = 1 + pick(6); i < n; ++i) {
+      TermRef a = side(), b = side();
+      switch (pick(6)) {
+        case 5:
+          system.push_back(MkNot(MkEq(a, b)));
+          break;
+        case 0:
+          system.push_back(MkLt(a, b));
+          break;
+        case 1:
+          system.push_back(MkLe(a, b));
+          break;
+        case 2:
+          system.push_back(MkEq(a, b));
+          break;
+        case 3:
+          system.push_back(MkNot(MkLt(a, b)));
+          break;
+        default:
+          system.push_back(MkNot(MkLe(a, b)));
+          break;
+      }
+    }
+    Solver fast, reference;
+    R got = fast.Check(system);
+    std::vector<TermRef> slow = system;
+    slow.push_back(MkNot(MkEq(SVar(99), MkString("zz"))));
+    R want = reference.Check(slow);
+    std::string text;
+    for (const auto& c : system) text += TermToString(c) + "; ";
+    ASSERT_EQ(got, want) << text;
+    EXPECT_EQ(fast.stats().z3_calls, 0u) << text;
+    (got == R::kSat ? sat : unsat)++;
+  }
+  EXPECT_GT(sat, 50);
+  EXPECT_GT(unsat, 50);
+}
+
+// A counter that only grows, with only its newest value reachable: the
+// chain becomes one bound on the newest value (it is at least 300).
+TEST(EliminationTest, AChainOfUnreachableCountersLeavesOneBound) {
+  std::vector<TermRef> chain = {MkLt(MkInt(0), IVar(0))};
+  for (int i = 1; i < 300; ++i) chain.push_back(MkLt(IVar(i - 1), IVar(i)));
+  auto live = [](const TermRef& v) { return v->ival == 299; };
+  ASSERT_TRUE(EliminateUnreachableIntVariables(&chain, live));
+  ASSERT_EQ(chain.size(), 1u) << TermToString(chain[0]);
+  Solver solver;
+  EXPECT_EQ(solver.Check({chain[0], MkEq(IVar(299), MkInt(300))}), R::kSat);
+  EXPECT_EQ(solver.Check({chain[0], MkEq(IVar(299), MkInt(299))}), R::kUnsat);
+  // Nothing to eliminate: unchanged.
+  std::vector<TermRef> two = {MkLt(IVar(1), IVar(2))};
+  EXPECT_FALSE(EliminateUnreachableIntVariables(&two, [](const TermRef&) { return true; }));
+  // A variable that also occurs in a disequality or another kind of
+  // constraint stays.
+  std::vector<TermRef> pinned = {MkLt(IVar(1), IVar(2)), MkNot(MkEq(IVar(2), MkInt(5)))};
+  EXPECT_FALSE(EliminateUnreachableIntVariables(&pinned, [](const TermRef& v) { return v->ival == 1; }));
+  // ... but one bounded on one side only just goes.
+  EXPECT_TRUE(EliminateUnreachableIntVariables(&pinned, [](const TermRef&) { return false; }));
+  EXPECT_EQ(pinned.size(), 1u);
+}
+
+// Random satisfiable systems over live x0, x1 and unreachable x2, x3:
+// after elimination, exactly the same values of x0, x1 satisfy them.
+TEST(EliminationTest, EliminationKeepsExactlyTheSolutionsOfTheLiveVariables) {
+  std::mt19937_64 rng(11);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  auto side = [&]() -> TermRef {
+    TermRef v = IVar(pick(4));
+    switch (pick(3)) {
+      case 0:
+        return MkInt(pick(7) - 3);
+      case 1:
+        return MkAdd(v, MkInt(pick(5) - 2));
+      default:
+        return v;
+    }
+  };
+  auto live = [](const TermRef& v) { return v->ival < 2; };
+  int changed = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<TermRef> system;
+    for (int i = 0, n = 1 + pick(6); i < n; ++i)
+      system.push_back(pick(3) == 0 ? MkLe(side(), side()) : MkLt(side(), side()));
+    Solver solver;
+    if (solver.Check(system) != R::kSat) continue;
+    std::vector<TermRef> projected = system;
+    if (!EliminateUnreachableIntVariables(&projected, live)) continue;
+    ++changed;
+    std::string text;
+    for (const auto& c : system) text += TermToString(c) + "; ";
+    for (int x0 = -4; x0 <= 4; ++x0)
+      for (int x1 = -4; x1 <= 4; ++x1) {
+        std::vector<TermRef> a = system, b = projected;
+        for (auto* v : {&a, &b}) {
+          v->push_back(MkEq(IVar(0), MkInt(x0)));
+          v->push_back(MkEq(IVar(1), MkInt(x1)));
+        }
+        ASSERT_EQ(solver.Check(a), solver.Check(b)) << text << " at x0=" << x0 << " x1=" << x1;
+      }
+  }
+  EXPECT_GT(changed, 50);
 }
 
 }  // namespace
