@@ -15,6 +15,7 @@
 #include "engine/harness/executor.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 
@@ -26,22 +27,7 @@ namespace {
 const char kMemcachedLaunch[] = "/usr/bin/memcached -l 127.0.0.1 -p {port} -U 0 -u root -m 64";
 
 JobOptions Options(uint64_t seed, uint64_t steps) {
-  JobOptions o;
-  o.launch = kMemcachedLaunch;
-  o.adapter = "memcached";
-  o.exec.seed = seed;
-  o.exec.steps = steps;
-  o.exec.connections = 4;
-  o.exec.max_in_flight = 4;
-  return o;
-}
-
-std::string Describe(const JobResult& r) {
-  std::string s = absl::StrCat(OutcomeName(r.outcome), ": ", r.reason, "\n");
-  size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;
-  for (size_t i = from; i < r.trace.size(); ++i) absl::StrAppend(&s, check::ObservationToJson(r.trace[i]), "\n");
-  if (r.verdict.kind == check::Verdict::Kind::kReject) s += check::FormatVerdict(r.verdict);
-  return s;
+  return testing::JobOptionsFor(kMemcachedLaunch, "memcached", seed, steps);
 }
 
 bool MemcachedInstalled() { return ::access("/usr/bin/memcached", X_OK) == 0; }
@@ -57,7 +43,7 @@ TEST(RealServers, MemcachedPasses20SeedsOf2000StepsAt4Connections) {
     if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(seed, spec->ast.num_choice_sites);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
   }
 }
@@ -73,7 +59,7 @@ TEST(RealServers, MemcachedPassesPipelined) {
     o.exec.max_in_flight = 16;
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
   }
 }
@@ -113,7 +99,7 @@ TEST(RealServers, MemcachedRejectsSpecsThatAreWrongAboutIt) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       auto r = RunJob(*spec, Options(seed, 2000));
       ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->outcome, Outcome::kSafety) << w.what << ", seed " << seed << ": " << Describe(*r);
+      EXPECT_EQ(r->outcome, Outcome::kSafety) << w.what << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "engine/harness/executor.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 
@@ -21,22 +22,7 @@ namespace dualswarm::workers {
 namespace {
 
 JobOptions Options(const std::string& launch, const std::string& adapter, uint64_t seed, uint64_t steps) {
-  JobOptions o;
-  o.launch = launch;
-  o.adapter = adapter;
-  o.exec.seed = seed;
-  o.exec.steps = steps;
-  o.exec.connections = 4;
-  o.exec.max_in_flight = 4;
-  return o;
-}
-
-std::string Describe(const JobResult& r) {
-  std::string s = absl::StrCat(OutcomeName(r.outcome), ": ", r.reason, "\n");
-  size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;
-  for (size_t i = from; i < r.trace.size(); ++i) absl::StrAppend(&s, check::ObservationToJson(r.trace[i]), "\n");
-  if (r.verdict.kind == check::Verdict::Kind::kReject) s += check::FormatVerdict(r.verdict);
-  return s;
+  return testing::JobOptionsFor(launch, adapter, seed, steps);
 }
 
 void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& bin, const std::string& adapter,
@@ -59,7 +45,7 @@ void ExpectCorrectServerPasses(const std::string& spec_name, const std::string& 
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed)
         << "seed " << seed << ", branch order " << check::BranchOrderName(o.exec.checker.branch_order) << ", mask "
-        << o.exec.mask.ToString() << ": " << Describe(*r);
+        << o.exec.mask.ToString() << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->sent, steps);
     ASSERT_EQ(r->received, steps);
     total += r->sent;
@@ -109,7 +95,7 @@ gen request {
   o.response_timeout_ms = 200;
   auto r = RunJob(*spec, o);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->outcome, Outcome::kPassed) << Describe(*r);
+  EXPECT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
   EXPECT_EQ(r->received, 24u);
   // The checker really was slower than the timeout between observations.
   EXPECT_GT(r->stats.check_seconds, 2.0);
@@ -138,7 +124,7 @@ bool CatchMutant(const std::string& spec_name, const std::string& bin, const std
                       " requests, ", absl::StrFormat("%.2f", secs), " s\n");
       return true;
     }
-    EXPECT_EQ(r->outcome, Outcome::kPassed) << Describe(*r);
+    EXPECT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
     if (secs > 60) {
       ADD_FAILURE() << "mutant " << mutant << " of " << bin << " survived " << seed << " seeds (60 s)";
       return true;
@@ -221,7 +207,7 @@ TEST(RealServers, NginxWebdavDeparturesFromRfc9110AreFound) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     auto r = RunJob(spec, Options(launch, "http", seed, 2000));
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kSafety) << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->verdict.kind, check::Verdict::Kind::kReject);
     ASSERT_FALSE(r->verdict.reasons.empty());
     // Every finding is one of the two documented ones: a precondition nginx
@@ -234,7 +220,7 @@ TEST(RealServers, NginxWebdavDeparturesFromRfc9110AreFound) {
       documented |= t.find("expects 412") != std::string::npos || t.find("expects 304") != std::string::npos ||
                     t.find("fresh@") != std::string::npos || reason.field == "body" || reason.field == "status";
     }
-    EXPECT_TRUE(documented) << Describe(*r);
+    EXPECT_TRUE(documented) << testing::DescribeJobResult(*r);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "engine/check/checker.h"
 #include "engine/harness/executor.h"
 #include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
 #include "tests/common/processes.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
@@ -21,22 +22,7 @@ namespace {
 const char kRedisLaunch[] = "/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1";
 
 JobOptions Options(const std::string& launch, uint64_t seed, uint64_t steps) {
-  JobOptions o;
-  o.launch = launch;
-  o.adapter = "resp";
-  o.exec.seed = seed;
-  o.exec.steps = steps;
-  o.exec.connections = 4;
-  o.exec.max_in_flight = 4;
-  return o;
-}
-
-std::string Describe(const JobResult& r) {
-  std::string s = absl::StrCat(OutcomeName(r.outcome), ": ", r.reason, "\n");
-  size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;
-  for (size_t i = from; i < r.trace.size(); ++i) absl::StrAppend(&s, check::ObservationToJson(r.trace[i]), "\n");
-  if (r.verdict.kind == check::Verdict::Kind::kReject) s += check::FormatVerdict(r.verdict);
-  return s;
+  return testing::JobOptionsFor(launch, "resp", seed, steps);
 }
 
 std::string RefResp(int mutant) { return absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir} --mutant ", mutant); }
@@ -73,7 +59,7 @@ TEST(RealServers, RedisPassesPipelined) {
     o.exec.max_in_flight = 16;
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
   }
 }
@@ -85,7 +71,7 @@ TEST(ReferenceServers, CorrectRespAcceptedFor20Seeds) {
     if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(seed, spec->ast.num_choice_sites);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << Describe(*r);
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
   }
 }
@@ -98,7 +84,8 @@ TEST(ReferenceServers, EveryRespMutantIsFound) {
     for (uint64_t seed = 1; seed <= 5; ++seed) {
       auto r = RunJob(spec, Options(RefResp(mutant), seed, 2000));
       ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->outcome, Outcome::kSafety) << "mutant " << mutant << ", seed " << seed << ": " << Describe(*r);
+      EXPECT_EQ(r->outcome, Outcome::kSafety)
+          << "mutant " << mutant << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
     }
   }
 }

@@ -1,0 +1,42 @@
+// Test helper for tests that run one job in-process (workers::RunJob)
+// against a launched system under test: the job options most of them use,
+// and a readable account of a result for assertion messages (outcome,
+// reason, the last 12 observations, and the rejection when there is one).
+// Header-only.
+#ifndef DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
+#define DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
+#include "engine/check/observation.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::testing {
+
+// `steps` requests over 4 connections with 4 in flight, from `seed`.
+inline workers::JobOptions JobOptionsFor(const std::string& launch, const std::string& adapter, uint64_t seed,
+                                         uint64_t steps) {
+  workers::JobOptions o;
+  o.launch = launch;
+  o.adapter = adapter;
+  o.exec.seed = seed;
+  o.exec.steps = steps;
+  o.exec.connections = 4;
+  o.exec.max_in_flight = 4;
+  return o;
+}
+
+inline std::string DescribeJobResult(const workers::JobResult& r) {
+  std::string s = absl::StrCat(workers::OutcomeName(r.outcome), ": ", r.reason, "\n");
+  size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;
+  for (size_t i = from; i < r.trace.size(); ++i) absl::StrAppend(&s, check::ObservationToJson(r.trace[i]), "\n");
+  if (r.verdict.kind == check::Verdict::Kind::kReject) s += check::FormatVerdict(r.verdict);
+  return s;
+}
+
+}  // namespace dualswarm::testing
+
+#endif  // DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
