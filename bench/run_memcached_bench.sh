@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The memcached adapter's numbers for bench/RESULTS.md, through the CLI as a
+# user runs it (build/dualswarm, Debian's memcached): throughput at 4
+# connections with 4 and 16 requests in flight, with all commands and with a
+# random feature mask per seed (--swarm; masks that switch off `gets` keep
+# cas uniques symbolic), SEEDS seeds x STEPS requests, median and slowest.
+# Prints a Markdown section.
+# Usage: bash bench/run_memcached_bench.sh   (SEEDS=5 STEPS=20000 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SEEDS=${SEEDS:-5}
+STEPS=${STEPS:-20000}
+CLI=build/dualswarm
+MEMCACHED="/usr/bin/memcached -l 127.0.0.1 -p {port} -U 0 -u root -m 64"
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after|INCONCLUSIVE|inconclusive" | tail -1; }
+
+echo "## memcached adapter"
+echo
+echo "Command: \`bash bench/run_memcached_bench.sh\` (SEEDS=$SEEDS, STEPS=$STEPS; build/ is $(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' build/CMakeCache.txt))"
+echo
+echo "* Date: $(date -u '+%Y-%m-%d %H:%M:%S') UTC; machine: nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD); $(/usr/bin/memcached -V)"
+echo
+echo "### Throughput against memcached (specs/memcached.dspec, 4 connections, $STEPS requests, $SEEDS seeds)"
+echo
+echo "| requests in flight | feature mask | passed | median requests/s (sent, answered and checked) | slowest requests/s |"
+echo "|---:|---|---:|---:|---:|"
+for inflight in 4 16; do
+  for mask in none swarm; do
+    lines=$(for s in $(seq 1 "$SEEDS"); do
+      extra=""
+      [ "$mask" = swarm ] && extra="--swarm"
+      $CLI test --spec specs/memcached.dspec --launch "$MEMCACHED" --steps "$STEPS" --connections 4 \
+        --max-in-flight "$inflight" --seed "$s" --no-shrink $extra 2>&1 | last_line || true
+    done)
+    passed=$(echo "$lines" | grep -c "PASSED" || true)
+    rates=$(echo "$lines" | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p')
+    echo "| $inflight | $mask | $passed/$SEEDS | $(echo "$rates" | median) | $(echo "$rates" | sort -g | head -1) |"
+  done
+done
