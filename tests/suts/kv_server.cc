@@ -77,15 +77,12 @@ struct ConnState {
   std::unordered_map<std::string, std::string> seen;
 };
 
-class KvServer : public dsut::Handler {
+class KvServer : public dsut::PerConnectionHandler<ConnState> {
  public:
   explicit KvServer(int mutant) : m_(mutant) {}
 
-  void OnOpen(dsut::Conn& c) override { conns_[c.id]; }
-  void OnClose(dsut::Conn& c) override { conns_.erase(c.id); }
-
   void OnInput(dsut::Conn& c) override {
-    ConnState& st = conns_[c.id];
+    ConnState& st = StateOf(c);
     size_t pos = 0;
     while (!c.close_after_flush) {
       size_t nl = c.in.find('\n', pos);
@@ -234,8 +231,7 @@ class KvServer : public dsut::Handler {
   }
 
   const int m_;
-  std::unordered_map<std::string, std::string> store_;  // canonical key -> canonical value
-  std::unordered_map<uint64_t, ConnState> conns_;
+  std::unordered_map<std::string, std::string> store_;     // canonical key -> canonical value
   std::optional<std::string> first_key_;                   // mutant 7
   std::unordered_map<std::string, std::string> snapshot_;  // mutant 3
   std::chrono::steady_clock::time_point snapshot_time_{};

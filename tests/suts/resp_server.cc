@@ -102,15 +102,12 @@ std::optional<int64_t> LenientInt(const std::string& s) {
   return v;
 }
 
-class RespServer : public dsut::Handler {
+class RespServer : public dsut::PerConnectionHandler<ConnState> {
  public:
   explicit RespServer(int mutant) : m_(mutant) {}
 
-  void OnOpen(dsut::Conn& c) override { conns_[c.id]; }
-  void OnClose(dsut::Conn& c) override { conns_.erase(c.id); }
-
   void OnInput(dsut::Conn& c) override {
-    ConnState& st = conns_[c.id];
+    ConnState& st = StateOf(c);
     size_t pos = 0;
     while (!c.close_after_flush) {
       std::vector<std::string> args;
@@ -296,7 +293,6 @@ class RespServer : public dsut::Handler {
 
   const int m_;
   std::unordered_map<std::string, Value> store_;
-  std::unordered_map<uint64_t, ConnState> conns_;
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace dsut {
 
@@ -54,6 +55,21 @@ class Handler {
   // complete messages from the front of c.in and append replies to c.out.
   virtual void OnInput(Conn& c) = 0;
   virtual void OnClose(Conn& c) {}
+};
+
+// A Handler that keeps a `State` per open connection (made on open,
+// dropped on close), for protocols whose connections remember something.
+template <typename State>
+class PerConnectionHandler : public Handler {
+ public:
+  void OnOpen(Conn& c) override { states_[c.id]; }
+  void OnClose(Conn& c) override { states_.erase(c.id); }
+
+ protected:
+  State& StateOf(const Conn& c) { return states_[c.id]; }
+
+ private:
+  std::unordered_map<uint64_t, State> states_;  // by Conn::id
 };
 
 // Runs the server until SIGTERM/SIGINT. Returns the process exit status.

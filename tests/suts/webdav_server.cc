@@ -320,7 +320,7 @@ struct ParseError {
   std::string why;
 };
 
-class WebdavServer : public dsut::Handler {
+class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
  public:
   explicit WebdavServer(int mutant) : m_(mutant) {
     std::random_device rd;
@@ -329,11 +329,8 @@ class WebdavServer : public dsut::Handler {
     etag_prefix_ = buf;
   }
 
-  void OnOpen(dsut::Conn& c) override { conns_[c.id]; }
-  void OnClose(dsut::Conn& c) override { conns_.erase(c.id); }
-
   void OnInput(dsut::Conn& c) override {
-    ConnState& st = conns_[c.id];
+    ConnState& st = StateOf(c);
     size_t pos = 0;                  // consumed prefix of c.in
     std::vector<std::string> batch;  // mutant 30: this read's responses
     int handled = 0;
@@ -894,7 +891,6 @@ class WebdavServer : public dsut::Handler {
   uint64_t etag_counter_ = 0;
   uint64_t requests_ = 0;
   std::unordered_map<std::string, File> files_;
-  std::unordered_map<uint64_t, ConnState> conns_;
   // Mutant 18.
   std::unordered_map<std::string, std::string> snapshot_;
   std::chrono::steady_clock::time_point snapshot_time_{};
