@@ -2,7 +2,9 @@
 // a free loopback port) must pass specs/memcached.dspec for 20 seeds of
 // 2,000 steps at 4 connections and when pipelined, and four specs that are
 // each wrong about one documented behaviour (protocol.txt) must be
-// rejected by the same server, so these runs can fail.
+// rejected by the same server, so these runs can fail. The reference
+// server (tests/suts/memcached_server.cc) must pass when correct and be
+// caught in each of its mutants.
 #include <unistd.h>
 
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
+#include "tests/common/processes.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 
@@ -32,20 +35,30 @@ JobOptions Options(uint64_t seed, uint64_t steps) {
 
 bool MemcachedInstalled() { return ::access("/usr/bin/memcached", X_OK) == 0; }
 
-// memcached documents every reply the spec expects (docs/real-servers.md),
-// so no finding may appear. Every other seed with a random feature mask.
-TEST(RealServers, MemcachedPasses20SeedsOf2000StepsAt4Connections) {
-  ASSERT_TRUE(MemcachedInstalled()) << "memcached is installed by scripts/setup.sh";
+// 20 seeds of 2,000 steps at 4 connections, every other seed with a random
+// feature mask: each must pass.
+void ExpectPasses20Seeds(const std::string& launch) {
   auto spec = Shipped("memcached.dspec");
   ASSERT_NE(spec, nullptr);
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    JobOptions o = Options(seed, 2000);
+    JobOptions o = testing::JobOptionsFor(launch, "memcached", seed, 2000);
     if (seed % 2 == 1) o.exec.mask = harness::FeatureMask::Random(seed, spec->ast.num_choice_sites);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
   }
+}
+
+std::string RefMemcached(int mutant) {
+  return absl::StrCat(DS_REF_MEMCACHED, " --port {port} --dir {dir} --mutant ", mutant);
+}
+
+// memcached documents every reply the spec expects (docs/real-servers.md),
+// so no finding may appear.
+TEST(RealServers, MemcachedPasses20SeedsOf2000StepsAt4Connections) {
+  ASSERT_TRUE(MemcachedInstalled()) << "memcached is installed by scripts/setup.sh";
+  ExpectPasses20Seeds(kMemcachedLaunch);
 }
 
 // 16 requests in flight over 4 connections: memcached answers each
@@ -102,6 +115,35 @@ TEST(RealServers, MemcachedRejectsSpecsThatAreWrongAboutIt) {
       EXPECT_EQ(r->outcome, Outcome::kSafety) << w.what << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
     }
   }
+}
+
+TEST(ReferenceServers, CorrectMemcachedAcceptedFor20Seeds) { ExpectPasses20Seeds(RefMemcached(0)); }
+
+// Each mutant is a safety finding within 2,000 steps for every one of 5
+// seeds (they are found in tens of requests).
+TEST(ReferenceServers, EveryMemcachedMutantIsFound) {
+  auto spec = Shipped("memcached.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (int mutant = 1; mutant <= 4; ++mutant) {
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      auto r = RunJob(spec, testing::JobOptionsFor(RefMemcached(mutant), "memcached", seed, 2000));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->outcome, Outcome::kSafety)
+          << "mutant " << mutant << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
+    }
+  }
+}
+
+// A finding through the CLI is shrunk: the reused cas unique comes down to
+// a few requests around a gets.
+TEST(ReferenceServers, ReusedCasUniqueIsShrunkByTheCli) {
+  auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec",
+                                std::string(DUALSWARM_SOURCE_DIR) + "/specs/memcached.dspec", "--launch",
+                                RefMemcached(1), "--seed", "1", "--steps", "2000", "--shrink-time", "20"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("safety"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("<== REJECTED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"gets\""), std::string::npos) << r.out;
 }
 
 }  // namespace
