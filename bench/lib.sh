@@ -72,3 +72,27 @@ bench_wait_quiet() {
     waited=$((waited + 5))
   done
 }
+
+# The CLI benchmarks (run_resp_bench.sh, run_memcached_bench.sh) run
+# build/dualswarm as a user does.
+# bench_median: the median of the numbers on stdin ("-" for none).
+bench_median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# bench_last_line: the verdict line of `dualswarm test` output on stdin.
+bench_last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after|INCONCLUSIVE|inconclusive" | tail -1; }
+# bench_mutant_rows SPEC SERVER MUTANTS...: one Markdown row per mutant of
+# reference server SERVER (tests/suts binary name): seeds 1-20 of up to 2000
+# requests at 4 connections, --no-shrink; found, requests and tester seconds.
+bench_mutant_rows() {
+  local spec=$1 server=$2 m lines found reqs secs
+  shift 2
+  for m in "$@"; do
+    lines=$(for s in $(seq 1 20); do
+      build/dualswarm test --spec "$spec" --launch "build/tests/suts/$server --port {port} --dir {dir} --mutant $m" \
+        --steps 2000 --seed "$s" --no-shrink 2>&1 | bench_last_line || true
+    done)
+    found=$(echo "$lines" | grep -c "safety after" || true)
+    reqs=$(echo "$lines" | sed -n 's/.*safety after \([0-9]*\) requests.*/\1/p')
+    secs=$(echo "$lines" | sed -n 's/.*safety after [0-9]* requests (seed [0-9]*, \([0-9.]*\) s).*/\1/p')
+    echo "| $m | $found/20 | $(echo "$reqs" | bench_median) | $(echo "$reqs" | sort -g | tail -1) | $(echo "$secs" | bench_median) | $(echo "$secs" | sort -g | tail -1) |"
+  done
+}

@@ -4,16 +4,16 @@
 # connections with 4 and 16 requests in flight, with all commands and with a
 # random feature mask per seed (--swarm; masks that switch off `gets` keep
 # cas uniques symbolic), SEEDS seeds x STEPS requests, median and slowest.
-# Prints a Markdown section.
+# For each ds-ref-memcached mutant: the requests and tester seconds to the
+# finding over 20 seeds (--no-shrink). Prints a Markdown section.
 # Usage: bash bench/run_memcached_bench.sh   (SEEDS=5 STEPS=20000 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 SEEDS=${SEEDS:-5}
 STEPS=${STEPS:-20000}
 CLI=build/dualswarm
 MEMCACHED="/usr/bin/memcached -l 127.0.0.1 -p {port} -U 0 -u root -m 64"
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after|INCONCLUSIVE|inconclusive" | tail -1; }
 
 echo "## memcached adapter"
 echo
@@ -31,10 +31,16 @@ for inflight in 4 16; do
       extra=""
       [ "$mask" = swarm ] && extra="--swarm"
       $CLI test --spec specs/memcached.dspec --launch "$MEMCACHED" --steps "$STEPS" --connections 4 \
-        --max-in-flight "$inflight" --seed "$s" --no-shrink $extra 2>&1 | last_line || true
+        --max-in-flight "$inflight" --seed "$s" --no-shrink $extra 2>&1 | bench_last_line || true
     done)
     passed=$(echo "$lines" | grep -c "PASSED" || true)
     rates=$(echo "$lines" | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p')
-    echo "| $inflight | $mask | $passed/$SEEDS | $(echo "$rates" | median) | $(echo "$rates" | sort -g | head -1) |"
+    echo "| $inflight | $mask | $passed/$SEEDS | $(echo "$rates" | bench_median) | $(echo "$rates" | sort -g | head -1) |"
   done
 done
+echo
+echo "### ds-ref-memcached mutants (20 seeds each, 4 connections, up to 2000 requests, --no-shrink)"
+echo
+echo "| mutant | found | median requests | max requests | median tester s | max tester s |"
+echo "|---:|---:|---:|---:|---:|---:|"
+bench_mutant_rows specs/memcached.dspec ds-ref-memcached 1 2 3 4

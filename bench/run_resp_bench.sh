@@ -8,12 +8,11 @@
 # Usage: bash bench/run_resp_bench.sh   (SEEDS=5 STEPS=20000 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 SEEDS=${SEEDS:-5}
 STEPS=${STEPS:-20000}
 CLI=build/dualswarm
 REDIS="/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1"
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after" | tail -1; }
 
 echo "## resp adapter"
 echo
@@ -28,22 +27,13 @@ echo "|---:|---:|"
 for inflight in 4 16; do
   rates=$(for s in $(seq 1 "$SEEDS"); do
     $CLI test --spec specs/redis.dspec --launch "$REDIS" --steps "$STEPS" --connections 4 --max-in-flight "$inflight" \
-      --seed "$s" 2>&1 | last_line | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p'
+      --seed "$s" 2>&1 | bench_last_line | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p'
   done)
-  echo "| $inflight | $(echo "$rates" | median) |"
+  echo "| $inflight | $(echo "$rates" | bench_median) |"
 done
 echo
 echo "### ds-ref-resp mutants (20 seeds each, 4 connections, up to 2000 requests, --no-shrink)"
 echo
 echo "| mutant | found | median requests | max requests | median tester s | max tester s |"
 echo "|---:|---:|---:|---:|---:|---:|"
-for m in 1 2 3 4; do
-  lines=$(for s in $(seq 1 20); do
-    $CLI test --spec specs/redis.dspec --launch "build/tests/suts/ds-ref-resp --port {port} --dir {dir} --mutant $m" \
-      --steps 2000 --seed "$s" --no-shrink 2>&1 | last_line || true
-  done)
-  found=$(echo "$lines" | grep -c "safety after" || true)
-  reqs=$(echo "$lines" | sed -n 's/.*safety after \([0-9]*\) requests.*/\1/p')
-  secs=$(echo "$lines" | sed -n 's/.*safety after [0-9]* requests (seed [0-9]*, \([0-9.]*\) s).*/\1/p')
-  echo "| $m | $found/20 | $(echo "$reqs" | median) | $(echo "$reqs" | sort -g | tail -1) | $(echo "$secs" | median) | $(echo "$secs" | sort -g | tail -1) |"
-done
+bench_mutant_rows specs/redis.dspec ds-ref-resp 1 2 3 4
