@@ -199,6 +199,10 @@ class SwarmTest : public ::testing::Test {
     return run;
   }
 
+  // Defined below, next to the tests that use it.
+  void ExpectRealPassesAndMutantIsShrunk(const std::string& spec_file, const std::string& adapter,
+                                         const std::string& real, const std::string& mutant);
+
   std::string WorkerLogs() {
     std::string out;
     for (const auto& w : workers_) absl::StrAppend(&out, "--- ", w.log, "\n", Slurp(w.log));
@@ -360,19 +364,17 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
   EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
 }
 
-// Targets with the resp adapter run in the service like HTTP ones: Debian's
-// redis-server passes specs/redis.dspec, and the reference RESP server's lost
-// INCR (tests/suts/MUTANTS.md, ds-ref-resp 1) is a finding, shrunk.
-TEST_F(SwarmTest, RespTargetsRunInTheService) {
-  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+// Targets with the resp and memcached adapters run in the service like HTTP
+// ones: the real server passes its spec, and a reference server's mutant
+// (tests/suts/MUTANTS.md) is a finding, shrunk.
+void SwarmTest::ExpectRealPassesAndMutantIsShrunk(const std::string& spec_file, const std::string& adapter,
+                                                  const std::string& real, const std::string& mutant) {
   StartWorker("w1", 2);
-  std::string spec = PushSpec("specs/redis.dspec");
-  int64_t redis = AddTarget("redis", "/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1",
-                            10000, "resp");
-  int64_t lost_incr =
-      AddTarget("resp-mutant-1", absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir} --mutant 1"), 10000, "resp");
-  v1::Run pass = WaitRun(Submit(spec, redis, 4, 2000).id(), seconds(90));
-  v1::Run fail = WaitRun(Submit(spec, lost_incr, 2, 2000).id(), seconds(120));
+  std::string spec = PushSpec(spec_file);
+  int64_t real_target = AddTarget(adapter + "-real", real, 10000, adapter);
+  int64_t mutant_target = AddTarget(adapter + "-mutant", mutant, 10000, adapter);
+  v1::Run pass = WaitRun(Submit(spec, real_target, 4, 2000).id(), seconds(90));
+  v1::Run fail = WaitRun(Submit(spec, mutant_target, 2, 2000).id(), seconds(120));
   ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
   EXPECT_EQ(pass.counts().passed(), 4);
   ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
@@ -382,6 +384,22 @@ TEST_F(SwarmTest, RespTargetsRunInTheService) {
   EXPECT_EQ(f.kind(), v1::VERDICT_KIND_SAFETY);
   ASSERT_GE(f.counterexamples_size(), 1);
   EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
+}
+
+// redis-server, and ds-ref-resp 1 (lost INCR).
+TEST_F(SwarmTest, RespTargetsRunInTheService) {
+  ASSERT_EQ(::access("/usr/bin/redis-server", X_OK), 0) << "redis-server is installed by scripts/setup.sh";
+  ExpectRealPassesAndMutantIsShrunk("specs/redis.dspec", "resp",
+                                    "/usr/bin/redis-server --save '' --appendonly no --port {port} --bind 127.0.0.1",
+                                    absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir} --mutant 1"));
+}
+
+// memcached, and ds-ref-memcached 1 (cas unique reused).
+TEST_F(SwarmTest, MemcachedTargetsRunInTheService) {
+  ASSERT_EQ(::access("/usr/bin/memcached", X_OK), 0) << "memcached is installed by scripts/setup.sh";
+  ExpectRealPassesAndMutantIsShrunk("specs/memcached.dspec", "memcached",
+                                    "/usr/bin/memcached -l 127.0.0.1 -p {port} -U 0 -u root -m 64",
+                                    absl::StrCat(DS_REF_MEMCACHED, " --port {port} --dir {dir} --mutant 1"));
 }
 
 // A spec handler that computes for ever (exponential recursion) held a
