@@ -116,38 +116,51 @@ class System {
   std::vector<Edge> edges_;
 };
 
-enum class Parsed { kOk, kContradiction, kNotDifferenceLogic };
-
 struct Disequality {
   Side a, b;
 };
 
+// p - q <= k.
+struct Le {
+  Side p, q;
+  __int128 k;
+};
+
+// Reads comparison `c` as one or two `<=` (appended to *les) or as a
+// disequality (*diseq); false when it is no comparison of the kind this
+// file decides. The one place that knows how each operator reads.
+bool ParseComparison(const TermRef& c, std::vector<Le>* les, std::optional<Disequality>* diseq) {
+  const bool negated = c->op == TermOp::kNot;
+  const TermRef& atom = negated ? c->args[0] : c;
+  const TermOp op = atom->op;
+  if (op != TermOp::kLt && op != TermOp::kLe && op != TermOp::kEq) return false;
+  Side a, b;
+  if (!ParseSide(atom->args[0], &a) || !ParseSide(atom->args[1], &b)) return false;
+  if (op == TermOp::kEq && negated) {
+    *diseq = Disequality{a, b};
+  } else if (op == TermOp::kEq) {
+    les->push_back({a, b, 0});
+    les->push_back({b, a, 0});
+  } else if (!negated) {
+    les->push_back({a, b, op == TermOp::kLt ? -1 : 0});  // a < b: a - b <= -1
+  } else {
+    les->push_back({b, a, op == TermOp::kLt ? 0 : -1});  // !(a < b): b - a <= 0
+  }
+  return true;
+}
+
+enum class Parsed { kOk, kContradiction, kNotDifferenceLogic };
+
 // Adds `c` to the system, or to `diseqs` when it is `a != b`.
 Parsed AddLiteral(const TermRef& c, System* sys, std::vector<Disequality>* diseqs) {
-  bool negated = false;
-  const TermRef* atom = &c;
   if (c->op == TermOp::kConstBool) return c->ival ? Parsed::kOk : Parsed::kContradiction;
-  if (c->op == TermOp::kNot) {
-    negated = true;
-    atom = &c->args[0];
-  }
-  const TermOp op = (*atom)->op;
-  if (op != TermOp::kLt && op != TermOp::kLe && op != TermOp::kEq) return Parsed::kNotDifferenceLogic;
-  Side a, b;
-  if (!ParseSide((*atom)->args[0], &a) || !ParseSide((*atom)->args[1], &b)) return Parsed::kNotDifferenceLogic;
-  if (op == TermOp::kEq && negated) {
-    diseqs->push_back({a, b});
-    return Parsed::kOk;
-  }
-  bool ok;
-  if (op == TermOp::kEq) {
-    ok = sys->AddLe(a, b, 0) && sys->AddLe(b, a, 0);
-  } else if (!negated) {
-    ok = sys->AddLe(a, b, op == TermOp::kLt ? -1 : 0);  // a < b: a - b <= -1
-  } else {
-    ok = sys->AddLe(b, a, op == TermOp::kLt ? 0 : -1);  // !(a < b): b - a <= 0
-  }
-  return ok ? Parsed::kOk : Parsed::kContradiction;
+  std::vector<Le> les;
+  std::optional<Disequality> diseq;
+  if (!ParseComparison(c, &les, &diseq)) return Parsed::kNotDifferenceLogic;
+  if (diseq.has_value()) diseqs->push_back(*diseq);
+  for (const Le& le : les)
+    if (!sys->AddLe(le.p, le.q, le.k)) return Parsed::kContradiction;
+  return Parsed::kOk;
 }
 
 // Satisfiability of `sys` together with `diseqs`: a model of the system
@@ -195,23 +208,10 @@ int64_t IdOf(const Side& s) { return s.has_var ? s.var : kZero; }
 
 // The bounds of comparison `c` (no `!=`); false when it is not one.
 bool BoundsOf(const TermRef& c, size_t source, std::vector<Bound>* out) {
-  bool negated = c->op == TermOp::kNot;
-  const TermRef& atom = negated ? c->args[0] : c;
-  const TermOp op = atom->op;
-  if (op != TermOp::kLt && op != TermOp::kLe && (op != TermOp::kEq || negated)) return false;
-  Side a, b;
-  if (!ParseSide(atom->args[0], &a) || !ParseSide(atom->args[1], &b)) return false;
-  auto le = [&](const Side& p, const Side& q, __int128 k) {  // p - q <= k
-    out->push_back({IdOf(p), IdOf(q), k - p.offset + q.offset, source});
-  };
-  if (op == TermOp::kEq) {
-    le(a, b, 0);
-    le(b, a, 0);
-  } else if (!negated) {
-    le(a, b, op == TermOp::kLt ? -1 : 0);
-  } else {
-    le(b, a, op == TermOp::kLt ? 0 : -1);
-  }
+  std::vector<Le> les;
+  std::optional<Disequality> diseq;
+  if (!ParseComparison(c, &les, &diseq) || diseq.has_value()) return false;
+  for (const Le& le : les) out->push_back({IdOf(le.p), IdOf(le.q), le.k - le.p.offset + le.q.offset, source});
   return true;
 }
 
