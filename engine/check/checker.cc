@@ -158,6 +158,8 @@ CheckerStats Checker::stats() const {
     s.handler_runs += x.handler_runs;
     s.steps_reused += x.steps_reused;
     s.inert_steps_skipped += x.inert_steps_skipped;
+    s.probes += x.probes;
+    s.probe_rejections += x.probe_rejections;
     s.explanations += x.explanations;
     s.backtracks += x.backtracks;
     s.memo_hits += x.memo_hits;
@@ -294,6 +296,7 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
                     ",\"handler_runs\":", stats->handler_runs, ",\"steps_reused\":", stats->steps_reused,
                     ",\"inert_steps_skipped\":", stats->inert_steps_skipped, ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
+                    ",\"probes\":", stats->probes, ",\"probe_rejections\":", stats->probe_rejections,
                     ",\"memo_entries\":", stats->memo_entries, ",\"max_frontier\":", stats->max_frontier_seen,
                     ",\"solver_checks\":", stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
                     ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":", stats->check_seconds,

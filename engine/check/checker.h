@@ -67,6 +67,10 @@ struct CheckerOptions {
   // Polled with the time bound: once set, checking stops (kInconclusive,
   // "interrupted"), so a signal is obeyed however long one observation takes.
   const std::atomic<bool>* cancel = nullptr;
+  // Work (memo lookups) the search may spend without explaining a further
+  // observation before it runs the crashed-request probe (search.h); each
+  // probe doubles it. 0 = never probe (to compare verdicts).
+  uint64_t probe_after_work = 10'000;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;
@@ -101,9 +105,11 @@ struct CheckerStats {
   uint64_t inert_steps_skipped = 0;  // optional requests not taken: nothing changes (search.cc)
   uint64_t explanations = 0;         // candidate explanations examined
   uint64_t backtracks = 0;
-  uint64_t memo_hits = 0;   // explanations not explored again (seen or dominated)
-  size_t memo_entries = 0;  // keys the memo holds now
-  size_t frontier = 0;      // live alternatives now
+  uint64_t memo_hits = 0;         // explanations not explored again (seen or dominated)
+  uint64_t probes = 0;            // crashed-request probes run (search.h)
+  uint64_t probe_rejections = 0;  // of them, the ones that decided the verdict
+  size_t memo_entries = 0;        // keys the memo holds now
+  size_t frontier = 0;            // live alternatives now
   size_t max_frontier_seen = 0;
   size_t partitions = 0;  // independent parts checked (see `partition`)
   sym::SolverStats solver;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,13 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
       steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
+  probe_after_ = opts.probe_after_work;
+}
+
+void Search::BecomeProbe(uint64_t max_work) {
+  is_probe_ = true;
+  max_work_ = max_work;
+  probe_after_ = 0;
 }
 
 void Search::Append(Observation o, int ch) {
@@ -103,15 +111,20 @@ void Search::Append(Observation o, int ch) {
   }
   obs_.push_back(std::move(o));
   obs_channel_.push_back(ch);
+  key_channels_at_ = kNoClose;  // what the channels' keys depend on changed
   ++st_.observations;
 }
 
 // ---- The memo key ----------------------------------------------------------
 
-// A channel is optional at an observation when it was closed before it with
-// requests left unanswered: nothing the server does with them can be seen.
+// A channel is optional at an observation when the trace shows it closed
+// with requests left unanswered and no response on it from that
+// observation on (closed before it, or later with nothing received in
+// between): nothing the server does with those requests can be seen.
 bool Search::IsOptional(size_t ch, size_t at_obs) const {
-  return closed_at_[ch] < at_obs && static_cast<size_t>(answered_[ch]) < log_.per_channel[ch].size();
+  if (closed_at_[ch] == kNoClose || static_cast<size_t>(answered_[ch]) >= log_.per_channel[ch].size()) return false;
+  const auto& received = received_at_[ch];
+  return received.empty() || received.back() < at_obs;
 }
 
 // Whether request `consumed` of channel `ch` is the last one of a channel
@@ -146,19 +159,21 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
     it->second = absl::HashOf(it->second, o.msg.Hash());
   });
   std::sort(owed.begin(), owed.end());
+  const std::vector<size_t>& channels = KeyChannels(at_obs);
+  for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
+    if (!std::binary_search(channels.begin(), channels.end(), ch)) h = absl::HashOf(h, ch, what);
   auto next_owed = owed.begin();
-  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
+  for (const size_t ch : channels) {
     const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
     while (next_owed != owed.end() && next_owed->first < ch) ++next_owed;
     const bool owes = next_owed != owed.end() && next_owed->first == ch;
     const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
-    if (closed_at_[ch] < at_obs) {
-      if (!IsOptional(ch, at_obs)) continue;
+    if (IsOptional(ch, at_obs)) {
       if (may_decline && left <= 1) {
         if (left == 0) k.settled.push_back(SettledName(ch));
         continue;
       }
-      // Nothing is owed on a closed channel; the count always counts here
+      // Nothing owed here can be observed; the count always counts here
       // (a count of 0 must not look like the "one left" that is omitted).
       h = absl::HashOf(h, ch, c);
       continue;
@@ -170,6 +185,23 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
   std::sort(k.settled.begin(), k.settled.end());
   k.base = h;
   return k;
+}
+
+// The channels a key at `at_obs` depends on: those with a request sent
+// before it, less those closed before it with every request answered
+// (consumed = sent in every explanation). Kept for the last `at_obs` asked:
+// a frame looks up many keys at one observation.
+const std::vector<size_t>& Search::KeyChannels(size_t at_obs) const {
+  if (key_channels_at_ == at_obs) return key_channels_;
+  key_channels_.clear();
+  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
+    const auto& requests = log_.per_channel[ch];
+    if (requests.empty() || requests.front().obs_index >= at_obs) continue;
+    if (closed_at_[ch] < at_obs && !IsOptional(ch, at_obs)) continue;
+    key_channels_.push_back(ch);
+  }
+  key_channels_at_ = at_obs;
+  return key_channels_;
 }
 
 // How an exhausted optional channel appears in a key's settled set: by
@@ -213,6 +245,7 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
 }
 
 bool Search::Seen(const Explanation& e, size_t at_obs) {
+  ++work_;
   if (!opts_.use_memo) return false;
   if (!memo_.SeenOrInsert(KeyOf(e, at_obs))) return false;
   ++st_.memo_hits;
@@ -422,7 +455,9 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
   c.consumed = p.consumed;
   c.owed = p.owed;
   c.EnsureChannels(log_.per_channel.size());
-  ++c.consumed[static_cast<size_t>(d)];
+  // A probe takes a crashed client's request and leaves it to be taken again.
+  if (!is_probe_ || !IsLastOfOptional(static_cast<size_t>(d), p.consumed[static_cast<size_t>(d)], at_obs))
+    ++c.consumed[static_cast<size_t>(d)];
   c.next_fresh = step.next_fresh;
   c.history = std::make_shared<const History>(History{r.label, p.history});
   for (const auto& send : step.sends) {
@@ -503,6 +538,8 @@ void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, 
 }
 
 absl::Status Search::CheckBounds(const Observation& o) const {
+  if (max_work_ && work_ > max_work_)
+    return absl::ResourceExhaustedError(absl::StrCat("probe budget exceeded (", max_work_, " memo lookups)"));
   if (frontier_ > opts_.max_frontier)
     return absl::ResourceExhaustedError(absl::StrCat("frontier bound exceeded: more than ", opts_.max_frontier,
                                                      " live explanations while explaining trace line ", o.line,
@@ -553,6 +590,11 @@ bool Search::Enter(size_t i) {
 // space is exhausted.
 absl::StatusOr<bool> Search::Backtrack() {
   while (!stack_.empty()) {
+    if (ProbeDue()) {
+      auto rejected = ProbeRejects();
+      if (!rejected.ok()) return rejected.status();
+      if (*rejected) return false;
+    }
     Frame& top = stack_.back();
     Explanation cand;
     auto found = NextCandidate(top, &cand);
@@ -570,6 +612,7 @@ absl::StatusOr<bool> Search::Backtrack() {
 
 void Search::Advance() {
   while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size()) {
+    NoteProgress();
     const size_t i = next_obs_;
     switch (obs_[i].kind) {
       case Observation::Kind::kSent:
@@ -588,6 +631,71 @@ void Search::Advance() {
     auto again = Backtrack();
     if (!again.ok()) return Fail(again.status());
     if (!*again) return Reject();
+  }
+}
+
+// ---- The crashed-request probe ---------------------------------------------
+
+void Search::NoteProgress() {
+  if (next_obs_ <= deepest_) return;
+  deepest_ = next_obs_;
+  work_at_deepest_ = work_;
+}
+
+// Whether the search has worked long enough without getting further, and
+// the observations are not all ones the last probe explained already.
+bool Search::ProbeDue() const {
+  return opts_.use_memo && probe_after_ > 0 && work_ - work_at_deepest_ >= probe_after_ &&
+         obs_.size() > probe_accepted_;
+}
+
+// Runs the probe over every observation so far; true when it rejects, and
+// then the search ends here with the probe's rejection. Its budget grows
+// with the trace and with each probe, as does the work before the next.
+absl::StatusOr<bool> Search::ProbeRejects() {
+  ++st_.probes;
+  auto model = MakeNetworkModel(model_->name());
+  if (!model.ok()) return model.status();
+  Search probe(spec_, opts_, std::move(*model), solver_, clock_);
+  probe.BecomeProbe(4 * probe_after_ + 200 * obs_.size());
+  for (size_t i = 0; i < obs_.size(); ++i) probe.Append(obs_[i], obs_channel_[i]);
+  probe.Advance();
+  st_.handler_runs += probe.st_.handler_runs;
+  st_.steps_reused += probe.st_.steps_reused;
+  work_at_deepest_ = work_;
+  probe_after_ *= 2;
+  switch (probe.verdict_.kind) {
+    case Verdict::Kind::kAccept:
+      probe_accepted_ = obs_.size();
+      return false;
+    case Verdict::Kind::kInconclusive:  // its budget, or the checker's time
+      if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
+      return false;
+    case Verdict::Kind::kSpecError:  // maybe only in what the probe adds
+      return false;
+    case Verdict::Kind::kReject:
+      break;
+  }
+  ++st_.probe_rejections;
+  AdoptReasons(probe.verdict_);
+  stack_.clear();
+  frontier_ = 0;
+  return true;
+}
+
+// The probe's rejection names an observation no explanation gets past;
+// its reasons are kept where their server order takes each request once
+// (an execution the exact search also knows).
+void Search::AdoptReasons(const Verdict& probe_verdict) {
+  if (probe_verdict.obs_index != furthest_) verdict_.reasons.clear();
+  furthest_ = probe_verdict.obs_index;
+  for (const DeathReason& r : probe_verdict.reasons) {
+    if (static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) break;
+    absl::flat_hash_set<int64_t> labels(r.server_order.begin(), r.server_order.end());
+    if (labels.size() != r.server_order.size()) continue;
+    bool dup = false;
+    for (const auto& x : verdict_.reasons) dup = dup || (x.text == r.text && x.server_order == r.server_order);
+    if (!dup) verdict_.reasons.push_back(r);
   }
 }
 

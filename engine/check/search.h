@@ -12,6 +12,14 @@
 // no explanation is explored twice at the same observation, whatever server
 // order led to it. docs/checker.md explains why this never changes a
 // verdict.
+//
+// When the search works long without explaining a further observation, it
+// runs a probe: a second search over the same observations in which the
+// last request of a closed, unanswered channel (a crashed client's request)
+// may be taken any number of times. The probe explains everything the exact
+// search explains, so when it rejects, the exact search would too; and it
+// needs no record of which such requests an explanation has used, which is
+// what makes rejecting histories with many crashed clients expensive.
 #ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
 #define DUALSWARM_ENGINE_CHECK_SEARCH_H_
 
@@ -63,6 +71,10 @@ class Search {
   // Explains the observations appended so far, as far as possible; sets
   // verdict() when they cannot all be explained or a bound is hit.
   void Advance();
+  // Makes this search the probe (see above): crashed requests are taken
+  // any number of times, and past `max_work` memo lookups it stops
+  // (kInconclusive). Call before the first Append.
+  void BecomeProbe(uint64_t max_work);
 
   const Verdict& verdict() const { return verdict_; }
   const CheckerStats& stats() const { return st_; }
@@ -86,6 +98,7 @@ class Search {
   };
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
+  const std::vector<size_t>& KeyChannels(size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
   bool IsConnection(const ir::Value& conn) const;
@@ -112,6 +125,10 @@ class Search {
   void PassClosed(size_t i);
   bool Enter(size_t i);
   absl::StatusOr<bool> Backtrack();
+  void NoteProgress();
+  bool ProbeDue() const;
+  absl::StatusOr<bool> ProbeRejects();
+  void AdoptReasons(const Verdict& probe_verdict);
   void Reject();
   void Fail(const absl::Status& s);
   static void Compact(Frame& f);
@@ -140,12 +157,23 @@ class Search {
   size_t next_obs_ = 0;
   std::vector<Frame> stack_;
   ExplanationMemo memo_;
+  mutable std::vector<size_t> key_channels_;  // KeyChannels(key_channels_at_)
+  mutable size_t key_channels_at_ = SIZE_MAX;
   StepCache steps_;
   StepOutcomes step_scratch_;  // the outcomes of a step that is not cached
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;
   CheckerStats st_;
+  // The probe. `work_` counts memo lookups (every explanation taken up or
+  // dropped as seen): the unit of the probe's trigger and budget.
+  bool is_probe_ = false;  // this search is a probe
+  uint64_t max_work_ = 0;  // a probe's budget (0 = none)
+  uint64_t work_ = 0;
+  size_t deepest_ = 0;  // the furthest observation explained yet
+  uint64_t work_at_deepest_ = 0;
+  uint64_t probe_after_ = 0;   // stalled work that triggers the next probe
+  size_t probe_accepted_ = 0;  // observations the last probe explained
   std::mt19937_64 rng_;
 };
 
