@@ -51,6 +51,7 @@
 //        --tsv=FILE  --list
 //        --check-trace=FILE [--check-spec=kv.dspec]: check one trace file
 //        [--repeat=N] (the mean of N checks)  --step-cache=0
+//        --probe-after=N: CheckerOptions::probe_after_work (0: no probe)
 //        --dump-dir=DIR: also write each history to DIR/CLASS-I.jsonl
 #include <fcntl.h>
 #include <poll.h>
@@ -221,8 +222,9 @@ struct Limits {
   double class_timeout = 60;
   uint64_t max_steps = 5'000'000;
   double mem_limit_gb = 6;
-  bool step_cache = true;  // --step-cache=0 turns CheckerOptions::use_step_cache off
-  int repeat = 1;          // --check-trace: check it this many times (the time is the mean)
+  bool step_cache = true;    // --step-cache=0 turns CheckerOptions::use_step_cache off
+  int repeat = 1;            // --check-trace: check it this many times (the time is the mean)
+  int64_t probe_after = -1;  // --probe-after=N sets CheckerOptions::probe_after_work (-1: its default)
 };
 
 // The baseline's checker (run_checker_hard_bench.sh) may predate the step
@@ -230,6 +232,14 @@ struct Limits {
 template <typename Options>
 void SetStepCache(Options* co, bool on) {
   if constexpr (requires { co->use_step_cache; }) co->use_step_cache = on;
+}
+
+// Likewise for the crashed-request probe (search.h), which baselines
+// before 62ec769 lack.
+template <typename Options>
+void SetProbeAfter(Options* co, int64_t n) {
+  if constexpr (requires { co->probe_after_work; })
+    if (n >= 0) co->probe_after_work = static_cast<uint64_t>(n);
 }
 
 Status FromVerdict(check::Verdict::Kind k) {
@@ -268,6 +278,7 @@ Record CheckWhole(const std::shared_ptr<const lang::Spec>& spec, const Trace& pa
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetProbeAfter(&co, lim.probe_after);
   std::string message;
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
@@ -306,6 +317,7 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& pare
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetProbeAfter(&co, lim.probe_after);
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
   auto history_end =
@@ -674,6 +686,7 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetProbeAfter(&co, lim.probe_after);
   check::CheckerStats st;
   auto start = Clock::now();
   auto v = check::CheckTrace(*spec, *trace, co, &st);
@@ -741,6 +754,8 @@ int Main(int argc, char** argv) {
       lim.repeat = std::max(1, std::atoi(v));
     } else if (const char* v = val("step-cache")) {
       lim.step_cache = std::string(v) != "0";
+    } else if (const char* v = val("probe-after")) {
+      lim.probe_after = std::strtoll(v, nullptr, 10);
     } else if (const char* v = val("mem-limit-gb")) {
       lim.mem_limit_gb = std::atof(v);
     } else if (const char* v = val("scale")) {
@@ -762,10 +777,11 @@ int Main(int argc, char** argv) {
     } else if (a == "--list") {
       list = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: checker_hard_bench [--spec-dir=DIR] [--classes=a,b] [--seed=N] [--history-timeout=S] "
-                   "[--class-timeout=S] [--max-steps=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] "
-                   "[--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
+      std::fprintf(
+          stderr,
+          "usage: checker_hard_bench [--spec-dir=DIR] [--classes=a,b] [--seed=N] [--history-timeout=S] "
+          "[--class-timeout=S] [--max-steps=N] [--probe-after=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] "
+          "[--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
       return 2;
     }
   }

@@ -71,6 +71,9 @@ struct CheckerOptions {
   // observation before it runs the crashed-request probe (search.h); each
   // probe doubles it. 0 = never probe (to compare verdicts).
   uint64_t probe_after_work = 10'000;
+  // Probe whatever causes the stall, not only where sets of crashed requests
+  // multiply (tests: the probe's verdicts compared on every trace).
+  bool probe_any_stall = false;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;

@@ -24,6 +24,7 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
                             [&](const std::vector<uint64_t>& s) { return IsSubset(key.settled, s); }),
              sets.end());
   entries_ -= before - sets.size();
+  if (!sets.empty()) ++incomparable_inserts_;
   sets.push_back(std::move(key.settled));
   if (++entries_ > max_entries_) {
     by_base_.clear();

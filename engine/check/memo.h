@@ -49,6 +49,9 @@ class ExplanationMemo {
   bool SeenOrInsert(MemoKey key);
 
   size_t size() const { return entries_; }
+  // Keys inserted beside another of the same base that neither dominates:
+  // the growth the crashed-request probe (search.h) removes.
+  uint64_t incomparable_inserts() const { return incomparable_inserts_; }
   uint64_t resets() const { return resets_; }
 
  private:
@@ -57,6 +60,7 @@ class ExplanationMemo {
   size_t entries_ = 0;
   size_t max_entries_;
   uint64_t resets_ = 0;
+  uint64_t incomparable_inserts_ = 0;
 };
 
 }  // namespace dualswarm::check

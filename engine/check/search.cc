@@ -640,13 +640,20 @@ void Search::NoteProgress() {
   if (next_obs_ <= deepest_) return;
   deepest_ = next_obs_;
   work_at_deepest_ = work_;
+  incomparable_at_deepest_ = memo_.incomparable_inserts();
 }
 
-// Whether the search has worked long enough without getting further, and
-// the observations are not all ones the last probe explained already.
+// Whether the search has worked long enough without getting further, with
+// at least one in 8 of the keys it took up meanwhile incomparable to
+// another of the same state (sets of crashed requests used: what the probe
+// removes; where the stall has another cause, e.g. many requests in flight,
+// the probe would only repeat the work), and the observations are not all
+// ones the last probe explained already.
 bool Search::ProbeDue() const {
-  return opts_.use_memo && probe_after_ > 0 && work_ - work_at_deepest_ >= probe_after_ &&
-         obs_.size() > probe_accepted_;
+  if (!opts_.use_memo || probe_after_ == 0 || obs_.size() <= probe_accepted_) return false;
+  const uint64_t stalled = work_ - work_at_deepest_;
+  if (stalled < probe_after_) return false;
+  return opts_.probe_any_stall || 8 * (memo_.incomparable_inserts() - incomparable_at_deepest_) >= stalled;
 }
 
 // Runs the probe over every observation so far; true when it rejects, and

@@ -172,6 +172,7 @@ class Search {
   uint64_t work_ = 0;
   size_t deepest_ = 0;  // the furthest observation explained yet
   uint64_t work_at_deepest_ = 0;
+  uint64_t incomparable_at_deepest_ = 0;
   uint64_t probe_after_ = 0;   // stalled work that triggers the next probe
   size_t probe_accepted_ = 0;  // observations the last probe explained
   std::mt19937_64 rng_;

@@ -69,7 +69,8 @@ std::vector<Observation> CorruptOne(std::vector<Observation> trace, harness::Rng
 }
 
 // `probe_after_work`: 1 runs the crashed-request probe whenever the search
-// backtracks (search.h); the reference run (no memo) never probes.
+// backtracks, whatever the cause (search.h); the reference run (no memo)
+// never probes.
 check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace, bool use_memo,
                            check::BranchOrder order = check::BranchOrder::kFirst, const std::string& network = "tcp",
                            uint64_t probe_after_work = check::CheckerOptions{}.probe_after_work) {
@@ -78,6 +79,7 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
   co.use_memo = use_memo;
   co.use_step_cache = use_memo;  // the reference run reuses nothing
   co.probe_after_work = use_memo ? probe_after_work : 0;
+  co.probe_any_stall = probe_after_work == 1;
   co.branch_order = order;
   co.max_steps = 2'000'000;
   auto v = check::CheckTrace(spec, trace, co);
