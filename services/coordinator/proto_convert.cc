@@ -25,129 +25,109 @@ Micros NowMicros() {
       .count();
 }
 
-void SpecToProto(const SpecRow& s, v1::Spec* p) {
-  p->set_hash(s.hash);
-  p->set_name(s.name);
-  p->set_file_name(s.file_name);
-  p->set_source(s.source);
-  p->set_choice_sites(s.choice_sites);
-  SetTime(s.created_at, p->mutable_created_at());
+// Fields named alike in a store struct and its message. Each struct has ONE
+// list (DS_*_FIELDS), expanded by both directions and by every ToProto, so a
+// field cannot be copied one way and forgotten the other. The expansions
+// name their arguments: a ToProto function copies `row` into `p`, a
+// FromProto function copies `p` into the `row` it returns. Fields that are
+// renamed, converted (enum words, times, nested messages) or only optionally
+// set are copied by hand beside the list.
+#define DS_COPY_TO_PROTO(field) p->set_##field(row.field);
+#define DS_COPY_FROM_PROTO(field) row.field = p.field();
+
+#define DS_SPEC_FIELDS(F) F(hash) F(name) F(file_name) F(source) F(choice_sites)
+
+void SpecToProto(const SpecRow& row, v1::Spec* p) {
+  DS_SPEC_FIELDS(DS_COPY_TO_PROTO)
+  SetTime(row.created_at, p->mutable_created_at());
 }
 
-void TargetToProto(const TargetRow& t, v1::Target* p) {
-  p->set_id(t.id);
-  p->set_name(t.name);
-  p->set_adapter(t.adapter);
-  p->set_address(t.address);
-  p->set_launch(t.launch);
-  p->mutable_readiness()->set_probe(t.readiness_probe);
-  p->mutable_readiness()->set_timeout_ms(t.readiness_timeout_ms);
-  p->set_reset_policy(t.reset_policy == "none" ? v1::RESET_POLICY_NONE : v1::RESET_POLICY_RESTART_PER_JOB);
-  for (const auto& l : t.labels) p->add_labels(l);
-  SetTime(t.created_at, p->mutable_created_at());
+// Not `id` (the store assigns it), nor what is copied by hand.
+#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch)
+
+void TargetToProto(const TargetRow& row, v1::Target* p) {
+  DS_TARGET_FIELDS(DS_COPY_TO_PROTO)
+  p->set_id(row.id);
+  p->mutable_readiness()->set_probe(row.readiness_probe);
+  p->mutable_readiness()->set_timeout_ms(row.readiness_timeout_ms);
+  p->set_reset_policy(row.reset_policy == "none" ? v1::RESET_POLICY_NONE : v1::RESET_POLICY_RESTART_PER_JOB);
+  for (const auto& l : row.labels) p->add_labels(l);
+  SetTime(row.created_at, p->mutable_created_at());
 }
 
 TargetRow TargetFromProto(const v1::Target& p) {
-  TargetRow t;
-  t.name = p.name();
-  t.adapter = p.adapter();
-  t.address = p.address();
-  t.launch = p.launch();
-  t.readiness_probe = p.readiness().probe();
-  t.readiness_timeout_ms = p.readiness().timeout_ms();
-  t.reset_policy = EnumWord(p.reset_policy());  // "" (unset): the store decides
-  t.labels.assign(p.labels().begin(), p.labels().end());
-  return t;
+  TargetRow row;
+  DS_TARGET_FIELDS(DS_COPY_FROM_PROTO)
+  row.readiness_probe = p.readiness().probe();
+  row.readiness_timeout_ms = p.readiness().timeout_ms();
+  row.reset_policy = EnumWord(p.reset_policy());  // "" (unset): the store decides
+  row.labels.assign(p.labels().begin(), p.labels().end());
+  return row;
 }
 
-void BudgetToProto(const JobBudget& b, v1::JobBudget* p) {
-  p->set_steps(b.steps);
-  p->set_time_budget_ms(b.time_budget_ms);
-  p->set_connections(b.connections);
-  p->set_max_in_flight(b.max_in_flight);
-  p->set_response_timeout_ms(b.response_timeout_ms);
-  p->set_network(b.network);
-  p->set_max_frontier(b.max_frontier);
-}
+#define DS_BUDGET_FIELDS(F) \
+  F(steps) F(time_budget_ms) F(connections) F(max_in_flight) F(response_timeout_ms) F(network) F(max_frontier)
+
+void BudgetToProto(const JobBudget& row, v1::JobBudget* p){DS_BUDGET_FIELDS(DS_COPY_TO_PROTO)}
 
 JobBudget BudgetFromProto(const v1::JobBudget& p) {
-  JobBudget b;
-  b.steps = p.steps();
-  b.time_budget_ms = p.time_budget_ms();
-  b.connections = p.connections();
-  b.max_in_flight = p.max_in_flight();
-  b.response_timeout_ms = p.response_timeout_ms();
-  b.network = p.network();
-  b.max_frontier = p.max_frontier();
-  return b;
+  JobBudget row;
+  DS_BUDGET_FIELDS(DS_COPY_FROM_PROTO)
+  return row;
 }
 
-void TemplateToProto(const RunTemplate& t, v1::RunTemplate* p) {
-  p->set_spec_hash(t.spec_hash);
-  p->set_target_id(t.target_id);
-  p->set_jobs(t.jobs);
-  p->set_seed(t.seed);
-  p->set_stop_at_first_finding(t.stop_at_first_finding);
-  BudgetToProto(t.budget, p->mutable_budget());
-  p->set_gen(t.gen);
+#define DS_TEMPLATE_FIELDS(F) F(spec_hash) F(target_id) F(jobs) F(seed) F(stop_at_first_finding) F(gen)
+
+void TemplateToProto(const RunTemplate& row, v1::RunTemplate* p) {
+  DS_TEMPLATE_FIELDS(DS_COPY_TO_PROTO)
+  BudgetToProto(row.budget, p->mutable_budget());
 }
 
 RunTemplate TemplateFromProto(const v1::RunTemplate& p) {
-  RunTemplate t;
-  t.spec_hash = p.spec_hash();
-  t.target_id = p.target_id();
-  t.jobs = p.jobs();
-  t.seed = p.seed();
-  t.stop_at_first_finding = p.stop_at_first_finding();
-  t.budget = BudgetFromProto(p.budget());
-  t.gen = p.gen();
-  return t;
+  RunTemplate row;
+  DS_TEMPLATE_FIELDS(DS_COPY_FROM_PROTO)
+  row.budget = BudgetFromProto(p.budget());
+  return row;
 }
 
-void CampaignToProto(const CampaignRow& c, v1::Campaign* p) {
-  p->set_id(c.id);
-  p->set_name(c.name);
-  p->set_cron(c.cron);
-  TemplateToProto(c.tmpl, p->mutable_template_());
-  p->set_paused(c.paused);
-  SetTime(c.created_at, p->mutable_created_at());
-  if (c.last_fired_at != 0) SetTime(c.last_fired_at, p->mutable_last_fired_at());
-  p->set_last_run_id(c.last_run_id);
-  p->set_spec_name(c.spec_name);
-  if (c.next_fire_at != 0) SetTime(c.next_fire_at, p->mutable_next_fire_at());
-  p->set_last_error(c.last_error);
+// What a client sets; the rest of a campaign is the store's, sent only.
+#define DS_CAMPAIGN_FIELDS(F) F(name) F(cron) F(spec_name) F(paused)
+
+void CampaignToProto(const CampaignRow& row, v1::Campaign* p) {
+  DS_CAMPAIGN_FIELDS(DS_COPY_TO_PROTO)
+  p->set_id(row.id);
+  p->set_last_run_id(row.last_run_id);
+  p->set_last_error(row.last_error);
+  TemplateToProto(row.tmpl, p->mutable_template_());
+  SetTime(row.created_at, p->mutable_created_at());
+  if (row.last_fired_at != 0) SetTime(row.last_fired_at, p->mutable_last_fired_at());
+  if (row.next_fire_at != 0) SetTime(row.next_fire_at, p->mutable_next_fire_at());
 }
 
 CampaignRow CampaignFromProto(const v1::Campaign& p) {
-  CampaignRow c;
-  c.name = p.name();
-  c.cron = p.cron();
-  c.tmpl = TemplateFromProto(p.template_());
-  c.spec_name = p.spec_name();
-  c.paused = p.paused();
-  return c;
+  CampaignRow row;
+  DS_CAMPAIGN_FIELDS(DS_COPY_FROM_PROTO)
+  row.tmpl = TemplateFromProto(p.template_());
+  return row;
 }
 
-void RunToProto(const RunRow& r, v1::Run* p) {
-  p->set_id(r.id);
-  TemplateToProto(r.tmpl, p->mutable_template_());
-  p->set_state(r.state);
-  v1::JobCounts* c = p->mutable_counts();
-  c->set_queued(r.counts.queued);
-  c->set_leased(r.counts.leased);
-  c->set_passed(r.counts.passed);
-  c->set_failed(r.counts.failed);
-  c->set_error(r.counts.error);
-  c->set_cancelled(r.counts.cancelled);
-  c->set_total(r.counts.total);
-  p->set_findings(r.counts.failed);
-  p->set_error(r.error);
-  p->set_submitted_by(r.submitted_by);
-  p->set_campaign_id(r.campaign_id);
-  SetTime(r.created_at, p->mutable_created_at());
+#define DS_JOB_COUNTS_FIELDS(F) F(queued) F(leased) F(passed) F(failed) F(error) F(cancelled) F(total)
+
+namespace {
+void JobCountsToProto(const JobCounts& row, v1::JobCounts* p) { DS_JOB_COUNTS_FIELDS(DS_COPY_TO_PROTO) }
+}  // namespace
+
+#define DS_RUN_FIELDS(F) F(id) F(state) F(error) F(submitted_by) F(campaign_id)
+
+void RunToProto(const RunRow& row, v1::Run* p) {
+  DS_RUN_FIELDS(DS_COPY_TO_PROTO)
+  TemplateToProto(row.tmpl, p->mutable_template_());
+  JobCountsToProto(row.counts, p->mutable_counts());
+  p->set_findings(row.counts.failed);
+  SetTime(row.created_at, p->mutable_created_at());
   // Unset while queued / not finished: mutable_*() alone would send 1970-01-01.
-  if (r.started_at != 0) SetTime(r.started_at, p->mutable_started_at());
-  if (r.finished_at != 0) SetTime(r.finished_at, p->mutable_finished_at());
+  if (row.started_at != 0) SetTime(row.started_at, p->mutable_started_at());
+  if (row.finished_at != 0) SetTime(row.finished_at, p->mutable_finished_at());
 }
 
 void CampaignRunToProto(const CampaignRunRow& r, v1::CampaignRun* p) {
@@ -158,80 +138,60 @@ void CampaignRunToProto(const CampaignRunRow& r, v1::CampaignRun* p) {
   for (int64_t f : r.gone_finding_ids) p->add_gone_finding_ids(f);
 }
 
-void JobToProto(const JobRow& j, v1::Job* p) {
-  p->set_id(j.id);
-  p->set_run_id(j.run_id);
-  p->set_index(j.index);
-  p->set_seed(j.seed);
-  p->set_branch_order(EnumFromWord<v1::BranchOrder>(j.branch_order));
-  p->set_feature_mask(j.feature_mask);
-  p->set_state(j.state);
-  p->set_attempts(j.attempts);
-  p->set_worker_id(j.worker_id);
-  p->set_outcome(EnumWord(j.outcome));  // a string field: "" before completion
-  p->set_reason(j.reason);
-  if (j.state == v1::JOB_STATE_LEASED && j.lease_expires_at != 0)
-    SetTime(j.lease_expires_at, p->mutable_lease_expires_at());
-  if (j.updated_at != 0) SetTime(j.updated_at, p->mutable_updated_at());
+#define DS_JOB_FIELDS(F) F(id) F(run_id) F(index) F(seed) F(feature_mask) F(state) F(attempts) F(worker_id) F(reason)
+
+void JobToProto(const JobRow& row, v1::Job* p) {
+  DS_JOB_FIELDS(DS_COPY_TO_PROTO)
+  p->set_branch_order(EnumFromWord<v1::BranchOrder>(row.branch_order));
+  p->set_outcome(EnumWord(row.outcome));  // a string field: "" before completion
+  if (row.state == v1::JOB_STATE_LEASED && row.lease_expires_at != 0)
+    SetTime(row.lease_expires_at, p->mutable_lease_expires_at());
+  if (row.updated_at != 0) SetTime(row.updated_at, p->mutable_updated_at());
 }
 
-void FindingToProto(const FindingRow& f, v1::Finding* p) {
-  p->set_id(f.id);
-  p->set_signature(f.signature);
-  p->set_kind(f.kind);
-  p->set_spec_hash(f.spec_hash);
-  p->set_target_id(f.target_id);
-  p->set_reason(f.reason);
-  p->set_count(f.count);
-  SetTime(f.first_seen, p->mutable_first_seen());
-  SetTime(f.last_seen, p->mutable_last_seen());
-  p->set_smallest_counterexample_id(f.smallest_counterexample_id);
+#define DS_FINDING_FIELDS(F) \
+  F(id) F(signature) F(kind) F(spec_hash) F(target_id) F(reason) F(count) F(smallest_counterexample_id)
+
+void FindingToProto(const FindingRow& row, v1::Finding* p) {
+  DS_FINDING_FIELDS(DS_COPY_TO_PROTO)
+  SetTime(row.first_seen, p->mutable_first_seen());
+  SetTime(row.last_seen, p->mutable_last_seen());
 }
 
-void CounterexampleToProto(const CounterexampleRow& c, v1::Counterexample* p) {
-  p->set_id(c.id);
-  p->set_finding_id(c.finding_id);
-  p->set_run_id(c.run_id);
-  p->set_job_id(c.job_id);
-  p->set_spec_hash(c.spec_hash);
-  p->set_target_id(c.target_id);
-  p->set_seed(c.seed);
-  p->set_branch_order(EnumFromWord<v1::BranchOrder>(c.branch_order));
-  p->set_feature_mask(c.feature_mask);
-  p->set_kind(c.cx.kind);
-  p->set_reason(c.cx.reason);
-  p->set_diff(c.cx.diff);
-  p->set_signature(c.cx.signature);
-  p->set_input_json(c.cx.input_json);
-  p->set_trace_json(c.cx.trace_json);
-  p->set_size(c.cx.size);
-  p->set_unshrunk_size(c.cx.unshrunk_size);
-  p->set_document_json(c.cx.document_json);
-  SetTime(c.created_at, p->mutable_created_at());
+// A counterexample as a worker reports it (NewCounterexample, its `cx` in a
+// stored row), and what the store adds.
+#define DS_NEW_COUNTEREXAMPLE_FIELDS(F) \
+  F(kind) F(reason) F(diff) F(signature) F(input_json) F(trace_json) F(size) F(unshrunk_size) F(document_json)
+#define DS_STORED_COUNTEREXAMPLE_FIELDS(F) \
+  F(id) F(finding_id) F(run_id) F(job_id) F(spec_hash) F(target_id) F(seed) F(feature_mask)
+
+namespace {
+void NewCounterexampleToProto(const NewCounterexample& row, v1::Counterexample* p) {
+  DS_NEW_COUNTEREXAMPLE_FIELDS(DS_COPY_TO_PROTO)
+}
+}  // namespace
+
+void CounterexampleToProto(const CounterexampleRow& row, v1::Counterexample* p) {
+  DS_STORED_COUNTEREXAMPLE_FIELDS(DS_COPY_TO_PROTO)
+  NewCounterexampleToProto(row.cx, p);
+  p->set_branch_order(EnumFromWord<v1::BranchOrder>(row.branch_order));
+  SetTime(row.created_at, p->mutable_created_at());
 }
 
 NewCounterexample CounterexampleFromProto(const v1::Counterexample& p) {
-  NewCounterexample cx;
-  cx.kind = p.kind();
-  cx.reason = p.reason();
-  cx.diff = p.diff();
-  cx.signature = p.signature();
-  cx.input_json = p.input_json();
-  cx.trace_json = p.trace_json();
-  cx.size = p.size();
-  cx.unshrunk_size = p.unshrunk_size();
-  cx.document_json = p.document_json();
-  return cx;
+  NewCounterexample row;
+  DS_NEW_COUNTEREXAMPLE_FIELDS(DS_COPY_FROM_PROTO)
+  return row;
 }
 
+#define DS_WORKER_FIELDS(F) F(name) F(slots) F(version)
+
 WorkerInfo WorkerFromProto(const v1::RegisterWorkerRequest& p) {
-  WorkerInfo info;
-  info.name = p.name();
-  info.slots = p.slots();
-  info.adapters.assign(p.adapters().begin(), p.adapters().end());
-  info.labels.assign(p.labels().begin(), p.labels().end());
-  info.version = p.version();
-  return info;
+  WorkerInfo row;
+  DS_WORKER_FIELDS(DS_COPY_FROM_PROTO)
+  row.adapters.assign(p.adapters().begin(), p.adapters().end());
+  row.labels.assign(p.labels().begin(), p.labels().end());
+  return row;
 }
 
 void LeasedJobToProto(const LeasedJob& lj, v1::LeasedJob* p) {
@@ -247,5 +207,20 @@ void LeasedJobToProto(const LeasedJob& lj, v1::LeasedJob* p) {
   BudgetToProto(lj.budget, p->mutable_budget());
   p->set_gen(lj.gen);
 }
+
+#undef DS_COPY_TO_PROTO
+#undef DS_COPY_FROM_PROTO
+#undef DS_SPEC_FIELDS
+#undef DS_TARGET_FIELDS
+#undef DS_BUDGET_FIELDS
+#undef DS_TEMPLATE_FIELDS
+#undef DS_CAMPAIGN_FIELDS
+#undef DS_JOB_COUNTS_FIELDS
+#undef DS_RUN_FIELDS
+#undef DS_JOB_FIELDS
+#undef DS_FINDING_FIELDS
+#undef DS_NEW_COUNTEREXAMPLE_FIELDS
+#undef DS_STORED_COUNTEREXAMPLE_FIELDS
+#undef DS_WORKER_FIELDS
 
 }  // namespace dualswarm::coord
