@@ -21,8 +21,7 @@ namespace dualswarm::coord {
 namespace {
 
 absl::StatusOr<CampaignRow> CampaignById(Sql& w, int64_t id) {
-  return ReadOne(w, ReadCampaign, absl::StrCat("no campaign ", id),
-                 absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE id = $1"), id);
+  return ReadOne(w, CampaignColumns(), absl::StrCat("no campaign ", id), "FROM campaigns WHERE id = $1", id);
 }
 
 // The newest version of spec `name`, or NOT_FOUND.
@@ -88,13 +87,14 @@ absl::StatusOr<int64_t> SubmitCampaignRun(Sql& w, const CampaignRow& c) {
 // The runs of one page of ListCampaignRuns, each with its predecessor: the
 // next one on the page, and for the oldest, the campaign's run before it.
 Listing<CampaignRunRow> ReadCampaignRuns(Sql& w, int64_t campaign_id, int64_t before, int size) {
-  pqxx::result r = w.exec_params(absl::StrCat(kRunSelect,
-                                              "WHERE r.campaign_id = $1 AND ($2::bigint = 0 OR r.id < $2::bigint)"
-                                              " ORDER BY r.id DESC LIMIT $3"),
-                                 campaign_id, before, size + 1);
+  pqxx::result r = w.exec_params(
+      RunColumns().Select(absl::StrCat(kRunFrom,
+                                       "WHERE r.campaign_id = $1 AND ($2::bigint = 0 OR r.id < $2::bigint)"
+                                       " ORDER BY r.id DESC LIMIT $3")),
+      campaign_id, before, size + 1);
   auto read = [](const pqxx::row& row) {
     CampaignRunRow item;
-    item.run = ReadRun(row);
+    item.run = RunColumns().Read(row);
     return item;
   };
   Listing<CampaignRunRow> out = ReadPage<CampaignRunRow>(
@@ -162,17 +162,16 @@ absl::StatusOr<CampaignRow> Store::GetCampaign(int64_t id) {
 
 absl::StatusOr<CampaignRow> Store::GetCampaignByName(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return ReadRow<CampaignRow>("reading a campaign", ReadCampaign, absl::StrCat("no campaign named \"", name, "\""),
-                              absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name = $1"), name);
+  return ReadRow("reading a campaign", CampaignColumns(), absl::StrCat("no campaign named \"", name, "\""),
+                 "FROM campaigns WHERE name = $1", name);
 }
 
 absl::StatusOr<Listing<CampaignRow>> Store::ListCampaigns(const Page& page) {
   int size = PageSize(page);
   return Run<Listing<CampaignRow>>("listing campaigns", [&](Sql& w) -> absl::StatusOr<Listing<CampaignRow>> {
-    pqxx::result r =
-        w.exec_params(absl::StrCat("SELECT ", kCampaignCols, " FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
-                      page.after, size + 1);
-    return ReadPage<CampaignRow>(r, size, ReadCampaign,
+    pqxx::result r = w.exec_params(CampaignColumns().Select("FROM campaigns WHERE name > $1 ORDER BY name LIMIT $2"),
+                                   page.after, size + 1);
+    return ReadPage<CampaignRow>(r, size, CampaignColumns().reader(),
                                  [](const CampaignRow& last, const pqxx::row&) { return last.name; });
   });
 }
@@ -212,12 +211,12 @@ absl::StatusOr<std::optional<FiredCampaign>> Store::FireDueCampaign(Micros now) 
         // The lock is taken on the newest row version and the WHERE clause
         // re-checked on it, so a row another scheduler fired (and moved past
         // now) meanwhile is not due any more; one it is firing is skipped.
-        pqxx::result r = w.exec_params(absl::StrCat("SELECT ", kCampaignCols,
-                                                    " FROM campaigns WHERE NOT paused AND next_fire_at <= ds_ts($1)"
-                                                    " ORDER BY next_fire_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"),
-                                       now);
+        pqxx::result r =
+            w.exec_params(CampaignColumns().Select("FROM campaigns WHERE NOT paused AND next_fire_at <= ds_ts($1)"
+                                                   " ORDER BY next_fire_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"),
+                          now);
         if (r.empty()) return std::optional<FiredCampaign>();
-        CampaignRow c = ReadCampaign(r[0]);
+        CampaignRow c = CampaignColumns().Read(r[0]);
         FiredCampaign f;
         f.campaign_id = c.id;
         f.name = c.name;

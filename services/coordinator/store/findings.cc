@@ -70,21 +70,21 @@ absl::StatusOr<Listing<FindingRow>> Store::ListFindings(const std::string& spec_
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<FindingRow>>("listing findings", [&](Sql& w) -> absl::StatusOr<Listing<FindingRow>> {
     pqxx::result r = w.exec_params(
-        absl::StrCat("SELECT ", kFindingCols,
-                     " FROM findings f WHERE ($1 = '' OR spec_hash = $1) AND ($2::bigint = 0 OR target_id = $2::bigint)"
-                     " AND ($3::bigint = 0 OR EXISTS (SELECT 1 FROM counterexamples c"
-                     "                         WHERE c.finding_id = f.id AND c.run_id = $3::bigint))"
-                     " ORDER BY last_seen DESC, id DESC OFFSET $4 LIMIT $5"),
+        FindingColumns().Select(
+            "FROM findings f WHERE ($1 = '' OR spec_hash = $1) AND ($2::bigint = 0 OR target_id = $2::bigint)"
+            " AND ($3::bigint = 0 OR EXISTS (SELECT 1 FROM counterexamples c"
+            "                         WHERE c.finding_id = f.id AND c.run_id = $3::bigint))"
+            " ORDER BY last_seen DESC, id DESC OFFSET $4 LIMIT $5"),
         spec_hash, target_id, run_id, paging.after, paging.size + 1);
-    return ReadPage<FindingRow>(r, paging.size, ReadFinding, [&](const FindingRow&, const pqxx::row&) {
+    return ReadPage<FindingRow>(r, paging.size, FindingColumns().reader(), [&](const FindingRow&, const pqxx::row&) {
       return std::to_string(paging.after + paging.size);
     });
   });
 }
 
 absl::StatusOr<FindingRow> Store::GetFinding(int64_t id) {
-  return ReadRow<FindingRow>("reading a finding", ReadFinding, absl::StrCat("no finding ", id),
-                             absl::StrCat("SELECT ", kFindingCols, " FROM findings WHERE id = $1"), id);
+  return ReadRow("reading a finding", FindingColumns(), absl::StrCat("no finding ", id), "FROM findings WHERE id = $1",
+                 id);
 }
 
 absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_t finding_id, int limit) {
@@ -92,10 +92,11 @@ absl::StatusOr<std::vector<CounterexampleRow>> Store::ListCounterexamples(int64_
   return Run<std::vector<CounterexampleRow>>(
       "listing counterexamples", [&](Sql& w) -> absl::StatusOr<std::vector<CounterexampleRow>> {
         pqxx::result r =
-            w.exec_params(absl::StrCat(kCounterexampleSelect, "WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2"),
+            w.exec_params(CounterexampleColumns().Select(absl::StrCat(
+                              kCounterexampleFrom, "WHERE c.finding_id = $1 ORDER BY c.size, c.id LIMIT $2")),
                           finding_id, limit);
         std::vector<CounterexampleRow> out;
-        for (const auto& row : r) out.push_back(ReadCounterexample(row));
+        for (const auto& row : r) out.push_back(CounterexampleColumns().Read(row));
         return out;
       });
 }

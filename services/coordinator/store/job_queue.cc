@@ -60,8 +60,7 @@ const std::string kLeaseTailSql = absl::StrCat(
     "  WHERE id IN (SELECT id FROM runs WHERE state = 'queued'"
     "               AND id IN (SELECT run_id FROM leased) FOR UPDATE SKIP LOCKED))"
     " SELECT ",
-    kJobCols, ", ", kRunBudgetCols, ", ", kLeasedRunCols,
-    " FROM leased j JOIN runs r ON r.id = j.run_id ORDER BY j.id");
+    LeasedJobColumns().list(), " FROM leased j JOIN runs r ON r.id = j.run_id ORDER BY j.id");
 
 // Several usable runs: fair share (above).
 const std::string kLeaseFairSql = absl::StrCat(
@@ -127,7 +126,7 @@ std::vector<LeasedJob> LeaseIn(Sql& w, const LeaseRequest& req, int max_attempts
                                    labels, max_attempts, req.lease_ms);
   std::vector<LeasedJob> out;
   out.reserve(r.size());
-  for (const auto& row : r) out.push_back(ReadLeasedJob(row));
+  for (const auto& row : r) out.push_back(LeasedJobColumns().Read(row));
   return out;
 }
 

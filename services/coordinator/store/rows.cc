@@ -1,5 +1,7 @@
 #include "services/coordinator/store/rows.h"
 
+#include <string>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "services/coordinator/store/limits.h"
@@ -7,184 +9,156 @@
 
 namespace dualswarm::coord {
 
-// Each reader names the struct's members (designated initializers, in
-// declaration order, which the compiler checks) beside the columns they
-// come from.
+namespace {
 
-SpecRow ReadSpec(const pqxx::row& r) {
-  return {.hash = Str(r["hash"]),
-          .name = Str(r["name"]),
-          .file_name = Str(r["file_name"]),
-          .source = Str(r["source"]),
-          .choice_sites = Int(r["choice_sites"]),
-          .created_at = I64(r["created_at"])};
+// A template's budget, and the rest of it: named like their members (and
+// like the columns of runs), read from runs `r` or a campaign's jsonb.
+const Columns<JobBudget>& BudgetColumns() {
+  using Budget = JobBudget;
+  static const Columns<Budget> columns({Col<&Budget::steps>("steps"), Col<&Budget::time_budget_ms>("time_budget_ms"),
+                                        Col<&Budget::connections>("connections"),
+                                        Col<&Budget::max_in_flight>("max_in_flight"),
+                                        Col<&Budget::response_timeout_ms>("response_timeout_ms"),
+                                        Col<&Budget::network>("network"), Col<&Budget::max_frontier>("max_frontier")});
+  return columns;
 }
 
-TargetRow ReadTarget(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .name = Str(r["name"]),
-          .adapter = Str(r["adapter"]),
-          .address = Str(r["address"]),
-          .launch = Str(r["launch"]),
-          .readiness_probe = Str(r["readiness_probe"]),
-          .readiness_timeout_ms = Int(r["readiness_timeout_ms"]),
-          .reset_policy = Str(r["reset_policy"]),
-          .labels = SplitList(Str(r["labels"])),
-          .created_at = I64(r["created_at"])};
+const Columns<RunTemplate>& TemplateColumns() {
+  static const Columns<RunTemplate> columns(
+      {Col<&RunTemplate::spec_hash>("spec_hash"), Col<&RunTemplate::target_id>("target_id"),
+       Col<&RunTemplate::jobs>("jobs"), Col<&RunTemplate::seed>("seed"),
+       Col<&RunTemplate::stop_at_first_finding>("stop_at_first_finding"), Col<&RunTemplate::gen>("gen")});
+  return columns;
 }
 
-JobBudget ReadBudget(const pqxx::row& r) {
-  return {.steps = U64(r["steps"]),
-          .time_budget_ms = I64(r["time_budget_ms"]),
-          .connections = Int(r["connections"]),
-          .max_in_flight = Int(r["max_in_flight"]),
-          .response_timeout_ms = I64(r["response_timeout_ms"]),
-          .network = Str(r["network"]),
-          .max_frontier = U64(r["max_frontier"])};
+// A run's counts of jobs by state, from the lateral aggregate `c`.
+Columns<JobCounts> CountColumns() {
+  return Columns<JobCounts>({Col<&JobCounts::queued>("n_queued"), Col<&JobCounts::leased>("n_leased"),
+                             Col<&JobCounts::passed>("n_passed"), Col<&JobCounts::failed>("n_failed"),
+                             Col<&JobCounts::error>("n_error"), Col<&JobCounts::cancelled>("n_cancelled"),
+                             Col<&JobCounts::total>("n_total")})
+      .Qualified("c");
 }
 
-const std::string kRunSelect = absl::StrCat(
-    "SELECT r.id AS id, r.spec_hash AS spec_hash, r.target_id AS target_id, r.jobs AS jobs,"
-    " r.seed AS seed, r.stop_at_first_finding AS stop_at_first_finding, r.gen AS gen, ",
-    kRunBudgetCols,
-    ", r.state AS state, r.error AS error, r.submitted_by AS submitted_by,"
-    " COALESCE(r.campaign_id, 0) AS campaign_id, ds_us(r.created_at) AS created_at,"
-    " ds_us(r.started_at) AS started_at, ds_us(r.finished_at) AS finished_at,"
-    " c.n_queued, c.n_leased, c.n_passed, c.n_failed, c.n_error, c.n_cancelled, c.n_total"
-    " FROM runs r CROSS JOIN LATERAL ("
-    "  SELECT count(*) FILTER (WHERE state = 'queued') AS n_queued,"
-    "         count(*) FILTER (WHERE state = 'leased') AS n_leased,"
-    "         count(*) FILTER (WHERE state = 'passed') AS n_passed,"
-    "         count(*) FILTER (WHERE state = 'failed') AS n_failed,"
-    "         count(*) FILTER (WHERE state = 'error') AS n_error,"
-    "         count(*) FILTER (WHERE state = 'cancelled') AS n_cancelled,"
-    "         count(*) AS n_total"
-    "  FROM jobs WHERE run_id = r.id) c ");
-
-RunRow ReadRun(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .tmpl = {.spec_hash = Str(r["spec_hash"]),
-                   .target_id = I64(r["target_id"]),
-                   .jobs = Int(r["jobs"]),
-                   .seed = U64(r["seed"]),
-                   .stop_at_first_finding = Bool(r["stop_at_first_finding"]),
-                   .budget = ReadBudget(r),
-                   .gen = Str(r["gen"])},
-          .state = Word<v1::RunState>(r["state"]),
-          .counts = {.queued = Int(r["n_queued"]),
-                     .leased = Int(r["n_leased"]),
-                     .passed = Int(r["n_passed"]),
-                     .failed = Int(r["n_failed"]),
-                     .error = Int(r["n_error"]),
-                     .cancelled = Int(r["n_cancelled"]),
-                     .total = Int(r["n_total"])},
-          .error = Str(r["error"]),
-          .submitted_by = Str(r["submitted_by"]),
-          .campaign_id = I64(r["campaign_id"]),
-          .created_at = I64(r["created_at"]),
-          .started_at = I64(r["started_at"]),
-          .finished_at = I64(r["finished_at"])};
+// What a worker reports of a counterexample, from counterexamples `c`.
+Columns<NewCounterexample> ReportedColumns() {
+  using Cx = NewCounterexample;
+  return Columns<Cx>({Col<&Cx::kind>("kind"), Col<&Cx::reason>("reason"), Col<&Cx::diff>("diff"),
+                      Col<&Cx::signature>("signature"), Col<&Cx::input_json>("input_json"),
+                      Col<&Cx::trace_json>("trace_json"), Col<&Cx::size>("size"),
+                      Col<&Cx::unshrunk_size>("unshrunk_size"), Col<&Cx::document_json>("document_json")})
+      .Qualified("c");
 }
 
-JobRow ReadJob(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .run_id = I64(r["run_id"]),
-          .index = Int(r["idx"]),
-          .seed = U64(r["seed"]),
-          .branch_order = Str(r["branch_order"]),
-          .feature_mask = Str(r["feature_mask"]),
-          .state = Word<v1::JobState>(r["state"]),
-          .lease_token = Str(r["lease_token"]),
-          .lease_expires_at = I64(r["lease_expires_at"]),
-          .worker_id = Str(r["worker_id"]),
-          .attempts = Int(r["attempts"]),
-          .outcome = Word<v1::JobOutcome>(r["outcome"]),
-          .reason = {},
-          .updated_at = 0};  // ReadJobDetail reads these
+}  // namespace
+
+const Columns<SpecRow>& SpecColumns() {
+  static const Columns<SpecRow> columns({Col<&SpecRow::hash>("hash"), Col<&SpecRow::name>("name"),
+                                         Col<&SpecRow::file_name>("file_name"), Col<&SpecRow::source>("source"),
+                                         Col<&SpecRow::choice_sites>("choice_sites"),
+                                         Col<&SpecRow::created_at>("created_at", "ds_us(created_at)")});
+  return columns;
 }
 
-JobRow ReadJobDetail(const pqxx::row& r) {
-  JobRow j = ReadJob(r);
-  j.reason = Str(r["reason"]);
-  j.updated_at = I64(r["updated_at"]);
-  return j;
+const Columns<TargetRow>& TargetColumns() {
+  static const Columns<TargetRow> columns(
+      {Col<&TargetRow::id>("id"), Col<&TargetRow::name>("name"), Col<&TargetRow::adapter>("adapter"),
+       Col<&TargetRow::address>("address"), Col<&TargetRow::launch>("launch"),
+       Col<&TargetRow::readiness_probe>("readiness_probe"),
+       Col<&TargetRow::readiness_timeout_ms>("readiness_timeout_ms"), Col<&TargetRow::reset_policy>("reset_policy"),
+       Col<&TargetRow::labels>("labels", "array_to_string(labels, ',')"),
+       Col<&TargetRow::created_at>("created_at", "ds_us(created_at)")});
+  return columns;
 }
 
-LeasedJob ReadLeasedJob(const pqxx::row& r) {
-  return {.job = ReadJob(r),
-          .spec_hash = Str(r["spec_hash"]),
-          .target_id = I64(r["target_id"]),
-          .budget = ReadBudget(r),
-          .gen = Str(r["gen"])};
+const Columns<RunRow>& RunColumns() {
+  static const Columns<RunRow> columns =
+      Columns<RunRow>({Col<&RunRow::id>("id")}).Qualified("r") +
+      (TemplateColumns() + BudgetColumns().Within<&RunTemplate::budget>()).Qualified("r").Within<&RunRow::tmpl>() +
+      Columns<RunRow>({Col<&RunRow::state>("state"), Col<&RunRow::error>("error"),
+                       Col<&RunRow::submitted_by>("submitted_by"),
+                       Col<&RunRow::campaign_id>("campaign_id", "COALESCE(r.campaign_id, 0)"),
+                       Col<&RunRow::created_at>("created_at", "ds_us(r.created_at)"),
+                       Col<&RunRow::started_at>("started_at", "ds_us(r.started_at)"),
+                       Col<&RunRow::finished_at>("finished_at", "ds_us(r.finished_at)")})
+          .Qualified("r") +
+      CountColumns().Within<&RunRow::counts>();
+  return columns;
 }
 
-FindingRow ReadFinding(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .signature = Str(r["signature"]),
-          .kind = Word<v1::VerdictKind>(r["kind"]),
-          .spec_hash = Str(r["spec_hash"]),
-          .reason = Str(r["reason"]),
-          .target_id = I64(r["target_id"]),
-          .count = I64(r["count"]),
-          .first_seen = I64(r["first_seen"]),
-          .last_seen = I64(r["last_seen"]),
-          .smallest_counterexample_id = I64(r["smallest_counterexample_id"])};
+const Columns<JobRow>& JobColumns() {
+  static const Columns<JobRow> columns =
+      Columns<JobRow>({Col<&JobRow::id>("id"), Col<&JobRow::run_id>("run_id"), Col<&JobRow::index>("idx"),
+                       Col<&JobRow::seed>("seed"), Col<&JobRow::branch_order>("branch_order"),
+                       Col<&JobRow::feature_mask>("feature_mask"), Col<&JobRow::state>("state"),
+                       Col<&JobRow::lease_token>("lease_token", "COALESCE(j.lease_token, '')"),
+                       Col<&JobRow::lease_expires_at>("lease_expires_at", "ds_us(j.lease_expires_at)"),
+                       Col<&JobRow::worker_id>("worker_id", "COALESCE(j.worker_id, '')"),
+                       Col<&JobRow::attempts>("attempts"), Col<&JobRow::outcome>("outcome")})
+          .Qualified("j");
+  return columns;
 }
 
-CounterexampleRow ReadCounterexample(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .finding_id = I64(r["finding_id"]),
-          .run_id = I64(r["run_id"]),
-          .job_id = I64(r["job_id"]),
-          .spec_hash = Str(r["spec_hash"]),
-          .target_id = I64(r["target_id"]),
-          .seed = U64(r["seed"]),
-          .branch_order = Str(r["branch_order"]),
-          .feature_mask = Str(r["feature_mask"]),
-          .cx = {.kind = Word<v1::VerdictKind>(r["kind"]),
-                 .reason = Str(r["reason"]),
-                 .diff = Str(r["diff"]),
-                 .signature = Str(r["signature"]),
-                 .input_json = Str(r["input_json"]),
-                 .trace_json = Str(r["trace_json"]),
-                 .document_json = Str(r["document_json"]),
-                 .size = Int(r["size"]),
-                 .unshrunk_size = Int(r["unshrunk_size"])},
-          .created_at = I64(r["created_at"])};
+const Columns<JobRow>& JobDetailColumns() {
+  static const Columns<JobRow> columns =
+      JobColumns() + Columns<JobRow>({Col<&JobRow::reason>("reason", "j.reason"),
+                                      Col<&JobRow::updated_at>("updated_at", "ds_us(j.updated_at)")});
+  return columns;
 }
 
-CampaignRow ReadCampaign(const pqxx::row& r) {
-  return {.id = I64(r["id"]),
-          .name = Str(r["name"]),
-          .cron = Str(r["cron"]),
-          .tmpl = {.spec_hash = Str(r["spec_hash"]),
-                   .target_id = FromText<int64_t>(r["target_id"]),
-                   .jobs = FromText<int>(r["jobs"]),
-                   .seed = FromText<uint64_t>(r["seed"]),
-                   .stop_at_first_finding = Str(r["stop_at_first_finding"]) == "true",
-                   .budget = {.steps = FromText<uint64_t>(r["steps"]),
-                              .time_budget_ms = FromText<int64_t>(r["time_budget_ms"]),
-                              .connections = FromText<int>(r["connections"]),
-                              .max_in_flight = FromText<int>(r["max_in_flight"]),
-                              .response_timeout_ms = FromText<int64_t>(r["response_timeout_ms"]),
-                              .network = Str(r["network"]),
-                              .max_frontier = FromText<uint64_t>(r["max_frontier"])},
-                   .gen = Str(r["gen"])},
-          .spec_name = Str(r["spec_name"]),
-          .paused = Bool(r["paused"]),
-          .created_at = I64(r["created_at"]),
-          .last_fired_at = I64(r["last_fired_at"]),
-          .last_run_id = I64(r["last_run_id"]),
-          .next_fire_at = I64(r["next_fire_at"]),
-          .last_error = Str(r["last_error"])};
+const Columns<LeasedJob>& LeasedJobColumns() {
+  static const Columns<LeasedJob> columns =
+      JobColumns().Within<&LeasedJob::job>() +
+      (BudgetColumns().Within<&LeasedJob::budget>() +
+       Columns<LeasedJob>({Col<&LeasedJob::spec_hash>("spec_hash"), Col<&LeasedJob::target_id>("target_id"),
+                           Col<&LeasedJob::gen>("gen")}))
+          .Qualified("r");
+  return columns;
 }
 
-WorkerInfo ReadWorker(const pqxx::row& r) {
-  return {.name = Str(r["name"]),
-          .slots = Int(r["slots"]),
-          .adapters = SplitList(Str(r["adapters"])),
-          .labels = SplitList(Str(r["labels"])),
-          .version = Str(r["version"])};
+const Columns<FindingRow>& FindingColumns() {
+  using F = FindingRow;
+  static const Columns<F> columns(
+      {Col<&F::id>("id"), Col<&F::signature>("signature"), Col<&F::kind>("kind"), Col<&F::spec_hash>("spec_hash"),
+       Col<&F::target_id>("target_id"), Col<&F::reason>("reason"), Col<&F::count>("count"),
+       Col<&F::first_seen>("first_seen", "ds_us(first_seen)"), Col<&F::last_seen>("last_seen", "ds_us(last_seen)"),
+       Col<&F::smallest_counterexample_id>("smallest_counterexample_id", "COALESCE(smallest_counterexample_id, 0)")});
+  return columns;
+}
+
+const Columns<CounterexampleRow>& CounterexampleColumns() {
+  using C = CounterexampleRow;
+  static const Columns<C> columns =
+      Columns<C>(
+          {Col<&C::id>("id"), Col<&C::finding_id>("finding_id"), Col<&C::run_id>("run_id"), Col<&C::job_id>("job_id")})
+          .Qualified("c") +
+      Columns<C>({Col<&C::spec_hash>("spec_hash"), Col<&C::target_id>("target_id")}).Qualified("r") +
+      Columns<C>({Col<&C::seed>("seed"), Col<&C::branch_order>("branch_order"), Col<&C::feature_mask>("feature_mask")})
+          .Qualified("j") +
+      ReportedColumns().Within<&C::cx>() + Columns<C>({Col<&C::created_at>("created_at", "ds_us(c.created_at)")});
+  return columns;
+}
+
+const Columns<CampaignRow>& CampaignColumns() {
+  using C = CampaignRow;
+  static const Columns<C> columns =
+      Columns<C>({Col<&C::id>("id"), Col<&C::name>("name"), Col<&C::cron>("cron"), Col<&C::spec_name>("spec_name"),
+                  Col<&C::paused>("paused"), Col<&C::created_at>("created_at", "ds_us(created_at)"),
+                  Col<&C::last_fired_at>("last_fired_at", "ds_us(last_fired_at)"),
+                  Col<&C::last_run_id>("last_run_id", "COALESCE(last_run_id, 0)"),
+                  Col<&C::next_fire_at>("next_fire_at", "ds_us(next_fire_at)"), Col<&C::last_error>("last_error")}) +
+      (TemplateColumns().FromJson("template") +
+       BudgetColumns().FromJson("template->'budget'").Within<&RunTemplate::budget>())
+          .Within<&C::tmpl>();
+  return columns;
+}
+
+const Columns<WorkerInfo>& WorkerColumns() {
+  using W = WorkerInfo;
+  static const Columns<W> columns(
+      {Col<&W::name>("name"), Col<&W::slots>("slots"), Col<&W::adapters>("adapters", "array_to_string(adapters, ',')"),
+       Col<&W::labels>("labels", "array_to_string(labels, ',')"), Col<&W::version>("version")});
+  return columns;
 }
 
 int PageSize(const Page& page) { return std::clamp(page.size <= 0 ? kDefaultPageSize : page.size, 1, kMaxPageSize); }

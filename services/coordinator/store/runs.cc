@@ -16,7 +16,9 @@
 namespace dualswarm::coord {
 namespace {
 
-RunRow RunById(Sql& w, int64_t id) { return ReadRun(w.exec_params1(absl::StrCat(kRunSelect, "WHERE r.id = $1"), id)); }
+RunRow RunById(Sql& w, int64_t id) {
+  return RunColumns().Read(w.exec_params1(RunColumns().Select(absl::StrCat(kRunFrom, "WHERE r.id = $1")), id));
+}
 
 // The state a run ends in once no job is open, with its error.
 void FinishRun(Sql& w, int64_t run_id, bool failed) {
@@ -144,21 +146,22 @@ absl::StatusOr<RunRow> Store::SubmitRun(const RunTemplate& in, const std::string
 }
 
 absl::StatusOr<RunRow> Store::GetRun(int64_t id) {
-  return ReadRow<RunRow>("reading a run", ReadRun, absl::StrCat("no run ", id),
-                         absl::StrCat(kRunSelect, "WHERE r.id = $1"), id);
+  return ReadRow("reading a run", RunColumns(), absl::StrCat("no run ", id), absl::StrCat(kRunFrom, "WHERE r.id = $1"),
+                 id);
 }
 
 absl::StatusOr<Listing<RunRow>> Store::ListRuns(const RunFilter& filter, const Page& page) {
   RETURN_IF_ERROR(CheckText("spec_hash", filter.spec_hash, true));
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<RunRow>>("listing runs", [&](Sql& w) -> absl::StatusOr<Listing<RunRow>> {
-    pqxx::result r = w.exec_params(
-        absl::StrCat(kRunSelect,
-                     "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
-                     " AND ($3::bigint = 0 OR r.target_id = $3::bigint) AND ($4::bigint = 0 OR r.id < $4::bigint)"
-                     " ORDER BY r.id DESC LIMIT $5"),
-        wire::EnumWord(filter.state), filter.spec_hash, filter.target_id, paging.after, paging.size + 1);
-    return ReadPage<RunRow>(r, paging.size, ReadRun,
+    pqxx::result r =
+        w.exec_params(RunColumns().Select(absl::StrCat(
+                          kRunFrom,
+                          "WHERE ($1 = '' OR r.state = $1) AND ($2 = '' OR r.spec_hash = $2)"
+                          " AND ($3::bigint = 0 OR r.target_id = $3::bigint) AND ($4::bigint = 0 OR r.id < $4::bigint)"
+                          " ORDER BY r.id DESC LIMIT $5")),
+                      wire::EnumWord(filter.state), filter.spec_hash, filter.target_id, paging.after, paging.size + 1);
+    return ReadPage<RunRow>(r, paging.size, RunColumns().reader(),
                             [](const RunRow& last, const pqxx::row&) { return std::to_string(last.id); });
   });
 }
@@ -181,10 +184,9 @@ absl::StatusOr<RunRow> Store::CancelRun(int64_t id) {
 
 absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t run_id) {
   return Run<std::vector<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<std::vector<JobRow>> {
-    pqxx::result r =
-        w.exec_params(absl::StrCat("SELECT ", kJobCols, " FROM jobs j WHERE j.run_id = $1 ORDER BY j.idx"), run_id);
+    pqxx::result r = w.exec_params(JobColumns().Select("FROM jobs j WHERE j.run_id = $1 ORDER BY j.idx"), run_id);
     std::vector<JobRow> out;
-    for (const auto& row : r) out.push_back(ReadJob(row));
+    for (const auto& row : r) out.push_back(JobColumns().Read(row));
     return out;
   });
 }
@@ -195,13 +197,12 @@ absl::StatusOr<Listing<JobRow>> Store::ListRunJobs(int64_t run_id, v1::JobState 
   return Run<Listing<JobRow>>("listing jobs", [&](Sql& w) -> absl::StatusOr<Listing<JobRow>> {
     if (w.exec_params("SELECT 1 FROM runs WHERE id = $1", run_id).empty())
       return absl::NotFoundError(absl::StrCat("no run ", run_id));
-    pqxx::result r =
-        w.exec_params(absl::StrCat("SELECT ", kJobCols, ", ", kJobDetailCols,
-                                   " FROM jobs j"
-                                   " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
-                                   " ORDER BY j.idx LIMIT $4"),
-                      run_id, wire::EnumWord(state), paging.after, paging.size + 1);
-    return ReadPage<JobRow>(r, paging.size, ReadJobDetail,
+    pqxx::result r = w.exec_params(
+        JobDetailColumns().Select("FROM jobs j"
+                                  " WHERE j.run_id = $1 AND ($2 = '' OR j.state = $2) AND j.idx >= $3::bigint"
+                                  " ORDER BY j.idx LIMIT $4"),
+        run_id, wire::EnumWord(state), paging.after, paging.size + 1);
+    return ReadPage<JobRow>(r, paging.size, JobDetailColumns().reader(),
                             [](const JobRow& last, const pqxx::row&) { return std::to_string(last.index + 1); });
   });
 }

@@ -18,8 +18,7 @@ namespace {
 
 // The version with `hash`, or NOT_FOUND.
 absl::StatusOr<SpecRow> SpecByHash(Sql& w, const std::string& hash) {
-  return ReadOne(w, ReadSpec, absl::StrCat("no spec version ", hash),
-                 absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE hash = $1"), hash);
+  return ReadOne(w, SpecColumns(), absl::StrCat("no spec version ", hash), "FROM specs WHERE hash = $1", hash);
 }
 
 }  // namespace
@@ -54,22 +53,21 @@ absl::StatusOr<SpecRow> Store::GetSpec(const std::string& hash) {
 
 absl::StatusOr<SpecRow> Store::GetLatestSpec(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return ReadRow<SpecRow>("reading a spec", ReadSpec, absl::StrCat("no spec named \"", name, "\""),
-                          absl::StrCat("SELECT ", kSpecCols, " FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1"),
-                          name);
+  return ReadRow("reading a spec", SpecColumns(), absl::StrCat("no spec named \"", name, "\""),
+                 "FROM specs WHERE name = $1 ORDER BY seq DESC LIMIT 1", name);
 }
 
 absl::StatusOr<Listing<SpecRow>> Store::ListSpecs(const std::string& name, const Page& page) {
   RETURN_IF_ERROR(CheckText("name", name, true));
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<SpecRow>>("listing specs", [&](Sql& w) -> absl::StatusOr<Listing<SpecRow>> {
-    pqxx::result r =
-        w.exec_params(absl::StrCat("SELECT ", kSpecCols,
-                                   " FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
-                                   " ORDER BY seq DESC LIMIT $3"),
-                      name, paging.after, paging.size + 1);
+    pqxx::result r = w.exec_params(
+        absl::StrCat("SELECT ", SpecColumns().list(),
+                     ", seq FROM specs WHERE ($1 = '' OR name = $1) AND ($2::bigint = 0 OR seq < $2::bigint)"
+                     " ORDER BY seq DESC LIMIT $3"),
+        name, paging.after, paging.size + 1);
     auto read = [](const pqxx::row& row) {
-      SpecRow s = ReadSpec(row);
+      SpecRow s = SpecColumns().Read(row);
       s.source.clear();  // listings leave sources out
       return s;
     };

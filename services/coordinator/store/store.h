@@ -293,6 +293,9 @@ inline constexpr int kDefaultConnectTimeoutS = 5;
 // up (Options::statement_timeout_ms + 1 s + a quarter); zero: no limit.
 std::chrono::milliseconds GiveUpOnDatabaseAfter(int statement_timeout_ms);
 
+template <typename Row>
+class Columns;  // store/columns.h: how the store reads a row struct
+
 class Store {
  public:
   struct Options {
@@ -442,12 +445,13 @@ class Store {
   absl::StatusOr<T> RunSingle(const char* what, Fn&& fn);
   template <typename Tx, typename T, typename Fn>
   absl::StatusOr<T> RunIn(const char* what, Fn&& fn);
-  // A transaction (`what`) that reads one row: the first row `sql` selects
-  // with parameter `key`, read by read(row); NOT_FOUND saying `missing`
-  // when there is none. Also defined in transaction.h.
-  template <typename Row, typename Read, typename Key>
-  absl::StatusOr<Row> ReadRow(const char* what, Read read, const std::string& missing, const std::string& sql,
-                              const Key& key);
+  // A transaction (`what`) that reads one row: the first row of
+  // columns.Select(from) with parameter `key`, read by `columns`
+  // (store/columns.h); NOT_FOUND saying `missing` when there is none. Also
+  // defined in transaction.h.
+  template <typename Row, typename Key>
+  absl::StatusOr<Row> ReadRow(const char* what, const Columns<Row>& columns, const std::string& missing,
+                              const std::string& from, const Key& key);
 
   std::chrono::milliseconds GiveUpAfter() const { return GiveUpOnDatabaseAfter(options_.statement_timeout_ms); }
 

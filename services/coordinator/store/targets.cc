@@ -60,32 +60,30 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
                                                 " readiness_timeout_ms, reset_policy, labels)"
                                                 " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','))"
                                                 " ON CONFLICT (name) DO NOTHING RETURNING ",
-                                                kTargetCols),
+                                                TargetColumns().list()),
                                    t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms,
                                    t.reset_policy, absl::StrJoin(t.labels, ","));
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
-    return ReadTarget(r[0]);
+    return TargetColumns().Read(r[0]);
   });
 }
 
 absl::StatusOr<TargetRow> Store::GetTarget(int64_t id) {
-  return ReadRow<TargetRow>("reading a target", ReadTarget, absl::StrCat("no target ", id),
-                            absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id = $1"), id);
+  return ReadRow("reading a target", TargetColumns(), absl::StrCat("no target ", id), "FROM targets WHERE id = $1", id);
 }
 
 absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
   RETURN_IF_ERROR(CheckText("name", name, true));
-  return ReadRow<TargetRow>("reading a target", ReadTarget, absl::StrCat("no target named \"", name, "\""),
-                            absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE name = $1"), name);
+  return ReadRow("reading a target", TargetColumns(), absl::StrCat("no target named \"", name, "\""),
+                 "FROM targets WHERE name = $1", name);
 }
 
 absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<TargetRow>>("listing targets", [&](Sql& w) -> absl::StatusOr<Listing<TargetRow>> {
-    pqxx::result r =
-        w.exec_params(absl::StrCat("SELECT ", kTargetCols, " FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
-                      paging.after, paging.size + 1);
-    return ReadPage<TargetRow>(r, paging.size, ReadTarget,
+    pqxx::result r = w.exec_params(TargetColumns().Select("FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
+                                   paging.after, paging.size + 1);
+    return ReadPage<TargetRow>(r, paging.size, TargetColumns().reader(),
                                [](const TargetRow& last, const pqxx::row&) { return std::to_string(last.id); });
   });
 }

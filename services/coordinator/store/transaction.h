@@ -86,10 +86,10 @@ absl::StatusOr<T> Store::RunIn(const char* what, Fn&& fn) {
   return last;
 }
 
-template <typename Row, typename Read, typename Key>
-absl::StatusOr<Row> Store::ReadRow(const char* what, Read read, const std::string& missing, const std::string& sql,
-                                   const Key& key) {
-  return Run<Row>(what, [&](Sql& w) { return ReadOne(w, read, missing, sql, key); });
+template <typename Row, typename Key>
+absl::StatusOr<Row> Store::ReadRow(const char* what, const Columns<Row>& columns, const std::string& missing,
+                                   const std::string& from, const Key& key) {
+  return Run<Row>(what, [&](Sql& w) { return ReadOne(w, columns, missing, from, key); });
 }
 
 }  // namespace dualswarm::coord

@@ -36,9 +36,8 @@ absl::StatusOr<std::string> Store::RegisterWorker(const WorkerInfo& info) {
 }
 
 absl::StatusOr<WorkerInfo> Store::GetWorker(const std::string& id) {
-  return ReadRow<WorkerInfo>("reading a worker", ReadWorker,
-                             absl::StrCat("unknown worker \"", id, "\": register first"),
-                             absl::StrCat("SELECT ", kWorkerCols, " FROM workers WHERE id = $1"), id);
+  return ReadRow("reading a worker", WorkerColumns(), absl::StrCat("unknown worker \"", id, "\": register first"),
+                 "FROM workers WHERE id = $1", id);
 }
 
 absl::Status Store::TouchWorker(const std::string& id) {
