@@ -2,33 +2,20 @@
 
 #include <iostream>
 
-#include "services/coordinator/service/campaign_service.h"
-#include "services/coordinator/service/finding_service.h"
-#include "services/coordinator/service/run_service.h"
-#include "services/coordinator/service/spec_service.h"
+#include "services/coordinator/service/grpc_services.h"
 #include "services/coordinator/service/state.h"
-#include "services/coordinator/service/target_service.h"
-#include "services/coordinator/service/worker_service.h"
 
 namespace dualswarm::coord {
 
 struct CoordinatorServices::Impl {
-  Impl(Store* store, ServiceOptions options)
-      : state(store, options),
-        specs(&state),
-        targets(&state),
-        runs(&state),
-        findings(&state),
-        workers(&state),
-        campaigns(&state) {}
+  Impl(Store* store, ServiceOptions options) : state(store, options) {
+    for (auto make : {MakeSpecService, MakeTargetService, MakeRunService, MakeFindingService, MakeWorkerService,
+                      MakeCampaignService})
+      services.push_back(make(&state));
+  }
 
   ServiceState state;  // first: the services below point at it
-  SpecServiceImpl specs;
-  TargetServiceImpl targets;
-  RunServiceImpl runs;
-  FindingServiceImpl findings;
-  WorkerServiceImpl workers;
-  CampaignServiceImpl campaigns;
+  std::vector<std::unique_ptr<grpc::Service>> services;
 };
 
 CoordinatorServices::CoordinatorServices(Store* store, ServiceOptions options)
@@ -37,7 +24,9 @@ CoordinatorServices::CoordinatorServices(Store* store, ServiceOptions options)
 CoordinatorServices::~CoordinatorServices() = default;
 
 std::vector<grpc::Service*> CoordinatorServices::services() {
-  return {&impl_->specs, &impl_->targets, &impl_->runs, &impl_->findings, &impl_->workers, &impl_->campaigns};
+  std::vector<grpc::Service*> out;
+  for (const auto& service : impl_->services) out.push_back(service.get());
+  return out;
 }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CoordinatorServices::AuthInterceptor() {

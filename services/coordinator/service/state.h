@@ -1,7 +1,7 @@
 // What the coordinator's gRPC services share (services/coordinator/service/
-// *_service.h hold one each): the store, the options, the auth gate, the
-// caches of immutable rows a lease needs, the wake-up that LeaseJobs long-polls
-// on, and the lease pool. Owned by CoordinatorServices (services.h), which
+// *_service.cc define one each, each a ServiceWithState): the store, the
+// options, the auth gate, the caches of immutable rows a lease needs, the
+// wake-up that LeaseJobs long-polls on, and the lease pool. Owned by CoordinatorServices (services.h), which
 // outlives the services.
 //
 // Caches: spec versions, targets and registered workers never change, so the
@@ -91,6 +91,17 @@ class ServiceState {
 
   // Declared last, so destroyed first: its maintenance thread calls Wake().
   LeasePool lease_pool_;
+};
+
+// The base of each gRPC service (GrpcService is the generated
+// v1::*Service::Service it implements): the ServiceState its handlers use.
+template <typename GrpcService>
+class ServiceWithState : public GrpcService {
+ public:
+  explicit ServiceWithState(ServiceState* state) : state_(state) {}
+
+ protected:
+  ServiceState* const state_;
 };
 
 }  // namespace dualswarm::coord
