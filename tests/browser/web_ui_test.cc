@@ -60,6 +60,8 @@ using dualswarm::testing::Slurp;
 const std::string kSrc = DUALSWARM_SOURCE_DIR;
 const std::string kCli = DUALSWARM_CLI;
 const std::string kWebdav = DS_REF_WEBDAV;
+const std::string kResp = DS_REF_RESP;
+const std::string kMemcached = DS_REF_MEMCACHED;
 const std::string kWorker = DUALSWARM_WORKER;
 const std::string kArtifacts = DS_BROWSER_ARTIFACTS;
 
@@ -220,24 +222,32 @@ class WebUiTest : public ::testing::Test {
 
   // A counterexample document from `dualswarm test` against mutant 6.
   std::string Produce(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {kCli,       "test",
-                                     "--spec",   kSrc + "/specs/http_webdav.dspec",
-                                     "--launch", kWebdav + " --port {port} --dir {dir} --mutant 6",
-                                     "--steps",  "2000",
-                                     "--save",   tmp_ + "/cx.json",
-                                     "--quiet"};
+    std::vector<std::string> argv = {"--spec", kSrc + "/specs/http_webdav.dspec", "--launch",
+                                     kWebdav + " --port {port} --dir {dir} --mutant 6"};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    return ProduceWith(argv);
+  }
+
+  // A counterexample document from `dualswarm test ARGS --steps 2000`,
+  // which must find one.
+  std::string ProduceWith(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {kCli, "test"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const std::string& a : {std::string("--steps"), std::string("2000"), std::string("--save"), tmp_ + "/cx.json",
+                                 std::string("--quiet")})
+      argv.push_back(a);
     CommandResult r = RunCommand(argv);
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     return std::string(absl::StripTrailingAsciiWhitespace(Slurp(tmp_ + "/cx.json")));
   }
 
-  int64_t AddTarget(const std::string& name) {
+  int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
+                    const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6") {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
-    req.mutable_target()->set_adapter("http");
-    req.mutable_target()->set_launch(kWebdav + " --port {port} --dir {dir} --mutant 6");
+    req.mutable_target()->set_adapter(adapter);
+    req.mutable_target()->set_launch(launch);
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -527,6 +537,64 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   ASSERT_TRUE(b.WaitUntil("document.querySelector('.error-box')")) << b.Text("main");
   EXPECT_TRUE(absl::StrContains(b.Text(".error-box"), "NOT_FOUND")) << b.Text(".error-box");
   std::cout << "screenshots of every page in " << kArtifacts << std::endl;
+}
+
+// Targets of the other adapters: the targets page names each target's
+// adapter, and a finding over RESP (ds-ref-resp's mutant 3: `SET k v XX` on
+// an absent key sets it) is drawn like any other, commands and typed
+// replies as their IR.
+TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
+  std::string doc = ProduceWith({"--spec", kSrc + "/specs/redis.dspec", "--adapter", "resp", "--launch",
+                                 kResp + " --port {port} --dir {dir} --mutant 3"});
+  DocFacts facts = FactsOf(doc);
+  ASSERT_GT(facts.label, 0);
+
+  auto specs = v1::SpecService::NewStub(coordinator_->channel());
+  v1::CreateSpecRequest sreq;
+  sreq.set_file_name("redis.dspec");
+  sreq.set_source(Slurp(kSrc + "/specs/redis.dspec"));
+  v1::CreateSpecResponse sresp;
+  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), sreq, &sresp).ok());
+  int64_t resp_target = AddTarget("redis-m3", "resp", kResp + " --port {port} --dir {dir} --mutant 3");
+  AddTarget("memcached-ref", "memcached", kMemcached + " --port {port} --dir {dir}");
+
+  auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+  v1::RegisterWorkerRequest wreq;
+  wreq.set_name("browser-test-worker");
+  wreq.set_slots(1);
+  v1::RegisterWorkerResponse wresp;
+  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), wreq, &wresp).ok());
+  worker_id_ = wresp.worker_id();
+  int64_t run = Submit(sresp.spec().hash(), resp_target, 1);
+  auto jobs = Lease(1);
+  ASSERT_EQ(jobs.size(), 1u);
+  Complete(jobs[0], &doc);
+
+  Browser b;
+  std::string err = b.Start(tmp_);
+  ASSERT_EQ(err, "") << err;
+  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+  b.Go(base + "#/targets");
+  b.Type("#token-input", submitter_);
+  b.Click("#token-save");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 2")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
+                   "':' + r.cells[2].textContent).sort().join(',');"),
+            "memcached-ref:memcached,redis-m3:resp");
+  Shot(b, "20-targets-of-every-adapter");
+
+  b.Go(base + "#/runs/" + std::to_string(run));
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) << b.Text("main");
+  b.Click("#run-findings a.finding-link");
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#diagram svg g.msg.failing')")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
+            std::to_string(facts.messages));
+  EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
+            std::to_string(facts.label));
+  std::string drawn = b.Text("#diagram svg");
+  EXPECT_TRUE(absl::StrContains(drawn, "{\"cmd\":[\"SET\"")) << drawn;
+  EXPECT_TRUE(absl::StrContains(b.Text("#finding-reason"), "no execution of spec 'redis'")) << b.Text("main");
+  Shot(b, "21-resp-finding");
 }
 
 // The pages over a real swarm run: two dualswarm-worker daemons' worth of
