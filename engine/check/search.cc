@@ -531,7 +531,13 @@ void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, 
     verdict_.reasons.clear();
   }
   if (at_obs < furthest_ || static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) return;
-  DeathReason r{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)};
+  AddReason(DeathReason{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)});
+}
+
+// Keeps `r` among the rejection's reasons unless one with the same text and
+// server order is there, or max_reasons are.
+void Search::AddReason(DeathReason r) {
+  if (static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) return;
   for (const auto& x : verdict_.reasons)
     if (x.text == r.text && x.server_order == r.server_order) return;
   verdict_.reasons.push_back(std::move(r));
@@ -697,12 +703,8 @@ void Search::AdoptReasons(const Verdict& probe_verdict) {
   if (probe_verdict.obs_index != furthest_) verdict_.reasons.clear();
   furthest_ = probe_verdict.obs_index;
   for (const DeathReason& r : probe_verdict.reasons) {
-    if (static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) break;
     absl::flat_hash_set<int64_t> labels(r.server_order.begin(), r.server_order.end());
-    if (labels.size() != r.server_order.size()) continue;
-    bool dup = false;
-    for (const auto& x : verdict_.reasons) dup = dup || (x.text == r.text && x.server_order == r.server_order);
-    if (!dup) verdict_.reasons.push_back(r);
+    if (labels.size() == r.server_order.size()) AddReason(r);
   }
 }
 

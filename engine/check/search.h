@@ -120,6 +120,7 @@ class Search {
   void OrderChildren(std::vector<Explanation>* children);
   void DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const;
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
+  void AddReason(DeathReason r);
   absl::Status CheckBounds(const Observation& o) const;
 
   void PassClosed(size_t i);

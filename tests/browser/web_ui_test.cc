@@ -241,6 +241,30 @@ class WebUiTest : public ::testing::Test {
     return std::string(absl::StripTrailingAsciiWhitespace(Slurp(tmp_ + "/cx.json")));
   }
 
+  // Uploads specs/FILE; its hash ("" when refused).
+  std::string UploadSpec(const std::string& file) {
+    auto specs = v1::SpecService::NewStub(coordinator_->channel());
+    v1::CreateSpecRequest req;
+    req.set_file_name(file);
+    req.set_source(Slurp(kSrc + "/specs/" + file));
+    v1::CreateSpecResponse resp;
+    grpc::Status st = specs->Create(Ctx(submitter_).get(), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp.spec().hash();
+  }
+
+  // Registers the test's worker (worker_id_), which then leases and completes.
+  void RegisterWorker(int slots) {
+    auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+    v1::RegisterWorkerRequest req;
+    req.set_name("browser-test-worker");
+    req.set_slots(slots);
+    v1::RegisterWorkerResponse resp;
+    grpc::Status st = workers->Register(Ctx(worker_).get(), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    worker_id_ = resp.worker_id();
+  }
+
   int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
                     const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6") {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
@@ -352,22 +376,11 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   ASSERT_GT(shrunk_facts.label, 0);
   ASSERT_GT(wide_facts.conns.size(), 1u) << "the unshrunk counterexample uses one connection only";
 
-  auto specs = v1::SpecService::NewStub(coordinator_->channel());
-  v1::CreateSpecRequest sreq;
-  sreq.set_file_name("http_webdav.dspec");
-  sreq.set_source(Slurp(kSrc + "/specs/http_webdav.dspec"));
-  v1::CreateSpecResponse sresp;
-  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), sreq, &sresp).ok());
-  std::string hash = sresp.spec().hash();
+  std::string hash = UploadSpec("http_webdav.dspec");
+  ASSERT_FALSE(hash.empty());
   int64_t t1 = AddTarget("webdav-m6"), t2 = AddTarget("webdav-m6-wide");
 
-  auto workers = v1::WorkerService::NewStub(coordinator_->channel());
-  v1::RegisterWorkerRequest wreq;
-  wreq.set_name("browser-test-worker");
-  wreq.set_slots(8);
-  v1::RegisterWorkerResponse wresp;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), wreq, &wresp).ok());
-  worker_id_ = wresp.worker_id();
+  RegisterWorker(8);
 
   // Run 1: 3 jobs, the first fails with the shrunk counterexample.
   int64_t run1 = Submit(hash, t1, 3);
@@ -549,23 +562,13 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   DocFacts facts = FactsOf(doc);
   ASSERT_GT(facts.label, 0);
 
-  auto specs = v1::SpecService::NewStub(coordinator_->channel());
-  v1::CreateSpecRequest sreq;
-  sreq.set_file_name("redis.dspec");
-  sreq.set_source(Slurp(kSrc + "/specs/redis.dspec"));
-  v1::CreateSpecResponse sresp;
-  ASSERT_TRUE(specs->Create(Ctx(submitter_).get(), sreq, &sresp).ok());
+  std::string hash = UploadSpec("redis.dspec");
+  ASSERT_FALSE(hash.empty());
   int64_t resp_target = AddTarget("redis-m3", "resp", kResp + " --port {port} --dir {dir} --mutant 3");
   AddTarget("memcached-ref", "memcached", kMemcached + " --port {port} --dir {dir}");
 
-  auto workers = v1::WorkerService::NewStub(coordinator_->channel());
-  v1::RegisterWorkerRequest wreq;
-  wreq.set_name("browser-test-worker");
-  wreq.set_slots(1);
-  v1::RegisterWorkerResponse wresp;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), wreq, &wresp).ok());
-  worker_id_ = wresp.worker_id();
-  int64_t run = Submit(sresp.spec().hash(), resp_target, 1);
+  RegisterWorker(1);
+  int64_t run = Submit(hash, resp_target, 1);
   auto jobs = Lease(1);
   ASSERT_EQ(jobs.size(), 1u);
   Complete(jobs[0], &doc);
