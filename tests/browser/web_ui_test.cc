@@ -330,6 +330,22 @@ class WebUiTest : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.error_message();
   }
 
+  // From run `run`'s page, clicks through to its finding; true once the
+  // diagram shows the failing message.
+  bool OpenFindingOfRun(Browser& b, const std::string& base, int64_t run) {
+    b.Go(base + "#/runs/" + std::to_string(run));
+    if (!b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) return false;
+    b.Click("#run-findings a.finding-link");
+    return b.WaitUntil("document.querySelector('#diagram svg g.msg.failing')");
+  }
+
+  // Opens `url` and gives the page the submitter's token, as a user types it.
+  void GoWithToken(Browser& b, const std::string& url) {
+    b.Go(url);
+    b.Type("#token-input", submitter_);
+    b.Click("#token-save");
+  }
+
   std::string Shot(Browser& b, const std::string& name) {
     std::string path = kArtifacts + "/" + name + ".png";
     b.Screenshot(path);
@@ -494,10 +510,7 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   Shot(b, "03-finding");
 
   // The wide counterexample: one lane per connection.
-  b.Go(base + "#/runs/" + std::to_string(run2));
-  ASSERT_TRUE(b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) << b.Text("main");
-  b.Click("#run-findings a.finding-link");
-  ASSERT_TRUE(b.WaitUntil("document.querySelector('#diagram svg g.msg.failing')")) << b.Text("main");
+  ASSERT_TRUE(OpenFindingOfRun(b, base, run2)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane')].map(g => g.dataset.conn).join(',');"),
             absl::StrJoin(wide_facts.conns, ","));
   EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
@@ -577,19 +590,14 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   std::string err = b.Start(tmp_);
   ASSERT_EQ(err, "") << err;
   std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
-  b.Go(base + "#/targets");
-  b.Type("#token-input", submitter_);
-  b.Click("#token-save");
+  GoWithToken(b, base + "#/targets");
   ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 2")) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
                    "':' + r.cells[2].textContent).sort().join(',');"),
             "memcached-ref:memcached,redis-m3:resp");
   Shot(b, "20-targets-of-every-adapter");
 
-  b.Go(base + "#/runs/" + std::to_string(run));
-  ASSERT_TRUE(b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) << b.Text("main");
-  b.Click("#run-findings a.finding-link");
-  ASSERT_TRUE(b.WaitUntil("document.querySelector('#diagram svg g.msg.failing')")) << b.Text("main");
+  ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
             std::to_string(facts.messages));
   EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
@@ -655,9 +663,7 @@ TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
   std::string err = b.Start(tmp_);
   ASSERT_EQ(err, "") << err;
   std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
-  b.Go(base + "#/runs");
-  b.Type("#token-input", submitter_);
-  b.Click("#token-save");
+  GoWithToken(b, base + "#/runs");
   ASSERT_TRUE(b.WaitUntil(absl::StrCat("document.querySelector('#runs tr.run-row[data-run=\"", run_id,
                                        "\"] .state')?.dataset.state === 'failed'")))
       << b.Text("main");
