@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "util/file_tail.h"
+#include "workers/adapters/grpc_catalog.h"
 
 namespace dualswarm::cli {
 
@@ -50,6 +52,20 @@ bool WantsHelp(const std::vector<std::string>& args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") return true;
   return false;
+}
+
+std::optional<int> DescriptorSetFromFlags(FlagMap& f, workers::JobOptions* o) {
+  if (!f.count("descriptor-set")) {
+    if (o->adapter == "grpc") return BadInput("the grpc adapter needs --descriptor-set FILE");
+    return std::nullopt;
+  }
+  if (o->adapter != "grpc") return BadInput("--descriptor-set is for the grpc adapter only");
+  auto bytes = util::ReadFileTail(f["descriptor-set"], workers::kMaxDescriptorSetBytes + 1);
+  if (!bytes.ok()) return BadInput(absl::StrCat("--descriptor-set: ", bytes.status().message()));
+  if (bytes->size() > workers::kMaxDescriptorSetBytes)
+    return BadInput(absl::StrCat("--descriptor-set: the file exceeds ", workers::kMaxDescriptorSetBytes, " bytes"));
+  o->adapter_config.descriptor_set = *std::move(bytes);
+  return std::nullopt;
 }
 
 }  // namespace dualswarm::cli

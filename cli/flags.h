@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "workers/runner/runner.h"
 
 namespace dualswarm::cli {
 
@@ -22,6 +24,11 @@ bool ParseFlags(const std::vector<std::string>& args, const std::vector<std::str
 int BadInput(const std::string& msg);
 
 bool WantsHelp(const std::vector<std::string>& args);
+
+// --descriptor-set FILE into o->adapter_config (the grpc adapter needs it,
+// the others refuse it); an exit code when it is missing, refused or
+// unreadable. Call after o->adapter is set.
+std::optional<int> DescriptorSetFromFlags(FlagMap& f, workers::JobOptions* o);
 
 // Reads integer flag `name` into *out when it is given (leaves *out alone
 // otherwise); false with *err set when it is not an integer in [lo, hi].

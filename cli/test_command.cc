@@ -39,8 +39,10 @@ const char kTestHelp[] =
     "                         directory; the whole process group is stopped at the end\n"
     "  --target HOST:PORT     test a server that is already running\n"
     "  --adapter A            wire protocol: one of {ADAPTERS} (default: from the spec's\n"
-    "                         `use`: http -> http, json -> jsonl, resp -> resp;\n"
-    "                         docs/adapters.md)\n"
+    "                         `use`: http -> http, json -> jsonl, resp -> resp,\n"
+    "                         memcached -> memcached, grpc -> grpc; docs/adapters.md)\n"
+    "  --descriptor-set FILE  grpc: the services' protobuf descriptor set (protoc\n"
+    "                         --descriptor_set_out=FILE --include_imports)\n"
     "  --seed N               random seed (default 1)\n"
     "  --steps N              requests to send (default 1000)\n"
     "  --time S               wall-time budget in seconds (default: none)\n"
@@ -140,6 +142,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   o.target = f.count("target") ? f["target"] : "";
   o.adapter = f.count("adapter") ? f["adapter"] : workers::DefaultAdapterForSchema(spec->schema);
   if (absl::Status s = workers::CheckAdapterKind(o.adapter); !s.ok()) return BadInput(std::string(s.message()));
+  if (std::optional<int> bad = DescriptorSetFromFlags(f, &o)) return bad;
   o.exec.max_in_flight = -1;
   if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) ||
       !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
@@ -264,7 +267,7 @@ int TestCommand(const std::vector<std::string>& args) {
                          "branch-order",  "feature-mask", "response-timeout",
                          "network",       "max-frontier", "max-check-seconds",
                          "ready-timeout", "ready",        "save",
-                         "shrink-reruns", "shrink-time"},
+                         "shrink-reruns", "shrink-time",  "descriptor-set"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));

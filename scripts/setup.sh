@@ -12,6 +12,7 @@ PACKAGES=(
   nginx-core            # a real WebDAV server the end-to-end tests run the tester against
   redis-server          # a real Redis the tests run the tester against (the resp adapter)
   memcached             # a real memcached the tests run the tester against (the memcached adapter)
+  etcd-server           # a real etcd the tests run the tester against (the grpc adapter)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.

@@ -35,7 +35,7 @@ const BuiltinInfo kBuiltins[] = {
     {"observed", Builtin::kObserved, 1, 1, true},
 };
 
-const char* kSchemas[] = {"http", "json", "resp", "memcached"};
+const char* kSchemas[] = {"http", "json", "resp", "memcached", "grpc"};
 
 enum class Context { kVarInit, kFn, kHandler, kGen, kPartition };
 
@@ -47,7 +47,7 @@ class Checker {
     for (const auto& [name, loc] : ast_->uses) {
       bool known = false;
       for (const char* s : kSchemas) known |= name == s;
-      if (!known) Error(loc, absl::StrCat("unknown schema '", name, "' (known: http, json, resp, memcached)"));
+      if (!known) Error(loc, absl::StrCat("unknown schema '", name, "' (known: http, json, resp, memcached, grpc)"));
     }
     if (ast_->uses.size() > 1) Error(ast_->uses[1].second, "a spec uses at most one schema");
     for (size_t i = 0; i < ast_->fns.size(); ++i) {

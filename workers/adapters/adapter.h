@@ -79,10 +79,17 @@ class Adapter {
   virtual void CloseAll() = 0;
 };
 
+// What an adapter needs besides the address.
+struct AdapterConfig {
+  // grpc: the bytes of a protobuf FileDescriptorSet describing the
+  // services (grpc_adapter.h); unused by the other adapters.
+  std::string descriptor_set;
+};
+
 // kind: one of kAdapterKinds (adapter_kinds.h). Connects to host:port (IPv4 loopback or any
 // numeric IPv4 address).
 absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
-                                                     int connections);
+                                                     int connections, const AdapterConfig& config = {});
 
 }  // namespace dualswarm::workers
 

@@ -18,8 +18,9 @@
 namespace dualswarm::workers {
 
 // http: HTTP/1.1; jsonl: one JSON value per line; resp: the Redis protocol
-// (RESP2); memcached: memcached's text protocol (docs/adapters.md).
-inline constexpr std::array<absl::string_view, 4> kAdapterKinds = {"http", "jsonl", "resp", "memcached"};
+// (RESP2); memcached: memcached's text protocol; grpc: unary gRPC calls
+// described by a protobuf descriptor set (docs/adapters.md).
+inline constexpr std::array<absl::string_view, 5> kAdapterKinds = {"http", "jsonl", "resp", "memcached", "grpc"};
 
 inline bool IsAdapterKind(absl::string_view kind) {
   for (absl::string_view k : kAdapterKinds)
@@ -27,7 +28,7 @@ inline bool IsAdapterKind(absl::string_view kind) {
   return false;
 }
 
-// "http|jsonl|resp|memcached", for usage lines.
+// "http|jsonl|resp|memcached|grpc", for usage lines.
 inline std::string AdapterKindsBar() { return absl::StrJoin(kAdapterKinds, "|"); }
 
 // `text` with every "{ADAPTERS}" replaced by AdapterKindsBar(): help texts
@@ -36,7 +37,7 @@ inline std::string WithAdapterKinds(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"{ADAPTERS}", AdapterKindsBar()}});
 }
 
-// InvalidArgument `unknown adapter "x" (known: http, jsonl, resp, memcached)` unless
+// InvalidArgument `unknown adapter "x" (known: http, jsonl, resp, memcached, grpc)` unless
 // `kind` is one of kAdapterKinds.
 inline absl::Status CheckAdapterKind(absl::string_view kind) {
   if (IsAdapterKind(kind)) return absl::OkStatus();
@@ -45,11 +46,13 @@ inline absl::Status CheckAdapterKind(absl::string_view kind) {
 }
 
 // The adapter a spec's `use` schema implies when none is named: json ->
-// jsonl, resp -> resp, memcached -> memcached, anything else (http, none) -> http.
+// jsonl, resp -> resp, memcached -> memcached, grpc -> grpc, anything else (http,
+// none) -> http.
 inline std::string DefaultAdapterForSchema(absl::string_view schema) {
   if (schema == "json") return "jsonl";
   if (schema == "resp") return "resp";
   if (schema == "memcached") return "memcached";
+  if (schema == "grpc") return "grpc";
   return "http";
 }
 

@@ -17,6 +17,7 @@
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/adapters/grpc_adapter.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -224,8 +225,9 @@ class TcpAdapter : public Adapter {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
-                                                     int connections) {
+                                                     int connections, const AdapterConfig& config) {
   if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
+  if (kind == "grpc") return MakeGrpcAdapter(host, port, connections, config.descriptor_set);
   std::unique_ptr<Codec> codec;
   if (kind == "http") {
     codec = MakeHttpCodec(absl::StrCat(host, ":", port));

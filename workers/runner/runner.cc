@@ -270,7 +270,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
   absl::StatusOr<SutEndpoint> sut = ReachSut(o);
   if (!sut.ok()) return sut.status();
-  auto adapter = MakeAdapter(o.adapter, sut->host, sut->port, o.exec.connections);
+  auto adapter = MakeAdapter(o.adapter, sut->host, sut->port, o.exec.connections, o.adapter_config);
   if (!adapter.ok()) return adapter.status();
   auto executor = harness::Executor::Create(spec, ExecutorOptionsFor(o));
   if (!executor.ok()) return executor.status();

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/harness/executor.h"
+#include "workers/adapters/adapter.h"
 
 namespace dualswarm::workers {
 
@@ -31,8 +32,9 @@ struct JobProgress {
 struct JobOptions {
   harness::ExecutorOptions exec;
   std::string adapter = "http";
-  std::string target;  // "HOST:PORT" of a running SUT, or
-  std::string launch;  // a command template with {port} and {dir}
+  AdapterConfig adapter_config;  // the grpc adapter's descriptor set
+  std::string target;            // "HOST:PORT" of a running SUT, or
+  std::string launch;            // a command template with {port} and {dir}
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;
