@@ -82,13 +82,14 @@ bench_last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after|I
 # bench_mutant_rows SPEC SERVER MUTANTS...: one Markdown row per mutant of
 # reference server SERVER (tests/suts binary name): seeds 1-20 of up to 2000
 # requests at 4 connections, --no-shrink; found, requests and tester seconds.
+# BENCH_TEST_ARGS: more flags for `dualswarm test` (e.g. --descriptor-set F).
 bench_mutant_rows() {
   local spec=$1 server=$2 m lines found reqs secs
   shift 2
   for m in "$@"; do
     lines=$(for s in $(seq 1 20); do
       build/dualswarm test --spec "$spec" --launch "build/tests/suts/$server --port {port} --dir {dir} --mutant $m" \
-        --steps 2000 --seed "$s" --no-shrink 2>&1 | bench_last_line || true
+        --steps 2000 --seed "$s" --no-shrink ${BENCH_TEST_ARGS:-} 2>&1 | bench_last_line || true
     done)
     found=$(echo "$lines" | grep -c "safety after" || true)
     reqs=$(echo "$lines" | sed -n 's/.*safety after \([0-9]*\) requests.*/\1/p')

@@ -49,11 +49,12 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
 }
 
 // Replay options for a rerun of `job`'s finding: the counterexample's
-// swarm dimensions, the job's SUT launch.
+// swarm dimensions, the job's SUT launch and adapter configuration.
 JobOptions RerunOptions(const harness::Counterexample& cx, const std::vector<harness::InputItem>& input,
                         const JobOptions& job) {
   JobOptions o = ReplayOptions(cx, input);
   o.launch = job.launch;
+  o.adapter_config = job.adapter_config;
   o.ready_timeout_ms = job.ready_timeout_ms;
   o.ready_probe = job.ready_probe;
   o.work_root = job.work_root;
