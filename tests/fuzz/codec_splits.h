@@ -40,8 +40,9 @@ inline std::string WhyMalformed(const std::string& malformed) {
 }
 
 inline Decoded Feed(const workers::Codec& proto, absl::string_view bytes, const std::vector<size_t>& pieces,
-                    bool eof_with_last) {
+                    bool eof_with_last, const Value* request = nullptr) {
   std::unique_ptr<workers::Codec> codec = proto.Clone();
+  if (request != nullptr && !codec->Encode(*request).ok()) std::abort();  // the target's own request
   Decoded d;
   std::vector<Value> out;
   std::string buf;
@@ -72,7 +73,10 @@ inline std::string Describe(const Decoded& d) {
 
 // Everything the codec made of the bytes fed at once (the split feeding
 // gave the same, or this aborted).
-inline Decoded CheckSplitsAgree(const workers::Codec& codec, const uint8_t* data, size_t size) {
+// `request`, when given, is encoded on each fresh codec first (replies that
+// depend on what the connection sent).
+inline Decoded CheckSplitsAgree(const workers::Codec& codec, const uint8_t* data, size_t size,
+                                const Value* request = nullptr) {
   if (size < 1) return {};
   uint8_t flags = data[0];
   size_t n = std::min<size_t>(flags >> 4, size - 1);
@@ -86,8 +90,8 @@ inline Decoded CheckSplitsAgree(const workers::Codec& codec, const uint8_t* data
   }
   pieces.push_back(left);
   bool eof_with_last = (flags & 2) != 0;
-  Decoded whole = Feed(codec, bytes, {bytes.size()}, eof_with_last);
-  Decoded split = Feed(codec, bytes, pieces, eof_with_last);
+  Decoded whole = Feed(codec, bytes, {bytes.size()}, eof_with_last, request);
+  Decoded split = Feed(codec, bytes, pieces, eof_with_last, request);
   if (whole.closed != split.closed || whole.malformed != split.malformed || whole.responses != split.responses) {
     std::fprintf(stderr, "split feeding differs from whole feeding\n  whole: %s\n  split: %s\n",
                  Describe(whole).c_str(), Describe(split).c_str());

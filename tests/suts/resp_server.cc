@@ -4,7 +4,8 @@
 // Requests are RESP arrays of bulk strings (the form redis-cli and every
 // client library send); replies are RESP2 in request order per connection.
 // Commands: GET, SET k v [NX|XX], SETNX, INCR, INCRBY, APPEND, DEL k,
-// EXISTS k, GETSET, RPUSH k v (lists are kept as lengths), PING. An unknown
+// EXISTS k, GETSET, RPUSH k v (lists are kept as lengths), PING, HELLO 2|3
+// (RESP3 after HELLO 3: nulls are `_`, HELLO's reply a map). An unknown
 // command or a wrong number of arguments answers "-ERR ..."; a request
 // that is not an array of bulk strings, or one past the bounds below,
 // answers "-ERR Protocol error: ..." and closes the connection. Every
@@ -58,6 +59,7 @@ struct Value {
 struct ConnState {
   // Mutant 1: the value this connection last read or wrote, per key.
   std::unordered_map<std::string, std::string> seen;
+  bool resp3 = false;  // the connection sent HELLO 3: nulls are RESP3's `_`
 };
 
 void Simple(std::string* out, std::string_view s) { (*out += '+').append(s) += "\r\n"; }
@@ -67,7 +69,7 @@ void Bulk(std::string* out, std::string_view s) {
   *out += "$" + std::to_string(s.size()) + "\r\n";
   out->append(s) += "\r\n";
 }
-void Nil(std::string* out) { *out += "$-1\r\n"; }
+void Nil(std::string* out, const ConnState& st) { *out += st.resp3 ? "_\r\n" : "$-1\r\n"; }
 
 const char kWrongType[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const char kNotInt[] = "ERR value is not an integer or out of range";
@@ -196,6 +198,19 @@ class RespServer : public dsut::PerConnectionHandler<ConnState> {
       Simple(out, "PONG");
       return;
     }
+    if (name == "HELLO" && n == 2 && (a[1] == "2" || a[1] == "3")) {
+      // As Redis 6+: the protocol switches, and the reply (a map in RESP3,
+      // a flat array in RESP2) describes the server.
+      st.resp3 = a[1] == "3";
+      *out += st.resp3 ? "%3\r\n" : "*6\r\n";
+      Bulk(out, "server");
+      Bulk(out, "ds-ref-resp");
+      Bulk(out, "proto");
+      Int(out, st.resp3 ? 3 : 2);
+      Bulk(out, "mode");
+      Bulk(out, "standalone");
+      return;
+    }
     if (name != "GET" && name != "SET" && name != "SETNX" && name != "INCR" && name != "INCRBY" && name != "APPEND" &&
         name != "DEL" && name != "EXISTS" && name != "GETSET" && name != "RPUSH") {
       Error(out, "ERR unknown command '" + a[0] + "'");
@@ -216,13 +231,13 @@ class RespServer : public dsut::PerConnectionHandler<ConnState> {
         Bulk(out, cur->str);
       } else {
         st.seen.erase(k);
-        Nil(out);
+        Nil(out, st);
       }
     } else if (name == "SET") {
       if (n != 3 && n != 4) return (void)arity(3);
       if (n == 4 && a[3] != "NX" && a[3] != "XX") return Error(out, "ERR syntax error");
-      if (n == 4 && a[3] == "NX" && cur) return Nil(out);
-      if (n == 4 && a[3] == "XX" && !cur && !M(kSetXxCreates)) return Nil(out);
+      if (n == 4 && a[3] == "NX" && cur) return Nil(out, st);
+      if (n == 4 && a[3] == "XX" && !cur && !M(kSetXxCreates)) return Nil(out, st);
       PutStr(k, a[2], st);
       Simple(out, "OK");
     } else if (name == "SETNX") {
@@ -274,7 +289,7 @@ class RespServer : public dsut::PerConnectionHandler<ConnState> {
       if (cur)
         Bulk(out, cur->str);
       else
-        Nil(out);
+        Nil(out, st);
       PutStr(k, a[2], st);
     } else {  // RPUSH
       if (!arity(3)) return;

@@ -15,8 +15,12 @@ namespace dualswarm::workers {
 // Everything `proto` (cloned) makes of `bytes` fed in pieces of `piece`
 // bytes (0: at once), then EOF: the responses as JSON lines, then
 // "MALFORMED why" (without the quoted bytes, which show what had arrived).
-inline std::string DecodeInPieces(const Codec& proto, const std::string& bytes, size_t piece) {
+// `request`, when given, is encoded first (a codec whose replies depend on
+// what the connection sent, e.g. RESP3 after HELLO 3).
+inline std::string DecodeInPieces(const Codec& proto, const std::string& bytes, size_t piece,
+                                  const ir::Value* request = nullptr) {
   auto c = proto.Clone();
+  if (request != nullptr && !c->Encode(*request).ok()) return "REQUEST REFUSED";
   std::string buf, log;
   std::vector<ir::Value> out;
   DecodeResult r;

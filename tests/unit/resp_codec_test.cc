@@ -1,4 +1,4 @@
-// RESP2 framing (workers/adapters/resp_codec.cc): commands out as arrays of
+// RESP2 and RESP3 framing (workers/adapters/resp_codec.cc): commands out as arrays of
 // bulk strings, every reply type in as a typed value, pipelined replies in
 // order, bytes fed in any split decoded like bytes fed at once, garbage and
 // oversize lengths reported out of band with the bytes quoted, every bound
@@ -158,6 +158,56 @@ TEST(RespCodec, DeepNestingIsRefused) {
   for (int i = 0; i < 100000; ++i) deep += "*1\r\n";
   EXPECT_EQ(DecodeInPieces(deep, 0), "MALFORMED arrays nested more than 64 deep");
   EXPECT_EQ(DecodeInPieces(deep, 3), "MALFORMED arrays nested more than 64 deep");
+}
+
+// What the codec makes of `bytes` on a connection that sent HELLO 3.
+std::string DecodeResp3(const std::string& bytes, size_t piece) {
+  Value hello = *ir::ParseJson(R"({"cmd":["hello","3"]})");
+  return DecodeInPieces(*MakeRespCodec(), bytes, piece, &hello);
+}
+
+TEST(RespCodec, DecodesEveryResp3TypeAfterHello3) {
+  const std::string replies =
+      "_\r\n#t\r\n#f\r\n,1.5\r\n,-inf\r\n(-3492890328409238509324850943850943825024385\r\n"
+      "!10\r\nERR x\r\ny z\r\n=8\r\ntxt:a\r\nb\r\n%2\r\n+a\r\n:1\r\n$1\r\nb\r\n_\r\n~2\r\n:1\r\n#t\r\n%0\r\n~0\r\n"
+      "*2\r\n%1\r\n:1\r\n~1\r\n:2\r\n:3\r\n";
+  const std::string whole =
+      "{\"nil\":true}\n{\"bool\":true}\n{\"bool\":false}\n{\"double\":\"1.5\"}\n{\"double\":\"-inf\"}\n"
+      "{\"bignum\":\"-3492890328409238509324850943850943825024385\"}\n{\"err\":\"ERR x\\r\\ny z\"}\n"
+      "{\"verbatim\":{\"format\":\"txt\",\"text\":\"a\\r\\nb\"}}\n"
+      "{\"map\":[[{\"str\":\"a\"},{\"int\":1}],[{\"bulk\":\"b\"},{\"nil\":true}]]}\n"
+      "{\"set\":[{\"int\":1},{\"bool\":true}]}\n{\"map\":[]}\n{\"set\":[]}\n"
+      "{\"arr\":[{\"map\":[[{\"int\":1},{\"set\":[{\"int\":2}]}]]},{\"int\":3}]}\n";
+  EXPECT_EQ(DecodeResp3(replies, 0), whole);
+  for (size_t piece = 1; piece <= 7; ++piece) EXPECT_EQ(DecodeResp3(replies, piece), whole) << piece;
+  // RESP2 replies stay as they were.
+  EXPECT_EQ(DecodeResp3("+OK\r\n$-1\r\n", 0), "{\"str\":\"OK\"}\n{\"nil\":true}\n");
+}
+
+TEST(RespCodec, Resp3TypesBeforeHello3AndBadResp3AreMalformed) {
+  EXPECT_EQ(DecodeInPieces("#t\r\n", 0), "MALFORMED a RESP3 type byte on a connection that did not send HELLO 3");
+  EXPECT_EQ(DecodeInPieces("%1\r\n:1\r\n:2\r\n", 0),
+            "MALFORMED a RESP3 type byte on a connection that did not send HELLO 3");
+  // A clone is a new connection: it has not sent HELLO 3.
+  auto c = MakeRespCodec();
+  ASSERT_TRUE(c->Encode(*ir::ParseJson(R"({"cmd":["HELLO",3]})")).ok());
+  EXPECT_EQ(DecodeInPieces(*c, "_\r\n", 0), "MALFORMED a RESP3 type byte on a connection that did not send HELLO 3");
+  EXPECT_EQ(DecodeResp3(">2\r\n+a\r\n+b\r\n", 0),
+            "MALFORMED a RESP3 push message or attribute (not a reply; not supported)");
+  EXPECT_EQ(DecodeResp3("|1\r\n+a\r\n+b\r\n", 0),
+            "MALFORMED a RESP3 push message or attribute (not a reply; not supported)");
+  EXPECT_EQ(DecodeResp3("_x\r\n", 0), "MALFORMED a RESP3 null with data");
+  EXPECT_EQ(DecodeResp3("#x\r\n", 0), "MALFORMED a RESP3 boolean that is not t or f");
+  EXPECT_EQ(DecodeResp3(",1.5x\r\n", 0), "MALFORMED not a RESP3 double after ','");
+  EXPECT_EQ(DecodeResp3("(12a\r\n", 0), "MALFORMED not a RESP3 big number after '('");
+  EXPECT_EQ(DecodeResp3("!-1\r\n", 0), "MALFORMED not a blob error length after '!'");
+  EXPECT_EQ(DecodeResp3("=3\r\ntxt\r\n", 0), "MALFORMED a RESP3 verbatim string without its 3-byte format and ':'");
+  EXPECT_EQ(DecodeResp3("%-1\r\n", 0), "MALFORMED not a map length after '%'");
+  EXPECT_EQ(DecodeResp3("~1048577\r\n", 0), "MALFORMED a set of more than 1048576 elements");
+  std::string deep;
+  for (int i = 0; i < 1000; ++i) deep += "%1\r\n";
+  EXPECT_EQ(DecodeResp3(deep, 0), "MALFORMED arrays nested more than 64 deep");
+  EXPECT_EQ(DecodeResp3("%1\r\n:1\r\n", 0), "MALFORMED connection closed inside a reply");
 }
 
 TEST(RespCodec, ACloneStartsClean) {

@@ -1,4 +1,5 @@
-// RESP2 framing (the Redis serialization protocol, docs/adapters.md).
+// RESP2 and RESP3 framing (the Redis serialization protocol,
+// docs/adapters.md).
 //
 // Requests: the IR {"cmd": ["SET", "k", "v"]} (strings; ints are sent as
 // their decimal text) is sent as a RESP array of bulk strings, the form
@@ -16,6 +17,20 @@
 // command answers (SET: simple string OK; GET: bulk string), so a spec can
 // hold a server to it.
 //
+// RESP3 (Redis 6 and later, on a connection that sent HELLO 3): its types
+// are accepted from that request on, and before it are malformed:
+//   _\r\n             -> {"nil": true}       null
+//   #t\r\n, #f\r\n    -> {"bool": true}      boolean
+//   ,1.5\r\n          -> {"double": "1.5"}   double (its text: the IR has no fractions)
+//   (3492890328409238509324850943850943825024385\r\n
+//                      -> {"bignum": "3492..."}
+//   !5\r\nERR x\r\n    -> {"err": "ERR x"}    blob error
+//   =7\r\ntxt:abc\r\n  -> {"verbatim": {"format": "txt", "text": "abc"}}
+//   %1\r\n+a\r\n:1\r\n  -> {"map": [[{"str": "a"}, {"int": 1}]]}  key/value pairs in order
+//   ~2\r\n...         -> {"set": [...]}
+// Push messages (>) and attributes (|) are not replies to a request; they
+// are malformed here (a spec that never subscribes never gets them).
+//
 // Decoding is incremental: a partly received array is kept in the codec's
 // state (its finished elements and what is still missing), a partly
 // received line or bulk body stays in the buffer. Bounds (each exceeded ->
@@ -31,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "workers/adapters/adapter.h"
@@ -65,6 +81,7 @@ class RespCodec : public Codec {
       return absl::InvalidArgumentError(
           absl::StrCat("a RESP request is {\"cmd\": [NAME, ARG, ...]}, not ", q.ToString().substr(0, 200)));
     const auto& args = cmd->as_list();
+    if (IsHello3(args)) resp3_ = true;
     if (args.size() > kMaxRequestArgs)
       return absl::InvalidArgumentError(absl::StrCat("a RESP request has at most ", kMaxRequestArgs, " arguments"));
     std::string out = absl::StrCat("*", args.size(), "\r\n");
@@ -106,7 +123,7 @@ class RespCodec : public Codec {
         Frame& top = stack_.back();
         top.items.push_back(std::move(v));
         if (static_cast<int64_t>(top.items.size()) < top.len) break;
-        v = Tagged("arr", ir::Value::List(std::move(top.items)));
+        v = Aggregate(top.type, std::move(top.items));
         stack_.pop_back();
       }
     }
@@ -135,7 +152,8 @@ class RespCodec : public Codec {
 
  private:
   struct Frame {
-    int64_t len;  // elements the array declared
+    char type;    // '*' array, '%' map, '~' set
+    int64_t len;  // elements it declared (a map: twice its pairs)
     std::vector<ir::Value> items;
   };
   struct Step {
@@ -152,30 +170,68 @@ class RespCodec : public Codec {
     if (start >= buf.size()) return Step();
     char type = buf[start];
     absl::string_view whole(buf.data() + start, buf.size() - start);
-    if (type != '+' && type != '-' && type != ':' && type != '$' && type != '*')
-      return Bad(whole, "not a RESP2 type byte (+ - : $ *)", malformed);
+    bool resp2 = type == '+' || type == '-' || type == ':' || type == '$' || type == '*';
+    bool resp3 = absl::string_view("_#,(!=%~").find(type) != absl::string_view::npos;
+    if (resp3 && !resp3_) return Bad(whole, "a RESP3 type byte on a connection that did not send HELLO 3", malformed);
+    if (type == '>' || type == '|')
+      return Bad(whole, "a RESP3 push message or attribute (not a reply; not supported)", malformed);
+    if (!resp2 && !resp3)
+      return Bad(whole, resp3_ ? "not a RESP type byte" : "not a RESP2 type byte (+ - : $ *)", malformed);
     size_t crlf;
     if (!FindLineEnd(buf, start, &crlf, malformed)) return Step();
     absl::string_view line(buf.data() + start + 1, crlf - start - 1);
     size_t after = crlf + 2;
     switch (type) {
+      case '$':
+      case '!':
+      case '=':
+        return Bulk(buf, start, line, after, pos, malformed);
+      case '*':
+      case '%':
+      case '~':
+        return AggregateHeader(type, whole, line, after, pos, malformed);
+      default:
+        return Line(type, whole, line, after, pos, malformed);
+    }
+  }
+
+  // A value that is its first line: simple string, error, integer, and
+  // RESP3's null, boolean, double and big number.
+  Step Line(char type, absl::string_view whole, absl::string_view line, size_t after, size_t* pos,
+            std::string* malformed) {
+    ir::Value v;
+    switch (type) {
       case '+':
       case '-':
         if (line.find('\r') != absl::string_view::npos || line.find('\n') != absl::string_view::npos)
           return Bad(whole, "a CR or LF inside a simple string or error", malformed);
-        *pos = after;
-        return Value(Tagged(type == '+' ? "str" : "err", ir::Value::String(std::string(line))));
+        v = Tagged(type == '+' ? "str" : "err", ir::Value::String(std::string(line)));
+        break;
       case ':': {
         int64_t n;
         if (!ParseInt(line, &n)) return Bad(whole, "not a 64-bit integer after ':'", malformed);
-        *pos = after;
-        return Value(Tagged("int", ir::Value::Int(n)));
+        v = Tagged("int", ir::Value::Int(n));
+        break;
       }
-      case '$':
-        return Bulk(buf, start, line, after, pos, malformed);
-      default:
-        return ArrayHeader(whole, line, after, pos, malformed);
+      case '_':
+        if (!line.empty()) return Bad(whole, "a RESP3 null with data", malformed);
+        v = Tagged("nil", ir::Value::Bool(true));
+        break;
+      case '#':
+        if (line != "t" && line != "f") return Bad(whole, "a RESP3 boolean that is not t or f", malformed);
+        v = Tagged("bool", ir::Value::Bool(line == "t"));
+        break;
+      case ',':
+        if (!IsDouble(line)) return Bad(whole, "not a RESP3 double after ','", malformed);
+        v = Tagged("double", ir::Value::String(std::string(line)));
+        break;
+      default:  // '('
+        if (!IsBigNumber(line)) return Bad(whole, "not a RESP3 big number after '('", malformed);
+        v = Tagged("bignum", ir::Value::String(std::string(line)));
+        break;
     }
+    *pos = after;
+    return Value(std::move(v));
   }
 
   // Sets *crlf to the end of the element's first line; false while it has
@@ -195,12 +251,16 @@ class RespCodec : public Codec {
     return !waiting && !too_long;
   }
 
-  // A bulk string whose header line is `line`; its body starts at `after`.
+  // A bulk string (or RESP3 blob error '!' or verbatim string '=') whose
+  // header line is `line`; its body starts at `after`.
   Step Bulk(const std::string& buf, size_t start, absl::string_view line, size_t after, size_t* pos,
             std::string* malformed) {
     absl::string_view whole(buf.data() + start, buf.size() - start);
+    const char type = buf[start];
     int64_t n;
-    if (!ParseInt(line, &n) || n < -1) return Bad(whole, "not a bulk string length after '$'", malformed);
+    if (!ParseInt(line, &n) || n < (type == '$' ? -1 : 0))
+      return Bad(whole, absl::StrCat("not a ", KindName(type), " length after '", std::string(1, type), "'"),
+                 malformed);
     if (n > kMaxBulkBytes)
       return Bad(whole, absl::StrCat("a bulk string longer than ", kMaxBulkBytes, " bytes"), malformed);
     if (n == -1) {
@@ -215,25 +275,90 @@ class RespCodec : public Codec {
       return Step();
     }
     if (buf.compare(after + len, 2, "\r\n") != 0) return Bad(whole, "a bulk string not followed by CRLF", malformed);
+    std::string body = buf.substr(after, len);
+    if (type == '=' && (body.size() < 4 || body[3] != ':'))
+      return Bad(whole, "a RESP3 verbatim string without its 3-byte format and ':'", malformed);
     *pos = after + len + 2;
-    return Value(Tagged("bulk", ir::Value::String(buf.substr(after, len))));
+    if (type == '!') return Value(Tagged("err", ir::Value::String(std::move(body))));
+    if (type == '=')
+      return Value(Tagged("verbatim", ir::Value::Map({{"format", ir::Value::String(body.substr(0, 3))},
+                                                      {"text", ir::Value::String(body.substr(4))}})));
+    return Value(Tagged("bulk", ir::Value::String(std::move(body))));
   }
 
-  // An array header: empty and null arrays are values, others open a frame.
-  Step ArrayHeader(absl::string_view whole, absl::string_view line, size_t after, size_t* pos, std::string* malformed) {
+  // An aggregate's header (array '*', RESP3 map '%' or set '~'): empty
+  // ones and the null array are values, others open a frame.
+  Step AggregateHeader(char type, absl::string_view whole, absl::string_view line, size_t after, size_t* pos,
+                       std::string* malformed) {
     int64_t n;
-    if (!ParseInt(line, &n) || n < -1) return Bad(whole, "not an array length after '*'", malformed);
+    const char* kind = KindName(type);
+    if (!ParseInt(line, &n) || n < (type == '*' ? -1 : 0))
+      return Bad(whole,
+                 absl::StrCat("not ", type == '*' ? "an " : "a ", kind, " length after '", std::string(1, type), "'"),
+                 malformed);
     if (n > kMaxArrayLen)
-      return Bad(whole, absl::StrCat("an array of more than ", kMaxArrayLen, " elements"), malformed);
+      return Bad(whole, absl::StrCat(type == '*' ? "an " : "a ", kind, " of more than ", kMaxArrayLen, " elements"),
+                 malformed);
+    // Maps and sets count as arrays here.
     if (n > 0 && stack_.size() >= kMaxDepth)
       return Bad(whole, absl::StrCat("arrays nested more than ", kMaxDepth, " deep"), malformed);
     *pos = after;
     if (n == -1) return Value(Tagged("nil", ir::Value::Bool(true)));
-    if (n == 0) return Value(Tagged("arr", ir::Value::List({})));
-    stack_.push_back(Frame{n, {}});
+    if (n == 0) return Value(Aggregate(type, {}));
+    stack_.push_back(Frame{type, type == '%' ? 2 * n : n, {}});
     Step step;
     step.kind = Step::kArrayOpened;
     return step;
+  }
+
+  // What a length-prefixed type byte introduces, for errors.
+  static const char* KindName(char type) {
+    switch (type) {
+      case '$':
+        return "bulk string";
+      case '!':
+        return "blob error";
+      case '=':
+        return "verbatim string";
+      case '%':
+        return "map";
+      case '~':
+        return "set";
+      default:
+        return "array";
+    }
+  }
+
+  // A finished aggregate: a map's elements become [key, value] pairs.
+  static ir::Value Aggregate(char type, std::vector<ir::Value> items) {
+    if (type == '~') return Tagged("set", ir::Value::List(std::move(items)));
+    if (type != '%') return Tagged("arr", ir::Value::List(std::move(items)));
+    std::vector<ir::Value> pairs;
+    pairs.reserve(items.size() / 2);
+    for (size_t i = 0; i + 1 < items.size(); i += 2)
+      pairs.push_back(ir::Value::List({std::move(items[i]), std::move(items[i + 1])}));
+    return Tagged("map", ir::Value::List(std::move(pairs)));
+  }
+
+  // HELLO 3 (any case): the connection speaks RESP3 from its reply on.
+  static bool IsHello3(const std::vector<ir::Value>& args) {
+    return args.size() >= 2 && args[0].is_string() && absl::EqualsIgnoreCase(args[0].as_string(), "HELLO") &&
+           ((args[1].is_string() && args[1].as_string() == "3") || (args[1].is_int() && args[1].as_int() == 3));
+  }
+
+  // RESP3 doubles: a decimal with optional sign, fraction and exponent, or
+  // inf, -inf, nan.
+  static bool IsDouble(absl::string_view s) {
+    if (s == "inf" || s == "-inf" || s == "nan") return true;
+    double d;
+    return !s.empty() && s.size() <= 64 && s.find_first_not_of("0123456789+-.eE") == absl::string_view::npos &&
+           absl::SimpleAtod(s, &d);
+  }
+
+  // RESP3 big numbers: an optional sign and decimal digits.
+  static bool IsBigNumber(absl::string_view s) {
+    if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+    return !s.empty() && s.find_first_not_of("0123456789") == absl::string_view::npos;
   }
 
   static Step Value(ir::Value v) {
@@ -265,6 +390,7 @@ class RespCodec : public Codec {
   size_t reply_bytes_ = 0;     // bytes of the unfinished reply consumed so far
   size_t scanned_ = 0;         // a prefix of the pending buffer known to hold no CRLF
   bool line_pending_ = false;  // the last Next waited for a CRLF
+  bool resp3_ = false;         // the connection sent HELLO 3
 };
 
 }  // namespace
