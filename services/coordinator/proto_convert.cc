@@ -43,11 +43,12 @@ void SpecToProto(const SpecRow& row, v1::Spec* p) {
 }
 
 // Not `id` (the store assigns it), nor what is copied by hand.
-#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch)
+#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch) F(descriptor_set)
 
 void TargetToProto(const TargetRow& row, v1::Target* p) {
   DS_TARGET_FIELDS(DS_COPY_TO_PROTO)
   p->set_id(row.id);
+  p->set_descriptor_set_size(row.descriptor_set_size);
   p->mutable_readiness()->set_probe(row.readiness_probe);
   p->mutable_readiness()->set_timeout_ms(row.readiness_timeout_ms);
   p->set_reset_policy(row.reset_policy == "none" ? v1::RESET_POLICY_NONE : v1::RESET_POLICY_RESTART_PER_JOB);

@@ -24,7 +24,9 @@ using Clock = ServiceState::Clock;
 
 // A LeaseJobs response stops adding jobs at this size (it always carries
 // one): far below what workers and the CLI accept (64 MiB), so a batch of
-// jobs with large specs never makes a response nobody can read.
+// jobs with large specs never makes a response nobody can read. One job is
+// at most ~2 MiB (a 1 MiB spec source and a grpc target's 1 MiB descriptor
+// set, store/limits.h), so a response still holds 3 of the largest.
 constexpr size_t kLeaseResponseBudget = 8 << 20;
 constexpr int kMaxKnownSpecHashes = 256;
 // A completion's reason is cut to this many bytes.

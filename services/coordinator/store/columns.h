@@ -6,8 +6,9 @@
 //
 // A column is read by the type of its member: integers through I64 (NULL is
 // 0), text through Str, enums as their words (Word), string lists from
-// comma-joined text (SplitList). Read from a jsonb object's text instead
-// (FromJson), integers go through FromText and booleans are "true".
+// comma-joined text (SplitList); bytea columns through HexCol (selected as
+// hex text, decoded into a std::string). Read from a jsonb object's text
+// instead (FromJson), integers go through FromText and booleans are "true".
 #ifndef DUALSWARM_SERVICES_COORDINATOR_STORE_COLUMNS_H_
 #define DUALSWARM_SERVICES_COORDINATOR_STORE_COLUMNS_H_
 
@@ -22,6 +23,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -94,6 +96,18 @@ auto Col(std::string name, std::string expr = "") {
     c.read_json_text = [](const pqxx::field& f, Row& row) { ReadJsonText(f, ((row.*First).*....*Rest)); };
   }
   return c;
+}
+
+// The bytea column `column` as the bytes in the std::string member Member,
+// selected AS `name`: PostgreSQL sends it as hex text (encode), which reads
+// the same in every libpqxx version, and the reader decodes it. Bytes are
+// written the other way round: Hex() text as a parameter, decode($n, 'hex').
+template <auto Member>
+auto HexCol(std::string name, absl::string_view column) {
+  using Row = typename MemberOf<decltype(Member)>::Class;
+  static_assert(std::is_same_v<typename MemberOf<decltype(Member)>::Type, std::string>);
+  return Column<Row>{std::move(name), absl::StrCat("encode(", column, ", 'hex')"),
+                     [](const pqxx::field& f, Row& row) { row.*Member = absl::HexStringToBytes(Str(f)); }, nullptr};
 }
 
 // A row struct's columns: its SELECT list and its reader.

@@ -48,6 +48,9 @@ inline constexpr size_t kMaxCounterexampleBytes = size_t{8} << 20;
 inline constexpr int kDefaultReadinessTimeoutMs = 10000;
 inline constexpr int kMaxReadinessTimeoutMs = 600000;  // ten minutes
 inline constexpr int kMaxWorkerSlots = 256;
+// A grpc target's descriptor set: it travels with every job leased for the
+// target, so it is kept well below the adapter's own 16 MiB.
+inline constexpr size_t kMaxTargetDescriptorSetBytes = size_t{1} << 20;
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

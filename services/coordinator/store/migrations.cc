@@ -223,12 +223,20 @@ ALTER TABLE counterexamples ADD CONSTRAINT counterexamples_kind_word
   CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash')) NOT VALID;
 )sql";
 
+// A grpc target's protobuf descriptor set (empty for the other adapters),
+// bounded like the store bounds it (store/limits.h).
+constexpr const char* kV7 = R"sql(
+ALTER TABLE targets ADD COLUMN descriptor_set bytea NOT NULL DEFAULT ''::bytea
+  CONSTRAINT targets_descriptor_set_size CHECK (octet_length(descriptor_set) <= 1048576);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, "initial schema", kV1},     {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
-      {4, "campaign scheduler", kV4}, {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
+      {1, "initial schema", kV1},         {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
+      {4, "campaign scheduler", kV4},     {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
+      {7, "target descriptor sets", kV7},
   };
   return kMigrations;
 }

@@ -60,14 +60,31 @@ const Columns<SpecRow>& SpecColumns() {
   return columns;
 }
 
-const Columns<TargetRow>& TargetColumns() {
-  static const Columns<TargetRow> columns(
+namespace {
+
+// A target's columns, with its descriptor set's bytes or without them.
+Columns<TargetRow> TargetColumnsWith(bool descriptor_set) {
+  return Columns<TargetRow>(
       {Col<&TargetRow::id>("id"), Col<&TargetRow::name>("name"), Col<&TargetRow::adapter>("adapter"),
        Col<&TargetRow::address>("address"), Col<&TargetRow::launch>("launch"),
        Col<&TargetRow::readiness_probe>("readiness_probe"),
        Col<&TargetRow::readiness_timeout_ms>("readiness_timeout_ms"), Col<&TargetRow::reset_policy>("reset_policy"),
        Col<&TargetRow::labels>("labels", "array_to_string(labels, ',')"),
-       Col<&TargetRow::created_at>("created_at", "ds_us(created_at)")});
+       Col<&TargetRow::created_at>("created_at", "ds_us(created_at)"),
+       descriptor_set ? HexCol<&TargetRow::descriptor_set>("descriptor_set", "descriptor_set")
+                      : Col<&TargetRow::descriptor_set>("descriptor_set", "''"),
+       Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)")});
+}
+
+}  // namespace
+
+const Columns<TargetRow>& TargetColumns() {
+  static const Columns<TargetRow> columns = TargetColumnsWith(true);
+  return columns;
+}
+
+const Columns<TargetRow>& TargetListColumns() {
+  static const Columns<TargetRow> columns = TargetColumnsWith(false);
   return columns;
 }
 

@@ -40,8 +40,10 @@ std::vector<std::string> AllWords() {
 
 // specs (a listing adds `seq`, its page token).
 const Columns<SpecRow>& SpecColumns();
-// targets; usable in RETURNING too.
+// targets; usable in RETURNING too. TargetListColumns() leaves the
+// descriptor set's bytes out (only its size), for listings.
 const Columns<TargetRow>& TargetColumns();
+const Columns<TargetRow>& TargetListColumns();
 
 // Runs `r` with their job counts (one lateral aggregate per run `c`):
 // RunColumns().Select(StrCat(kRunFrom, "WHERE ...")).

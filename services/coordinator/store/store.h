@@ -74,6 +74,8 @@ struct TargetRow {
   std::string reset_policy;  // "restart-per-job" | "none" ("" = by address/launch)
   std::vector<std::string> labels;
   Micros created_at = 0;
+  std::string descriptor_set;       // grpc only: FileDescriptorSet bytes (left empty by ListTargets)
+  int64_t descriptor_set_size = 0;  // its size, read from the database (also by ListTargets)
 };
 
 struct JobBudget {

@@ -1,8 +1,10 @@
 // Targets: the servers jobs test, by address or by launch command; created
-// once (unique names), read by id or name, listed by id.
+// once (unique names), read by id or name, listed by id (without their
+// descriptor sets' bytes).
 #include <string>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,14 +16,35 @@
 #include "util/ready_probe.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/adapters/grpc_catalog.h"
 
 namespace dualswarm::coord {
 namespace {
+
+// A grpc target needs a descriptor set that builds, within the store's
+// limit; the other adapters take none.
+absl::Status CheckDescriptorSet(const TargetRow& t) {
+  if (t.adapter != "grpc") {
+    if (t.descriptor_set.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("a descriptor set is for grpc targets only (this target's adapter is \"", t.adapter, "\")"));
+  }
+  if (t.descriptor_set.empty())
+    return absl::InvalidArgumentError(
+        "a grpc target needs a descriptor set (protoc --descriptor_set_out=FILE --include_imports ...)");
+  if (t.descriptor_set.size() > kMaxTargetDescriptorSetBytes)
+    return absl::InvalidArgumentError(absl::StrCat("descriptor set exceeds 1 MiB (", t.descriptor_set.size(),
+                                                   " bytes; the limit is ", kMaxTargetDescriptorSetBytes, ")"));
+  if (auto catalog = workers::GrpcCatalog::FromDescriptorSet(t.descriptor_set); !catalog.ok())
+    return absl::InvalidArgumentError(absl::StrCat("bad descriptor set: ", catalog.status().message()));
+  return absl::OkStatus();
+}
 
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
   RETURN_IF_ERROR(workers::CheckAdapterKind(t.adapter));
+  RETURN_IF_ERROR(CheckDescriptorSet(t));
   if (t.address.empty() == t.launch.empty())
     return absl::InvalidArgumentError("a target needs exactly one of address and launch");
   if (!t.address.empty()) {
@@ -56,13 +79,14 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
 absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
   ASSIGN_OR_RETURN(TargetRow t, CheckTarget(in));
   return Run<TargetRow>("creating a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
-    pqxx::result r = w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
-                                                " readiness_timeout_ms, reset_policy, labels)"
-                                                " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','))"
-                                                " ON CONFLICT (name) DO NOTHING RETURNING ",
-                                                TargetColumns().list()),
-                                   t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms,
-                                   t.reset_policy, absl::StrJoin(t.labels, ","));
+    pqxx::result r =
+        w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
+                                   " readiness_timeout_ms, reset_policy, labels, descriptor_set)"
+                                   " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'))"
+                                   " ON CONFLICT (name) DO NOTHING RETURNING ",
+                                   TargetColumns().list()),
+                      t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
+                      absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set));
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
@@ -81,9 +105,9 @@ absl::StatusOr<TargetRow> Store::GetTargetByName(const std::string& name) {
 absl::StatusOr<Listing<TargetRow>> Store::ListTargets(const Page& page) {
   ASSIGN_OR_RETURN(NumberedPage paging, ParsePage(page));
   return Run<Listing<TargetRow>>("listing targets", [&](Sql& w) -> absl::StatusOr<Listing<TargetRow>> {
-    pqxx::result r = w.exec_params(TargetColumns().Select("FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
+    pqxx::result r = w.exec_params(TargetListColumns().Select("FROM targets WHERE id > $1 ORDER BY id LIMIT $2"),
                                    paging.after, paging.size + 1);
-    return ReadPage<TargetRow>(r, paging.size, TargetColumns().reader(),
+    return ReadPage<TargetRow>(r, paging.size, TargetListColumns().reader(),
                                [](const TargetRow& last, const pqxx::row&) { return std::to_string(last.id); });
   });
 }
