@@ -57,6 +57,7 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   if (absl::Status s = CheckAdapterKind(t.adapter()); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": ", s.message()));
   o.adapter = t.adapter();
+  o.adapter_config.descriptor_set = t.descriptor_set();  // the grpc adapter's services (the coordinator checked it)
   if (t.launch().empty() == t.address().empty())
     return absl::InvalidArgumentError(
         absl::StrCat("target \"", t.name(), "\" needs exactly one of a launch command or an address"));
