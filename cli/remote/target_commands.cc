@@ -1,8 +1,11 @@
 // `dualswarm target add|list`: system-under-test profiles on the
 // coordinator (TargetService). Adding one is for admins only: a target may
-// hold a command workers execute.
+// hold a command workers execute. A grpc target carries its services'
+// descriptor set (--descriptor-set FILE); listings show its size.
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -10,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "cli/remote/client.h"
 #include "cli/remote/resources.h"
 #include "dualswarm/v1/target.grpc.pb.h"
@@ -41,7 +45,8 @@ using remote::ParsedArgs;
 const char kTargetHelp[] =
     "usage: dualswarm target add NAME --adapter {ADAPTERS} (--launch CMD | --address HOST:PORT)\n"
     "                            [--ready tcp|http:/PATH] [--ready-timeout-ms N]\n"
-    "                            [--reset restart-per-job|none] [--label K=V ...] [--json]\n"
+    "                            [--reset restart-per-job|none] [--label K=V ...]\n"
+    "                            [--descriptor-set FILE] [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -58,6 +63,9 @@ const char kTargetHelp[] =
     "                      (default with --address)\n"
     "    --label K=V       workers must carry this label to run the target's jobs;\n"
     "                      repeatable, or comma-separated\n"
+    "    --descriptor-set F  grpc targets (required for them): the services' protobuf\n"
+    "                      descriptor set, from protoc --descriptor_set_out=F\n"
+    "                      --include_imports; at most 1 MiB, sent to workers with every job\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -67,6 +75,12 @@ std::string TargetHelp() { return workers::WithAdapterKinds(kTargetHelp); }
 int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", TargetHelp(), remote::kConnectionHelp)); }
 
 std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
+
+// The adapter, with the size of a grpc target's descriptor set.
+std::string AdapterText(const v1::Target& t) {
+  if (t.descriptor_set_size() == 0) return t.adapter();
+  return absl::StrCat(t.adapter(), " (descriptor set ", t.descriptor_set_size(), " bytes)");
+}
 
 int Add(const ParsedArgs& a) {
   if (a.positional.size() != 1) return Usage("target add needs exactly one NAME");
@@ -93,6 +107,13 @@ int Add(const ParsedArgs& a) {
       return BadInput(absl::StrCat("--reset must be one of ", remote::EnumChoices<v1::ResetPolicy>()));
     t->set_reset_policy(p);
   }
+  // The same rules as `dualswarm test --descriptor-set` (the coordinator
+  // checks again, and holds sets to 1 MiB).
+  FlagMap descriptor_flags = f;
+  workers::JobOptions o;
+  o.adapter = t->adapter();
+  if (std::optional<int> bad = DescriptorSetFromFlags(descriptor_flags, &o)) return *bad;
+  t->set_descriptor_set(std::move(o.adapter_config.descriptor_set));
   if (auto it = a.all.find("label"); it != a.all.end())
     for (const auto& v : it->second)
       for (absl::string_view l : absl::StrSplit(v, ',', absl::SkipWhitespace())) t->add_labels(std::string(l));
@@ -109,7 +130,7 @@ int Add(const ParsedArgs& a) {
   } else {
     std::printf(
         "target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n", static_cast<long long>(created.id()),
-        created.name().c_str(), created.adapter().c_str(),
+        created.name().c_str(), AdapterText(created).c_str(),
         created.launch().empty() ? created.address().c_str() : absl::StrCat("launch `", created.launch(), "`").c_str(),
         created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
         created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
@@ -145,7 +166,7 @@ int List(const ParsedArgs& a) {
   }
   remote::Table t({"ID", "NAME", "ADAPTER", "RESET", "LABELS", "SUT"});
   for (const auto& x : all.targets())
-    t.Add({absl::StrCat(x.id()), x.name(), x.adapter(), ResetText(x), absl::StrJoin(x.labels(), ","),
+    t.Add({absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
            x.launch().empty() ? x.address() : absl::StrCat("launch: ", x.launch())});
   std::fputs(t.Render().c_str(), stdout);
   return kExitOk;
@@ -169,8 +190,9 @@ int TargetCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "add") {
-    if (!remote::ParseRemoteArgs(rest, {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label"},
-                                 {"json"}, &a, &err))
+    if (!remote::ParseRemoteArgs(
+            rest, {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label", "descriptor-set"},
+            {"json"}, &a, &err))
       return Usage(err);
     return Add(a);
   }
