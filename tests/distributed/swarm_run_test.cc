@@ -5,7 +5,7 @@
 // whose counterexample replays; a worker killed with SIGKILL mid-job (its
 // job is re-leased and finished by another worker, counted once); a
 // coordinator restart mid-run; targets that exit at once, never become
-// ready, or flood garbage; a job stuck in a spec handler, killed past its
+// ready, or flood garbage; a grpc target (etcd) with its descriptor set; a job stuck in a spec handler, killed past its
 // time budget; a SIGTERM that drains; worker metrics.
 #include <signal.h>
 #include <sys/wait.h>
@@ -141,11 +141,12 @@ class SwarmTest : public ::testing::Test {
   }
 
   int64_t AddTarget(const std::string& name, const std::string& launch, int ready_timeout_ms = 10000,
-                    const std::string& adapter = "http") {
+                    const std::string& adapter = "http", const std::string& descriptor_set = "") {
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
     req.mutable_target()->set_adapter(adapter);
     req.mutable_target()->set_launch(launch);
+    req.mutable_target()->set_descriptor_set(descriptor_set);
     req.mutable_target()->mutable_readiness()->set_timeout_ms(ready_timeout_ms);
     v1::Target t;
     grpc::Status s = targets_->Create(AuthContext(admin_).get(), req, &t);
@@ -400,6 +401,26 @@ TEST_F(SwarmTest, MemcachedTargetsRunInTheService) {
   ExpectRealPassesAndMutantIsShrunk("specs/memcached.dspec", "memcached",
                                     "/usr/bin/memcached -l 127.0.0.1 -p {port} -U 0 -u root -m 64",
                                     absl::StrCat(DS_REF_MEMCACHED, " --port {port} --dir {dir} --mutant 1"));
+}
+
+// Debian's etcd through the grpc adapter: the target carries the
+// descriptor set of specs/etcd_kv.proto from the coordinator to the job's
+// child process. (tests/e2e/etcd_test.cc runs the same server directly.)
+TEST_F(SwarmTest, GrpcTargetsRunInTheServiceWithTheirDescriptorSet) {
+  ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
+  const std::string etcd =
+      "/usr/bin/etcd --name ds --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
+      "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls unix://localhost:1 "
+      "--initial-advertise-peer-urls unix://localhost:1 --initial-cluster ds=unix://localhost:1 "
+      "--log-level error --logger zap";
+  std::string descriptor_set = Slurp(DS_ETCD_DESCRIPTOR_SET);
+  ASSERT_FALSE(descriptor_set.empty()) << DS_ETCD_DESCRIPTOR_SET;
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/etcd_kv.dspec");
+  int64_t target = AddTarget("etcd", etcd, 10000, "grpc", descriptor_set);
+  v1::Run run = WaitRun(Submit(spec, target, 2, 500).id(), seconds(45));
+  EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
 }
 
 // A spec handler that computes for ever (exponential recursion) held a

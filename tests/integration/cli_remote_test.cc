@@ -386,11 +386,15 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   r = Cli({"target", "add", "redis", "--adapter", "resp", "--address", "127.0.0.1:6379"}, admin_);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "added: resp 127.0.0.1:6379")) << r.out;
-  r = Cli({"target", "add", "kv5", "--adapter", "grpc", "--address", "h:1"}, admin_);
+  r = Cli({"target", "add", "kv5", "--adapter", "smtp", "--address", "h:1"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(
-      absl::StrContains(r.err, "INVALID_ARGUMENT: unknown adapter \"grpc\" (known: http, jsonl, resp, memcached)"))
+  EXPECT_TRUE(absl::StrContains(
+      r.err, "INVALID_ARGUMENT: unknown adapter \"smtp\" (known: http, jsonl, resp, memcached, grpc)"))
       << r.err;
+  // A grpc target needs its descriptor set (tests/integration/grpc_target_test.cc).
+  r = Cli({"target", "add", "kv6", "--adapter", "grpc", "--address", "h:1"}, admin_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "the grpc adapter needs --descriptor-set FILE")) << r.err;
 
   // DUALSWARM_ADDR and DUALSWARM_TOKEN stand in for the flags...
   r = RunCommand({kCli, "target", "list"}, {{"DUALSWARM_ADDR", addr}, {"DUALSWARM_TOKEN", submitter_}});
