@@ -3,6 +3,8 @@
 // requests and responses against wire bytes written out by hand.
 #include "workers/adapters/grpc_catalog.h"
 
+#include <google/protobuf/descriptor.pb.h>
+
 #include <string>
 
 #include "engine/ir/json.h"
@@ -44,6 +46,21 @@ TEST(GrpcCatalog, RefusesWhatIsNotADescriptorSet) {
   EXPECT_TRUE(absl::IsInvalidArgument(GrpcCatalog::FromDescriptorSet("\xff\xff\xff garbage").status()));
   EXPECT_TRUE(
       absl::IsInvalidArgument(GrpcCatalog::FromDescriptorSet(std::string(kMaxDescriptorSetBytes + 1, '\0')).status()));
+}
+
+// A set made without --include_imports: the file that imports a missing
+// one is named, with protobuf's reason (collected, not logged).
+TEST(GrpcCatalog, NamesTheFileThatDoesNotBuild) {
+  google::protobuf::FileDescriptorSet set;
+  google::protobuf::FileDescriptorProto* file = set.add_file();
+  file->set_name("svc.proto");
+  file->add_dependency("google/protobuf/empty.proto");
+  std::string bytes;
+  ASSERT_TRUE(set.SerializeToString(&bytes));
+  auto catalog = GrpcCatalog::FromDescriptorSet(bytes);
+  EXPECT_TRUE(absl::IsInvalidArgument(catalog.status()));
+  EXPECT_NE(catalog.status().message().find("file svc.proto does not build"), std::string::npos) << catalog.status();
+  EXPECT_NE(catalog.status().message().find("google/protobuf/empty.proto"), std::string::npos) << catalog.status();
 }
 
 TEST(GrpcCatalog, EncodesTheJsonMappingOfARequest) {

@@ -93,6 +93,16 @@ ir::Value FieldValue(const pb::Message& m, const pb::FieldDescriptor& f, int ind
   return ir::Value::Null();
 }
 
+// Collects why a file does not build, instead of protobuf logging it.
+class BuildErrors : public pb::DescriptorPool::ErrorCollector {
+ public:
+  void AddError(const std::string& /*filename*/, const std::string& element_name, const pb::Message* /*descriptor*/,
+                ErrorLocation /*location*/, const std::string& message) override {
+    if (text.size() < 1000) absl::StrAppend(&text, text.empty() ? "" : "; ", element_name, ": ", message);
+  }
+  std::string text;
+};
+
 std::string ServiceNames(const pb::DescriptorPool& pool, const pb::FileDescriptorSet& set) {
   std::vector<std::string> names;
   for (const pb::FileDescriptorProto& file : set.file()) {
@@ -115,9 +125,10 @@ absl::StatusOr<std::unique_ptr<GrpcCatalog>> GrpcCatalog::FromDescriptorSet(absl
         "--include_imports)");
   std::unique_ptr<GrpcCatalog> catalog(new GrpcCatalog());
   for (const pb::FileDescriptorProto& file : set.file()) {
-    if (catalog->pool_.BuildFile(file) == nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("the descriptor set's file ", file.name(),
-                                                     " does not build (an import missing? use --include_imports)"));
+    BuildErrors errors;
+    if (catalog->pool_.BuildFileCollectingErrors(file, &errors) == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("the descriptor set's file ", file.name(), " does not build (",
+                                                     errors.text, "; an import missing? use --include_imports)"));
   }
   catalog->services_ = ServiceNames(catalog->pool_, set);
   return catalog;
