@@ -79,6 +79,16 @@ bench_wait_quiet() {
 bench_median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 # bench_last_line: the verdict line of `dualswarm test` output on stdin.
 bench_last_line() { tr '\r' '\n' | grep -E "PASSED|safety after|liveness after|INCONCLUSIVE|inconclusive" | tail -1; }
+# bench_throughput_cells SEEDS < last lines of `dualswarm test` runs: the
+# Markdown cells "passed/SEEDS | median requests/s | slowest requests/s".
+bench_throughput_cells() {
+  local lines passed rates
+  lines=$(cat)
+  passed=$(echo "$lines" | grep -c "PASSED" || true)
+  rates=$(echo "$lines" | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p')
+  echo "$passed/$1 | $(echo "$rates" | bench_median) | $(echo "$rates" | sort -g | head -1)"
+}
+
 # bench_mutant_rows SPEC SERVER MUTANTS...: one Markdown row per mutant of
 # reference server SERVER (tests/suts binary name): seeds 1-20 of up to 2000
 # requests at 4 connections, --no-shrink; found, requests and tester seconds.

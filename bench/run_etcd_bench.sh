@@ -42,9 +42,7 @@ for server in etcd ds-ref-etcd; do
       $CLI test --spec specs/etcd_kv.dspec --descriptor-set "$DESCRIPTORS" --launch "$launch" --steps "$STEPS" \
         --connections 4 --seed "$s" --no-shrink $extra 2>&1 | bench_last_line || true
     done)
-    passed=$(echo "$lines" | grep -c "PASSED" || true)
-    rates=$(echo "$lines" | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p')
-    echo "| $server | $mask | $passed/$SEEDS | $(echo "$rates" | bench_median) | $(echo "$rates" | sort -g | head -1) |"
+    echo "| $server | $mask | $(echo "$lines" | bench_throughput_cells "$SEEDS") |"
   done
 done
 echo

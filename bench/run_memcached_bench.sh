@@ -33,9 +33,7 @@ for inflight in 4 16; do
       $CLI test --spec specs/memcached.dspec --launch "$MEMCACHED" --steps "$STEPS" --connections 4 \
         --max-in-flight "$inflight" --seed "$s" --no-shrink $extra 2>&1 | bench_last_line || true
     done)
-    passed=$(echo "$lines" | grep -c "PASSED" || true)
-    rates=$(echo "$lines" | sed -n 's/.*, \([0-9]*\) requests\/s).*/\1/p')
-    echo "| $inflight | $mask | $passed/$SEEDS | $(echo "$rates" | bench_median) | $(echo "$rates" | sort -g | head -1) |"
+    echo "| $inflight | $mask | $(echo "$lines" | bench_throughput_cells "$SEEDS") |"
   done
 done
 echo
