@@ -175,5 +175,18 @@ TEST(GrpcAdapter, GarbageIsAFindingNeverACrash) {
   }
 }
 
+// Nothing listening: as with the TCP adapters' failed connect, the SUT is
+// gone (sut-crash), not a run that passes with nothing answered.
+TEST(GrpcAdapter, UnreachableServerIsASutCrash) {
+  JobOptions o = testing::JobOptionsFor("", "grpc", 1, 20);
+  o.launch.clear();
+  o.target = "127.0.0.1:1";
+  o.adapter_config.descriptor_set = EtcdDescriptorSet();
+  auto r = RunJob(Shipped("etcd_kv.dspec"), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kSutCrash) << testing::DescribeJobResult(*r);
+  EXPECT_NE(r->reason.find("cannot connect to ipv4:127.0.0.1:1"), std::string::npos) << r->reason;
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

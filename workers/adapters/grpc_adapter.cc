@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/generic/generic_stub.h>
@@ -97,6 +98,8 @@ class GrpcAdapter : public Adapter {
       Complete(ConnOf(tag), events);
       deadline = std::chrono::system_clock::now();
     }
+    if (!unreachable_.empty())
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", target_, ": ", std::exchange(unreachable_, "")));
     return absl::OkStatus();
   }
 
@@ -165,7 +168,12 @@ class GrpcAdapter : public Adapter {
     int64_t now_ns = absl::GetCurrentTimeNanos();
     int i = static_cast<int>(conn);
     if (call->status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      Close(i, NotHttp2(call->status), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
+      std::string not_http2 = NotHttp2(call->status);
+      // No connection could be made at all (as a TCP adapter's failed
+      // connect): the SUT is gone, which Poll reports.
+      if (not_http2.empty() && call->status.error_message().find("failed to connect") != std::string::npos)
+        unreachable_ = call->status.error_message();
+      Close(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
       return;
     }
     if (!call->status.ok()) {
@@ -210,7 +218,8 @@ class GrpcAdapter : public Adapter {
   std::string target_;
   std::vector<Conn> conns_;
   grpc::CompletionQueue cq_;
-  int in_flight_ = 0;  // calls started and not yet taken off cq_
+  int in_flight_ = 0;        // calls started and not yet taken off cq_
+  std::string unreachable_;  // why a call could not connect (Poll reports it)
 };
 
 }  // namespace

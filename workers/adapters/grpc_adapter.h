@@ -8,9 +8,10 @@
 //   request  {"method": "package.Service/Method", "request": {...}}
 //   reply    {"reply": {...}}                      the response message
 //            {"status": {"code": "NOT_FOUND", "message": "..."}}
-// A call that ends UNAVAILABLE (the server is gone or refuses connections)
-// closes its connection instead: requests queued behind it are dropped,
-// like bytes unsent on a TCP connection that broke.
+// A call that ends UNAVAILABLE closes its connection instead: requests
+// queued behind it are dropped, like bytes unsent on a TCP connection that
+// broke; when no connection could be made at all, Poll returns Unavailable
+// (the SUT is gone), as the TCP adapters do for a failed connect.
 #ifndef DUALSWARM_WORKERS_ADAPTERS_GRPC_ADAPTER_H_
 #define DUALSWARM_WORKERS_ADAPTERS_GRPC_ADAPTER_H_
 
