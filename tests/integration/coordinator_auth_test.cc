@@ -620,7 +620,7 @@ TEST_F(CoordinatorBadInputTest, ValidationPerService) {
        create_target([](v1::Target* t) { t->set_name("no spaces allowed"); })},
       {"target: empty name", kInvalid, "bad target name", create_target([](v1::Target* t) { t->set_name(""); })},
       {"target: bad adapter", kInvalid, "unknown adapter",
-       create_target([](v1::Target* t) { t->set_adapter("grpc"); })},
+       create_target([](v1::Target* t) { t->set_adapter("smtp"); })},
       {"target: address and launch", kInvalid, "exactly one of address and launch",
        create_target([](v1::Target* t) { t->set_launch("/bin/sut --port {port}"); })},
       {"target: neither address nor launch", kInvalid, "exactly one of address and launch",
