@@ -307,7 +307,8 @@ async function targetsPage(seq) {
   main.replaceChildren(h("h1", {}, "Targets"), targets.length ? h("table", { id: "targets" },
     h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "readiness", "labels"].map(x => h("th", {}, x)))),
     h("tbody", {}, targets.map(t => h("tr", {},
-      h("td", { class: "num" }, t.id), h("td", {}, t.name), h("td", {}, t.adapter),
+      h("td", { class: "num" }, t.id), h("td", {}, t.name),
+      h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")),
       h("td", { class: "mono" }, t.launch || t.address), h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
       h("td", {}, (t.labels || []).join(", "))))))
     : h("p", { class: "muted" }, "No targets yet: dualswarm target add NAME ... (admin)"));

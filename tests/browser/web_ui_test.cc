@@ -46,6 +46,7 @@
 #include "engine/ir/json.h"
 #include "tests/common/http_client.h"
 #include "tests/common/processes.h"
+#include "util/file_tail.h"
 
 namespace {
 
@@ -266,12 +267,14 @@ class WebUiTest : public ::testing::Test {
   }
 
   int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
-                    const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6") {
+                    const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6",
+                    const std::string& descriptor_set = "") {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
     req.mutable_target()->set_adapter(adapter);
     req.mutable_target()->set_launch(launch);
+    req.mutable_target()->set_descriptor_set(descriptor_set);
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -566,9 +569,8 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
 }
 
 // Targets of the other adapters: the targets page names each target's
-// adapter, and a finding over RESP (ds-ref-resp's mutant 3: `SET k v XX` on
-// an absent key sets it) is drawn like any other, commands and typed
-// replies as their IR.
+// adapter (a grpc target with its descriptor set's size), and a finding over RESP (ds-ref-resp's mutant 3: `SET k v XX`
+// on an absent key sets it) is drawn like any other, commands and typed replies as their IR.
 TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   std::string doc = ProduceWith({"--spec", kSrc + "/specs/redis.dspec", "--adapter", "resp", "--launch",
                                  kResp + " --port {port} --dir {dir} --mutant 3"});
@@ -579,6 +581,9 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   ASSERT_FALSE(hash.empty());
   int64_t resp_target = AddTarget("redis-m3", "resp", kResp + " --port {port} --dir {dir} --mutant 3");
   AddTarget("memcached-ref", "memcached", kMemcached + " --port {port} --dir {dir}");
+  auto descriptors = dualswarm::util::ReadFileTail(DS_ETCD_DESCRIPTOR_SET, 1 << 20);
+  ASSERT_TRUE(descriptors.ok()) << descriptors.status();
+  AddTarget("etcd", "grpc", "/usr/bin/etcd --listen-client-urls http://127.0.0.1:{port}", *descriptors);
 
   RegisterWorker(1);
   int64_t run = Submit(hash, resp_target, 1);
@@ -591,10 +596,11 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   ASSERT_EQ(err, "") << err;
   std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
   GoWithToken(b, base + "#/targets");
-  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 2")) << b.Text("main");
-  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
-                   "':' + r.cells[2].textContent).sort().join(',');"),
-            "memcached-ref:memcached,redis-m3:resp");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 3")) << b.Text("main");
+  EXPECT_EQ(
+      b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
+             "':' + r.cells[2].textContent).sort().join(',');"),
+      absl::StrCat("etcd:grpc (descriptor set ", descriptors->size(), " bytes),memcached-ref:memcached,redis-m3:resp"));
   Shot(b, "20-targets-of-every-adapter");
 
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
