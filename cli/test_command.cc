@@ -18,6 +18,7 @@
 #include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
+#include "workers/sut/cluster.h"
 
 namespace dualswarm::cli {
 namespace {
@@ -38,6 +39,12 @@ const char kTestHelp[] =
     "                         {port} is replaced by a free loopback port, {dir} by the\n"
     "                         directory; the whole process group is stopped at the end\n"
     "  --target HOST:PORT     test a server that is already running\n"
+    "  --nodes N              launch N nodes from the --launch template (1-16, default 1);\n"
+    "                         each node also gets {node}, {nodes}, {peer_port}, {peers}\n"
+    "                         (127.0.0.1:P,... of every node's peer port), {port_K} and\n"
+    "                         {peer_port_K} (docs/cli.md)\n"
+    "  --connect WHERE        with --nodes: round-robin (connection c to node c mod N;\n"
+    "                         the default) or a node's number (every connection to it)\n"
     "  --adapter A            wire protocol: one of {ADAPTERS} (default: from the spec's\n"
     "                         `use`: http -> http, json -> jsonl, resp -> resp,\n"
     "                         memcached -> memcached, grpc -> grpc; docs/adapters.md)\n"
@@ -150,8 +157,14 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "max-in-flight", 1, 100000, &o.exec.max_in_flight, &err) ||
       !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
       !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
-      !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err))
+      !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err) ||
+      !NumFlag(f, "nodes", 1, workers::kMaxClusterNodes, &o.nodes, &err))
     return BadInput(err);
+  if (f.count("connect") && f["connect"] != "round-robin" &&
+      (!absl::SimpleAtoi(f["connect"], &o.connect_node) || o.connect_node < 0 || o.connect_node >= o.nodes))
+    return BadInput(absl::StrCat("--connect must be round-robin or a node's number (0 to ", o.nodes - 1, ")"));
+  if ((f.count("nodes") || f.count("connect")) && o.launch.empty())
+    return BadInput("--nodes and --connect need --launch (a cluster the test starts)");
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
   if (f.count("max-check-seconds") &&
       (!absl::SimpleAtod(f["max-check-seconds"], &o.exec.checker.max_seconds) || !(o.exec.checker.max_seconds > 0)))
@@ -267,7 +280,8 @@ int TestCommand(const std::vector<std::string>& args) {
                          "branch-order",  "feature-mask", "response-timeout",
                          "network",       "max-frontier", "max-check-seconds",
                          "ready-timeout", "ready",        "save",
-                         "shrink-reruns", "shrink-time",  "descriptor-set"},
+                         "shrink-reruns", "shrink-time",  "descriptor-set",
+                         "nodes",         "connect"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));

@@ -124,7 +124,8 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   out += ",\"feature_mask\":";
   ir::AppendJsonString(cx.feature_mask, &out);
   absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
-                  ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"input\":[");
+                  ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"nodes\":", cx.nodes,
+                  ",\"connect_node\":", cx.connect_node, ",\"input\":[");
   for (size_t i = 0; i < cx.input.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr),
                     ",\"after\":[", absl::StrJoin(cx.input[i].after, ","), "]}");
@@ -193,6 +194,11 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     return absl::InvalidArgumentError("counterexample \"connections\" must be between 1 and 1024");
   cx.max_in_flight = static_cast<int>(num(v, "max_in_flight", cx.connections));
   cx.response_timeout_ms = num(v, "response_timeout_ms", 5000);
+  cx.nodes = static_cast<int>(num(v, "nodes", 1));
+  cx.connect_node = static_cast<int>(num(v, "connect_node", -1));
+  if (cx.nodes < 1 || cx.nodes > 16 || cx.connect_node < -1 || cx.connect_node >= cx.nodes)
+    return absl::InvalidArgumentError(
+        "counterexample \"nodes\" must be between 1 and 16 and \"connect_node\" -1 or one of them");
   for (const auto& item : input->as_list()) {
     const Value* c = item.Find("conn");
     const Value* j = item.Find("jexpr");

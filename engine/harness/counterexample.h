@@ -38,6 +38,8 @@ struct Counterexample {
   int connections = 1;
   int max_in_flight = 1;
   int64_t response_timeout_ms = 5000;
+  int nodes = 1;                          // a launched cluster's nodes (workers/sut/cluster.h)
+  int connect_node = -1;                  // the node every connection talks to; -1 round-robin
   std::vector<InputItem> input;           // shrunk test input
   std::vector<check::Observation> trace;  // last failing run
   Verdict verdict;

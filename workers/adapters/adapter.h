@@ -86,10 +86,11 @@ struct AdapterConfig {
   std::string descriptor_set;
 };
 
-// kind: one of kAdapterKinds (adapter_kinds.h). Connects to host:port (IPv4 loopback or any
-// numeric IPv4 address).
-absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
-                                                     int connections, const AdapterConfig& config = {});
+// kind: one of kAdapterKinds (adapter_kinds.h). Connection c connects to
+// host:ports[c] (IPv4 loopback or any numeric IPv4 address): one port for
+// all, or a cluster's nodes (workers/sut/cluster.h).
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
+                                                     const std::vector<int>& ports, const AdapterConfig& config = {});
 
 }  // namespace dualswarm::workers
 

@@ -33,6 +33,7 @@ struct Call {
 };
 
 struct Conn {
+  std::string target;                      // "ipv4:HOST:PORT" of the node it calls
   std::shared_ptr<grpc::Channel> channel;  // null until the first request, and after a close
   std::unique_ptr<grpc::GenericStub> stub;
   std::unique_ptr<Call> in_flight;
@@ -60,8 +61,10 @@ std::string NotHttp2(const grpc::Status& s) {
 
 class GrpcAdapter : public Adapter {
  public:
-  GrpcAdapter(std::unique_ptr<GrpcCatalog> catalog, std::string target, int n)
-      : catalog_(std::move(catalog)), target_(std::move(target)), conns_(static_cast<size_t>(n)) {}
+  GrpcAdapter(std::unique_ptr<GrpcCatalog> catalog, const std::string& host, const std::vector<int>& ports)
+      : catalog_(std::move(catalog)), conns_(ports.size()) {
+    for (size_t i = 0; i < ports.size(); ++i) conns_[i].target = absl::StrCat("ipv4:", host, ":", ports[i]);
+  }
   ~GrpcAdapter() override {
     CloseAll();
     cq_.Shutdown();
@@ -99,7 +102,7 @@ class GrpcAdapter : public Adapter {
       deadline = std::chrono::system_clock::now();
     }
     if (!unreachable_.empty())
-      return absl::UnavailableError(absl::StrCat("cannot connect to ", target_, ": ", std::exchange(unreachable_, "")));
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", std::exchange(unreachable_, "")));
     return absl::OkStatus();
   }
 
@@ -142,7 +145,7 @@ class GrpcAdapter : public Adapter {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetMaxReceiveMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
     args.SetMaxSendMessageSize(static_cast<int>(kMaxGrpcMessageBytes));
-    c->channel = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+    c->channel = grpc::CreateCustomChannel(c->target, grpc::InsecureChannelCredentials(), args);
     c->stub = std::make_unique<grpc::GenericStub>(c->channel);
   }
 
@@ -172,7 +175,7 @@ class GrpcAdapter : public Adapter {
       // No connection could be made at all (as a TCP adapter's failed
       // connect): the SUT is gone, which Poll reports.
       if (not_http2.empty() && call->status.error_message().find("failed to connect") != std::string::npos)
-        unreachable_ = call->status.error_message();
+        unreachable_ = absl::StrCat(c.target, ": ", call->status.error_message());
       Close(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
       return;
     }
@@ -215,7 +218,6 @@ class GrpcAdapter : public Adapter {
   }
 
   std::unique_ptr<GrpcCatalog> catalog_;
-  std::string target_;
   std::vector<Conn> conns_;
   grpc::CompletionQueue cq_;
   int in_flight_ = 0;        // calls started and not yet taken off cq_
@@ -224,15 +226,14 @@ class GrpcAdapter : public Adapter {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Adapter>> MakeGrpcAdapter(const std::string& host, int port, int connections,
+absl::StatusOr<std::unique_ptr<Adapter>> MakeGrpcAdapter(const std::string& host, const std::vector<int>& ports,
                                                          absl::string_view descriptor_set) {
   if (descriptor_set.empty())
     return absl::InvalidArgumentError(
         "the grpc adapter needs a descriptor set (--descriptor-set FILE, made with protoc --descriptor_set_out=FILE "
         "--include_imports)");
   ASSIGN_OR_RETURN(std::unique_ptr<GrpcCatalog> catalog, GrpcCatalog::FromDescriptorSet(descriptor_set));
-  return std::unique_ptr<Adapter>(
-      new GrpcAdapter(std::move(catalog), absl::StrCat("ipv4:", host, ":", port), connections));
+  return std::unique_ptr<Adapter>(new GrpcAdapter(std::move(catalog), host, ports));
 }
 
 }  // namespace dualswarm::workers

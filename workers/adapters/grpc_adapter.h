@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -25,7 +26,8 @@
 namespace dualswarm::workers {
 
 // `descriptor_set`: the bytes of a FileDescriptorSet (grpc_catalog.h).
-absl::StatusOr<std::unique_ptr<Adapter>> MakeGrpcAdapter(const std::string& host, int port, int connections,
+// Connection c calls host:ports[c].
+absl::StatusOr<std::unique_ptr<Adapter>> MakeGrpcAdapter(const std::string& host, const std::vector<int>& ports,
                                                          absl::string_view descriptor_set);
 
 }  // namespace dualswarm::workers

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -23,6 +24,7 @@ namespace dualswarm::workers {
 namespace {
 
 struct Conn {
+  int port = 0;  // the SUT node this connection talks to
   int fd = -1;
   bool connecting = false;
   std::string out;  // bytes not yet written
@@ -32,8 +34,13 @@ struct Conn {
 
 class TcpAdapter : public Adapter {
  public:
-  TcpAdapter(std::unique_ptr<Codec> proto, std::string host, int port, int n)
-      : proto_(std::move(proto)), host_(std::move(host)), port_(port), conns_(static_cast<size_t>(n)) {}
+  // make_codec(port): a fresh codec for a connection to `port` (HTTP's
+  // Host header names the node's port).
+  TcpAdapter(std::function<std::unique_ptr<Codec>(int port)> make_codec, std::string host,
+             const std::vector<int>& ports)
+      : make_codec_(std::move(make_codec)), host_(std::move(host)), conns_(ports.size()) {
+    for (size_t i = 0; i < ports.size(); ++i) conns_[i].port = ports[i];
+  }
   ~TcpAdapter() override { CloseAll(); }
 
   absl::Status Send(int conn, const ir::Value& request) override {
@@ -82,7 +89,7 @@ class TcpAdapter : public Adapter {
         if (err != 0) {
           Drop(i, absl::StrCat("connect: ", std::strerror(err)), events);
           return absl::UnavailableError(
-              absl::StrCat("cannot connect to ", host_, ":", port_, ": ", std::strerror(err)));
+              absl::StrCat("cannot connect to ", host_, ":", c.port, ": ", std::strerror(err)));
         }
         c.connecting = false;
       }
@@ -110,7 +117,7 @@ class TcpAdapter : public Adapter {
     ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);  // arrival times (best effort)
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_port = htons(static_cast<uint16_t>(c->port));
     if (::inet_pton(AF_INET, host_.c_str(), &addr.sin_addr) != 1) {
       ::close(fd);
       return absl::InvalidArgumentError(absl::StrCat("not a numeric IPv4 address: ", host_));
@@ -119,13 +126,13 @@ class TcpAdapter : public Adapter {
     if (r < 0 && errno != EINPROGRESS) {
       int err = errno;
       ::close(fd);
-      return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", port_, ": ", std::strerror(err)));
+      return absl::UnavailableError(absl::StrCat("cannot connect to ", host_, ":", c->port, ": ", std::strerror(err)));
     }
     c->fd = fd;
     c->connecting = r < 0;
     c->out.clear();
     c->in.clear();
-    c->codec = proto_->Clone();
+    c->codec = make_codec_(c->port);
     return absl::OkStatus();
   }
 
@@ -216,32 +223,32 @@ class TcpAdapter : public Adapter {
     events->push_back({AdapterEvent::Kind::kClosed, i, ir::Value(), std::move(why)});
   }
 
-  std::unique_ptr<Codec> proto_;
+  std::function<std::unique_ptr<Codec>(int port)> make_codec_;
   std::string host_;
-  int port_;
   std::vector<Conn> conns_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host, int port,
-                                                     int connections, const AdapterConfig& config) {
-  if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
-  if (kind == "grpc") return MakeGrpcAdapter(host, port, connections, config.descriptor_set);
-  std::unique_ptr<Codec> codec;
+absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, const std::string& host,
+                                                     const std::vector<int>& ports, const AdapterConfig& config) {
+  for (int port : ports)
+    if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
+  if (kind == "grpc") return MakeGrpcAdapter(host, ports, config.descriptor_set);
+  std::function<std::unique_ptr<Codec>(int)> make_codec;
   if (kind == "http") {
-    codec = MakeHttpCodec(absl::StrCat(host, ":", port));
+    make_codec = [host](int port) { return MakeHttpCodec(absl::StrCat(host, ":", port)); };
   } else if (kind == "jsonl") {
-    codec = MakeJsonLinesCodec();
+    make_codec = [](int) { return MakeJsonLinesCodec(); };
   } else if (kind == "resp") {
-    codec = MakeRespCodec();
+    make_codec = [](int) { return MakeRespCodec(); };
   } else if (kind == "memcached") {
-    codec = MakeMemcachedCodec();
+    make_codec = [](int) { return MakeMemcachedCodec(); };
   } else {
     RETURN_IF_ERROR(CheckAdapterKind(kind));  // a kind listed there but not built here is a bug
     return absl::InternalError(absl::StrCat("adapter \"", kind, "\" has no codec"));
   }
-  return std::unique_ptr<Adapter>(new TcpAdapter(std::move(codec), host, port, connections));
+  return std::unique_ptr<Adapter>(new TcpAdapter(std::move(make_codec), host, ports));
 }
 
 }  // namespace dualswarm::workers

@@ -6,8 +6,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
-#include "workers/sut/launcher.h"
+#include "workers/sut/cluster.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -53,27 +54,31 @@ namespace {
 // Where the job's SUT listens: launched here (and owned: torn down with
 // this) or given as HOST:PORT.
 struct SutEndpoint {
-  std::unique_ptr<SutProcess> process;
+  std::unique_ptr<SutCluster> cluster;  // null for a running target
   std::string host;
-  int port = 0;
+  std::vector<int> ports;  // per connection
 };
 
 absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   SutEndpoint e;
   if (o.launch.empty()) {
-    if (absl::Status s = ParseTarget(o.target, &e.host, &e.port); !s.ok()) return s;
+    int port = 0;
+    RETURN_IF_ERROR(ParseTarget(o.target, &e.host, &port));
+    e.ports.assign(static_cast<size_t>(o.exec.connections), port);
     return e;
   }
+  if (o.connect_node >= o.nodes)
+    return absl::InvalidArgumentError(absl::StrCat("connections go to node ", o.connect_node, " of a cluster of ",
+                                                   o.nodes, " (nodes are numbered from 0)"));
   LaunchOptions lo;
   lo.command = o.launch;
   lo.ready_timeout_ms = o.ready_timeout_ms;
   lo.ready_probe = o.ready_probe;
   lo.work_root = o.work_root;
-  auto launched = SutProcess::Launch(lo);
-  if (!launched.ok()) return launched.status();
-  e.process = std::move(*launched);
+  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes));
   e.host = "127.0.0.1";
-  e.port = e.process->port();
+  for (int c = 0; c < o.exec.connections; ++c)
+    e.ports.push_back(e.cluster->port(o.connect_node >= 0 ? o.connect_node : c % o.nodes));
   return e;
 }
 
@@ -97,7 +102,7 @@ enum class Next { kGoOn, kStop };
 // outcomes) are returned as statuses.
 class JobLoop {
  public:
-  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutProcess* sut)
+  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutCluster* sut)
       : o_(o), ex_(*ex), adapter_(*adapter), sut_(sut), start_(NowNs()), last_progress_(start_) {}
 
   absl::Status Run() {
@@ -254,7 +259,7 @@ class JobLoop {
   const JobOptions& o_;
   harness::Executor& ex_;
   Adapter& adapter_;
-  SutProcess* sut_;  // null when testing a running target
+  SutCluster* sut_;  // null when testing a running target
   const int64_t start_;
   int64_t last_progress_;
   bool stop_sending_ = false;
@@ -270,11 +275,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
   absl::StatusOr<SutEndpoint> sut = ReachSut(o);
   if (!sut.ok()) return sut.status();
-  auto adapter = MakeAdapter(o.adapter, sut->host, sut->port, o.exec.connections, o.adapter_config);
+  auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, o.adapter_config);
   if (!adapter.ok()) return adapter.status();
   auto executor = harness::Executor::Create(spec, ExecutorOptionsFor(o));
   if (!executor.ok()) return executor.status();
-  JobLoop loop(o, executor->get(), adapter->get(), sut->process.get());
+  JobLoop loop(o, executor->get(), adapter->get(), sut->cluster.get());
   absl::Status ran = loop.Run();
   (*adapter)->CloseAll();
   if (!ran.ok() && !absl::IsCancelled(ran)) return ran;

@@ -35,6 +35,11 @@ struct JobOptions {
   AdapterConfig adapter_config;  // the grpc adapter's descriptor set
   std::string target;            // "HOST:PORT" of a running SUT, or
   std::string launch;            // a command template with {port} and {dir}
+  // A launched SUT's nodes (workers/sut/cluster.h: each from `launch`, with
+  // {node}, {peer_port}, {peers}, ...), and the node every connection
+  // talks to: -1 = connection c to node c mod nodes (round-robin).
+  int nodes = 1;
+  int connect_node = -1;
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;

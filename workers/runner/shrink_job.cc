@@ -44,6 +44,8 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   if (auto bo = check::ParseBranchOrder(cx.branch_order); bo.ok()) o.exec.checker.branch_order = *bo;
   if (auto m = harness::FeatureMask::Parse(cx.feature_mask); m.ok()) o.exec.mask = *m;
   o.response_timeout_ms = cx.response_timeout_ms;
+  o.nodes = cx.nodes;
+  o.connect_node = cx.connect_node;
   o.exec.replay = input;
   return o;
 }
@@ -79,6 +81,8 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.connections = job.exec.connections;
   cx.max_in_flight = job.exec.max_in_flight;
   cx.response_timeout_ms = job.response_timeout_ms;
+  cx.nodes = job.nodes;
+  cx.connect_node = job.connect_node;
   cx.verdict = VerdictOf(result);
   cx.signature = harness::ComputeSignature(cx.verdict, result.trace);
   cx.input = result.inputs;

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "util/file_tail.h"
+#include "util/status_macros.h"
 
 namespace dualswarm::workers {
 
@@ -133,11 +134,18 @@ bool CanConnect(const std::string& host, int port) {
 }
 
 absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptions& o) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SutProcess> p, Start(o));
+  RETURN_IF_ERROR(p->WaitReady(o));
+  return p;
+}
+
+absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOptions& o) {
   if (o.command.empty()) return absl::InvalidArgumentError("empty launch command");
-  auto probe = util::ParseReadyProbe(o.ready_probe);
-  if (!probe.ok()) return probe.status();
-  auto port = PickFreePort();
-  if (!port.ok()) return port.status();
+  RETURN_IF_ERROR(util::ParseReadyProbe(o.ready_probe).status());
+  int port = o.port;
+  if (port == 0) {
+    ASSIGN_OR_RETURN(port, PickFreePort());
+  }
   std::string tmpl = absl::StrCat(o.work_root, "/dualswarm-sut-XXXXXX");
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -145,8 +153,12 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
     return absl::InternalError(absl::StrCat("mkdtemp in ", o.work_root, ": ", std::strerror(errno)));
   std::unique_ptr<SutProcess> p(new SutProcess());
   p->dir_ = buf.data();
-  p->port_ = *port;
-  std::string cmd = absl::StrReplaceAll(o.command, {{"{port}", absl::StrCat(*port)}, {"{dir}", p->dir_}});
+  p->port_ = port;
+  std::vector<std::pair<std::string, std::string>> replace = o.placeholders;
+  replace.emplace_back("{port}", absl::StrCat(port));
+  replace.emplace_back("{dir}", p->dir_);
+  std::string cmd = absl::StrReplaceAll(o.command, replace);
+  p->command_ = cmd;
   // A simple command replaces the shell, so the SUT is the process we wait
   // for and reap; compound commands keep the shell as the group leader.
   if (cmd.find_first_of(";&|\n`$()<>") == std::string::npos) cmd = "exec " + cmd;
@@ -171,24 +183,29 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
   }
   p->pid_ = pid;
   NotifySut(pid, true);
+  return p;
+}
+
+absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
+  ASSIGN_OR_RETURN(util::ReadyProbe probe, util::ParseReadyProbe(o.ready_probe));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
   std::string last;  // the HTTP probe's last answer
   while (true) {
     std::string status;
-    if (!p->Alive(&status))
+    if (!Alive(&status))
       return absl::FailedPreconditionError(
           absl::StrCat("the SUT command exited before it ",
-                       probe->http ? absl::StrCat("answered GET ", probe->path) : std::string("accepted connections"),
-                       " (", status, "): ", cmd, "\n--- sut.log ---\n", p->LogTail()));
-    if (!probe->http ? CanConnect("127.0.0.1", *port)
-                     : AnswersHttp(*port, probe->path, std::min(1000, MsUntil(deadline)), &last))
-      return p;
+                       probe.http ? absl::StrCat("answered GET ", probe.path) : std::string("accepted connections"),
+                       " (", status, "): ", command_, "\n--- sut.log ---\n", LogTail()));
+    if (!probe.http ? CanConnect("127.0.0.1", port_)
+                    : AnswersHttp(port_, probe.path, std::min(1000, MsUntil(deadline)), &last))
+      return absl::OkStatus();
     if (std::chrono::steady_clock::now() > deadline)
       return absl::DeadlineExceededError(
-          absl::StrCat(!probe->http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", *port)
-                                    : absl::StrCat("the SUT on 127.0.0.1:", *port, " did not answer GET ", probe->path,
-                                                   " with a 2xx/3xx/4xx status (last: ", last, ")"),
-                       " within ", o.ready_timeout_ms, " ms: ", cmd, "\n--- sut.log ---\n", p->LogTail()));
+          absl::StrCat(!probe.http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", port_)
+                                   : absl::StrCat("the SUT on 127.0.0.1:", port_, " did not answer GET ", probe.path,
+                                                  " with a 2xx/3xx/4xx status (last: ", last, ")"),
+                       " within ", o.ready_timeout_ms, " ms: ", command_, "\n--- sut.log ---\n", LogTail()));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

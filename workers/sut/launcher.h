@@ -3,7 +3,8 @@
 // ready — it accepts TCP connections (probe "tcp"), or it answers
 // `GET PATH` with any 2xx/3xx/4xx status (probe "http:/PATH") — and tears
 // down its whole process group.
-// Template placeholders: {port} and {dir}. The command runs under /bin/sh
+// Template placeholders: {port} and {dir} (a cluster adds its own, see
+// cluster.h). The command runs under /bin/sh
 // in its own session, in the caller's working directory (so relative paths
 // work); its stdout/stderr go to {dir}/sut.log.
 #ifndef DUALSWARM_WORKERS_SUT_LAUNCHER_H_
@@ -13,6 +14,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "util/ready_probe.h"
@@ -25,6 +28,10 @@ struct LaunchOptions {
   std::string work_root = "/tmp";
   // "tcp" or "http:/PATH" (util/ready_probe.h).
   std::string ready_probe = "tcp";
+  // The port {port} names and the probe tries; 0 = a free one.
+  int port = 0;
+  // More placeholders to replace in `command` (e.g. "{node}" -> "2").
+  std::vector<std::pair<std::string, std::string>> placeholders;
 };
 
 class SutProcess {
@@ -32,6 +39,10 @@ class SutProcess {
   // FailedPrecondition (with the tail of sut.log) when the command exits
   // early or never becomes ready.
   static absl::StatusOr<std::unique_ptr<SutProcess>> Launch(const LaunchOptions& options);
+  // The two halves of Launch, for clusters whose nodes become ready only
+  // together: Start runs the command, WaitReady waits for the probe.
+  static absl::StatusOr<std::unique_ptr<SutProcess>> Start(const LaunchOptions& options);
+  absl::Status WaitReady(const LaunchOptions& options);
   ~SutProcess();  // Stop() and remove the directory
 
   int port() const { return port_; }
@@ -49,6 +60,7 @@ class SutProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   std::string dir_;
+  std::string command_;  // as run (placeholders replaced), for errors
   bool reaped_ = false;
   int wait_status_ = 0;
 };

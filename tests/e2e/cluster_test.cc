@@ -1,0 +1,140 @@
+// Cluster targets (workers/sut/cluster.h): N nodes from one launch
+// template, each with its own ports and directory, started together and
+// torn down together; connections round-robin over the nodes or all to
+// one. Against three independent reference kv servers (which share
+// nothing, so only a test that sends everything to one node passes) and
+// against a real 3-node etcd cluster (one raft group: linearizable from
+// any node).
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
+#include "tests/common/processes.h"
+#include "tests/common/shipped_spec.h"
+#include "util/file_tail.h"
+#include "workers/adapters/grpc_catalog.h"
+#include "workers/runner/runner.h"
+#include "workers/sut/cluster.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::string RefKv() { return absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}"); }
+
+// Three nodes, each ready on its own port; logs per node.
+TEST(SutCluster, StartsEveryNodeOnItsOwnPort) {
+  LaunchOptions node;
+  node.command = RefKv();
+  auto cluster = SutCluster::Launch(node, 3);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_EQ((*cluster)->size(), 3);
+  std::set<int> ports;
+  for (int i = 0; i < 3; ++i) {
+    ports.insert((*cluster)->port(i));
+    EXPECT_TRUE(CanConnect("127.0.0.1", (*cluster)->port(i))) << "node " << i;
+  }
+  EXPECT_EQ(ports.size(), 3u);
+  EXPECT_TRUE((*cluster)->Alive());
+  EXPECT_NE((*cluster)->LogTail().find("--- node 2 ---"), std::string::npos) << (*cluster)->LogTail();
+  // A bad node count is refused, naming the bound.
+  EXPECT_TRUE(absl::IsInvalidArgument(SutCluster::Launch(node, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(SutCluster::Launch(node, kMaxClusterNodes + 1).status()));
+}
+
+// Every node's placeholders, written by the node itself before it execs
+// the server.
+TEST(SutCluster, PlaceholdersAreEachNodesOwn) {
+  std::string out = ::testing::TempDir() + "/cluster-placeholders-" + std::to_string(::getpid());
+  LaunchOptions node;
+  node.command = absl::StrCat("echo {node} {nodes} {port} {peer_port} {peers} {port_0} {peer_port_2} > ", out,
+                              "-{node}; exec ", DS_REF_KV, " --port {port} --dir {dir}");
+  auto cluster = SutCluster::Launch(node, 3);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::vector<std::vector<std::string>> words;
+  for (int i = 0; i < 3; ++i) {
+    auto text = util::ReadFileTail(absl::StrCat(out, "-", i), 4096);
+    ASSERT_TRUE(text.ok()) << text.status();
+    words.push_back(absl::StrSplit(absl::StripAsciiWhitespace(*text), ' '));
+    ASSERT_EQ(words.back().size(), 7u) << *text;
+    ::unlink(absl::StrCat(out, "-", i).c_str());
+  }
+  for (int i = 0; i < 3; ++i) {
+    const auto& w = words[static_cast<size_t>(i)];
+    EXPECT_EQ(w[0], absl::StrCat(i));
+    EXPECT_EQ(w[1], "3");
+    EXPECT_EQ(w[2], absl::StrCat((*cluster)->port(i)));
+    EXPECT_EQ(w[5], absl::StrCat((*cluster)->port(0)));  // {port_0}: the same on every node
+    EXPECT_EQ(w[4], words[0][4]);                        // {peers}: the same on every node
+    EXPECT_NE(w[4].find(absl::StrCat("127.0.0.1:", w[3])), std::string::npos) << w[4];  // its own peer port in it
+    EXPECT_EQ(w[6], words[2][3]);  // {peer_port_2} is node 2's {peer_port}
+  }
+}
+
+// Three kv servers that share nothing: round-robin connections see three
+// stores, which no single store explains (the test can fail); every
+// connection to node 1 sees one store and passes.
+TEST(ClusterTargets, ConnectionsGoWhereTheyAreSent) {
+  auto spec = Shipped("kv.dspec");
+  JobOptions round_robin = testing::JobOptionsFor(RefKv(), "jsonl", 1, 2000);
+  round_robin.nodes = 3;
+  auto r = RunJob(spec, round_robin);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
+
+  JobOptions one_node = round_robin;
+  one_node.connect_node = 1;
+  auto one = RunJob(spec, one_node);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->outcome, Outcome::kPassed) << testing::DescribeJobResult(*one);
+  EXPECT_EQ(one->received, 2000u);
+}
+
+// etcd's documented cluster set-up on loopback: three members that know
+// each other by their peer ports; {dir} holds each member's data.
+const char kEtcdCluster[] =
+    "/usr/bin/etcd --name n{node} --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
+    "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} "
+    "--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster-state new "
+    "--initial-cluster n0=http://127.0.0.1:{peer_port_0},n1=http://127.0.0.1:{peer_port_1},"
+    "n2=http://127.0.0.1:{peer_port_2} --log-level error --logger zap";
+
+// A 3-node etcd cluster, connections round-robin over its members: one
+// revision and linearizable Range/Txn across members, so the single-node
+// spec holds. Through the CLI, as a user runs it.
+TEST(RealServers, EtcdClusterOf3PassesRoundRobin) {
+  ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
+  for (int seed = 1; seed <= 5; ++seed) {
+    auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec",
+                                  std::string(DUALSWARM_SOURCE_DIR) + "/specs/etcd_kv.dspec", "--descriptor-set",
+                                  DS_ETCD_DESCRIPTOR_SET, "--launch", kEtcdCluster, "--nodes", "3", "--seed",
+                                  absl::StrCat(seed), "--steps", "1000", "--connections", "6", "--no-shrink"});
+    ASSERT_EQ(r.exit_code, 0) << "seed " << seed << ":\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("PASSED: 1000 requests on 6 connections"), std::string::npos) << r.out << r.err;
+  }
+}
+
+TEST(ClusterTargets, CliRefusesBadClusterFlags) {
+  std::string spec = std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec";
+  auto no_launch =
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--target", "127.0.0.1:1", "--nodes", "3"});
+  EXPECT_EQ(no_launch.exit_code, 2);
+  EXPECT_NE(no_launch.err.find("--nodes and --connect need --launch"), std::string::npos) << no_launch.err;
+  auto bad_node = testing::RunCommand(
+      {DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nodes", "3", "--connect", "3"});
+  EXPECT_EQ(bad_node.exit_code, 2);
+  EXPECT_NE(bad_node.err.find("--connect must be round-robin or a node's number (0 to 2)"), std::string::npos)
+      << bad_node.err;
+  auto too_many = testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nodes", "17"});
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_NE(too_many.err.find("--nodes must be an integer between 1 and 16"), std::string::npos) << too_many.err;
+}
+
+}  // namespace
+}  // namespace dualswarm::workers

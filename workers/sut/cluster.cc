@@ -1,0 +1,85 @@
+#include "workers/sut/cluster.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "util/status_macros.h"
+
+namespace dualswarm::workers {
+namespace {
+
+// Two free ports per node: client ports first, then peer ports.
+absl::StatusOr<std::vector<int>> PickPorts(int count) {
+  std::vector<int> ports;
+  while (static_cast<int>(ports.size()) < count) {
+    ASSIGN_OR_RETURN(int p, PickFreePort());
+    // PickFreePort may hand out a port twice in a row (it was released).
+    if (std::find(ports.begin(), ports.end(), p) == ports.end()) ports.push_back(p);
+  }
+  return ports;
+}
+
+std::vector<std::pair<std::string, std::string>> Placeholders(int node, const std::vector<int>& ports, int n) {
+  std::vector<std::string> peers;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int k = 0; k < n; ++k) {
+    out.emplace_back(absl::StrCat("{port_", k, "}"), absl::StrCat(ports[static_cast<size_t>(k)]));
+    out.emplace_back(absl::StrCat("{peer_port_", k, "}"), absl::StrCat(ports[static_cast<size_t>(n + k)]));
+  }
+  for (int k = 0; k < n; ++k) peers.push_back(absl::StrCat("127.0.0.1:", ports[static_cast<size_t>(n + k)]));
+  out.emplace_back("{node}", absl::StrCat(node));
+  out.emplace_back("{nodes}", absl::StrCat(n));
+  out.emplace_back("{peer_port}", absl::StrCat(ports[static_cast<size_t>(n + node)]));
+  out.emplace_back("{peers}", absl::StrJoin(peers, ","));
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptions& node, int nodes) {
+  if (nodes < 1 || nodes > kMaxClusterNodes)
+    return absl::InvalidArgumentError(absl::StrCat("a cluster has 1 to ", kMaxClusterNodes, " nodes, not ", nodes));
+  ASSIGN_OR_RETURN(std::vector<int> ports, PickPorts(2 * nodes));
+  std::unique_ptr<SutCluster> cluster(new SutCluster());
+  std::vector<LaunchOptions> options;
+  for (int i = 0; i < nodes; ++i) {
+    LaunchOptions o = node;
+    o.port = ports[static_cast<size_t>(i)];
+    o.placeholders = Placeholders(i, ports, nodes);
+    absl::StatusOr<std::unique_ptr<SutProcess>> started = SutProcess::Start(o);
+    if (!started.ok())
+      return nodes == 1
+                 ? started.status()
+                 : absl::Status(started.status().code(), absl::StrCat("node ", i, ": ", started.status().message()));
+    cluster->nodes_.push_back(*std::move(started));
+    options.push_back(std::move(o));
+  }
+  for (int i = 0; i < nodes; ++i) {
+    absl::Status ready = cluster->nodes_[static_cast<size_t>(i)]->WaitReady(options[static_cast<size_t>(i)]);
+    if (!ready.ok())
+      return nodes == 1 ? ready : absl::Status(ready.code(), absl::StrCat("node ", i, ": ", ready.message()));
+  }
+  return cluster;
+}
+
+bool SutCluster::Alive(std::string* status) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    std::string why;
+    if (nodes_[i]->Alive(&why)) continue;
+    if (status != nullptr) *status = nodes_.size() == 1 ? why : absl::StrCat("node ", i, ": ", why);
+    return false;
+  }
+  return true;
+}
+
+std::string SutCluster::LogTail(size_t max_bytes_per_node) const {
+  if (nodes_.size() == 1) return nodes_[0]->LogTail(max_bytes_per_node);
+  std::string out;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    absl::StrAppend(&out, "--- node ", i, " ---\n", nodes_[i]->LogTail(max_bytes_per_node));
+  return out;
+}
+
+}  // namespace dualswarm::workers

@@ -1,0 +1,50 @@
+// SutCluster: the nodes of a system under test launched from one command
+// template — a single server is a cluster of one. Each node gets its own
+// fresh directory and two free loopback ports; all nodes are started
+// before any is waited for (a replicated database's nodes become ready
+// only together), and teardown stops every node's process group.
+//
+// Placeholders, per node i of N (besides launcher.h's {port} and {dir}):
+//   {node}          i
+//   {nodes}         N
+//   {peer_port}     node i's second port (replication, consensus)
+//   {peers}         every node's peer address: 127.0.0.1:P0,127.0.0.1:P1,...
+//   {port_K}        node K's client port (K = 0 .. N-1)
+//   {peer_port_K}   node K's peer port
+#ifndef DUALSWARM_WORKERS_SUT_CLUSTER_H_
+#define DUALSWARM_WORKERS_SUT_CLUSTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "workers/sut/launcher.h"
+
+namespace dualswarm::workers {
+
+// The most nodes a cluster target may have.
+inline constexpr int kMaxClusterNodes = 16;
+
+class SutCluster {
+ public:
+  // `node`: the template and readiness of every node (its port is picked
+  // here). The error of the first node that fails, named by its number.
+  static absl::StatusOr<std::unique_ptr<SutCluster>> Launch(const LaunchOptions& node, int nodes);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  int port(int node) const { return nodes_[static_cast<size_t>(node)]->port(); }
+  // True while every node is alive; else *status names the first that
+  // exited and how.
+  bool Alive(std::string* status = nullptr);
+  // The tail of each node's sut.log (one node: just its tail).
+  std::string LogTail(size_t max_bytes_per_node = 2000) const;
+
+ private:
+  SutCluster() = default;
+  std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
+};
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_SUT_CLUSTER_H_
