@@ -5,7 +5,14 @@
 // nothing, so only a test that sends everything to one node passes) and
 // against a real 3-node etcd cluster (one raft group: linearizable from
 // any node).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <fstream>
 #include <set>
@@ -75,6 +82,74 @@ TEST(SutCluster, PlaceholdersAreEachNodesOwn) {
     EXPECT_NE(w[4].find(absl::StrCat("127.0.0.1:", w[3])), std::string::npos) << w[4];  // its own peer port in it
     EXPECT_EQ(w[6], words[2][3]);  // {peer_port_2} is node 2's {peer_port}
   }
+}
+
+// One JSON-lines request to 127.0.0.1:port; the reply line, or "" when none
+// came within timeout_ms.
+std::string AskKv(int port, const std::string& line, int timeout_ms) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size())) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (reply.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      char buf[512];
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      reply.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return reply;
+}
+
+// A restarted node (SIGKILL, then the same command) is back on the same
+// port in the same directory; its in-memory data is gone (ds-ref-kv keeps
+// nothing on disk), which is what a nemesis shows a spec.
+TEST(SutCluster, RestartKeepsTheNodesPortAndDirectory) {
+  LaunchOptions node;
+  node.command = absl::StrCat("echo started >> {dir}/starts; exec ", DS_REF_KV, " --port {port} --dir {dir}");
+  auto cluster = SutCluster::Launch(node, 2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  SutCluster& c = **cluster;
+  int port = c.port(1);
+  std::string dir = c.dir(1);
+  EXPECT_EQ(AskKv(port, "{\"op\":\"put\",\"key\":\"a\",\"value\":\"x\"}\n", 2000), "{\"ok\":true}\n");
+  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":\"x\"}\n");
+  ASSERT_TRUE(c.RestartNode(1).ok());
+  EXPECT_EQ(c.port(1), port);
+  EXPECT_EQ(c.dir(1), dir);
+  EXPECT_TRUE(c.Alive());
+  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":null}\n");
+  auto starts = util::ReadFileTail(dir + "/starts", 4096);
+  ASSERT_TRUE(starts.ok()) << starts.status();
+  EXPECT_EQ(*starts, "started\nstarted\n");
+  EXPECT_TRUE(absl::IsInvalidArgument(c.RestartNode(2)));
+}
+
+// A paused node (SIGSTOP) keeps its connections but answers nothing; once
+// resumed it answers what waited.
+TEST(SutCluster, PausedNodeAnswersOnlyAfterResume) {
+  LaunchOptions node;
+  node.command = RefKv();
+  auto cluster = SutCluster::Launch(node, 1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  SutCluster& c = **cluster;
+  c.PauseNode(0);
+  EXPECT_EQ(AskKv(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 300), "");
+  EXPECT_TRUE(c.Alive());  // stopped is not dead
+  std::thread resume([&c] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    c.ResumeNode(0);
+  });
+  EXPECT_EQ(AskKv(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 5000), "{\"value\":null}\n");
+  resume.join();
 }
 
 // Three kv servers that share nothing: round-robin connections see three

@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
     return absl::InvalidArgumentError(absl::StrCat("a cluster has 1 to ", kMaxClusterNodes, " nodes, not ", nodes));
   ASSIGN_OR_RETURN(std::vector<int> ports, PickPorts(2 * nodes));
   std::unique_ptr<SutCluster> cluster(new SutCluster());
-  std::vector<LaunchOptions> options;
+  std::vector<LaunchOptions>& options = cluster->options_;
   for (int i = 0; i < nodes; ++i) {
     LaunchOptions o = node;
     o.port = ports[static_cast<size_t>(i)];
@@ -62,6 +62,13 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
       return nodes == 1 ? ready : absl::Status(ready.code(), absl::StrCat("node ", i, ": ", ready.message()));
   }
   return cluster;
+}
+
+absl::Status SutCluster::RestartNode(int node) {
+  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
+  absl::Status s = nodes_[static_cast<size_t>(node)]->Restart(options_[static_cast<size_t>(node)]);
+  if (s.ok() || size() == 1) return s;
+  return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
 }
 
 bool SutCluster::Alive(std::string* status) {

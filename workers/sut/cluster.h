@@ -34,6 +34,13 @@ class SutCluster {
 
   int size() const { return static_cast<int>(nodes_.size()); }
   int port(int node) const { return nodes_[static_cast<size_t>(node)]->port(); }
+  const std::string& dir(int node) const { return nodes_[static_cast<size_t>(node)]->dir(); }
+
+  // Faults on one node (SutProcess::Restart, Pause, Resume): a restarted
+  // node keeps its directory, ports and placeholders.
+  absl::Status RestartNode(int node);
+  void PauseNode(int node) { nodes_[static_cast<size_t>(node)]->Pause(); }
+  void ResumeNode(int node) { nodes_[static_cast<size_t>(node)]->Resume(); }
   // True while every node is alive; else *status names the first that
   // exited and how.
   bool Alive(std::string* status = nullptr);
@@ -43,6 +50,7 @@ class SutCluster {
  private:
   SutCluster() = default;
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
+  std::vector<LaunchOptions> options_;              // per node, as launched
 };
 
 }  // namespace dualswarm::workers

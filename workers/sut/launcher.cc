@@ -157,12 +157,17 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOption
   std::vector<std::pair<std::string, std::string>> replace = o.placeholders;
   replace.emplace_back("{port}", absl::StrCat(port));
   replace.emplace_back("{dir}", p->dir_);
-  std::string cmd = absl::StrReplaceAll(o.command, replace);
-  p->command_ = cmd;
+  p->command_ = absl::StrReplaceAll(o.command, replace);
+  RETURN_IF_ERROR(p->Spawn(/*append_log=*/false));
+  return p;
+}
+
+absl::Status SutProcess::Spawn(bool append_log) {
+  std::string cmd = command_;
   // A simple command replaces the shell, so the SUT is the process we wait
   // for and reap; compound commands keep the shell as the group leader.
   if (cmd.find_first_of(";&|\n`$()<>") == std::string::npos) cmd = "exec " + cmd;
-  std::string log = p->dir_ + "/sut.log";
+  std::string log = dir_ + "/sut.log";
   pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
@@ -170,7 +175,7 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOption
     // If the process that launched the SUT dies without stopping it, the SUT
     // dies too (its group's other members are the observer's business).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | (append_log ? O_APPEND : O_TRUNC), 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);
@@ -181,9 +186,31 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOption
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  p->pid_ = pid;
+  pid_ = pid;
+  reaped_ = false;
+  paused_ = false;
   NotifySut(pid, true);
-  return p;
+  return absl::OkStatus();
+}
+
+absl::Status SutProcess::Restart(const LaunchOptions& o) {
+  if (pid_ >= 0) {
+    ::kill(-pid_, SIGKILL);
+    if (!reaped_) ::waitpid(pid_, &wait_status_, 0);
+    reaped_ = true;
+    NotifySut(pid_, false);
+  }
+  RETURN_IF_ERROR(Spawn(/*append_log=*/true));
+  return WaitReady(o);
+}
+
+void SutProcess::Pause() {
+  if (pid_ >= 0 && !paused_ && ::kill(-pid_, SIGSTOP) == 0) paused_ = true;
+}
+
+void SutProcess::Resume() {
+  if (pid_ >= 0 && paused_) ::kill(-pid_, SIGCONT);
+  paused_ = false;
 }
 
 absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
@@ -233,6 +260,7 @@ bool SutProcess::Alive(std::string* status) {
 
 void SutProcess::Stop() {
   if (pid_ < 0) return;
+  Resume();  // a stopped process cannot act on SIGTERM
   ::kill(-pid_, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (Alive() && std::chrono::steady_clock::now() < deadline)

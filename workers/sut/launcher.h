@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "util/ready_probe.h"
 
@@ -45,6 +46,16 @@ class SutProcess {
   absl::Status WaitReady(const LaunchOptions& options);
   ~SutProcess();  // Stop() and remove the directory
 
+  // Faults (a nemesis): Restart kills the process group with SIGKILL (no
+  // chance to flush anything) and runs the same command again in the same
+  // directory on the same port, its output appended to sut.log, then waits
+  // until it is ready. Pause stops the group (SIGSTOP: connections stay
+  // open, nothing is answered), Resume continues it.
+  absl::Status Restart(const LaunchOptions& options);
+  void Pause();
+  void Resume();
+  bool paused() const { return paused_; }
+
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
   pid_t pid() const { return pid_; }
@@ -57,12 +68,16 @@ class SutProcess {
 
  private:
   SutProcess() = default;
+  // Forks `command_` in its own session in dir_, output to dir_/sut.log.
+  absl::Status Spawn(bool append_log);
+
   pid_t pid_ = -1;
   int port_ = 0;
   std::string dir_;
   std::string command_;  // as run (placeholders replaced), for errors
   bool reaped_ = false;
   int wait_status_ = 0;
+  bool paused_ = false;  // SIGSTOPped by Pause
 };
 
 // A process-wide observer told the process-group id of every SUT this
