@@ -43,12 +43,13 @@ void SpecToProto(const SpecRow& row, v1::Spec* p) {
 }
 
 // Not `id` (the store assigns it), nor what is copied by hand.
-#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch) F(descriptor_set)
+#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch) F(descriptor_set) F(nodes)
 
 void TargetToProto(const TargetRow& row, v1::Target* p) {
   DS_TARGET_FIELDS(DS_COPY_TO_PROTO)
   p->set_id(row.id);
   p->set_descriptor_set_size(row.descriptor_set_size);
+  if (row.connect_node >= 0) p->set_connect_node(row.connect_node);  // absent: round-robin
   p->mutable_readiness()->set_probe(row.readiness_probe);
   p->mutable_readiness()->set_timeout_ms(row.readiness_timeout_ms);
   p->set_reset_policy(row.reset_policy == "none" ? v1::RESET_POLICY_NONE : v1::RESET_POLICY_RESTART_PER_JOB);
@@ -63,6 +64,7 @@ TargetRow TargetFromProto(const v1::Target& p) {
   row.readiness_timeout_ms = p.readiness().timeout_ms();
   row.reset_policy = EnumWord(p.reset_policy());  // "" (unset): the store decides
   row.labels.assign(p.labels().begin(), p.labels().end());
+  row.connect_node = p.has_connect_node() ? p.connect_node() : -1;
   return row;
 }
 

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "workers/sut/cluster.h"
+
 namespace dualswarm::coord {
 
 // --- runs and the job queue ---
@@ -51,6 +53,9 @@ inline constexpr int kMaxWorkerSlots = 256;
 // A grpc target's descriptor set: it travels with every job leased for the
 // target, so it is kept well below the adapter's own 16 MiB.
 inline constexpr size_t kMaxTargetDescriptorSetBytes = size_t{1} << 20;
+// A cluster target's nodes: as many as a worker's launcher starts
+// (migration 8's CHECK spells the number out).
+inline constexpr int kMaxTargetNodes = workers::kMaxClusterNodes;
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

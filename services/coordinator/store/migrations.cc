@@ -1,5 +1,7 @@
 #include "services/coordinator/store/migrations.h"
 
+#include "services/coordinator/store/limits.h"
+
 namespace dualswarm::coord {
 
 namespace {
@@ -230,13 +232,24 @@ ALTER TABLE targets ADD COLUMN descriptor_set bytea NOT NULL DEFAULT ''::bytea
   CONSTRAINT targets_descriptor_set_size CHECK (octet_length(descriptor_set) <= 1048576);
 )sql";
 
+// A cluster target's node count and the node every connection goes to
+// (-1: round-robin), bounded like the store bounds them (store/limits.h,
+// workers::kMaxClusterNodes). Existing targets are one node, round-robin.
+constexpr const char* kV8 = R"sql(
+ALTER TABLE targets ADD COLUMN nodes integer NOT NULL DEFAULT 1
+  CONSTRAINT targets_nodes_range CHECK (nodes BETWEEN 1 AND 16);
+ALTER TABLE targets ADD COLUMN connect_node integer NOT NULL DEFAULT -1
+  CONSTRAINT targets_connect_node_range CHECK (connect_node >= -1 AND connect_node < nodes);
+)sql";
+static_assert(kMaxTargetNodes == 16, "a new bound on a target's nodes needs a migration of targets_nodes_range");
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema", kV1},         {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
       {4, "campaign scheduler", kV4},     {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
-      {7, "target descriptor sets", kV7},
+      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},
   };
   return kMigrations;
 }

@@ -73,7 +73,8 @@ Columns<TargetRow> TargetColumnsWith(bool descriptor_set) {
        Col<&TargetRow::created_at>("created_at", "ds_us(created_at)"),
        descriptor_set ? HexCol<&TargetRow::descriptor_set>("descriptor_set", "descriptor_set")
                       : Col<&TargetRow::descriptor_set>("descriptor_set", "''"),
-       Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)")});
+       Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)"),
+       Col<&TargetRow::nodes>("nodes"), Col<&TargetRow::connect_node>("connect_node")});
 }
 
 }  // namespace

@@ -76,6 +76,8 @@ struct TargetRow {
   Micros created_at = 0;
   std::string descriptor_set;       // grpc only: FileDescriptorSet bytes (left empty by ListTargets)
   int64_t descriptor_set_size = 0;  // its size, read from the database (also by ListTargets)
+  int nodes = 1;                    // a cluster's nodes, all from `launch` (workers/sut/cluster.h)
+  int connect_node = -1;            // every connection to this node; -1 = round-robin
 };
 
 struct JobBudget {

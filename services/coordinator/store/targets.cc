@@ -1,6 +1,6 @@
-// Targets: the servers jobs test, by address or by launch command; created
-// once (unique names), read by id or name, listed by id (without their
-// descriptor sets' bytes).
+// Targets: the servers jobs test, by address or by launch command (one
+// node, or a cluster of them); created once (unique names), read by id or
+// name, listed by id (without their descriptor sets' bytes).
 #include <string>
 #include <utility>
 
@@ -40,6 +40,23 @@ absl::Status CheckDescriptorSet(const TargetRow& t) {
   return absl::OkStatus();
 }
 
+// A cluster's size (0: one node) and where its connections go (-1:
+// round-robin); several nodes only from a launch command, since an address
+// is one running server.
+absl::Status CheckCluster(TargetRow& t) {
+  if (t.nodes == 0) t.nodes = 1;
+  if (t.nodes < 1 || t.nodes > kMaxTargetNodes)
+    return absl::InvalidArgumentError(
+        absl::StrCat("nodes must be between 1 and ", kMaxTargetNodes, " (got ", t.nodes, ")"));
+  if (!t.address.empty() && (t.nodes > 1 || t.connect_node >= 0))
+    return absl::InvalidArgumentError(
+        "nodes and connect_node need a launch command (a cluster the worker starts), not an address");
+  if (t.connect_node < -1 || t.connect_node >= t.nodes)
+    return absl::InvalidArgumentError(absl::StrCat("connect_node ", t.connect_node, " is not a node of this ", t.nodes,
+                                                   "-node target (0 to ", t.nodes - 1, ", or unset for round-robin)"));
+  return absl::OkStatus();
+}
+
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
@@ -54,6 +71,7 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
         port > 65535)
       return absl::InvalidArgumentError(absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
   }
+  RETURN_IF_ERROR(CheckCluster(t));
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
@@ -81,12 +99,13 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
   return Run<TargetRow>("creating a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
-                                   " readiness_timeout_ms, reset_policy, labels, descriptor_set)"
-                                   " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'))"
+                                   " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node)"
+                                   " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'),"
+                                   " $10, $11)"
                                    " ON CONFLICT (name) DO NOTHING RETURNING ",
                                    TargetColumns().list()),
                       t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
-                      absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set));
+                      absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node);
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
