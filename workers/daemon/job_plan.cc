@@ -63,6 +63,10 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
         absl::StrCat("target \"", t.name(), "\" needs exactly one of a launch command or an address"));
   o.launch = t.launch();
   o.target = t.address();
+  // A cluster target's nodes (0 from an old coordinator: one) and where
+  // connections go (absent: round-robin); the coordinator checked both.
+  o.nodes = t.nodes() > 0 ? t.nodes() : 1;
+  o.connect_node = t.has_connect_node() ? t.connect_node() : -1;
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())

@@ -1,9 +1,9 @@
 // Job plan: turns a job leased from the coordinator (v1::LeasedJob: spec
-// source, target profile with a grpc target's descriptor set, swarm
-// parameters, budget) into the runner's JobOptions, and a job's result
-// (outcome, counterexample) into the CompleteJob request the worker reports.
-// Pure conversions, no I/O besides loading the spec from the source carried
-// in the lease.
+// source, target profile with a grpc target's descriptor set and a cluster
+// target's nodes, swarm parameters, budget) into the runner's JobOptions,
+// and a job's result (outcome, counterexample) into the CompleteJob request
+// the worker reports. Pure conversions, no I/O besides loading the spec
+// from the source carried in the lease.
 #ifndef DUALSWARM_WORKERS_DAEMON_JOB_PLAN_H_
 #define DUALSWARM_WORKERS_DAEMON_JOB_PLAN_H_
 
