@@ -1,7 +1,8 @@
 // `dualswarm target add|list`: system-under-test profiles on the
 // coordinator (TargetService). Adding one is for admins only: a target may
 // hold a command workers execute. A grpc target carries its services'
-// descriptor set (--descriptor-set FILE); listings show its size.
+// descriptor set (--descriptor-set FILE); listings show its size. A launch
+// command may start a cluster (--nodes N, --connect round-robin|K).
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cli/remote/resources.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/sut/cluster.h"
 
 namespace dualswarm::cli {
 namespace remote {
@@ -46,7 +48,8 @@ const char kTargetHelp[] =
     "usage: dualswarm target add NAME --adapter {ADAPTERS} (--launch CMD | --address HOST:PORT)\n"
     "                            [--ready tcp|http:/PATH] [--ready-timeout-ms N]\n"
     "                            [--reset restart-per-job|none] [--label K=V ...]\n"
-    "                            [--descriptor-set FILE] [--json]\n"
+    "                            [--descriptor-set FILE] [--nodes N] [--connect round-robin|K]\n"
+    "                            [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -66,6 +69,10 @@ const char kTargetHelp[] =
     "    --descriptor-set F  grpc targets (required for them): the services' protobuf\n"
     "                      descriptor set, from protoc --descriptor_set_out=F\n"
     "                      --include_imports; at most 1 MiB, sent to workers with every job\n"
+    "    --nodes N         with --launch: start N nodes (1-16, default 1) from CMD, each with\n"
+    "                      {node}, {nodes}, {peer_port}, {peers}, {port_K}, ... (docs/clusters.md)\n"
+    "    --connect WHERE   round-robin (connection c to node c mod N; the default) or a\n"
+    "                      node's number K (every connection to node K)\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -80,6 +87,31 @@ std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_pol
 std::string AdapterText(const v1::Target& t) {
   if (t.descriptor_set_size() == 0) return t.adapter();
   return absl::StrCat(t.adapter(), " (descriptor set ", t.descriptor_set_size(), " bytes)");
+}
+
+// ", 3 nodes, round-robin" for a cluster; "" for one node.
+std::string ClusterText(const v1::Target& t) {
+  if (t.nodes() <= 1) return "";
+  return absl::StrCat(
+      ", ", t.nodes(), " nodes, ",
+      t.has_connect_node() ? absl::StrCat("all connections to node ", t.connect_node()) : "round-robin");
+}
+
+// --nodes and --connect into `t`; the coordinator checks the ranges
+// against each other and that the target launches its SUT.
+std::optional<int> ClusterFromFlags(const FlagMap& f, v1::Target* t) {
+  int n = 0;
+  if (auto it = f.find("nodes"); it != f.end()) {
+    if (!absl::SimpleAtoi(it->second, &n) || n < 1 || n > workers::kMaxClusterNodes)
+      return BadInput(absl::StrCat("--nodes must be between 1 and ", workers::kMaxClusterNodes));
+    t->set_nodes(n);
+  }
+  auto it = f.find("connect");
+  if (it == f.end() || it->second == "round-robin") return std::nullopt;
+  if (!absl::SimpleAtoi(it->second, &n) || n < 0)
+    return BadInput(absl::StrCat("--connect must be round-robin or a node's number, not '", it->second, "'"));
+  t->set_connect_node(n);
+  return std::nullopt;
 }
 
 int Add(const ParsedArgs& a) {
@@ -114,6 +146,7 @@ int Add(const ParsedArgs& a) {
   o.adapter = t->adapter();
   if (std::optional<int> bad = DescriptorSetFromFlags(descriptor_flags, &o)) return *bad;
   t->set_descriptor_set(std::move(o.adapter_config.descriptor_set));
+  if (std::optional<int> bad = ClusterFromFlags(f, t)) return *bad;
   if (auto it = a.all.find("label"); it != a.all.end())
     for (const auto& v : it->second)
       for (absl::string_view l : absl::StrSplit(v, ',', absl::SkipWhitespace())) t->add_labels(std::string(l));
@@ -131,7 +164,8 @@ int Add(const ParsedArgs& a) {
     std::printf(
         "target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n", static_cast<long long>(created.id()),
         created.name().c_str(), AdapterText(created).c_str(),
-        created.launch().empty() ? created.address().c_str() : absl::StrCat("launch `", created.launch(), "`").c_str(),
+        created.launch().empty() ? created.address().c_str()
+                                 : absl::StrCat("launch `", created.launch(), "`", ClusterText(created)).c_str(),
         created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
         created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
   }
@@ -167,7 +201,7 @@ int List(const ParsedArgs& a) {
   remote::Table t({"ID", "NAME", "ADAPTER", "RESET", "LABELS", "SUT"});
   for (const auto& x : all.targets())
     t.Add({absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
-           x.launch().empty() ? x.address() : absl::StrCat("launch: ", x.launch())});
+           x.launch().empty() ? x.address() : absl::StrCat("launch", ClusterText(x), ": ", x.launch())});
   std::fputs(t.Render().c_str(), stdout);
   return kExitOk;
 }
@@ -190,9 +224,10 @@ int TargetCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "add") {
-    if (!remote::ParseRemoteArgs(
-            rest, {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label", "descriptor-set"},
-            {"json"}, &a, &err))
+    if (!remote::ParseRemoteArgs(rest,
+                                 {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label",
+                                  "descriptor-set", "nodes", "connect"},
+                                 {"json"}, &a, &err))
       return Usage(err);
     return Add(a);
   }
