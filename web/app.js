@@ -301,15 +301,24 @@ async function specPage(seq, hash) {
       lines.map((l, i) => h("tr", { id: `L${i + 1}` }, h("td", { class: "ln" }, i + 1), h("td", {}, l)))))));
 }
 
+// A cluster target's nodes and where connections go ("3 nodes, round-robin");
+// "" for a single server. connectNode is absent for round-robin.
+function clusterText(t) {
+  const n = Number(t.nodes || 1);
+  if (n <= 1) return "";
+  return `${n} nodes, ` + (t.connectNode === undefined ? "round-robin" : `all connections to node ${t.connectNode}`);
+}
+
 async function targetsPage(seq) {
   const targets = await all("targets", "targets", 1000);
   if (seq !== renderSeq) return;
   main.replaceChildren(h("h1", {}, "Targets"), targets.length ? h("table", { id: "targets" },
-    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "readiness", "labels"].map(x => h("th", {}, x)))),
+    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "readiness", "labels"].map(x => h("th", {}, x)))),
     h("tbody", {}, targets.map(t => h("tr", {},
       h("td", { class: "num" }, t.id), h("td", {}, t.name),
       h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")),
-      h("td", { class: "mono" }, t.launch || t.address), h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
+      h("td", { class: "mono" }, t.launch || t.address), h("td", {}, clusterText(t)),
+      h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
       h("td", {}, (t.labels || []).join(", "))))))
     : h("p", { class: "muted" }, "No targets yet: dualswarm target add NAME ... (admin)"));
 }

@@ -268,13 +268,14 @@ class WebUiTest : public ::testing::Test {
 
   int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
                     const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6",
-                    const std::string& descriptor_set = "") {
+                    const std::string& descriptor_set = "", int nodes = 1) {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
     req.mutable_target()->set_adapter(adapter);
     req.mutable_target()->set_launch(launch);
     req.mutable_target()->set_descriptor_set(descriptor_set);
+    req.mutable_target()->set_nodes(nodes);
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -583,7 +584,7 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   AddTarget("memcached-ref", "memcached", kMemcached + " --port {port} --dir {dir}");
   auto descriptors = dualswarm::util::ReadFileTail(DS_ETCD_DESCRIPTOR_SET, 1 << 20);
   ASSERT_TRUE(descriptors.ok()) << descriptors.status();
-  AddTarget("etcd", "grpc", "/usr/bin/etcd --listen-client-urls http://127.0.0.1:{port}", *descriptors);
+  AddTarget("etcd", "grpc", "/usr/bin/etcd --listen-client-urls http://127.0.0.1:{port}", *descriptors, 3);
 
   RegisterWorker(1);
   int64_t run = Submit(hash, resp_target, 1);
@@ -601,6 +602,9 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
       b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
              "':' + r.cells[2].textContent).sort().join(',');"),
       absl::StrCat("etcd:grpc (descriptor set ", descriptors->size(), " bytes),memcached-ref:memcached,redis-m3:resp"));
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
+                   "':' + r.cells[4].textContent).sort().join(',');"),
+            "etcd:3 nodes, round-robin,memcached-ref:,redis-m3:");
   Shot(b, "20-targets-of-every-adapter");
 
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
