@@ -5,8 +5,10 @@
 // whose counterexample replays; a worker killed with SIGKILL mid-job (its
 // job is re-leased and finished by another worker, counted once); a
 // coordinator restart mid-run; targets that exit at once, never become
-// ready, or flood garbage; a grpc target (etcd) with its descriptor set; a job stuck in a spec handler, killed past its
-// time budget; a SIGTERM that drains; worker metrics.
+// ready, or flood garbage; a grpc target (etcd) with its descriptor set; a
+// cluster target (three nodes, every connection to one); a job stuck in a
+// spec handler, killed past its time budget; a SIGTERM that drains; worker
+// metrics.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,12 +144,18 @@ class SwarmTest : public ::testing::Test {
 
   int64_t AddTarget(const std::string& name, const std::string& launch, int ready_timeout_ms = 10000,
                     const std::string& adapter = "http", const std::string& descriptor_set = "") {
+    v1::Target t;
+    t.set_name(name);
+    t.set_adapter(adapter);
+    t.set_launch(launch);
+    t.set_descriptor_set(descriptor_set);
+    t.mutable_readiness()->set_timeout_ms(ready_timeout_ms);
+    return CreateTarget(t);
+  }
+
+  int64_t CreateTarget(const v1::Target& target) {
     v1::CreateTargetRequest req;
-    req.mutable_target()->set_name(name);
-    req.mutable_target()->set_adapter(adapter);
-    req.mutable_target()->set_launch(launch);
-    req.mutable_target()->set_descriptor_set(descriptor_set);
-    req.mutable_target()->mutable_readiness()->set_timeout_ms(ready_timeout_ms);
+    *req.mutable_target() = target;
     v1::Target t;
     grpc::Status s = targets_->Create(AuthContext(admin_).get(), req, &t);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -419,6 +427,25 @@ TEST_F(SwarmTest, GrpcTargetsRunInTheServiceWithTheirDescriptorSet) {
   std::string spec = PushSpec("specs/etcd_kv.dspec");
   int64_t target = AddTarget("etcd", etcd, 10000, "grpc", descriptor_set);
   v1::Run run = WaitRun(Submit(spec, target, 2, 500).id(), seconds(45));
+  EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
+}
+
+// A cluster target: three ds-ref-resp servers that share nothing, every
+// connection to node 2. It passes only if the worker got both fields: with
+// one node there is no node 2 (the job is an error), and round-robin over
+// servers that share nothing is a finding (tests/e2e/cluster_test.cc).
+TEST_F(SwarmTest, ClusterTargetsRunInTheServiceWithTheirNodes) {
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/redis.dspec");
+  v1::Target t;
+  t.set_name("resp3");
+  t.set_adapter("resp");
+  t.set_launch(absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir}"));
+  t.set_nodes(3);
+  t.set_connect_node(2);
+  int64_t target = CreateTarget(t);
+  v1::Run run = WaitRun(Submit(spec, target, 2, 1000).id(), seconds(45));
   EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
   EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
 }

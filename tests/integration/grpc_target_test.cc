@@ -7,7 +7,6 @@
 // worker, and `dualswarm target add --descriptor-set FILE` sends it.
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -19,18 +18,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "dualswarm/v1/run.grpc.pb.h"
-#include "dualswarm/v1/spec.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
-#include "dualswarm/v1/worker.grpc.pb.h"
 #include "services/coordinator/store/limits.h"
 #include "tests/common/processes.h"
 #include "tests/integration/pg_fixture.h"
+#include "tests/integration/target_fixture.h"
 
 namespace dualswarm::coord {
 namespace {
 
 namespace pb = ::google::protobuf;
+using testing::ExpectRefused;
 using testing::PgTest;
 
 // `file` and everything it imports, imports first: what protoc
@@ -58,13 +56,6 @@ TargetRow GrpcTarget(const std::string& name, const std::string& descriptor_set)
   t.launch = "/usr/bin/server --port {port}";
   t.descriptor_set = descriptor_set;
   return t;
-}
-
-// Expects `store` to refuse `t` with INVALID_ARGUMENT saying `why`.
-void ExpectRefused(Store* store, const TargetRow& t, const std::string& why) {
-  auto r = store->CreateTarget(t);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << t.name << ": " << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(), why)) << t.name << ": " << r.status();
 }
 
 class GrpcTargetStoreTest : public PgTest {};
@@ -125,37 +116,7 @@ TEST_F(GrpcTargetStoreTest, ADescriptorSetIsRequiredForGrpcValidAndOnlyForGrpc) 
 }
 
 // The same through the coordinator binary, its worker protocol and the CLI.
-class GrpcTargetCoordinatorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    tmp_ = dualswarm::testing::MakeTempDir("ds-grpc-target");
-    ASSERT_FALSE(tmp_.empty());
-    coordinator_ = std::make_unique<dualswarm::testing::CoordinatorProcess>(
-        dualswarm::testing::CoordinatorProcess::Options{DUALSWARM_COORDINATOR, tmp_, "", {}, 0});
-    ASSERT_EQ(coordinator_->Start(), "");
-    admin_ = coordinator_->Token("admin");
-    worker_ = coordinator_->Token("worker");
-    ASSERT_FALSE(admin_.empty() || worker_.empty());
-  }
-
-  void TearDown() override {
-    coordinator_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(tmp_, ec);
-  }
-
-  auto Ctx(const std::string& token) { return dualswarm::testing::AuthContext(token); }
-
-  dualswarm::testing::CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), DUALSWARM_CLI);
-    return dualswarm::testing::RunCommand(args,
-                                          {{"DUALSWARM_ADDR", coordinator_->address()}, {"DUALSWARM_TOKEN", admin_}});
-  }
-
-  std::string tmp_;
-  std::unique_ptr<dualswarm::testing::CoordinatorProcess> coordinator_;
-  std::string admin_, worker_;
-};
+using GrpcTargetCoordinatorTest = testing::TargetCoordinatorTest;
 
 TEST_F(GrpcTargetCoordinatorTest, TheSetRoundTripsAndTravelsWithLeasedJobs) {
   auto channel = coordinator_->channel();
@@ -189,35 +150,9 @@ TEST_F(GrpcTargetCoordinatorTest, TheSetRoundTripsAndTravelsWithLeasedJobs) {
   EXPECT_TRUE(absl::StrContains(st.error_message(), "a grpc target needs a descriptor set")) << st.error_message();
 
   // A job of the target reaches a worker with the set.
-  v1::CreateSpecRequest spec;
-  spec.set_file_name("etcd_kv.dspec");
-  spec.set_source(dualswarm::testing::Slurp(std::string(DUALSWARM_SOURCE_DIR) + "/specs/etcd_kv.dspec"));
-  v1::CreateSpecResponse spec_created;
-  st = v1::SpecService::NewStub(channel)->Create(Ctx(admin_).get(), spec, &spec_created);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  v1::SubmitRunRequest sreq;
-  sreq.mutable_template_()->set_spec_hash(spec_created.spec().hash());
-  sreq.mutable_template_()->set_target_id(got.id());
-  sreq.mutable_template_()->set_jobs(1);
-  v1::Run run;
-  st = v1::RunService::NewStub(channel)->Submit(Ctx(admin_).get(), sreq, &run);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  auto workers = v1::WorkerService::NewStub(channel);
-  v1::RegisterWorkerRequest rreq;
-  rreq.set_name("w");
-  rreq.set_slots(1);
-  rreq.add_adapters("grpc");
-  v1::RegisterWorkerResponse w;
-  ASSERT_TRUE(workers->Register(Ctx(worker_).get(), rreq, &w).ok());
-  v1::LeaseJobsRequest lease;
-  lease.set_worker_id(w.worker_id());
-  lease.set_max_jobs(1);
-  lease.set_wait_ms(5000);
-  v1::LeaseJobsResponse leased;
-  st = workers->LeaseJobs(Ctx(worker_).get(), lease, &leased);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  ASSERT_EQ(leased.jobs_size(), 1);
-  EXPECT_EQ(leased.jobs(0).target().descriptor_set(), set);
+  v1::LeasedJob job;
+  ASSERT_NO_FATAL_FAILURE(LeaseOneJob(got.id(), "etcd_kv.dspec", "grpc", &job));
+  EXPECT_EQ(job.target().descriptor_set(), set);
 }
 
 TEST_F(GrpcTargetCoordinatorTest, TargetAddSendsTheFileAndListShowsItsSize) {

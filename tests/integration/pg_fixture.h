@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "services/coordinator/store/embedded_pg.h"
@@ -30,6 +31,13 @@ inline const absl::Status& StatusOf(const absl::Status& s) { return s; }
     const auto& ds_st_ = (expr);                                                                \
     ASSERT_TRUE(ds_st_.ok()) << #expr << ": " << ::dualswarm::coord::testing::StatusOf(ds_st_); \
   } while (0)
+
+// Expects `store` to refuse the target `t` with INVALID_ARGUMENT saying `why`.
+inline void ExpectRefused(Store* store, const TargetRow& t, const std::string& why) {
+  auto r = store->CreateTarget(t);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << t.name << ": " << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), why)) << t.name << ": " << r.status();
+}
 
 class PgTest : public ::testing::Test {
  protected:
