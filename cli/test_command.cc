@@ -133,6 +133,9 @@ void PrintTraceTail(const std::vector<check::Observation>& trace, size_t n) {
         std::printf("  conn %lld <-  #%lld %s\n", static_cast<long long>(o.conn), static_cast<long long>(o.label),
                     ir::ToJson(o.msg).c_str());
         break;
+      case check::Observation::Kind::kFault:
+        std::printf("  fault %s\n", ir::ToJson(o.msg).c_str());
+        break;
       default:
         std::printf("  conn %lld  %s\n", static_cast<long long>(o.conn), check::ObservationKindName(o.kind));
     }

@@ -88,7 +88,9 @@ export function sequenceDiagram(doc) {
     const y = TOP + HEAD_H + 16 + i * ROW_H + 18;
     if (o.event) {
       const g = el("g", { class: `event ${o.event}`, "data-label": o.label ?? "" });
-      const text = o.event === "closed" ? "x connection closed" : `… #${o.label} timed out`;
+      const { event: _e, t: _t, ...fault } = o;
+      const text = o.event === "closed" ? "x connection closed"
+        : o.event === "fault" ? `⚡ fault ${JSON.stringify(fault)}` : `… #${o.label} timed out`;
       g.append(el("text", { x: clientX(c) + 8, y: y - 4 }, text));
       svg.append(g);
       return;

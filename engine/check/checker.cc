@@ -88,6 +88,10 @@ struct Checker::Impl {
       case Observation::Kind::kClosed:
         for (auto& [k, p] : parts) targets.push_back(&p);
         break;
+      case Observation::Kind::kFault:
+        // What a fault may do is the network's and the spec's business; the
+        // explanation of the responses around it does not change.
+        break;
     }
     for (Part* p : targets) {
       auto pch = p->validator.Accept(o);

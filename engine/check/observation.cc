@@ -21,6 +21,17 @@ absl::StatusOr<int64_t> IntField(const ir::Value& v, absl::string_view name, boo
   return f->as_int();
 }
 
+// A fault event: "fault" names it (1-64 bytes); its other fields (which
+// node, which links) are kept as they are, for diagrams and the nemesis.
+absl::StatusOr<Observation> FaultFromValue(const ir::Value& v, Observation o) {
+  const ir::Value* name = v.Find("fault");
+  if (name == nullptr || !name->is_string() || name->as_string().empty() || name->as_string().size() > 64)
+    return Bad("a fault event needs \"fault\": its name (a string of 1 to 64 bytes)");
+  o.kind = Observation::Kind::kFault;
+  o.msg = v.Remove("event").Remove("t");
+  return o;
+}
+
 }  // namespace
 
 const char* ObservationKindName(Observation::Kind k) {
@@ -33,6 +44,8 @@ const char* ObservationKindName(Observation::Kind k) {
       return "closed";
     case Observation::Kind::kTimeout:
       return "timeout";
+    case Observation::Kind::kFault:
+      return "fault";
   }
   return "?";
 }
@@ -45,6 +58,8 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
   // -1 means absent, and a negative time would not be written back.
   if (v.Find("t") != nullptr && *t < 0) return Bad("field \"t\" must not be negative");
   o.t = *t;
+  if (const ir::Value* ev = v.Find("event"); ev != nullptr && ev->is_string() && ev->as_string() == "fault")
+    return FaultFromValue(v, o);
   auto conn = IntField(v, "conn", true, 0);
   if (!conn.ok()) return conn.status();
   if (*conn < 0 || *conn > 1'000'000) return Bad("field \"conn\" must be between 0 and 1000000");
@@ -56,7 +71,7 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
       return o;
     }
     if (ev->as_string() != "timeout")
-      return Bad(absl::StrCat("unknown event \"", ev->as_string(), "\" (expected closed or timeout)"));
+      return Bad(absl::StrCat("unknown event \"", ev->as_string(), "\" (expected closed, timeout or fault)"));
     o.kind = Observation::Kind::kTimeout;
     auto label = IntField(v, "label", true, 0);
     if (!label.ok()) return label.status();
@@ -115,6 +130,12 @@ std::string ObservationToJson(const Observation& o) {
     case Observation::Kind::kTimeout:
       absl::StrAppend(&out, "{\"event\":\"timeout\",\"label\":", o.label, ",\"conn\":", o.conn);
       break;
+    case Observation::Kind::kFault: {
+      // {"event":"fault", then the fault's own fields.
+      std::string fields = ir::ToJson(o.msg.is_map() ? o.msg : ir::Value::Map({}));
+      absl::StrAppend(&out, "{\"event\":\"fault\"", fields.size() > 2 ? "," : "", fields.substr(1, fields.size() - 2));
+      break;
+    }
     default:
       absl::StrAppend(&out, "{\"label\":", o.label, ",\"conn\":", o.conn, ",\"dir\":\"", ObservationKindName(o.kind),
                       "\",\"msg\":", ir::ToJson(o.msg));

@@ -4,6 +4,8 @@
 //   {"label":2,"conn":0,"dir":"received","msg":{...}}
 //   {"event":"closed","conn":0}            the connection was closed
 //   {"event":"timeout","label":5,"conn":0} the tester gave up on a response
+//   {"event":"fault","fault":"pause","node":1}  a fault the harness injected
+//                                          (the checker skips it)
 // plus an optional "t" (nanoseconds). Requests carry odd labels; a response
 // carries its request's label + 1.
 #ifndef DUALSWARM_ENGINE_CHECK_OBSERVATION_H_
@@ -20,10 +22,12 @@
 namespace dualswarm::check {
 
 struct Observation {
-  enum class Kind { kSent, kReceived, kClosed, kTimeout };
+  enum class Kind { kSent, kReceived, kClosed, kTimeout, kFault };
   Kind kind = Kind::kSent;
   int64_t label = 0;
   int64_t conn = 0;
+  // sent/received: the message; fault: the event's fields but "event" and
+  // "t" ({"fault": NAME, ...}).
   ir::Value msg;
   int64_t t = -1;  // nanoseconds, -1 when absent
   int line = 0;    // line in the trace file (0 when not from a file)

@@ -107,6 +107,7 @@ void Search::Append(Observation o, int ch) {
       if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
       break;
     case Observation::Kind::kTimeout:
+    case Observation::Kind::kFault:  // never appended (checker.cc skips faults)
       break;
   }
   obs_.push_back(std::move(o));
@@ -623,6 +624,7 @@ void Search::Advance() {
     switch (obs_[i].kind) {
       case Observation::Kind::kSent:
       case Observation::Kind::kTimeout:
+      case Observation::Kind::kFault:
         ++next_obs_;
         continue;
       case Observation::Kind::kClosed:

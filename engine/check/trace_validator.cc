@@ -49,6 +49,8 @@ absl::StatusOr<int> TraceValidator::Accept(const Observation& o) {
       conn_channel_.erase(it);
       return ch;
     }
+    case Observation::Kind::kFault:
+      return -1;  // on no connection
     case Observation::Kind::kTimeout: {
       auto it = conn_channel_.find(o.conn);
       bool ok = it != conn_channel_.end() && std::find(unanswered_[static_cast<size_t>(it->second)].begin(),

@@ -272,6 +272,9 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
       case Observation::Kind::kTimeout:
         absl::StrAppend(&row, "... #", o.label, " timed out");
         break;
+      case Observation::Kind::kFault:
+        row = absl::StrCat(" !!! fault ", ir::ToJson(o.msg));
+        break;
     }
     if (failing) absl::StrAppend(&row, cx.verdict.kind == "liveness" ? "   <== NO RESPONSE" : "   <== REJECTED");
     out += row + "\n";

@@ -214,6 +214,43 @@ std::vector<Observation> Corrupt(std::vector<Observation> trace, harness::Rng& r
   return trace;
 }
 
+// Fault events (a nemesis's pauses, restarts, partitions) change no
+// verdict: the checker skips them, so simulated kv traces with faults
+// inserted anywhere are still accepted, and the same traces with one read
+// of a value nobody wrote are still rejected.
+TEST(Soundness, FaultEventsChangeNoVerdict) {
+  auto spec = Shipped("kv.dspec");
+  harness::Rng rng(77);
+  int rejected = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    harness::SimOptions so;
+    so.seed = 9000 + seed;
+    so.requests = 60;
+    so.connections = 4;
+    auto trace = harness::Simulate(*spec, KvRequest, so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    std::vector<Observation> bad = *trace;
+    bool has_bad = harness::InjectUnwrittenRead(&bad, rng).ok();
+    for (std::vector<Observation>* t : {&*trace, &bad}) {
+      for (int k = 0; k < 5; ++k) {
+        Observation fault;
+        fault.kind = Observation::Kind::kFault;
+        fault.msg = Rec({{"fault", Value::String(k % 2 ? "pause" : "restart")}, {"node", Value::Int(k % 3)}});
+        t->insert(t->begin() + static_cast<long>(rng() % (t->size() + 1)), fault);
+      }
+    }
+    auto ok = check::CheckTrace(spec, *trace, check::CheckerOptions());
+    ASSERT_TRUE(ok.ok()) << ok.status();
+    EXPECT_EQ(ok->kind, check::Verdict::Kind::kAccept) << "seed " << seed << ": " << check::FormatVerdict(*ok);
+    if (!has_bad) continue;
+    auto no = check::CheckTrace(spec, bad, check::CheckerOptions());
+    ASSERT_TRUE(no.ok()) << no.status();
+    EXPECT_EQ(no->kind, check::Verdict::Kind::kReject) << "seed " << seed;
+    ++rejected;
+  }
+  EXPECT_GE(rejected, 30);  // most traces have a read to corrupt
+}
+
 TEST(Sensitivity, CorruptedKvTracesMatchBruteForce) {
   auto spec = Shipped("kv.dspec");
   harness::Rng rng(42);

@@ -1,9 +1,11 @@
 // Unit tests for the trace reader (engine/check/observation.h): what
-// ParseTrace accepts and that ObservationToJson writes what it reads.
+// ParseTrace accepts, that ObservationToJson writes what it reads, and how
+// a fault event reads, writes and is drawn.
 #include <string>
 
 #include "absl/strings/match.h"
 #include "engine/check/observation.h"
+#include "engine/harness/counterexample.h"
 #include "gtest/gtest.h"
 
 namespace dualswarm::check {
@@ -16,10 +18,12 @@ TEST(Observation, WrittenTraceReadsBackTheSame) {
       "\n"
       "{\"label\":2,\"conn\":2,\"dir\":\"received\",\"msg\":[1,\"x\",null]}\n"
       "{\"event\":\"timeout\",\"label\":1,\"conn\":2,\"t\":7}\n"
-      "{\"event\":\"closed\",\"conn\":2}\n";
+      "{\"event\":\"closed\",\"conn\":2}\n"
+      "{\"event\":\"fault\",\"fault\":\"partition\",\"groups\":[[0],[1,2]],\"t\":9}\n";
   auto trace = ParseTrace("t.jsonl", text);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  ASSERT_EQ(trace->size(), 4u);
+  ASSERT_EQ(trace->size(), 5u);
+  EXPECT_EQ(ObservationToJson((*trace)[4]), R"({"event":"fault","fault":"partition","groups":[[0],[1,2]],"t":9})");
   std::string written;
   for (const auto& o : *trace) written += ObservationToJson(o) + "\n";
   auto again = ParseTrace("w.jsonl", written);
@@ -43,6 +47,37 @@ TEST(Observation, NegativeTimeIsRefused) {
   EXPECT_TRUE(absl::StrContains(trace.status().message(), "t.jsonl:1:1: field \"t\" must not be negative"))
       << trace.status();
   EXPECT_FALSE(ParseObservationLine("{\"event\":\"closed\",\"conn\":0,\"t\":-1}").ok());
+}
+
+// A fault needs its name; it has no connection.
+TEST(Observation, FaultsNeedAName) {
+  auto pause = ParseObservationLine(R"({"event":"fault","fault":"pause","node":1})");
+  ASSERT_TRUE(pause.ok()) << pause.status();
+  EXPECT_EQ(pause->kind, Observation::Kind::kFault);
+  EXPECT_STREQ(ObservationKindName(pause->kind), "fault");
+  for (const char* bad :
+       {R"({"event":"fault"})", R"({"event":"fault","fault":""})", R"({"event":"fault","fault":3})"}) {
+    auto o = ParseObservationLine(bad);
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_TRUE(absl::StrContains(o.status().message(), "a fault event needs \"fault\"")) << o.status();
+  }
+  auto unknown = ParseObservationLine(R"({"event":"reset","conn":0})");
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "(expected closed, timeout or fault)")) << unknown.status();
+}
+
+// The sequence diagram draws a fault as its own row with its fields.
+TEST(Observation, DiagramsDrawFaults) {
+  harness::Counterexample cx;
+  cx.connections = 1;
+  cx.verdict.kind = "safety";
+  auto trace = ParseTrace("t.jsonl",
+                          "{\"label\":1,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"get\"}}\n"
+                          "{\"event\":\"fault\",\"fault\":\"pause\",\"node\":0}\n"
+                          "{\"label\":2,\"conn\":0,\"dir\":\"received\",\"msg\":{\"value\":null}}\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  cx.trace = *trace;
+  std::string diagram = harness::RenderSequenceDiagram(cx);
+  EXPECT_TRUE(absl::StrContains(diagram, " !!! fault {\"fault\":\"pause\",\"node\":0}\n")) << diagram;
 }
 
 }  // namespace
