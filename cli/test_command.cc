@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "engine/harness/counterexample.h"
@@ -45,6 +46,11 @@ const char kTestHelp[] =
     "                         {peer_port_K} (docs/cli.md)\n"
     "  --connect WHERE        with --nodes: round-robin (connection c to node c mod N;\n"
     "                         the default) or a node's number (every connection to it)\n"
+    "  --nemesis FAULTS       inject faults into the launched nodes at times drawn from\n"
+    "                         the seed: pause (SIGSTOP a node, SIGCONT it later); a fault\n"
+    "                         event in the trace for each (docs/clusters.md)\n"
+    "  --fault-interval MS    mean time from one fault's end to the next (default 1000)\n"
+    "  --fault-duration MS    how long a fault lasts (default 300; below --response-timeout)\n"
     "  --adapter A            wire protocol: one of {ADAPTERS} (default: from the spec's\n"
     "                         `use`: http -> http, json -> jsonl, resp -> resp,\n"
     "                         memcached -> memcached, grpc -> grpc; docs/adapters.md)\n"
@@ -161,8 +167,15 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
       !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
       !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err) ||
-      !NumFlag(f, "nodes", 1, workers::kMaxClusterNodes, &o.nodes, &err))
+      !NumFlag(f, "nodes", 1, workers::kMaxClusterNodes, &o.nodes, &err) ||
+      !NumFlag(f, "fault-interval", 1, 3'600'000, &o.nemesis.interval_ms, &err) ||
+      !NumFlag(f, "fault-duration", 1, 3'600'000, &o.nemesis.duration_ms, &err))
     return BadInput(err);
+  if (f.count("nemesis")) {
+    o.nemesis.faults = absl::StrSplit(f["nemesis"], ',', absl::SkipEmpty());
+    if (o.launch.empty()) return BadInput("--nemesis needs --launch (faults are injected into nodes the test starts)");
+    if (absl::Status s = o.nemesis.Check(o.response_timeout_ms); !s.ok()) return BadInput(std::string(s.message()));
+  }
   if (f.count("connect") && f["connect"] != "round-robin" &&
       (!absl::SimpleAtoi(f["connect"], &o.connect_node) || o.connect_node < 0 || o.connect_node >= o.nodes))
     return BadInput(absl::StrCat("--connect must be round-robin or a node's number (0 to ", o.nodes - 1, ")"));
@@ -277,14 +290,15 @@ int TestCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec",          "launch",       "target",
-                         "adapter",       "seed",         "steps",
-                         "time",          "connections",  "max-in-flight",
-                         "branch-order",  "feature-mask", "response-timeout",
-                         "network",       "max-frontier", "max-check-seconds",
-                         "ready-timeout", "ready",        "save",
-                         "shrink-reruns", "shrink-time",  "descriptor-set",
-                         "nodes",         "connect"},
+  if (!ParseFlags(args, {"spec",           "launch",        "target",
+                         "adapter",        "seed",          "steps",
+                         "time",           "connections",   "max-in-flight",
+                         "branch-order",   "feature-mask",  "response-timeout",
+                         "network",        "max-frontier",  "max-check-seconds",
+                         "ready-timeout",  "ready",         "save",
+                         "shrink-reruns",  "shrink-time",   "descriptor-set",
+                         "nodes",          "connect",       "nemesis",
+                         "fault-interval", "fault-duration"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));

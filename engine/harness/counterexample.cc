@@ -125,7 +125,17 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   ir::AppendJsonString(cx.feature_mask, &out);
   absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
                   ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"nodes\":", cx.nodes,
-                  ",\"connect_node\":", cx.connect_node, ",\"input\":[");
+                  ",\"connect_node\":", cx.connect_node);
+  if (!cx.nemesis_faults.empty()) {
+    absl::StrAppend(&out, ",\"nemesis\":{\"faults\":[");
+    for (size_t i = 0; i < cx.nemesis_faults.size(); ++i) {
+      if (i > 0) out += ",";
+      ir::AppendJsonString(cx.nemesis_faults[i], &out);
+    }
+    absl::StrAppend(&out, "],\"interval_ms\":", cx.nemesis_interval_ms, ",\"duration_ms\":", cx.nemesis_duration_ms,
+                    "}");
+  }
+  absl::StrAppend(&out, ",\"input\":[");
   for (size_t i = 0; i < cx.input.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr),
                     ",\"after\":[", absl::StrJoin(cx.input[i].after, ","), "]}");
@@ -194,6 +204,18 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     return absl::InvalidArgumentError("counterexample \"connections\" must be between 1 and 1024");
   cx.max_in_flight = static_cast<int>(num(v, "max_in_flight", cx.connections));
   cx.response_timeout_ms = num(v, "response_timeout_ms", 5000);
+  if (const Value* nem = v.Find("nemesis"); nem != nullptr && nem->is_map()) {
+    const Value* faults = nem->Find("faults");
+    if (faults == nullptr || !faults->is_list() || faults->as_list().size() > 16)
+      return absl::InvalidArgumentError("counterexample \"nemesis\" needs \"faults\", a list of at most 16 names");
+    for (const Value& f : faults->as_list()) {
+      if (!f.is_string() || f.as_string().size() > 64)
+        return absl::InvalidArgumentError("counterexample nemesis faults are names of at most 64 bytes");
+      cx.nemesis_faults.push_back(f.as_string());
+    }
+    cx.nemesis_interval_ms = num(*nem, "interval_ms", 1000);
+    cx.nemesis_duration_ms = num(*nem, "duration_ms", 300);
+  }
   cx.nodes = static_cast<int>(num(v, "nodes", 1));
   cx.connect_node = static_cast<int>(num(v, "connect_node", -1));
   if (cx.nodes < 1 || cx.nodes > 16 || cx.connect_node < -1 || cx.connect_node >= cx.nodes)

@@ -38,8 +38,12 @@ struct Counterexample {
   int connections = 1;
   int max_in_flight = 1;
   int64_t response_timeout_ms = 5000;
-  int nodes = 1;                          // a launched cluster's nodes (workers/sut/cluster.h)
-  int connect_node = -1;                  // the node every connection talks to; -1 round-robin
+  int nodes = 1;          // a launched cluster's nodes (workers/sut/cluster.h)
+  int connect_node = -1;  // the node every connection talks to; -1 round-robin
+  // The nemesis's faults (none: empty) and its timing, as the job ran.
+  std::vector<std::string> nemesis_faults;
+  int64_t nemesis_interval_ms = 1000;
+  int64_t nemesis_duration_ms = 300;
   std::vector<InputItem> input;           // shrunk test input
   std::vector<check::Observation> trace;  // last failing run
   Verdict verdict;

@@ -343,10 +343,42 @@ absl::Status Executor::Closed(int conn, int64_t t_ns) {
   return checker_->Observe(std::move(o));
 }
 
+absl::Status Executor::Fault(Value fault, int64_t t_ns) {
+  check::Observation o;
+  o.kind = check::Observation::Kind::kFault;
+  o.msg = std::move(fault);
+  o.t = t_ns;
+  observations_.push_back(o);
+  return checker_->Observe(std::move(o));
+}
+
 std::optional<int64_t> Executor::Overdue(int64_t now_ns, int64_t timeout_ns) const {
-  for (const auto& q : outstanding_)
-    if (!q.empty() && now_ns - q.front().second > timeout_ns) return q.front().first;
+  auto r = OverdueAt(now_ns, timeout_ns);
+  if (!r) return std::nullopt;
+  return r->label;
+}
+
+std::optional<Executor::OverdueRequest> Executor::OverdueAt(int64_t now_ns, int64_t timeout_ns) const {
+  for (size_t c = 0; c < outstanding_.size(); ++c) {
+    const auto& q = outstanding_[c];
+    if (!q.empty() && now_ns - q.front().second > timeout_ns)
+      return OverdueRequest{q.front().first, static_cast<int>(c), q.front().second};
+  }
   return std::nullopt;
+}
+
+absl::Status Executor::GaveUp(int conn, int64_t t_ns) {
+  if (conn < 0 || conn >= opts_.connections) return absl::InvalidArgumentError("no such connection");
+  for (const auto& [label, sent] : outstanding_[static_cast<size_t>(conn)]) {
+    check::Observation o;
+    o.kind = check::Observation::Kind::kTimeout;
+    o.label = label;
+    o.conn = conn;
+    o.t = t_ns;
+    observations_.push_back(o);
+    if (absl::Status s = checker_->Observe(std::move(o)); !s.ok()) return s;
+  }
+  return Closed(conn, t_ns);
 }
 
 bool Executor::finished() const {

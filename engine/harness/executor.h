@@ -109,6 +109,9 @@ class Executor {
   absl::Status Received(int conn, ir::Value msg, int64_t t_ns);
   // The connection closed; its outstanding requests stay pending forever.
   absl::Status Closed(int conn, int64_t t_ns);
+  // The harness injected a fault ({"fault": NAME, ...}; docs/trace-format.md):
+  // recorded in the trace, skipped by the checker.
+  absl::Status Fault(ir::Value fault, int64_t t_ns);
 
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).
@@ -116,6 +119,16 @@ class Executor {
   void ReleaseChecker() { checker_->Release(); }
   // The label of a request outstanding for longer than timeout_ns, if any.
   std::optional<int64_t> Overdue(int64_t now_ns, int64_t timeout_ns) const;
+  // The same request with where and when it was sent.
+  struct OverdueRequest {
+    int64_t label = 0;
+    int conn = 0;
+    int64_t sent_ns = 0;
+  };
+  std::optional<OverdueRequest> OverdueAt(int64_t now_ns, int64_t timeout_ns) const;
+  // The tester gives up on every request outstanding on `conn` (a timeout
+  // event each, as a crashed client's) and closes the connection.
+  absl::Status GaveUp(int conn, int64_t t_ns);
   // Budget spent and nothing outstanding, or the checker decided.
   bool finished() const;
   bool decided() const { return checker_->verdict().kind != check::Verdict::Kind::kAccept; }

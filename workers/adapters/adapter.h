@@ -76,6 +76,9 @@ class Adapter {
   virtual absl::Status Send(int conn, const ir::Value& request) = 0;
   // Waits up to timeout_ms for I/O and reports what arrived.
   virtual absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events) = 0;
+  // Closes one connection without an event (the tester gave up on it); the
+  // next request on it opens a new one.
+  virtual void Close(int conn) = 0;
   virtual void CloseAll() = 0;
 };
 

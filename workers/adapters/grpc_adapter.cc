@@ -1,5 +1,6 @@
 #include "workers/adapters/grpc_adapter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -23,8 +24,10 @@ struct QueuedCall {
   grpc::ByteBuffer request;
 };
 
-// The call in flight on a connection.
+// The call in flight on a connection; its address is its completion's tag.
 struct Call {
+  size_t conn = 0;
+  bool abandoned = false;  // its connection was closed (Adapter::Close) while it ran
   const google::protobuf::MethodDescriptor* method = nullptr;
   grpc::ClientContext ctx;
   grpc::ByteBuffer reply;
@@ -39,10 +42,6 @@ struct Conn {
   std::unique_ptr<Call> in_flight;
   std::deque<QueuedCall> queued;
 };
-
-// The tag of a call's completion: its connection's index.
-void* TagOf(size_t conn) { return reinterpret_cast<void*>(conn + 1); }
-size_t ConnOf(void* tag) { return reinterpret_cast<size_t>(tag) - 1; }
 
 ir::Value StatusReply(const grpc::Status& s) {
   return ir::Value::Map({{"status", ir::Value::Map({{"code", ir::Value::String(absl::StatusCodeToString(
@@ -98,12 +97,27 @@ class GrpcAdapter : public Adapter {
     while (in_flight_ > 0) {
       auto r = cq_.AsyncNext(&tag, &ok, deadline);
       if (r != grpc::CompletionQueue::GOT_EVENT) break;
-      Complete(ConnOf(tag), events);
+      Complete(static_cast<Call*>(tag), events);
       deadline = std::chrono::system_clock::now();
     }
     if (!unreachable_.empty())
       return absl::UnavailableError(absl::StrCat("cannot connect to ", std::exchange(unreachable_, "")));
     return absl::OkStatus();
+  }
+
+  void Close(int conn) override {
+    if (conn < 0 || static_cast<size_t>(conn) >= conns_.size()) return;
+    Conn& c = conns_[static_cast<size_t>(conn)];
+    c.queued.clear();
+    // The call in flight is cancelled; its completion, when it comes, is
+    // dropped.
+    if (c.in_flight != nullptr) {
+      c.in_flight->ctx.TryCancel();
+      c.in_flight->abandoned = true;
+      abandoned_.push_back(std::move(c.in_flight));
+    }
+    c.stub.reset();
+    c.channel.reset();
   }
 
   void CloseAll() override {
@@ -117,7 +131,12 @@ class GrpcAdapter : public Adapter {
     bool ok;
     while (in_flight_ > 0 && cq_.Next(&tag, &ok)) {
       --in_flight_;
-      conns_[ConnOf(tag)].in_flight.reset();
+      Call* call = static_cast<Call*>(tag);
+      if (call->abandoned) {
+        Forget(call);
+      } else {
+        conns_[call->conn].in_flight.reset();
+      }
     }
     for (Conn& c : conns_) {
       c.stub.reset();
@@ -155,17 +174,29 @@ class GrpcAdapter : public Adapter {
     QueuedCall next = std::move(c.queued.front());
     c.queued.pop_front();
     auto call = std::make_unique<Call>();
+    call->conn = conn;
     call->method = next.method;
     std::string path = absl::StrCat("/", next.method->service()->full_name(), "/", next.method->name());
     call->reader = c.stub->PrepareUnaryCall(&call->ctx, path, next.request, &cq_);
     call->reader->StartCall();
-    call->reader->Finish(&call->reply, &call->status, TagOf(conn));
+    call->reader->Finish(&call->reply, &call->status, call.get());
     c.in_flight = std::move(call);
     ++in_flight_;
   }
 
-  void Complete(size_t conn, std::vector<AdapterEvent>* events) {
+  // Drops an abandoned call once it completed.
+  void Forget(Call* call) {
+    abandoned_.erase(std::find_if(abandoned_.begin(), abandoned_.end(),
+                                  [call](const std::unique_ptr<Call>& c) { return c.get() == call; }));
+  }
+
+  void Complete(Call* done, std::vector<AdapterEvent>* events) {
     --in_flight_;
+    if (done->abandoned) {
+      Forget(done);
+      return;
+    }
+    const size_t conn = done->conn;
     Conn& c = conns_[conn];
     std::unique_ptr<Call> call = std::move(c.in_flight);
     int64_t now_ns = absl::GetCurrentTimeNanos();
@@ -176,7 +207,7 @@ class GrpcAdapter : public Adapter {
       // connect): the SUT is gone, which Poll reports.
       if (not_http2.empty() && call->status.error_message().find("failed to connect") != std::string::npos)
         unreachable_ = absl::StrCat(c.target, ": ", call->status.error_message());
-      Close(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
+      CloseWithEvents(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
       return;
     }
     if (!call->status.ok()) {
@@ -184,7 +215,7 @@ class GrpcAdapter : public Adapter {
     } else {
       absl::StatusOr<ir::Value> reply = Decode(*call);
       if (!reply.ok()) {
-        Close(i, std::string(reply.status().message()), "malformed response", events);
+        CloseWithEvents(i, std::string(reply.status().message()), "malformed response", events);
         return;
       }
       events->push_back({AdapterEvent::Kind::kReceived, i, ir::Value::Map({{"reply", *std::move(reply)}}), "", now_ns});
@@ -195,7 +226,7 @@ class GrpcAdapter : public Adapter {
   // Closes connection i: its queued requests are dropped and the next
   // request opens a new channel. A non-empty `malformed` reports bytes
   // that are not a response first.
-  void Close(int i, std::string malformed, std::string why, std::vector<AdapterEvent>* events) {
+  void CloseWithEvents(int i, std::string malformed, std::string why, std::vector<AdapterEvent>* events) {
     Conn& c = conns_[static_cast<size_t>(i)];
     c.queued.clear();
     c.stub.reset();
@@ -220,8 +251,9 @@ class GrpcAdapter : public Adapter {
   std::unique_ptr<GrpcCatalog> catalog_;
   std::vector<Conn> conns_;
   grpc::CompletionQueue cq_;
-  int in_flight_ = 0;        // calls started and not yet taken off cq_
-  std::string unreachable_;  // why a call could not connect (Poll reports it)
+  int in_flight_ = 0;                             // calls started and not yet taken off cq_ (abandoned ones too)
+  std::vector<std::unique_ptr<Call>> abandoned_;  // cancelled by Close, not yet completed
+  std::string unreachable_;                       // why a call could not connect (Poll reports it)
 };
 
 }  // namespace

@@ -99,6 +99,16 @@ class TcpAdapter : public Adapter {
     return absl::OkStatus();
   }
 
+  void Close(int conn) override {
+    if (conn < 0 || static_cast<size_t>(conn) >= conns_.size()) return;
+    Conn& c = conns_[static_cast<size_t>(conn)];
+    if (c.fd >= 0) ::close(c.fd);
+    c.fd = -1;
+    c.connecting = false;
+    c.out.clear();
+    c.in.clear();
+  }
+
   void CloseAll() override {
     for (auto& c : conns_) {
       if (c.fd >= 0) ::close(c.fd);
@@ -214,12 +224,7 @@ class TcpAdapter : public Adapter {
   }
 
   void Drop(int i, std::string why, std::vector<AdapterEvent>* events) {
-    Conn& c = conns_[static_cast<size_t>(i)];
-    if (c.fd >= 0) ::close(c.fd);
-    c.fd = -1;
-    c.connecting = false;
-    c.out.clear();
-    c.in.clear();
+    Close(i);
     events->push_back({AdapterEvent::Kind::kClosed, i, ir::Value(), std::move(why)});
   }
 

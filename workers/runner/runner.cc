@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
+#include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
 
 namespace dualswarm::workers {
@@ -103,12 +104,19 @@ enum class Next { kGoOn, kStop };
 class JobLoop {
  public:
   JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutCluster* sut)
-      : o_(o), ex_(*ex), adapter_(*adapter), sut_(sut), start_(NowNs()), last_progress_(start_) {}
+      : o_(o),
+        ex_(*ex),
+        adapter_(*adapter),
+        sut_(sut),
+        nemesis_(o.nemesis, o.exec.seed, sut != nullptr ? sut->size() : 1),
+        start_(NowNs()),
+        last_progress_(start_) {}
 
   absl::Status Run() {
     while (true) {
       if (o_.cancel != nullptr && o_.cancel->load()) return absl::CancelledError("interrupted");
       if (o_.time_budget_s > 0 && NowNs() - start_ > static_cast<int64_t>(o_.time_budget_s * 1e9)) stop_sending_ = true;
+      RETURN_IF_ERROR(InjectFaults());
       absl::StatusOr<Next> n = SendPlanned();
       if (!n.ok()) return n.status();
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
@@ -202,13 +210,37 @@ class JobLoop {
   }
 
   Next JudgeLiveness(int64_t wire_now) {
-    auto label = ex_.Overdue(wire_now - start_, o_.response_timeout_ms * 1'000'000);
-    if (!label) return Next::kGoOn;
-    res_.overdue_label = *label;
+    const int64_t timeout_ns = o_.response_timeout_ms * 1'000'000;
+    auto overdue = ex_.OverdueAt(wire_now - start_, timeout_ns);
+    // Near a fault (one response timeout before it or later) a late answer
+    // is what the fault may cause, not a finding: the tester gives up on
+    // the request, as a client that timed out, and carries on.
+    while (overdue && last_fault_ns_ >= 0 && last_fault_ns_ >= overdue->sent_ns - timeout_ns) {
+      adapter_.Close(overdue->conn);
+      if (absl::Status s = ex_.GaveUp(overdue->conn, wire_now - start_); !s.ok())
+        return Decide(Outcome::kSpecError, std::string(s.message()));
+      overdue = ex_.OverdueAt(wire_now - start_, timeout_ns);
+    }
+    if (!overdue) return Next::kGoOn;
+    res_.overdue_label = overdue->label;
     return Decide(Outcome::kLiveness,
-                  absl::StrCat("request label ", *label, " got no response within ", o_.response_timeout_ms,
+                  absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,
                                " ms (a liveness finding: delay is allowed by the spec, so this is not a "
                                "safety rejection)"));
+  }
+
+  // Applies the nemesis's faults and heals that are due, each recorded in
+  // the trace.
+  absl::Status InjectFaults() {
+    if (sut_ == nullptr) return absl::OkStatus();
+    for (const FaultAction& a : nemesis_.Due(NowNs() - start_)) {
+      if (a.action == "pause") sut_->PauseNode(a.node);
+      if (a.action == "resume") sut_->ResumeNode(a.node);
+      last_fault_ns_ = NowNs() - start_;
+      RETURN_IF_ERROR(ex_.Fault(
+          ir::Value::Map({{"fault", ir::Value::String(a.action)}, {"node", ir::Value::Int(a.node)}}), last_fault_ns_));
+    }
+    return absl::OkStatus();
   }
 
   void ReportProgress() {
@@ -259,7 +291,9 @@ class JobLoop {
   const JobOptions& o_;
   harness::Executor& ex_;
   Adapter& adapter_;
-  SutCluster* sut_;  // null when testing a running target
+  SutCluster* sut_;             // null when testing a running target
+  Nemesis nemesis_;             // faults for sut_ (none without NemesisOptions::faults)
+  int64_t last_fault_ns_ = -1;  // when the nemesis last faulted or healed (since start_)
   const int64_t start_;
   int64_t last_progress_;
   bool stop_sending_ = false;
@@ -273,6 +307,10 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
+  if (!o.nemesis.faults.empty()) {
+    if (o.launch.empty()) return absl::InvalidArgumentError("the nemesis needs a launched SUT (a launch command)");
+    RETURN_IF_ERROR(o.nemesis.Check(o.response_timeout_ms));
+  }
   absl::StatusOr<SutEndpoint> sut = ReachSut(o);
   if (!sut.ok()) return sut.status();
   auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, o.adapter_config);

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "engine/harness/executor.h"
 #include "workers/adapters/adapter.h"
+#include "workers/runner/nemesis.h"
 
 namespace dualswarm::workers {
 
@@ -40,6 +41,9 @@ struct JobOptions {
   // talks to: -1 = connection c to node c mod nodes (round-robin).
   int nodes = 1;
   int connect_node = -1;
+  // Faults injected into the launched nodes while the job runs, from the
+  // seed (nemesis.h); none by default.
+  NemesisOptions nemesis;
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;

@@ -46,6 +46,9 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.response_timeout_ms = cx.response_timeout_ms;
   o.nodes = cx.nodes;
   o.connect_node = cx.connect_node;
+  o.nemesis.faults = cx.nemesis_faults;
+  o.nemesis.interval_ms = cx.nemesis_interval_ms;
+  o.nemesis.duration_ms = cx.nemesis_duration_ms;
   o.exec.replay = input;
   return o;
 }
@@ -83,6 +86,9 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.response_timeout_ms = job.response_timeout_ms;
   cx.nodes = job.nodes;
   cx.connect_node = job.connect_node;
+  cx.nemesis_faults = job.nemesis.faults;
+  cx.nemesis_interval_ms = job.nemesis.interval_ms;
+  cx.nemesis_duration_ms = job.nemesis.duration_ms;
   cx.verdict = VerdictOf(result);
   cx.signature = harness::ComputeSignature(cx.verdict, result.trace);
   cx.input = result.inputs;

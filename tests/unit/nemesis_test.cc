@@ -1,0 +1,95 @@
+// The nemesis's schedule (workers/runner/nemesis.h): drawn from the seed
+// (the same seed gives the same faults at the same offsets), every fault
+// healed before the next, times within the configured bounds, and options
+// that could only produce false liveness findings refused.
+#include "workers/runner/nemesis.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::vector<FaultAction> Schedule(uint64_t seed, int64_t until_ns) {
+  NemesisOptions o;
+  o.faults = {"pause"};
+  o.interval_ms = 100;
+  o.duration_ms = 40;
+  Nemesis n(o, seed, 3);
+  return n.Due(until_ns);
+}
+
+TEST(Nemesis, TheSeedDecidesTheSchedule) {
+  auto a = Schedule(7, 5'000'000'000);
+  auto b = Schedule(7, 5'000'000'000);
+  auto c = Schedule(8, 5'000'000'000);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].at_ns, b[i].at_ns);
+    EXPECT_EQ(a[i].action, b[i].action);
+    EXPECT_EQ(a[i].node, b[i].node);
+  }
+  bool differs = a.size() != c.size();
+  for (size_t i = 0; !differs && i < a.size(); ++i) differs = a[i].at_ns != c[i].at_ns || a[i].node != c[i].node;
+  EXPECT_TRUE(differs);
+}
+
+TEST(Nemesis, EveryPauseIsResumedBeforeTheNext) {
+  auto s = Schedule(3, 10'000'000'000);
+  // 10 s at one fault per 50-150 ms gap plus 40 ms: 50 to 110 faults.
+  ASSERT_GE(s.size(), 100u);
+  for (size_t i = 0; i + 1 < s.size(); i += 2) {
+    EXPECT_EQ(s[i].action, "pause");
+    EXPECT_EQ(s[i + 1].action, "resume");
+    EXPECT_EQ(s[i + 1].node, s[i].node);
+    EXPECT_EQ(s[i + 1].at_ns - s[i].at_ns, 40'000'000);
+    EXPECT_GE(s[i].node, 0);
+    EXPECT_LT(s[i].node, 3);
+    if (i >= 2) {
+      int64_t gap = s[i].at_ns - s[i - 1].at_ns;
+      EXPECT_GE(gap, 50'000'000);
+      EXPECT_LT(gap, 150'000'000);
+    }
+  }
+}
+
+TEST(Nemesis, DueReturnsEachActionOnceAndPendingHeals) {
+  NemesisOptions o;
+  o.faults = {"pause"};
+  o.interval_ms = 100;
+  o.duration_ms = 40;
+  Nemesis n(o, 1, 2);
+  auto first = n.Due(1'000'000'000);
+  ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(n.Due(first.back().at_ns).empty());
+  // Step to just after the next pause: its resume is pending.
+  std::vector<FaultAction> next;
+  for (int64_t t = first.back().at_ns; next.empty(); t += 1'000'000) next = n.Due(t);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].action, "pause");
+  auto pending = n.Pending();
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].action, "resume");
+  EXPECT_EQ(pending[0].node, next[0].node);
+  // No faults, no schedule.
+  Nemesis none(NemesisOptions(), 1, 2);
+  EXPECT_TRUE(none.Due(1'000'000'000'000).empty());
+}
+
+TEST(Nemesis, OptionsThatWouldMakeFalseLivenessFindingsAreRefused) {
+  NemesisOptions o;
+  o.faults = {"pause"};
+  EXPECT_TRUE(o.Check(5000).ok());
+  o.duration_ms = 5000;
+  EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
+  o.duration_ms = 300;
+  o.faults = {"partition"};
+  EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
+  o.faults = {"pause"};
+  o.interval_ms = 0;
+  EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
+}
+
+}  // namespace
+}  // namespace dualswarm::workers

@@ -1,0 +1,55 @@
+#include "workers/runner/nemesis.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace dualswarm::workers {
+
+absl::Status NemesisOptions::Check(int64_t response_timeout_ms) const {
+  for (const std::string& f : faults)
+    if (std::find(NemesisFaults().begin(), NemesisFaults().end(), f) == NemesisFaults().end())
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown fault \"", f, "\" (known: ", absl::StrJoin(NemesisFaults(), ", "), ")"));
+  if (interval_ms <= 0 || duration_ms <= 0)
+    return absl::InvalidArgumentError("the nemesis's interval and duration must be positive");
+  if (duration_ms >= response_timeout_ms)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a fault lasts ", duration_ms, " ms, which is not shorter than the response timeout (",
+                     response_timeout_ms, " ms): answers it delays would be liveness findings"));
+  return absl::OkStatus();
+}
+
+Nemesis::Nemesis(const NemesisOptions& options, uint64_t seed, int nodes)
+    : options_(options), nodes_(std::max(nodes, 1)), rng_(seed ^ 0x6e656d65736973ull) {
+  if (!options_.faults.empty()) PlanNext(0);
+}
+
+void Nemesis::PlanNext(int64_t after_ns) {
+  // Uniform in [interval/2, 3*interval/2): faults come at irregular times.
+  int64_t gap_ms =
+      options_.interval_ms / 2 + static_cast<int64_t>(rng_() % static_cast<uint64_t>(options_.interval_ms));
+  const std::string& fault = options_.faults[rng_() % options_.faults.size()];
+  int node = static_cast<int>(rng_() % static_cast<uint64_t>(nodes_));
+  int64_t at = after_ns + gap_ms * 1'000'000;
+  planned_ = {{at, fault, node}, {at + options_.duration_ms * 1'000'000, fault == "pause" ? "resume" : fault, node}};
+}
+
+std::vector<FaultAction> Nemesis::Due(int64_t now_ns) {
+  std::vector<FaultAction> due;
+  while (!planned_.empty() && planned_.front().at_ns <= now_ns) {
+    due.push_back(planned_.front());
+    planned_.erase(planned_.begin());
+    if (planned_.empty()) PlanNext(due.back().at_ns);
+  }
+  return due;
+}
+
+std::vector<FaultAction> Nemesis::Pending() const {
+  // The next fault has not happened while both of its steps are planned.
+  if (planned_.size() == 1) return planned_;
+  return {};
+}
+
+}  // namespace dualswarm::workers
