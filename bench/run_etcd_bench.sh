@@ -18,8 +18,8 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 ninja -C build dualswarm ds-ref-etcd etcd_kv_descriptor_set >/dev/null
 DESCRIPTORS=build/etcd_kv.pb
 ETCD="/usr/bin/etcd --name ds --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} \
---advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls unix://localhost:1 \
---initial-advertise-peer-urls unix://localhost:1 --initial-cluster ds=unix://localhost:1 --log-level error --logger zap"
+--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} \
+--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster ds=http://127.0.0.1:{peer_port} --log-level error --logger zap"
 REF="build/tests/suts/ds-ref-etcd --port {port} --dir {dir} --mutant 0"
 
 echo "## grpc adapter (etcd)"

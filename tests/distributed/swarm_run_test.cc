@@ -418,8 +418,8 @@ TEST_F(SwarmTest, GrpcTargetsRunInTheServiceWithTheirDescriptorSet) {
   ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
   const std::string etcd =
       "/usr/bin/etcd --name ds --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
-      "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls unix://localhost:1 "
-      "--initial-advertise-peer-urls unix://localhost:1 --initial-cluster ds=unix://localhost:1 "
+      "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} "
+      "--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster ds=http://127.0.0.1:{peer_port} "
       "--log-level error --logger zap";
   std::string descriptor_set = Slurp(DS_ETCD_DESCRIPTOR_SET);
   ASSERT_FALSE(descriptor_set.empty()) << DS_ETCD_DESCRIPTOR_SET;

@@ -21,12 +21,14 @@
 namespace dualswarm::workers {
 namespace {
 
-// One node; its peer URL is a unix socket in the job's directory (the
-// launch template has one port), so nothing listens beyond {port}.
+// One node; its peer URL is on its second loopback port ({peer_port},
+// docs/clusters.md: a single server is a cluster of one). Not a unix
+// socket: etcd names one relative to its working directory, which jobs
+// running side by side share.
 const char kEtcdLaunch[] =
     "/usr/bin/etcd --name ds --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
-    "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls unix://localhost:1 "
-    "--initial-advertise-peer-urls unix://localhost:1 --initial-cluster ds=unix://localhost:1 "
+    "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} "
+    "--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster ds=http://127.0.0.1:{peer_port} "
     "--log-level error --logger zap";
 
 std::string EtcdDescriptorSet() {
