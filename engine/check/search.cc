@@ -491,7 +491,15 @@ void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index, s
   auto next_seq = [&](int c) {
     return log_.per_channel[static_cast<size_t>(c)][static_cast<size_t>(e.consumed[static_cast<size_t>(c)])].seq;
   };
-  std::sort(rest, cons->end(), [&](int a, int b) { return next_seq(a) < next_seq(b); });
+  // Channels whose requests may stay unanswered for ever (a crashed
+  // client's) after those whose responses are still to come: the server
+  // must take the latter some time, the former maybe never.
+  auto optional = [&](int c) { return IsOptional(static_cast<size_t>(c), obs_index); };
+  std::sort(rest, cons->end(), [&](int a, int b) {
+    const bool oa = optional(a), ob = optional(b);
+    if (oa != ob) return ob;
+    return next_seq(a) < next_seq(b);
+  });
   switch (opts_.branch_order) {
     case BranchOrder::kLast:
       std::reverse(rest, cons->end());
