@@ -242,6 +242,30 @@ size_t Executor::in_flight() const {
   return n;
 }
 
+void Executor::SetConnectionAvailable(int conn, bool available) {
+  if (conn < 0 || conn >= opts_.connections) return;
+  unavailable_.resize(static_cast<size_t>(opts_.connections), false);
+  unavailable_[static_cast<size_t>(conn)] = !available;
+}
+
+// Moves *conn to the first available connection from it on (cyclically)
+// that carries fewer than max_in_flight_per_connection requests; false
+// when none does.
+bool Executor::NextAvailable(int* conn) const {
+  const size_t limit = static_cast<size_t>(std::max(opts_.max_in_flight_per_connection, 0));
+  if (unavailable_.empty() && limit == 0) return true;
+  for (int k = 0; k < opts_.connections; ++k) {
+    const size_t c = static_cast<size_t>((*conn + k) % opts_.connections);
+    const bool down = c < unavailable_.size() && unavailable_[c];
+    const bool full = limit != 0 && c < outstanding_.size() && outstanding_[c].size() >= limit;
+    if (!down && !full) {
+      *conn = static_cast<int>(c);
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
   if (draining_ && in_flight() == 0) draining_ = false;
   if (decided() || draining_ || in_flight() >= static_cast<size_t>(opts_.max_in_flight))
@@ -258,12 +282,15 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
         return std::optional<PlannedRequest>();
   } else {
     if (sent_ >= opts_.steps) return std::optional<PlannedRequest>();
+    int any = 0;
+    if (!NextAvailable(&any)) return std::optional<PlannedRequest>();  // before the generator draws anything
     lang::Interpreter interp(spec_.get());
     Gen gen(&rng_, &opts_.mask, &messages_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();
     item.jexpr = AutoReference(ir::QuoteLookalikes(*jexpr, gen.holes()), response_headers_);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
+    NextAvailable(&item.conn);
   }
   // A hole that refers to the response of a request still outstanding waits
   // for it (causality as in the original run); references to requests this

@@ -54,6 +54,9 @@ struct InputItem {
 struct ExecutorOptions {
   int connections = 4;
   int max_in_flight = 4;  // outstanding requests over all connections
+  // Outstanding requests per connection (0: only max_in_flight limits):
+  // generated requests go to a connection below it.
+  int max_in_flight_per_connection = 0;
   uint64_t steps = 1000;  // requests to send
   uint64_t seed = 1;
   std::string gen = "request";
@@ -129,6 +132,11 @@ class Executor {
   // The tester gives up on every request outstanding on `conn` (a timeout
   // event each, as a crashed client's) and closes the connection.
   absl::Status GaveUp(int conn, int64_t t_ns);
+  // Whether new requests may go to `conn` (a nemesis takes the connections
+  // of a killed node down until it restarts). Generated requests go to an
+  // available connection below max_in_flight_per_connection; none: Next
+  // waits.
+  void SetConnectionAvailable(int conn, bool available);
   // Budget spent and nothing outstanding, or the checker decided.
   bool finished() const;
   bool decided() const { return checker_->verdict().kind != check::Verdict::Kind::kAccept; }
@@ -142,6 +150,7 @@ class Executor {
   const ExecutorOptions& options() const { return opts_; }
 
  private:
+  bool NextAvailable(int* conn) const;
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
            std::unique_ptr<check::Checker> checker);
@@ -154,6 +163,7 @@ class Executor {
   std::vector<ir::LabeledMessage> messages_;                          // for filling holes
   ResponseHeaderIndex response_headers_;                              // for AutoReference
   std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
+  std::vector<bool> unavailable_;                                     // per conn (SetConnectionAvailable)
   std::vector<InputItem> inputs_;
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;

@@ -215,6 +215,37 @@ TEST(Executor, MaskSwitchesAlternativesOff) {
   EXPECT_EQ((*ex)->in_flight(), 2u);
 }
 
+// Requests go only to available connections below the per-connection
+// limit (a killed node's connections; an adapter that carries one call
+// at a time); with none left, Next waits instead of drawing a request.
+TEST(Executor, RequestsGoOnlyWhereTheyCanBeCarried) {
+  auto spec = *lang::LoadSpec("echo.dspec", kSpec);
+  harness::ExecutorOptions o;
+  o.connections = 3;
+  o.max_in_flight = 3;
+  o.max_in_flight_per_connection = 1;
+  o.steps = 100;
+  auto ex = harness::Executor::Create(spec, o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  (*ex)->SetConnectionAvailable(1, false);
+  std::vector<int> used;
+  for (int i = 0; i < 3; ++i) {
+    auto r = (*ex)->Next();
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (!r->has_value()) break;
+    used.push_back((*r)->conn);
+    ASSERT_TRUE((*ex)->Sent(**r, i).ok());
+  }
+  // Connections 0 and 2 carry one request each; 1 is down.
+  ASSERT_EQ(used.size(), 2u);
+  EXPECT_NE(used[0], used[1]);
+  for (int c : used) EXPECT_NE(c, 1);
+  (*ex)->SetConnectionAvailable(1, true);
+  auto r = (*ex)->Next();
+  ASSERT_TRUE(r.ok() && r->has_value());
+  EXPECT_EQ((*r)->conn, 1);
+}
+
 // A request whose data contains maps that look like holes or quotes (a
 // JSON-schema "$ref") is sent as written: only observed() makes holes.
 TEST(Executor, DataThatLooksLikeAHoleIsSentLiterally) {

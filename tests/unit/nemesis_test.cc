@@ -1,9 +1,10 @@
 // The nemesis's schedule (workers/runner/nemesis.h): drawn from the seed
-// (the same seed gives the same faults at the same offsets), every fault
-// healed before the next, times within the configured bounds, and options
+// (the same seed gives the same faults at the same offsets when heals take
+// no time), every fault healed before the next, times within the configured bounds, and options
 // that could only produce false liveness findings refused.
 #include "workers/runner/nemesis.h"
 
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -11,13 +12,17 @@
 namespace dualswarm::workers {
 namespace {
 
-std::vector<FaultAction> Schedule(uint64_t seed, int64_t until_ns) {
+// The actions a runner polling every millisecond gets until `until_ns`.
+std::vector<FaultAction> Schedule(uint64_t seed, int64_t until_ns, std::vector<std::string> faults = {"pause"}) {
   NemesisOptions o;
-  o.faults = {"pause"};
+  o.faults = std::move(faults);
   o.interval_ms = 100;
   o.duration_ms = 40;
   Nemesis n(o, seed, 3);
-  return n.Due(until_ns);
+  std::vector<FaultAction> all;
+  for (int64_t t = 0; t <= until_ns; t += 1'000'000)
+    for (FaultAction& a : n.Due(t)) all.push_back(std::move(a));
+  return all;
 }
 
 TEST(Nemesis, TheSeedDecidesTheSchedule) {
@@ -46,12 +51,48 @@ TEST(Nemesis, EveryPauseIsResumedBeforeTheNext) {
     EXPECT_EQ(s[i + 1].at_ns - s[i].at_ns, 40'000'000);
     EXPECT_GE(s[i].node, 0);
     EXPECT_LT(s[i].node, 3);
-    if (i >= 2) {
+    if (i >= 2) {  // planned from the poll that returned the heal (1 ms steps)
       int64_t gap = s[i].at_ns - s[i - 1].at_ns;
       EXPECT_GE(gap, 50'000'000);
-      EXPECT_LT(gap, 150'000'000);
+      EXPECT_LT(gap, 151'000'000);
     }
   }
+}
+
+// A kill is healed by a restart of the same node; the next fault is
+// planned only once the restart was handed out (a restart may take long:
+// the node must become ready), so faults never pile up behind a slow heal.
+TEST(Nemesis, KillsAreRestartedAndTheNextFaultWaitsForTheRestart) {
+  auto s = Schedule(5, 5'000'000'000, {"kill", "pause"});
+  ASSERT_GE(s.size(), 40u);
+  int kills = 0;
+  for (size_t i = 0; i + 1 < s.size(); i += 2) {
+    ASSERT_TRUE(s[i].action == "kill" || s[i].action == "pause") << s[i].action;
+    EXPECT_EQ(s[i + 1].action, s[i].action == "kill" ? "restart" : "resume");
+    EXPECT_EQ(s[i + 1].node, s[i].node);
+    kills += s[i].action == "kill";
+  }
+  EXPECT_GT(kills, 5);
+  NemesisOptions o;
+  o.faults = {"kill"};
+  o.interval_ms = 100;
+  o.duration_ms = 40;
+  Nemesis n(o, 5, 3);
+  std::vector<FaultAction> first;
+  int64_t t = 0;
+  while (first.size() < 2) {
+    for (FaultAction& a : n.Due(t)) first.push_back(std::move(a));
+    t += 1'000'000;
+  }
+  ASSERT_EQ(first[1].action, "restart");
+  // The restart took 10 s: the next kill comes 50-150 ms after that, not
+  // at once.
+  const int64_t after_restart = first[1].at_ns + 10'000'000'000;
+  EXPECT_TRUE(n.Due(after_restart).empty());
+  std::vector<FaultAction> next;
+  for (t = after_restart; next.empty(); t += 1'000'000) next = n.Due(t);
+  EXPECT_EQ(next[0].action, "kill");
+  EXPECT_GE(next[0].at_ns - after_restart, 50'000'000);
 }
 
 TEST(Nemesis, DueReturnsEachActionOnceAndPendingHeals) {

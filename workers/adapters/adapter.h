@@ -80,6 +80,10 @@ class Adapter {
   // next request on it opens a new one.
   virtual void Close(int conn) = 0;
   virtual void CloseAll() = 0;
+  // Most requests one connection carries at once (0: no limit). The tester
+  // sends no more: a request queued behind a stuck one would only become
+  // one more request that is never answered when the connection dies.
+  virtual int MaxInFlightPerConnection() const { return 0; }
 };
 
 // What an adapter needs besides the address.

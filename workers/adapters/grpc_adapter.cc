@@ -105,6 +105,8 @@ class GrpcAdapter : public Adapter {
     return absl::OkStatus();
   }
 
+  int MaxInFlightPerConnection() const override { return 1; }  // one call at a time per channel
+
   void Close(int conn) override {
     if (conn < 0 || static_cast<size_t>(conn) >= conns_.size()) return;
     Conn& c = conns_[static_cast<size_t>(conn)];
@@ -207,7 +209,8 @@ class GrpcAdapter : public Adapter {
       // connect): the SUT is gone, which Poll reports.
       if (not_http2.empty() && call->status.error_message().find("failed to connect") != std::string::npos)
         unreachable_ = absl::StrCat(c.target, ": ", call->status.error_message());
-      CloseWithEvents(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), events);
+      CloseWithEvents(i, std::move(not_http2), absl::StrCat("UNAVAILABLE: ", call->status.error_message()), now_ns,
+                      events);
       return;
     }
     if (!call->status.ok()) {
@@ -215,7 +218,7 @@ class GrpcAdapter : public Adapter {
     } else {
       absl::StatusOr<ir::Value> reply = Decode(*call);
       if (!reply.ok()) {
-        CloseWithEvents(i, std::string(reply.status().message()), "malformed response", events);
+        CloseWithEvents(i, std::string(reply.status().message()), "malformed response", now_ns, events);
         return;
       }
       events->push_back({AdapterEvent::Kind::kReceived, i, ir::Value::Map({{"reply", *std::move(reply)}}), "", now_ns});
@@ -225,14 +228,18 @@ class GrpcAdapter : public Adapter {
 
   // Closes connection i: its queued requests are dropped and the next
   // request opens a new channel. A non-empty `malformed` reports bytes
-  // that are not a response first.
-  void CloseWithEvents(int i, std::string malformed, std::string why, std::vector<AdapterEvent>* events) {
+  // that are not a response first. `now_ns`: when the call completed (the
+  // runner orders a poll's events by it, so a close must not look older
+  // than the responses before it).
+  void CloseWithEvents(int i, std::string malformed, std::string why, int64_t now_ns,
+                       std::vector<AdapterEvent>* events) {
     Conn& c = conns_[static_cast<size_t>(i)];
     c.queued.clear();
     c.stub.reset();
     c.channel.reset();
-    if (!malformed.empty()) events->push_back({AdapterEvent::Kind::kMalformed, i, ir::Value(), std::move(malformed)});
-    events->push_back({AdapterEvent::Kind::kClosed, i, ir::Value(), std::move(why)});
+    if (!malformed.empty())
+      events->push_back({AdapterEvent::Kind::kMalformed, i, ir::Value(), std::move(malformed), now_ns});
+    events->push_back({AdapterEvent::Kind::kClosed, i, ir::Value(), std::move(why), now_ns});
   }
 
   absl::StatusOr<ir::Value> Decode(const Call& call) const {

@@ -21,6 +21,17 @@ absl::Status NemesisOptions::Check(int64_t response_timeout_ms) const {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The action that ends `fault`.
+std::string HealOf(const std::string& fault) {
+  if (fault == "pause") return "resume";
+  if (fault == "kill") return "restart";
+  return fault;
+}
+
+}  // namespace
+
 Nemesis::Nemesis(const NemesisOptions& options, uint64_t seed, int nodes)
     : options_(options), nodes_(std::max(nodes, 1)), rng_(seed ^ 0x6e656d65736973ull) {
   if (!options_.faults.empty()) PlanNext(0);
@@ -33,15 +44,17 @@ void Nemesis::PlanNext(int64_t after_ns) {
   const std::string& fault = options_.faults[rng_() % options_.faults.size()];
   int node = static_cast<int>(rng_() % static_cast<uint64_t>(nodes_));
   int64_t at = after_ns + gap_ms * 1'000'000;
-  planned_ = {{at, fault, node}, {at + options_.duration_ms * 1'000'000, fault == "pause" ? "resume" : fault, node}};
+  planned_ = {{at, fault, node}, {at + options_.duration_ms * 1'000'000, HealOf(fault), node}};
 }
 
 std::vector<FaultAction> Nemesis::Due(int64_t now_ns) {
+  // The next fault is planned once the last heal has been applied (a
+  // restart waits for the node to be ready), from the time of this call.
+  if (planned_.empty() && !options_.faults.empty()) PlanNext(now_ns);
   std::vector<FaultAction> due;
   while (!planned_.empty() && planned_.front().at_ns <= now_ns) {
     due.push_back(planned_.front());
     planned_.erase(planned_.begin());
-    if (planned_.empty()) PlanNext(due.back().at_ns);
   }
   return due;
 }

@@ -2,9 +2,15 @@
 // while a job runs, at times drawn from the job's seed — so a rerun of the
 // job (a replay, a shrinking candidate) injects the same faults at the same
 // offsets from its start, and a swarm's jobs each get their own schedule.
+// The gap before a fault counts from when the last heal was handed out, so
+// a slow heal (a restart waits until the node is ready) shifts what follows
+// instead of bunching faults together.
 //
-// Faults so far: "pause" (SIGSTOP a node, SIGCONT it `duration_ms` later).
-// A pause must end before the response timeout, so that it delays answers
+// Faults so far:
+//   "pause"  SIGSTOP a node, SIGCONT it `duration_ms` later ("resume");
+//   "kill"   SIGKILL a node, run its command again `duration_ms` later
+//            ("restart"): what it did not write to disk is gone.
+// A fault must end before the response timeout, so that it delays answers
 // without making the server look dead (NemesisOptions::Check). Each fault
 // and each heal is a fault event in the trace ({"fault":"pause","node":1},
 // {"fault":"resume","node":1}; docs/trace-format.md).
@@ -30,12 +36,12 @@ struct NemesisOptions {
 };
 
 inline const std::vector<std::string>& NemesisFaults() {
-  static const std::vector<std::string> kFaults = {"pause"};
+  static const std::vector<std::string> kFaults = {"pause", "kill"};
   return kFaults;
 }
 
-// One step of the schedule: a fault ("pause") or its heal ("resume") on a
-// node, `at_ns` after the job started.
+// One step of the schedule: a fault ("pause", "kill") or its heal
+// ("resume", "restart") on a node, `at_ns` after the job started.
 struct FaultAction {
   int64_t at_ns = 0;
   std::string action;

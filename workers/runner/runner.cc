@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,7 @@ struct SutEndpoint {
   std::unique_ptr<SutCluster> cluster;  // null for a running target
   std::string host;
   std::vector<int> ports;  // per connection
+  std::vector<int> nodes;  // per connection: the node it reaches (launched clusters)
 };
 
 absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
@@ -78,8 +80,10 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   lo.work_root = o.work_root;
   ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes));
   e.host = "127.0.0.1";
-  for (int c = 0; c < o.exec.connections; ++c)
-    e.ports.push_back(e.cluster->port(o.connect_node >= 0 ? o.connect_node : c % o.nodes));
+  for (int c = 0; c < o.exec.connections; ++c) {
+    e.nodes.push_back(o.connect_node >= 0 ? o.connect_node : c % o.nodes);
+    e.ports.push_back(e.cluster->port(e.nodes.back()));
+  }
   return e;
 }
 
@@ -103,11 +107,12 @@ enum class Next { kGoOn, kStop };
 // outcomes) are returned as statuses.
 class JobLoop {
  public:
-  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutCluster* sut)
+  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutCluster* sut, std::vector<int> conn_nodes)
       : o_(o),
         ex_(*ex),
         adapter_(*adapter),
         sut_(sut),
+        conn_nodes_(std::move(conn_nodes)),
         nemesis_(o.nemesis, o.exec.seed, sut != nullptr ? sut->size() : 1),
         start_(NowNs()),
         last_progress_(start_) {}
@@ -116,8 +121,10 @@ class JobLoop {
     while (true) {
       if (o_.cancel != nullptr && o_.cancel->load()) return absl::CancelledError("interrupted");
       if (o_.time_budget_s > 0 && NowNs() - start_ > static_cast<int64_t>(o_.time_budget_s * 1e9)) stop_sending_ = true;
-      RETURN_IF_ERROR(InjectFaults());
-      absl::StatusOr<Next> n = SendPlanned();
+      absl::StatusOr<Next> n = InjectFaults();
+      if (!n.ok()) return n.status();
+      if (*n == Next::kStop) return absl::OkStatus();
+      n = SendPlanned();
       if (!n.ok()) return n.status();
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
       if (ex_.finished() || (stop_sending_ && ex_.in_flight() == 0)) return absl::OkStatus();
@@ -160,6 +167,15 @@ class JobLoop {
       if (!next->has_value()) break;
       const harness::PlannedRequest& r = **next;
       absl::Status s = adapter_.Send(r.conn, r.msg);
+      if (absl::IsUnavailable(s) && OnDownNode(r.conn)) {
+        // A replayed request for a node the nemesis killed: sent into the
+        // void, as a client whose connect failed, and given up at once.
+        RETURN_IF_ERROR(ex_.Sent(r, NowNs() - start_));
+        adapter_.Close(r.conn);
+        if (absl::Status g = ex_.GaveUp(r.conn, NowNs() - start_); !g.ok())
+          return Decide(Outcome::kSpecError, std::string(g.message()));
+        break;
+      }
       if (absl::IsUnavailable(s)) return Crash(std::string(s.message()));
       if (!s.ok())
         return Decide(Outcome::kSpecError,
@@ -174,8 +190,18 @@ class JobLoop {
   absl::StatusOr<Next> PollAndFeed() {
     events_.clear();
     absl::Status ps = adapter_.Poll(5, &events_);
-    if (absl::IsUnavailable(ps)) return Crash(std::string(ps.message()));
+    if (absl::IsUnavailable(ps) && !OnlyDownNodesUnreachable()) return Crash(std::string(ps.message()));
+    if (absl::IsUnavailable(ps)) ps = absl::OkStatus();  // a killed node's connections: closed events follow
     if (!ps.ok()) return ps;
+    // An event without an arrival time (0) came no earlier than the events
+    // the adapter reported before it on its connection: a close must not
+    // overtake the responses that preceded it.
+    absl::flat_hash_map<int, int64_t> latest;  // per connection
+    for (AdapterEvent& ev : events_) {
+      int64_t& l = latest[ev.conn];
+      if (ev.arrival_ns == 0) ev.arrival_ns = l;
+      l = std::max(l, ev.arrival_ns);
+    }
     std::stable_sort(events_.begin(), events_.end(),
                      [](const AdapterEvent& a, const AdapterEvent& b) { return a.arrival_ns < b.arrival_ns; });
     ex_.HoldChecker();
@@ -230,17 +256,45 @@ class JobLoop {
   }
 
   // Applies the nemesis's faults and heals that are due, each recorded in
-  // the trace.
-  absl::Status InjectFaults() {
-    if (sut_ == nullptr) return absl::OkStatus();
+  // the trace. A node that does not come back after a restart is a crash
+  // finding.
+  absl::StatusOr<Next> InjectFaults() {
+    if (sut_ == nullptr) return Next::kGoOn;
     for (const FaultAction& a : nemesis_.Due(NowNs() - start_)) {
+      absl::Status healed;
       if (a.action == "pause") sut_->PauseNode(a.node);
       if (a.action == "resume") sut_->ResumeNode(a.node);
+      if (a.action == "kill") sut_->KillNode(a.node);
+      if (a.action == "restart") healed = sut_->ReviveNode(a.node);
+      for (size_t c = 0; c < conn_nodes_.size(); ++c)
+        if (conn_nodes_[c] == a.node) ex_.SetConnectionAvailable(static_cast<int>(c), !sut_->Down(a.node));
       last_fault_ns_ = NowNs() - start_;
       RETURN_IF_ERROR(ex_.Fault(
           ir::Value::Map({{"fault", ir::Value::String(a.action)}, {"node", ir::Value::Int(a.node)}}), last_fault_ns_));
+      if (!healed.ok())
+        return Decide(
+            Outcome::kSutCrash,
+            absl::StrCat("node ", a.node, " did not come back after the nemesis killed it: ", healed.message()));
     }
-    return absl::OkStatus();
+    return Next::kGoOn;
+  }
+
+  bool OnDownNode(int conn) const {
+    return sut_ != nullptr && conn >= 0 && static_cast<size_t>(conn) < conn_nodes_.size() &&
+           sut_->Down(conn_nodes_[static_cast<size_t>(conn)]);
+  }
+
+  // Whether every connection a failed poll closed reaches a node the
+  // nemesis took down (connects to it fail, as they should).
+  bool OnlyDownNodesUnreachable() const {
+    if (sut_ == nullptr) return false;
+    bool any = false;
+    for (const AdapterEvent& ev : events_) {
+      if (ev.kind != AdapterEvent::Kind::kClosed) continue;
+      if (!OnDownNode(ev.conn)) return false;
+      any = true;
+    }
+    return any;
   }
 
   void ReportProgress() {
@@ -291,9 +345,10 @@ class JobLoop {
   const JobOptions& o_;
   harness::Executor& ex_;
   Adapter& adapter_;
-  SutCluster* sut_;             // null when testing a running target
-  Nemesis nemesis_;             // faults for sut_ (none without NemesisOptions::faults)
-  int64_t last_fault_ns_ = -1;  // when the nemesis last faulted or healed (since start_)
+  SutCluster* sut_;              // null when testing a running target
+  std::vector<int> conn_nodes_;  // per connection: the node of sut_ it reaches
+  Nemesis nemesis_;              // faults for sut_ (none without NemesisOptions::faults)
+  int64_t last_fault_ns_ = -1;   // when the nemesis last faulted or healed (since start_)
   const int64_t start_;
   int64_t last_progress_;
   bool stop_sending_ = false;
@@ -315,9 +370,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (!sut.ok()) return sut.status();
   auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, o.adapter_config);
   if (!adapter.ok()) return adapter.status();
-  auto executor = harness::Executor::Create(spec, ExecutorOptionsFor(o));
+  harness::ExecutorOptions exec = ExecutorOptionsFor(o);
+  exec.max_in_flight_per_connection = (*adapter)->MaxInFlightPerConnection();
+  auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
-  JobLoop loop(o, executor->get(), adapter->get(), sut->cluster.get());
+  JobLoop loop(o, executor->get(), adapter->get(), sut->cluster.get(), sut->nodes);
   absl::Status ran = loop.Run();
   (*adapter)->CloseAll();
   if (!ran.ok() && !absl::IsCancelled(ran)) return ran;

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
                  ? started.status()
                  : absl::Status(started.status().code(), absl::StrCat("node ", i, ": ", started.status().message()));
     cluster->nodes_.push_back(*std::move(started));
+    cluster->down_.push_back(false);
     options.push_back(std::move(o));
   }
   for (int i = 0; i < nodes; ++i) {
@@ -64,9 +65,16 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
   return cluster;
 }
 
-absl::Status SutCluster::RestartNode(int node) {
+void SutCluster::KillNode(int node) {
+  if (node < 0 || node >= size()) return;
+  nodes_[static_cast<size_t>(node)]->Kill();
+  down_[static_cast<size_t>(node)] = true;
+}
+
+absl::Status SutCluster::ReviveNode(int node) {
   if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
-  absl::Status s = nodes_[static_cast<size_t>(node)]->Restart(options_[static_cast<size_t>(node)]);
+  absl::Status s = nodes_[static_cast<size_t>(node)]->Revive(options_[static_cast<size_t>(node)]);
+  down_[static_cast<size_t>(node)] = false;  // whatever became of it, it is no longer down on purpose
   if (s.ok() || size() == 1) return s;
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
 }
@@ -74,7 +82,7 @@ absl::Status SutCluster::RestartNode(int node) {
 bool SutCluster::Alive(std::string* status) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     std::string why;
-    if (nodes_[i]->Alive(&why)) continue;
+    if (down_[i] || nodes_[i]->Alive(&why)) continue;
     if (status != nullptr) *status = nodes_.size() == 1 ? why : absl::StrCat("node ", i, ": ", why);
     return false;
   }

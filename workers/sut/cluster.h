@@ -36,13 +36,16 @@ class SutCluster {
   int port(int node) const { return nodes_[static_cast<size_t>(node)]->port(); }
   const std::string& dir(int node) const { return nodes_[static_cast<size_t>(node)]->dir(); }
 
-  // Faults on one node (SutProcess::Restart, Pause, Resume): a restarted
-  // node keeps its directory, ports and placeholders.
-  absl::Status RestartNode(int node);
+  // Faults on one node (SutProcess::Kill, Revive, Pause, Resume): a revived
+  // (restarted) node keeps its directory, ports and placeholders. A node
+  // is down from KillNode until ReviveNode.
+  void KillNode(int node);
+  absl::Status ReviveNode(int node);
+  bool Down(int node) const { return down_[static_cast<size_t>(node)]; }
   void PauseNode(int node) { nodes_[static_cast<size_t>(node)]->Pause(); }
   void ResumeNode(int node) { nodes_[static_cast<size_t>(node)]->Resume(); }
-  // True while every node is alive; else *status names the first that
-  // exited and how.
+  // True while every node that is not down is alive; else *status names
+  // the first that exited and how.
   bool Alive(std::string* status = nullptr);
   // The tail of each node's sut.log (one node: just its tail).
   std::string LogTail(size_t max_bytes_per_node = 2000) const;
@@ -51,6 +54,7 @@ class SutCluster {
   SutCluster() = default;
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
   std::vector<LaunchOptions> options_;              // per node, as launched
+  std::vector<bool> down_;                          // per node: killed, not revived
 };
 
 }  // namespace dualswarm::workers

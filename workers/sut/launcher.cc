@@ -193,13 +193,17 @@ absl::Status SutProcess::Spawn(bool append_log) {
   return absl::OkStatus();
 }
 
-absl::Status SutProcess::Restart(const LaunchOptions& o) {
-  if (pid_ >= 0) {
-    ::kill(-pid_, SIGKILL);
-    if (!reaped_) ::waitpid(pid_, &wait_status_, 0);
-    reaped_ = true;
-    NotifySut(pid_, false);
-  }
+void SutProcess::Kill() {
+  if (pid_ < 0) return;
+  ::kill(-pid_, SIGKILL);  // the whole group, even when its leader exited
+  if (!reaped_) ::waitpid(pid_, &wait_status_, 0);
+  reaped_ = true;
+  paused_ = false;
+  NotifySut(pid_, false);
+}
+
+absl::Status SutProcess::Revive(const LaunchOptions& o) {
+  Kill();
   RETURN_IF_ERROR(Spawn(/*append_log=*/true));
   return WaitReady(o);
 }

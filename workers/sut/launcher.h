@@ -46,12 +46,14 @@ class SutProcess {
   absl::Status WaitReady(const LaunchOptions& options);
   ~SutProcess();  // Stop() and remove the directory
 
-  // Faults (a nemesis): Restart kills the process group with SIGKILL (no
-  // chance to flush anything) and runs the same command again in the same
-  // directory on the same port, its output appended to sut.log, then waits
-  // until it is ready. Pause stops the group (SIGSTOP: connections stay
-  // open, nothing is answered), Resume continues it.
-  absl::Status Restart(const LaunchOptions& options);
+  // Faults (a nemesis): Kill kills the process group with SIGKILL (no
+  // chance to flush anything); Revive kills it if it runs, runs the same
+  // command again in the same directory on the same port, its output
+  // appended to sut.log, and waits until it is ready. Pause stops the group
+  // (SIGSTOP: connections stay open, nothing is answered), Resume
+  // continues it.
+  void Kill();
+  absl::Status Revive(const LaunchOptions& options);
   void Pause();
   void Resume();
   bool paused() const { return paused_; }
