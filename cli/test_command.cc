@@ -104,15 +104,16 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   ir::AppendJsonString(spec.name, &out);
   absl::StrAppend(&out, ",\"hash\":\"", spec.content_hash, "\"},\"target\":");
   ir::AppendJsonString(o.launch.empty() ? o.target : o.launch, &out);
-  absl::StrAppend(
-      &out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"", check::BranchOrderName(o.exec.checker.branch_order),
-      "\",\"feature_mask\":\"", o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
-      ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"seconds\":", r.seconds,
-      ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
-      ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
-      ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
-      ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
-      ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
+  absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
+                  check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"", o.exec.mask.ToString(),
+                  "\",\"connections\":", o.exec.connections, ",\"requests\":", r.sent, ",\"sent\":", r.sent,
+                  ",\"received\":", r.received, ",\"faults\":", r.faults, ",\"seconds\":", r.seconds,
+                  ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
+                  ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
+                  ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
+                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
+                  ",\"check_seconds\":", r.stats.check_seconds,
+                  ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
@@ -266,10 +267,11 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
   } else if (r.outcome == workers::Outcome::kPassed) {
     std::printf(
         "PASSED: %llu requests on %d connections, every response explained by spec '%s' "
-        "(seed %llu, %.2f s, %.0f requests/s)\n",
+        "(seed %llu, %.2f s, %.0f requests/s%s)\n",
         static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
         static_cast<unsigned long long>(o.exec.seed), r.seconds,
-        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0);
+        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0,
+        o.nemesis.faults.empty() ? "" : absl::StrCat(", ", r.faults, " faults injected").c_str());
   } else {
     std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r.outcome),
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);

@@ -251,6 +251,7 @@ TEST(Nemesis, PausesAreInTheTraceAndACorrectServerPasses) {
     EXPECT_EQ(pauses - resumes, what->as_string() == "pause" ? 1 : 0) << "a pause is resumed before the next";
   }
   EXPECT_GE(pauses, 1) << "the run took " << r->seconds << " s";
+  EXPECT_EQ(r->faults, pauses);
 }
 
 // A request that is late near a fault (one response timeout before it or

@@ -266,6 +266,7 @@ class JobLoop {
       if (a.action == "resume") sut_->ResumeNode(a.node);
       if (a.action == "kill") sut_->KillNode(a.node);
       if (a.action == "restart") healed = sut_->ReviveNode(a.node);
+      res_.faults += a.action == "pause" || a.action == "kill";
       for (size_t c = 0; c < conn_nodes_.size(); ++c)
         if (conn_nodes_[c] == a.node) ex_.SetConnectionAvailable(static_cast<int>(c), !sut_->Down(a.node));
       last_fault_ns_ = NowNs() - start_;

@@ -70,6 +70,7 @@ struct JobResult {
   check::CheckerStats stats;
   double seconds = 0;
   uint64_t sent = 0, received = 0;
+  int faults = 0;             // faults the nemesis injected (heals not counted)
   int64_t overdue_label = 0;  // liveness: the unanswered request
 };
 
