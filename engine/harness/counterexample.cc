@@ -136,9 +136,15 @@ std::string CounterexampleToJson(const Counterexample& cx) {
                     "}");
   }
   absl::StrAppend(&out, ",\"input\":[");
-  for (size_t i = 0; i < cx.input.size(); ++i)
-    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", cx.input[i].conn, ",\"jexpr\":", ir::ToJson(cx.input[i].jexpr),
-                    ",\"after\":[", absl::StrJoin(cx.input[i].after, ","), "]}");
+  for (size_t i = 0; i < cx.input.size(); ++i) {
+    const harness::InputItem& item = cx.input[i];
+    if (item.is_fault()) {
+      absl::StrAppend(&out, i ? "," : "", "{\"fault\":", ir::ToJson(item.fault));
+    } else {
+      absl::StrAppend(&out, i ? "," : "", "{\"conn\":", item.conn, ",\"jexpr\":", ir::ToJson(item.jexpr));
+    }
+    absl::StrAppend(&out, ",\"after\":[", absl::StrJoin(item.after, ","), "]}");
+  }
   out += "],\"trace\":[";
   for (size_t i = 0; i < cx.trace.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
@@ -222,11 +228,24 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     return absl::InvalidArgumentError(
         "counterexample \"nodes\" must be between 1 and 16 and \"connect_node\" -1 or one of them");
   for (const auto& item : input->as_list()) {
-    const Value* c = item.Find("conn");
-    const Value* j = item.Find("jexpr");
-    if (c == nullptr || !c->is_int() || j == nullptr || c->as_int() < 0 || c->as_int() >= cx.connections)
-      return absl::InvalidArgumentError("counterexample input items need \"conn\" (a valid connection) and \"jexpr\"");
-    harness::InputItem in{static_cast<int>(c->as_int()), *j, {}};
+    harness::InputItem in;
+    if (const Value* f = item.Find("fault"); f != nullptr) {
+      const Value* name = f->Find("fault");
+      const Value* node = f->Find("node");
+      if (name == nullptr || !name->is_string() || node == nullptr || !node->is_int() || node->as_int() < 0 ||
+          node->as_int() >= cx.nodes)
+        return absl::InvalidArgumentError(
+            "counterexample fault items need {\"fault\": NAME, \"node\": one of the nodes}");
+      in.fault = *f;
+    } else {
+      const Value* c = item.Find("conn");
+      const Value* j = item.Find("jexpr");
+      if (c == nullptr || !c->is_int() || j == nullptr || c->as_int() < 0 || c->as_int() >= cx.connections)
+        return absl::InvalidArgumentError(
+            "counterexample input items need \"conn\" (a valid connection) and \"jexpr\", or \"fault\"");
+      in.conn = static_cast<int>(c->as_int());
+      in.jexpr = *j;
+    }
     if (const Value* a = item.Find("after"); a && a->is_list())
       for (const auto& x : a->as_list())
         if (x.is_int() && x.as_int() >= 0 && x.as_int() < static_cast<int64_t>(cx.input.size()))
@@ -303,7 +322,10 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
   }
   absl::StrAppend(&out, "\n", cx.verdict.kind, ": ", cx.verdict.reason, "\n");
   for (const auto& d : cx.verdict.details) absl::StrAppend(&out, "  - ", d, "\n");
-  absl::StrAppend(&out, "input: ", cx.shrunk_size, " requests (", cx.original_size, " before shrinking",
+  const size_t faults = static_cast<size_t>(
+      std::count_if(cx.input.begin(), cx.input.end(), [](const InputItem& i) { return i.is_fault(); }));
+  absl::StrAppend(&out, "input: ", cx.shrunk_size - std::min(faults, cx.shrunk_size), " requests",
+                  faults ? absl::StrCat(" and ", faults, " faults") : "", " (", cx.original_size, " before shrinking",
                   cx.shrink_reruns ? absl::StrCat(", ", cx.shrink_reruns, " reruns") : "",
                   cx.shrink_complete || !cx.shrink_reruns ? "" : ", shrinking stopped by its budget", ")\n");
   if (cx.replays_verified > 0)

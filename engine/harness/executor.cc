@@ -268,7 +268,9 @@ bool Executor::NextAvailable(int* conn) const {
 
 absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
   if (draining_ && in_flight() == 0) draining_ = false;
-  if (decided() || draining_ || in_flight() >= static_cast<size_t>(opts_.max_in_flight))
+  // A replayed fault goes in at its place whatever is in flight, as it did.
+  const bool fault_next = opts_.replay && replay_pos_ < opts_.replay->size() && (*opts_.replay)[replay_pos_].is_fault();
+  if (decided() || (!fault_next && (draining_ || in_flight() >= static_cast<size_t>(opts_.max_in_flight))))
     return std::optional<PlannedRequest>();
   InputItem item;
   if (opts_.replay) {
@@ -277,7 +279,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     // Causal order of the recorded run: wait for the responses it had seen,
     // unless nothing is in flight any more (they were lost: go on).
     for (int pos : item.after)
-      if (pos >= 0 && static_cast<size_t>(pos) < sent_ &&
+      if (pos >= 0 && static_cast<size_t>(pos) < inputs_.size() &&
           (static_cast<size_t>(pos) >= answered_.size() || !answered_[static_cast<size_t>(pos)]) && in_flight() > 0)
         return std::optional<PlannedRequest>();
   } else {
@@ -292,6 +294,8 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
     NextAvailable(&item.conn);
   }
+  if (item.is_fault())
+    return std::optional<PlannedRequest>(PlannedRequest{next_label_, -1, Value(), Value(), item.fault});
   // A hole that refers to the response of a request still outstanding waits
   // for it (causality as in the original run); references to requests this
   // run never sent are resolved loosely at once.
@@ -308,7 +312,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
   }
   auto msg = ir::Instantiate(item.jexpr, messages_);
   if (!msg.ok()) return msg.status();
-  PlannedRequest r{next_label_, item.conn, item.jexpr, std::move(*msg)};
+  PlannedRequest r{next_label_, item.conn, item.jexpr, std::move(*msg), Value()};
   return std::optional<PlannedRequest>(std::move(r));
 }
 
@@ -371,12 +375,29 @@ absl::Status Executor::Closed(int conn, int64_t t_ns) {
 }
 
 absl::Status Executor::Fault(Value fault, int64_t t_ns) {
+  if (opts_.replay && replay_pos_ < opts_.replay->size() && (*opts_.replay)[replay_pos_].is_fault()) ++replay_pos_;
+  // The fault's position counts as answered at once: a replay item that
+  // waits for it (a one-at-a-time chain) goes on right after it.
+  const size_t pos = inputs_.size();
+  if (answered_.size() <= pos) answered_.resize(pos + 1, false);
+  answered_[pos] = true;
+  InputItem item;
+  item.after = std::move(answered_since_send_);
+  answered_since_send_.clear();
+  item.fault = fault;
+  inputs_.push_back(std::move(item));
+  next_label_ += 2;
   check::Observation o;
   o.kind = check::Observation::Kind::kFault;
   o.msg = std::move(fault);
   o.t = t_ns;
   observations_.push_back(o);
   return checker_->Observe(std::move(o));
+}
+
+bool Executor::ReplaysFaults() const {
+  if (!opts_.replay) return false;
+  return std::any_of(opts_.replay->begin(), opts_.replay->end(), [](const InputItem& i) { return i.is_fault(); });
 }
 
 std::optional<int64_t> Executor::Overdue(int64_t now_ns, int64_t timeout_ns) const {

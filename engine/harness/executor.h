@@ -45,9 +45,16 @@ struct InputItem {
   // the causal order of the run it came from. Only responses that arrived
   // since the previous request are listed (the rest is implied).
   std::vector<int> after;
+  // Not null: this item is no request but a fault the harness injected
+  // here ({"fault":"kill","node":0}; docs/trace-format.md), so a replay
+  // injects it at the same point of the input and shrinking can drop it
+  // like a request. It takes a label pair that no observation uses, so
+  // item k's request is always label 2k+1.
+  ir::Value fault;
 
+  bool is_fault() const { return !fault.is_null(); }
   friend bool operator==(const InputItem& a, const InputItem& b) {
-    return a.conn == b.conn && a.jexpr == b.jexpr && a.after == b.after;
+    return a.conn == b.conn && a.jexpr == b.jexpr && a.after == b.after && a.fault == b.fault;
   }
 };
 
@@ -74,7 +81,8 @@ struct PlannedRequest {
   int64_t label;
   int conn;
   ir::Value jexpr;
-  ir::Value msg;  // the instantiated request
+  ir::Value msg;    // the instantiated request
+  ir::Value fault;  // a replayed fault instead (InputItem::fault): inject it, then call Fault
 };
 
 // Where each string value in the responses' headers was last seen, so a
@@ -113,8 +121,13 @@ class Executor {
   // The connection closed; its outstanding requests stay pending forever.
   absl::Status Closed(int conn, int64_t t_ns);
   // The harness injected a fault ({"fault": NAME, ...}; docs/trace-format.md):
-  // recorded in the trace, skipped by the checker.
+  // recorded in the trace (the checker skips it) and in the input, where a
+  // replay finds it (a planned fault Next returned, or one the harness
+  // chose).
   absl::Status Fault(ir::Value fault, int64_t t_ns);
+  // Whether the input being replayed carries faults (then they, not a
+  // clock, decide when faults happen).
+  bool ReplaysFaults() const;
 
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).

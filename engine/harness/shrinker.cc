@@ -89,6 +89,7 @@ Value ShiftLabels(const Value& j, size_t start, size_t end) {
 // Simpler variants of one request, most aggressive first.
 std::vector<InputItem> Simplifications(const InputItem& item) {
   std::vector<InputItem> out;
+  if (item.is_fault()) return out;  // a fault is kept or dropped whole (step 1)
   if (item.conn != 0) out.push_back({0, item.jexpr, item.after});
   const Value& j = item.jexpr;
   if (!j.is_map()) return out;
@@ -163,7 +164,10 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
                                                   : static_cast<int>(start) - 1;
           if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
         }
-        candidate.push_back({input[k].conn, ShiftLabels(input[k].jexpr, start, end), std::move(after)});
+        InputItem kept = input[k];  // a fault item stays one
+        kept.jexpr = ShiftLabels(kept.jexpr, start, end);
+        kept.after = std::move(after);
+        candidate.push_back(std::move(kept));
       }
       if (candidate.empty()) continue;
       auto ok = run.Try(candidate, &input);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <thread>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/check/observation.h"
+#include "engine/harness/counterexample.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
 #include "tests/common/processes.h"
@@ -300,6 +302,33 @@ TEST(Nemesis, AKillLosesWhatAnInMemoryServerAcknowledged) {
   }
   EXPECT_GE(kills, 1) << testing::DescribeJobResult(*r);
   EXPECT_GE(restarts, kills - 1);
+}
+
+// A kill finding shrinks like any other: the faults are items of the
+// input, replayed at their place (after the same responses), not at the
+// same time, and dropped where the failure does not need them. What is
+// left replays on fresh servers every time.
+TEST(Nemesis, AKillFindingShrinksToItsFaultsAndReplays) {
+  const std::string dir = testing::MakeTempDir("ds-kill-cx");
+  ASSERT_FALSE(dir.empty());
+  const std::string cx = dir + "/cx.json";
+  auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec",
+                                "--launch", RefKv(), "--nemesis", "kill", "--fault-interval", "30", "--fault-duration",
+                                "20", "--steps", "4000", "--seed", "2", "--save", cx});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("replayed on fresh SUTs: 5 of 5 reproduced"), std::string::npos) << r.out;
+  auto saved = util::ReadFileTail(cx, 1 << 20);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  auto doc = harness::CounterexampleFromJson(*saved);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  int kills = 0;
+  for (const harness::InputItem& item : doc->input)
+    kills += item.is_fault() && item.fault.Find("fault")->as_string() == "kill";
+  EXPECT_GE(kills, 1);
+  EXPECT_LT(doc->input.size(), 20u) << "shrunk from " << doc->original_size;
+  auto again = testing::RunCommand({DUALSWARM_CLI, "replay", cx, "--launch", RefKv(), "--times", "3"});
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  std::filesystem::remove_all(dir);
 }
 
 // A 3-node etcd whose members are killed (SIGKILL) and restarted on their

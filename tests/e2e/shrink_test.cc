@@ -157,6 +157,33 @@ TEST(Counterexamples, RejectsMalformedFiles) {
   auto bad_conn = harness::CounterexampleFromJson(
       R"({"spec":{},"input":[{"conn":9,"jexpr":{}}],"trace":[],"verdict":{},"seed":1,"connections":2})");
   EXPECT_FALSE(bad_conn.ok());
+  // Fault items: a name and a node of the cluster, or the file is refused.
+  auto bad_node = harness::CounterexampleFromJson(
+      R"({"spec":{},"input":[{"fault":{"fault":"kill","node":3}}],"trace":[],"verdict":{},"seed":1,"connections":2,)"
+      R"("nodes":3})");
+  EXPECT_FALSE(bad_node.ok());
+  auto no_name = harness::CounterexampleFromJson(
+      R"({"spec":{},"input":[{"fault":{"node":0}}],"trace":[],"verdict":{},"seed":1,"connections":2})");
+  EXPECT_FALSE(no_name.ok());
+}
+
+// Faults the nemesis injected are input items, written and read back with
+// their place and waits.
+TEST(Counterexamples, FaultItemsRoundTrip) {
+  harness::Counterexample cx;
+  cx.connections = 2;
+  cx.nodes = 3;
+  cx.input.push_back({0, ir::Value::Map({{"op", ir::Value::String("get")}}), {}});
+  harness::InputItem kill;
+  kill.fault = ir::Value::Map({{"fault", ir::Value::String("kill")}, {"node", ir::Value::Int(2)}});
+  kill.after = {0};
+  cx.input.push_back(kill);
+  auto back = harness::CounterexampleFromJson(harness::CounterexampleToJson(cx));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->input.size(), 2u);
+  EXPECT_FALSE(back->input[0].is_fault());
+  EXPECT_TRUE(back->input[1].is_fault());
+  EXPECT_TRUE(back->input[1] == kill);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/ir/json.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
 #include "workers/runner/nemesis.h"
@@ -113,7 +114,9 @@ class JobLoop {
         adapter_(*adapter),
         sut_(sut),
         conn_nodes_(std::move(conn_nodes)),
-        nemesis_(o.nemesis, o.exec.seed, sut != nullptr ? sut->size() : 1),
+        // A replayed input that carries faults injects them where they are
+        // (SendPlanned), not when a clock says.
+        nemesis_(ex->ReplaysFaults() ? NemesisOptions() : o.nemesis, o.exec.seed, sut != nullptr ? sut->size() : 1),
         start_(NowNs()),
         last_progress_(start_) {}
 
@@ -166,6 +169,11 @@ class JobLoop {
       if (!next.ok()) return Decide(Outcome::kSpecError, std::string(next.status().message()));
       if (!next->has_value()) break;
       const harness::PlannedRequest& r = **next;
+      if (!r.fault.is_null()) {  // a replayed fault, at its place in the input
+        absl::StatusOr<Next> n = ApplyFault(r.fault);
+        if (!n.ok() || *n == Next::kStop) return n;
+        continue;
+      }
       absl::Status s = adapter_.Send(r.conn, r.msg);
       if (absl::IsUnavailable(s) && OnDownNode(r.conn)) {
         // A replayed request for a node the nemesis killed: sent into the
@@ -261,22 +269,50 @@ class JobLoop {
   absl::StatusOr<Next> InjectFaults() {
     if (sut_ == nullptr) return Next::kGoOn;
     for (const FaultAction& a : nemesis_.Due(NowNs() - start_)) {
-      absl::Status healed;
-      if (a.action == "pause") sut_->PauseNode(a.node);
-      if (a.action == "resume") sut_->ResumeNode(a.node);
-      if (a.action == "kill") sut_->KillNode(a.node);
-      if (a.action == "restart") healed = sut_->ReviveNode(a.node);
-      res_.faults += a.action == "pause" || a.action == "kill";
-      for (size_t c = 0; c < conn_nodes_.size(); ++c)
-        if (conn_nodes_[c] == a.node) ex_.SetConnectionAvailable(static_cast<int>(c), !sut_->Down(a.node));
-      last_fault_ns_ = NowNs() - start_;
-      RETURN_IF_ERROR(ex_.Fault(
-          ir::Value::Map({{"fault", ir::Value::String(a.action)}, {"node", ir::Value::Int(a.node)}}), last_fault_ns_));
-      if (!healed.ok())
-        return Decide(
-            Outcome::kSutCrash,
-            absl::StrCat("node ", a.node, " did not come back after the nemesis killed it: ", healed.message()));
+      absl::StatusOr<Next> n =
+          ApplyFault(ir::Value::Map({{"fault", ir::Value::String(a.action)}, {"node", ir::Value::Int(a.node)}}));
+      if (!n.ok() || *n == Next::kStop) return n;
     }
+    return Next::kGoOn;
+  }
+
+  // Injects one fault or heal ({"fault": ACTION, "node": N}) into sut_ and
+  // records it (trace and input). A node that does not come back after a
+  // restart is a crash finding; an unknown action or node (a hand-edited
+  // counterexample) is an error.
+  absl::StatusOr<Next> ApplyFault(const ir::Value& fault) {
+    const ir::Value* action_value = fault.Find("fault");
+    const ir::Value* node_value = fault.Find("node");
+    const std::string action = action_value != nullptr && action_value->is_string() ? action_value->as_string() : "";
+    const int node = node_value != nullptr && node_value->is_int() ? static_cast<int>(node_value->as_int()) : -1;
+    if (sut_ == nullptr || node < 0 || node >= sut_->size() ||
+        (action != "pause" && action != "resume" && action != "kill" && action != "restart"))
+      return absl::InvalidArgumentError(absl::StrCat("cannot inject fault ", ir::ToJson(fault),
+                                                     ": faults are pause, resume, kill and restart of ",
+                                                     "a node of a launched SUT"));
+    absl::Status healed;
+    if (action == "pause") sut_->PauseNode(node);
+    if (action == "resume") sut_->ResumeNode(node);
+    if (action == "kill") sut_->KillNode(node);
+    if (action == "restart") healed = sut_->ReviveNode(node);
+    res_.faults += action == "pause" || action == "kill";
+    last_fault_ns_ = NowNs() - start_;
+    RETURN_IF_ERROR(ex_.Fault(fault, last_fault_ns_));
+    for (size_t c = 0; c < conn_nodes_.size(); ++c) {
+      if (conn_nodes_[c] != node) continue;
+      const int conn = static_cast<int>(c);
+      ex_.SetConnectionAvailable(conn, !sut_->Down(node));
+      // The kill closed its connections: closed here at once rather than
+      // when the adapter next notices, so that what is sent after the
+      // restart goes on a new connection in a replay too.
+      if (action == "kill") {
+        adapter_.Close(conn);
+        RETURN_IF_ERROR(ex_.Closed(conn, last_fault_ns_));
+      }
+    }
+    if (!healed.ok())
+      return Decide(Outcome::kSutCrash,
+                    absl::StrCat("node ", node, " did not come back after the nemesis killed it: ", healed.message()));
     return Next::kGoOn;
   }
 
