@@ -117,9 +117,14 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
-  for (size_t i = 0; !passed && i < r.inputs.size(); ++i)
-    absl::StrAppend(&out, i ? "," : "", "{\"conn\":", r.inputs[i].conn, ",\"jexpr\":", ir::ToJson(r.inputs[i].jexpr),
-                    "}");
+  for (size_t i = 0; !passed && i < r.inputs.size(); ++i) {
+    const harness::InputItem& item = r.inputs[i];
+    if (item.is_fault()) {
+      absl::StrAppend(&out, i ? "," : "", "{\"fault\":", ir::ToJson(item.fault), "}");
+    } else {
+      absl::StrAppend(&out, i ? "," : "", "{\"conn\":", item.conn, ",\"jexpr\":", ir::ToJson(item.jexpr), "}");
+    }
+  }
   out += "],\"trace\":[";
   for (size_t i = 0; !passed && i < r.trace.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(r.trace[i]));
@@ -174,8 +179,11 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "fault-interval", 1, 3'600'000, &o.nemesis.interval_ms, &err) ||
       !NumFlag(f, "fault-duration", 1, 3'600'000, &o.nemesis.duration_ms, &err))
     return BadInput(err);
+  if ((f.count("fault-interval") || f.count("fault-duration")) && !f.count("nemesis"))
+    return BadInput("--fault-interval and --fault-duration need --nemesis (which faults to inject)");
   if (f.count("nemesis")) {
     o.nemesis.faults = absl::StrSplit(f["nemesis"], ',', absl::SkipEmpty());
+    if (o.nemesis.faults.empty()) return BadInput("--nemesis needs at least one fault (pause, kill)");
     if (o.launch.empty()) return BadInput("--nemesis needs --launch (faults are injected into nodes the test starts)");
     if (absl::Status s = o.nemesis.Check(o.response_timeout_ms); !s.ok()) return BadInput(std::string(s.message()));
   }
@@ -260,6 +268,14 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
   return std::nullopt;
 }
 
+// ", N faults injected" for a run with a nemesis ("" without one); says so
+// when the run ended before the first fault.
+std::string FaultsInjected(const workers::JobOptions& o, const workers::JobResult& r) {
+  if (o.nemesis.faults.empty()) return "";
+  if (r.faults == 0) return ", no fault injected: the run ended before the first one";
+  return absl::StrCat(", ", r.faults, r.faults == 1 ? " fault" : " faults", " injected");
+}
+
 // A run that passed, or ended without a finding (inconclusive, a spec error).
 void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r, bool json) {
   if (json) {
@@ -270,8 +286,7 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
         "(seed %llu, %.2f s, %.0f requests/s%s)\n",
         static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
         static_cast<unsigned long long>(o.exec.seed), r.seconds,
-        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0,
-        o.nemesis.faults.empty() ? "" : absl::StrCat(", ", r.faults, " faults injected").c_str());
+        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0, FaultsInjected(o, r).c_str());
   } else {
     std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r.outcome),
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);

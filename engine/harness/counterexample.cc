@@ -232,10 +232,14 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     if (const Value* f = item.Find("fault"); f != nullptr) {
       const Value* name = f->Find("fault");
       const Value* node = f->Find("node");
-      if (name == nullptr || !name->is_string() || node == nullptr || !node->is_int() || node->as_int() < 0 ||
-          node->as_int() >= cx.nodes)
+      const bool known = name != nullptr && name->is_string() &&
+                         (name->as_string() == "pause" || name->as_string() == "resume" ||
+                          name->as_string() == "kill" || name->as_string() == "restart");
+      if (!known || node == nullptr || !node->is_int() || node->as_int() < 0 || node->as_int() >= cx.nodes)
         return absl::InvalidArgumentError(
-            "counterexample fault items need {\"fault\": NAME, \"node\": one of the nodes}");
+            absl::StrCat("counterexample input item ", cx.input.size(), ": ", ir::ToJson(*f),
+                         " is not a fault: it needs \"fault\" (pause, resume, kill or restart) and \"node\" (0 to ",
+                         cx.nodes - 1, ")"));
       in.fault = *f;
     } else {
       const Value* c = item.Find("conn");

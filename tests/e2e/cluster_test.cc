@@ -377,6 +377,11 @@ TEST(ClusterTargets, CliRefusesBadClusterFlags) {
       testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nemesis", "partition"});
   EXPECT_EQ(bad_fault.exit_code, 2);
   EXPECT_NE(bad_fault.err.find("unknown fault \"partition\" (known: pause, kill)"), std::string::npos) << bad_fault.err;
+  auto no_nemesis =
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--fault-interval", "30"});
+  EXPECT_EQ(no_nemesis.exit_code, 2);
+  EXPECT_NE(no_nemesis.err.find("--fault-interval and --fault-duration need --nemesis"), std::string::npos)
+      << no_nemesis.err;
   auto too_long = testing::RunCommand(
       {DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nemesis", "pause", "--fault-duration", "5000"});
   EXPECT_EQ(too_long.exit_code, 2);

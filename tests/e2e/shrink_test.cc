@@ -165,6 +165,11 @@ TEST(Counterexamples, RejectsMalformedFiles) {
   auto no_name = harness::CounterexampleFromJson(
       R"({"spec":{},"input":[{"fault":{"node":0}}],"trace":[],"verdict":{},"seed":1,"connections":2})");
   EXPECT_FALSE(no_name.ok());
+  auto unknown = harness::CounterexampleFromJson(
+      R"({"spec":{},"input":[{"fault":{"fault":"explode","node":0}}],"trace":[],"verdict":{},"seed":1,)"
+      R"("connections":2})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("input item 0"), std::string::npos) << unknown.status();
 }
 
 // Faults the nemesis injected are input items, written and read back with
