@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -233,24 +234,39 @@ TEST(RealServers, EtcdClusterOf3PassesRoundRobin) {
   }
 }
 
+// A job of 4,000 requests against the reference kv server (specs/kv.dspec)
+// with the nemesis injecting `fault` every ~interval_ms for duration_ms.
+absl::StatusOr<JobResult> RefKvUnderNemesis(const std::string& fault, int64_t interval_ms, int64_t duration_ms) {
+  JobOptions o = testing::JobOptionsFor(RefKv(), "jsonl", 1, 4000);
+  o.nemesis.faults = {fault};
+  o.nemesis.interval_ms = interval_ms;
+  o.nemesis.duration_ms = duration_ms;
+  return RunJob(Shipped("kv.dspec"), o);
+}
+
+// The names of a trace's fault events, in order ("" where one has none).
+std::vector<std::string> FaultEvents(const std::vector<check::Observation>& trace) {
+  std::vector<std::string> names;
+  for (const check::Observation& ob : trace) {
+    if (ob.kind != check::Observation::Kind::kFault) continue;
+    const ir::Value* what = ob.msg.Find("fault");
+    names.push_back(what != nullptr && what->is_string() ? what->as_string() : "");
+  }
+  return names;
+}
+
 // The nemesis pauses nodes at times drawn from the seed and records every
 // pause and resume in the trace; a pause only delays answers, so a correct
 // server still passes.
 TEST(Nemesis, PausesAreInTheTraceAndACorrectServerPasses) {
-  JobOptions o = testing::JobOptionsFor(RefKv(), "jsonl", 1, 4000);
-  o.nemesis.faults = {"pause"};
-  o.nemesis.interval_ms = 20;
-  o.nemesis.duration_ms = 20;
-  auto r = RunJob(Shipped("kv.dspec"), o);
+  auto r = RefKvUnderNemesis("pause", 20, 20);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
   int pauses = 0, resumes = 0;
-  for (const check::Observation& ob : r->trace) {
-    if (ob.kind != check::Observation::Kind::kFault) continue;
-    const ir::Value* what = ob.msg.Find("fault");
-    ASSERT_NE(what, nullptr);
-    (what->as_string() == "pause" ? pauses : resumes)++;
-    EXPECT_EQ(pauses - resumes, what->as_string() == "pause" ? 1 : 0) << "a pause is resumed before the next";
+  for (const std::string& what : FaultEvents(r->trace)) {
+    ASSERT_FALSE(what.empty());
+    (what == "pause" ? pauses : resumes)++;
+    EXPECT_EQ(pauses - resumes, what == "pause" ? 1 : 0) << "a pause is resumed before the next";
   }
   EXPECT_GE(pauses, 1) << "the run took " << r->seconds << " s";
   EXPECT_EQ(r->faults, pauses);
@@ -286,20 +302,12 @@ TEST(Nemesis, NearAFaultALateAnswerIsGivenUpOnNotAFinding) {
 // The kill and the restart are in the trace; connections to the dead node
 // are closed, not a crash.
 TEST(Nemesis, AKillLosesWhatAnInMemoryServerAcknowledged) {
-  JobOptions o = testing::JobOptionsFor(RefKv(), "jsonl", 1, 4000);
-  o.nemesis.faults = {"kill"};
-  o.nemesis.interval_ms = 30;
-  o.nemesis.duration_ms = 20;
-  auto r = RunJob(Shipped("kv.dspec"), o);
+  auto r = RefKvUnderNemesis("kill", 30, 20);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
-  int kills = 0, restarts = 0;
-  for (const check::Observation& ob : r->trace) {
-    if (ob.kind != check::Observation::Kind::kFault) continue;
-    const std::string what = ob.msg.Find("fault")->as_string();
-    kills += what == "kill";
-    restarts += what == "restart";
-  }
+  const std::vector<std::string> events = FaultEvents(r->trace);
+  const auto kills = std::count(events.begin(), events.end(), "kill");
+  const auto restarts = std::count(events.begin(), events.end(), "restart");
   EXPECT_GE(kills, 1) << testing::DescribeJobResult(*r);
   EXPECT_GE(restarts, kills - 1);
 }
