@@ -307,8 +307,20 @@ Record CheckWhole(const std::shared_ptr<const lang::Spec>& spec, const Trace& pa
   return r;
 }
 
-// Online: Create, then Observe per observation, each timed; stops feeding
-// at the history's or the class's time limit.
+// As the online tester: the checker may defer explaining what it stalls on
+// until more has arrived, and Finish decides the rest. Engines older than
+// CheckerOptions::defer_when_stalled (a baseline) neither defer nor finish.
+template <typename Options>
+void DeferAsTheTester(Options* co) {
+  if constexpr (requires { co->defer_when_stalled; }) co->defer_when_stalled = true;
+}
+template <typename C>
+void FinishChecking(C& checker) {
+  if constexpr (requires { checker.Finish(); }) checker.Finish();
+}
+
+// Online: Create, then Observe per observation, each timed (Finish counts
+// as one more); stops feeding at the history's or the class's time limit.
 Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& parent_trace, int index, const Limits& lim,
                 Clock::time_point class_end) {
   const Trace trace = PrivateCopy(parent_trace);
@@ -318,6 +330,7 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& pare
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
   SetProbeAfter(&co, lim.probe_after);
+  DeferAsTheTester(&co);
   auto start = Clock::now();
   double cpu0 = CpuSeconds();
   auto history_end =
@@ -347,6 +360,11 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& pare
           if (r.fed < trace.size()) r.status = kTimeout;
           break;
         }
+      }
+      if (r.status == kAccept && r.fed == trace.size()) {
+        auto t0 = Clock::now();
+        FinishChecking(**checker);
+        r.max_observe = std::max(r.max_observe, Since(t0));
       }
       if (r.status == kAccept) {
         const check::Verdict& v = (*checker)->verdict();
@@ -661,9 +679,40 @@ std::vector<std::string> Targets(const std::vector<Summary>& all) {
 
 std::vector<std::string> Split(const std::string& s) { return absl::StrSplit(s, ',', absl::SkipEmpty()); }
 
-// --check-trace=FILE [--check-spec=NAME]: checks one JSON-lines trace with
-// this build's checker (e.g. to compare the baseline's verdict).
-int CheckFile(const std::string& spec_path, const std::string& trace_path, const Limits& lim) {
+// Feeds `trace` to a checker one observation at a time, as the online tester
+// does; prints the slowest Observe and where it was.
+absl::StatusOr<check::Verdict> CheckOnline(std::shared_ptr<const lang::Spec> spec, const Trace& trace,
+                                           const check::CheckerOptions& co, check::CheckerStats* st) {
+  check::CheckerOptions deferring = co;
+  DeferAsTheTester(&deferring);
+  auto checker = check::Checker::Create(std::move(spec), deferring);
+  if (!checker.ok()) return checker.status();
+  double slowest = 0;
+  size_t slowest_at = 0;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    auto t0 = Clock::now();
+    if (absl::Status s = (*checker)->Observe(trace[i]); !s.ok()) return s;
+    if (double d = Since(t0); d > slowest) {
+      slowest = d;
+      slowest_at = i;
+    }
+    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
+  }
+  auto t0 = Clock::now();
+  FinishChecking(**checker);
+  if (double d = Since(t0); d > slowest) {
+    slowest = d;
+    slowest_at = trace.size();
+  }
+  std::printf("online: slowest Observe %.3f s, at trace line %zu\n", slowest, slowest_at + 1);
+  *st = (*checker)->stats();
+  return (*checker)->verdict();
+}
+
+// --check-trace=FILE [--check-spec=NAME] [--mode=online]: checks one
+// JSON-lines trace with this build's checker (e.g. to compare the
+// baseline's verdict), whole or one observation at a time.
+int CheckFile(const std::string& spec_path, const std::string& trace_path, const Limits& lim, bool online) {
   auto spec = lang::LoadSpecFile(spec_path);
   if (!spec.ok()) {
     std::fprintf(stderr, "%s\n", std::string(spec.status().message()).c_str());
@@ -689,8 +738,11 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
   SetProbeAfter(&co, lim.probe_after);
   check::CheckerStats st;
   auto start = Clock::now();
-  auto v = check::CheckTrace(*spec, *trace, co, &st);
-  for (int i = 1; i < lim.repeat && v.ok(); ++i) v = check::CheckTrace(*spec, *trace, co, &st);
+  auto check_once = [&] {
+    return online ? CheckOnline(*spec, *trace, co, &st) : check::CheckTrace(*spec, *trace, co, &st);
+  };
+  auto v = check_once();
+  for (int i = 1; i < lim.repeat && v.ok(); ++i) v = check_once();
   double secs = Since(start) / lim.repeat;
   if (!v.ok()) {
     std::fprintf(stderr, "%s\n", std::string(v.status().message()).c_str());
@@ -785,7 +837,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!check_trace.empty()) return CheckFile(spec_dir + "/" + check_spec, check_trace, lim);
+  if (!check_trace.empty()) return CheckFile(spec_dir + "/" + check_spec, check_trace, lim, mode == "online");
   std::vector<ClassDef> classes = AllClasses(seed);
   if (list) {
     for (const auto& c : classes) std::printf("%s\n", c.name.c_str());

@@ -120,6 +120,15 @@ struct Checker::Impl {
       if (!Explain(p)) break;
     pending.clear();
   }
+
+  void Finish() {
+    Release();
+    for (auto& [key, p] : parts) {
+      if (verdict.kind != Verdict::Kind::kAccept) return;
+      p.search->Finish();
+      if (p.search->verdict().kind != Verdict::Kind::kAccept) verdict = p.search->verdict();
+    }
+  }
 };
 
 Checker::Checker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -152,6 +161,13 @@ void Checker::Release() {
   impl_->clock.Stop();
 }
 
+void Checker::Finish() {
+  if (impl_->verdict.kind != Verdict::Kind::kAccept) return;
+  impl_->clock.Start();
+  impl_->Finish();
+  impl_->clock.Stop();
+}
+
 const Verdict& Checker::verdict() const { return impl_->verdict; }
 
 CheckerStats Checker::stats() const {
@@ -164,6 +180,7 @@ CheckerStats Checker::stats() const {
     s.inert_steps_skipped += x.inert_steps_skipped;
     s.probes += x.probes;
     s.probe_rejections += x.probe_rejections;
+    s.restarts += x.restarts;
     s.explanations += x.explanations;
     s.backtracks += x.backtracks;
     s.memo_hits += x.memo_hits;
@@ -248,7 +265,7 @@ absl::StatusOr<Verdict> CheckTrace(std::shared_ptr<const lang::Spec> spec, const
     if (!s.ok()) return s;
     if ((*checker)->verdict().kind != Verdict::Kind::kAccept) break;
   }
-  (*checker)->Release();
+  (*checker)->Finish();
   if (stats) *stats = (*checker)->stats();
   return (*checker)->verdict();
 }
@@ -301,9 +318,10 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
                     ",\"inert_steps_skipped\":", stats->inert_steps_skipped, ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
                     ",\"probes\":", stats->probes, ",\"probe_rejections\":", stats->probe_rejections,
-                    ",\"memo_entries\":", stats->memo_entries, ",\"max_frontier\":", stats->max_frontier_seen,
-                    ",\"solver_checks\":", stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
-                    ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":", stats->check_seconds,
+                    ",\"restarts\":", stats->restarts, ",\"memo_entries\":", stats->memo_entries,
+                    ",\"max_frontier\":", stats->max_frontier_seen, ",\"solver_checks\":", stats->solver.checks,
+                    ",\"z3_calls\":", stats->solver.z3_calls, ",\"z3_seconds\":", stats->solver.z3_seconds,
+                    ",\"check_seconds\":", stats->check_seconds,
                     ",\"max_observe_seconds\":", stats->max_observe_seconds, "}");
   }
   out += "}";

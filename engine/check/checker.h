@@ -71,6 +71,21 @@ struct CheckerOptions {
   // observation before it runs the crashed-request probe (search.h); each
   // probe doubles it. 0 = never probe (to compare verdicts).
   uint64_t probe_after_work = 10'000;
+  // Work (memo lookups) the search may spend without explaining a further
+  // observation before it starts again from the first observation, now
+  // that it knows more of the trace (search.h: restarts); the bound grows
+  // with what each restart cost. 0 = never restart (to compare verdicts).
+  uint64_t restart_after_work = 100'000;
+  // How many observations back from the furthest one explained a restart
+  // begins at first (doubling with each restart that gets no further).
+  size_t restart_back_observations = 64;
+  // Online: a search that stalls (as above) while explaining the newest
+  // observations stops there, and starts again once more of the trace has
+  // arrived: the responses to the requests it had to guess about prune its
+  // guesses. Verdicts are the same; a rejection may come some observations
+  // later. Whoever sets it must call Checker::Finish() before reading the
+  // final verdict (the tester does).
+  bool defer_when_stalled = false;
   // Probe whatever causes the stall, not only where sets of crashed requests
   // multiply (tests: the probe's verdicts compared on every trace).
   bool probe_any_stall = false;
@@ -111,6 +126,7 @@ struct CheckerStats {
   uint64_t memo_hits = 0;         // explanations not explored again (seen or dominated)
   uint64_t probes = 0;            // crashed-request probes run (search.h)
   uint64_t probe_rejections = 0;  // of them, the ones that decided the verdict
+  uint64_t restarts = 0;          // searches started again with more of the trace (search.h)
   size_t memo_entries = 0;        // keys the memo holds now
   size_t frontier = 0;            // live alternatives now
   size_t max_frontier_seen = 0;
@@ -138,6 +154,11 @@ class Checker {
   // tester holds the checker over the responses of one poll.
   void Hold();
   void Release();
+
+  // The trace is complete: explains whatever is left (also what a search
+  // deferred, see CheckerOptions::defer_when_stalled). Then the verdict is
+  // final.
+  void Finish();
 
   // kAccept while every observation so far is explained.
   const Verdict& verdict() const;

@@ -25,13 +25,33 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
              sets.end());
   entries_ -= before - sets.size();
   if (!sets.empty()) ++incomparable_inserts_;
-  sets.push_back(std::move(key.settled));
+  sets.push_back(key.settled);
+  log_.push_back(std::move(key));
+  ++inserted_;
   if (++entries_ > max_entries_) {
     by_base_.clear();
+    log_.clear();
+    log_starts_at_ = inserted_;
     entries_ = 0;
     ++resets_;
   }
   return false;
+}
+
+void ExplanationMemo::ForgetSince(uint64_t mark) {
+  const size_t keep = mark <= log_starts_at_ ? 0 : static_cast<size_t>(mark - log_starts_at_);
+  for (size_t k = keep; k < log_.size(); ++k) {
+    auto it = by_base_.find(log_[k].base);
+    if (it == by_base_.end()) continue;
+    SettledSets& sets = it->second;
+    auto s = std::find(sets.begin(), sets.end(), log_[k].settled);
+    if (s == sets.end()) continue;  // displaced by a later key, also forgotten
+    sets.erase(s);
+    --entries_;
+    if (sets.empty()) by_base_.erase(it);
+  }
+  if (keep < log_.size()) log_.resize(keep);
+  inserted_ = log_starts_at_ + log_.size();  // marks below it stay valid
 }
 
 }  // namespace dualswarm::check

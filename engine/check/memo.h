@@ -48,6 +48,13 @@ class ExplanationMemo {
   // otherwise inserts `key` and returns false.
   bool SeenOrInsert(MemoKey key);
 
+  // Forgetting what was inserted after a point (the search's restarts):
+  // Mark() names the point, ForgetSince(mark) removes every key inserted
+  // after it (and whatever those keys had displaced: forgetting only costs
+  // repeated work).
+  uint64_t Mark() const { return inserted_; }
+  void ForgetSince(uint64_t mark);
+
   size_t size() const { return entries_; }
   // Keys inserted beside another of the same base that neither dominates:
   // the growth the crashed-request probe (search.h) removes.
@@ -61,6 +68,9 @@ class ExplanationMemo {
   size_t max_entries_;
   uint64_t resets_ = 0;
   uint64_t incomparable_inserts_ = 0;
+  uint64_t inserted_ = 0;       // keys inserted and not forgotten (ForgetSince), resets included
+  std::vector<MemoKey> log_;    // the keys inserted since the last reset, in order
+  uint64_t log_starts_at_ = 0;  // inserted_ at the last reset
 };
 
 }  // namespace dualswarm::check

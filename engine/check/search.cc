@@ -80,12 +80,15 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
   probe_after_ = opts.probe_after_work;
+  restart_after_ = opts.restart_after_work;
+  restart_back_ = opts_.restart_back_observations;
 }
 
 void Search::BecomeProbe(uint64_t max_work) {
   is_probe_ = true;
   max_work_ = max_work;
   probe_after_ = 0;
+  restart_after_ = 0;
 }
 
 void Search::Append(Observation o, int ch) {
@@ -266,6 +269,7 @@ void Search::Enqueue(Frame& f, Task t) {
 absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
   const int ch = obs_channel_[f.obs];
   while (f.head < f.work.size()) {
+    if (OnStall() != StallAction::kGoOn) return false;  // a frame can stall the search by itself (Backtrack)
     Task t = std::move(f.work[f.head++]);
     --frontier_;
     t.e.EnsureChannels(log_.per_channel.size());
@@ -586,8 +590,9 @@ void Search::PassClosed(size_t i) {
 // Opens the frame for received observation i with cur_ as its only task and
 // takes its first candidate; false when there is none (or cur_ was seen).
 bool Search::Enter(size_t i) {
+  const uint64_t mark = memo_.Mark();  // before cur_'s own key: a restart here forgets it too
   if (Seen(cur_, i)) return false;
-  stack_.push_back(Frame{i, {}, 0});
+  stack_.push_back(Frame{i, {}, 0, cur_, mark, obs_.size()});
   Enqueue(stack_.back(), Task{cur_});
   Explanation cand;
   auto found = NextCandidate(stack_.back(), &cand);
@@ -610,6 +615,15 @@ absl::StatusOr<bool> Search::Backtrack() {
       if (!rejected.ok()) return rejected.status();
       if (*rejected) return false;
     }
+    if (const StallAction a = OnStall(); a != StallAction::kGoOn) {
+      if (a == StallAction::kPause) {
+        paused_ = true;
+        resume_at_ = obs_.size() + std::max<size_t>(16, 4 * log_.per_channel.size());
+      } else {
+        Restart();
+      }
+      return true;
+    }
     Frame& top = stack_.back();
     Explanation cand;
     auto found = NextCandidate(top, &cand);
@@ -620,13 +634,19 @@ absl::StatusOr<bool> Search::Backtrack() {
       next_obs_ = top.obs + 1;
       return true;
     }
+    if (OnStall() != StallAction::kGoOn) continue;  // stopped short, not exhausted: see above
     stack_.pop_back();
   }
   return false;
 }
 
 void Search::Advance() {
-  while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size()) {
+  if (paused_) {
+    if (!final_ && obs_.size() < resume_at_) return;
+    paused_ = false;
+    Restart();
+  }
+  while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size() && !paused_) {
     NoteProgress();
     const size_t i = next_obs_;
     switch (obs_[i].kind) {
@@ -650,12 +670,68 @@ void Search::Advance() {
   }
 }
 
+void Search::Finish() {
+  final_ = true;
+  Advance();
+}
+
+// ---- Restarts ----------------------------------------------------------------
+
+// Online, a frame is entered knowing only the observations up to its own,
+// so it cannot drop the alternatives later responses contradict
+// (OwedContradictsTrace) and the search may explore them all, one
+// observation at a time, at exponential cost. A restart discards the
+// frames from some point up and enters them again knowing every
+// observation so far, as offline. A restart re-explores; it never skips:
+// the discarded frames' memo keys are forgotten with them, so the new
+// frames explore everything the old ones had yet to (docs/checker.md:
+// restarts).
+
+// The frame a restart begins at: the oldest within restart_back_
+// observations of the furthest explained.
+size_t Search::RestartFrame() const {
+  const size_t from = deepest_ > restart_back_ ? deepest_ - restart_back_ : 0;
+  auto it =
+      std::lower_bound(stack_.begin(), stack_.end(), from, [](const Frame& f, size_t obs) { return f.obs < obs; });
+  return static_cast<size_t>(it - stack_.begin());
+}
+
+// What to do about a stall: nothing while the search gets further or has
+// worked less than restart_after_ since; else, online, stop until more of
+// the trace arrives (defer_when_stalled); else restart, if the frame a
+// restart would begin at was entered knowing fewer observations than there
+// are now (else it would only repeat itself).
+Search::StallAction Search::OnStall() const {
+  if (restart_after_ == 0 || work_ - work_at_progress_ < restart_after_ || stack_.empty()) return StallAction::kGoOn;
+  if (opts_.defer_when_stalled && !final_) return StallAction::kPause;
+  const size_t fi = std::min(RestartFrame(), stack_.size() - 1);
+  return stack_[fi].known_obs < obs_.size() ? StallAction::kRestart : StallAction::kGoOn;
+}
+
+void Search::Restart() {
+  if (stack_.empty()) return;
+  ++st_.restarts;
+  const size_t fi = std::min(RestartFrame(), stack_.size() - 1);
+  Frame& f = stack_[fi];
+  memo_.ForgetSince(f.memo_mark);
+  cur_ = std::move(f.entry);
+  next_obs_ = f.obs;
+  for (size_t k = fi; k < stack_.size(); ++k) frontier_ -= stack_[k].work.size() - stack_[k].head;
+  stack_.resize(fi);
+  work_at_progress_ = work_;
+  restart_after_ *= 2;
+  restart_back_ *= 2;
+}
+
 // ---- The crashed-request probe ---------------------------------------------
 
 void Search::NoteProgress() {
   if (next_obs_ <= deepest_) return;
+  restart_after_ = opts_.restart_after_work;
+  restart_back_ = opts_.restart_back_observations;
   deepest_ = next_obs_;
   work_at_deepest_ = work_;
+  work_at_progress_ = work_;
   incomparable_at_deepest_ = memo_.incomparable_inserts();
 }
 

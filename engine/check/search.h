@@ -69,8 +69,11 @@ class Search {
   // Records observation `o` on channel `ch` (-1 when it has none).
   void Append(Observation o, int ch);
   // Explains the observations appended so far, as far as possible; sets
-  // verdict() when they cannot all be explained or a bound is hit.
+  // verdict() when they cannot all be explained or a bound is hit. With
+  // CheckerOptions::defer_when_stalled it may stop short (restarts, below).
   void Advance();
+  // No observation will follow: explains every one.
+  void Finish();
   // Makes this search the probe (see above): crashed requests are taken
   // any number of times, and past `max_work` memo lookups it stops
   // (kInconclusive). Call before the first Append.
@@ -95,6 +98,11 @@ class Search {
     size_t obs;  // the received observation it explains
     std::vector<Task> work;
     size_t head = 0;  // work[head..] is still to do
+    // What a restart from this frame needs: the explanation it was entered
+    // with, the memo before that, and how many observations were known.
+    Explanation entry;
+    uint64_t memo_mark = 0;
+    size_t known_obs = 0;
   };
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
@@ -128,6 +136,10 @@ class Search {
   absl::StatusOr<bool> Backtrack();
   void NoteProgress();
   bool ProbeDue() const;
+  enum class StallAction { kGoOn, kPause, kRestart };
+  StallAction OnStall() const;
+  size_t RestartFrame() const;
+  void Restart();
   absl::StatusOr<bool> ProbeRejects();
   void AdoptReasons(const Verdict& probe_verdict);
   void Reject();
@@ -176,6 +188,17 @@ class Search {
   uint64_t incomparable_at_deepest_ = 0;
   uint64_t probe_after_ = 0;   // stalled work that triggers the next probe
   size_t probe_accepted_ = 0;  // observations the last probe explained
+  // Restarts: the stalled work that triggers the next, and how many
+  // observations back from the furthest it starts (both double with each
+  // restart that gets no further; progress resets them).
+  uint64_t restart_after_ = 0;
+  size_t restart_back_ = 0;
+  uint64_t work_at_progress_ = 0;  // work_ when deepest_ last grew or the last restart began (probes leave it)
+  // Deferring (CheckerOptions::defer_when_stalled): stopped until the
+  // trace has `resume_at_` observations or is final.
+  bool paused_ = false;
+  size_t resume_at_ = 0;
+  bool final_ = false;  // Finish() was called: no observation will follow
   std::mt19937_64 rng_;
 };
 

@@ -231,6 +231,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   }
   check::CheckerOptions co = options.checker;
   co.seed = options.seed;
+  co.defer_when_stalled = true;  // the runner calls FinishChecking
   auto checker = check::Checker::Create(spec, co);
   if (!checker.ok()) return checker.status();
   return std::unique_ptr<Executor>(new Executor(std::move(spec), options, std::move(*checker)));

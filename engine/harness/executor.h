@@ -133,6 +133,9 @@ class Executor {
   // together (check::Checker::Hold).
   void HoldChecker() { checker_->Hold(); }
   void ReleaseChecker() { checker_->Release(); }
+  // The run is over: the checker explains what it deferred
+  // (check::CheckerOptions::defer_when_stalled); then verdict() is final.
+  void FinishChecking() { checker_->Finish(); }
   // The label of a request outstanding for longer than timeout_ns, if any.
   std::optional<int64_t> Overdue(int64_t now_ns, int64_t timeout_ns) const;
   // The same request with where and when it was sent.

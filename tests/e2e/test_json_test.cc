@@ -90,7 +90,7 @@ void ExpectCommonFields(const Doc& d, const std::string& kind) {
   EXPECT_TRUE(absl::SimpleAtoi(d.json.count("requests") ? d.json.at("requests") : "", &requests));
   EXPECT_GT(requests, 0);
   auto checker = Members(d.json.count("checker") ? d.json.at("checker") : "");
-  for (const char* f : {"spec_steps", "backtracks", "partitions", "solver_checks", "z3_calls", "memo_hits",
+  for (const char* f : {"spec_steps", "backtracks", "partitions", "solver_checks", "z3_calls", "memo_hits", "restarts",
                         "check_seconds", "max_observe_seconds"})
     EXPECT_EQ(checker.count(f), 1u) << "checker." << f;
 }

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
+#include "engine/check/memo.h"
 #include "engine/harness/simulator.h"
 #include "engine/harness/workloads.h"
 #include "engine/lang/spec.h"
@@ -88,12 +89,23 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
 }
 
 // One observation at a time, as the online tester feeds them (CheckTrace
-// holds the checker over the whole trace instead).
+// holds the checker over the whole trace instead). `restart_after_work` 1
+// restarts the search (search.h) at every stall, from `restart_back`
+// observations back; `defer` stops it there until more has arrived.
+struct Incremental {
+  uint64_t restart_after_work = check::CheckerOptions{}.restart_after_work;
+  size_t restart_back = 64;
+  bool defer = false;
+};
 check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
-                                        const std::string& network) {
+                                        const std::string& network, Incremental how = {},
+                                        uint64_t* restarts = nullptr) {
   check::CheckerOptions co;
   co.network = network;
   co.max_steps = 2'000'000;
+  co.restart_after_work = how.restart_after_work;
+  co.restart_back_observations = how.restart_back;
+  co.defer_when_stalled = how.defer;
   auto checker = check::Checker::Create(spec, co);
   EXPECT_TRUE(checker.ok()) << checker.status();
   if (!checker.ok()) return check::Verdict::Kind::kSpecError;
@@ -102,6 +114,8 @@ check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, 
     EXPECT_TRUE(s.ok()) << s;
     if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
   }
+  (*checker)->Finish();
+  if (restarts != nullptr) *restarts += (*checker)->stats().restarts;
   return (*checker)->verdict().kind;
 }
 
@@ -110,6 +124,7 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   auto spec = Shipped("kv.dspec");
   const harness::RequestFn gen = harness::KvRequests({"k"});
   int compared = 0, rejected = 0, with_closed = 0;
+  uint64_t restarts = 0;
   for (uint64_t seed = 1; seed <= 600; ++seed) {
     harness::SimOptions so;
     so.seed = seed;
@@ -147,6 +162,13 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
         << "seed " << seed << ": the crashed-request probe changed the verdict";
     ASSERT_EQ(JudgeIncrementally(spec, t, network), without)
         << "seed " << seed << ": one observation at a time changed the verdict";
+    // Restarts at every stall, from the start or from 2 observations back,
+    // at once or deferred: each forgets the memo keys of the frames it
+    // discards, which a wrong rule would turn into a wrong verdict.
+    for (Incremental how : {Incremental{1, 1000, false}, Incremental{1, 2, false}, Incremental{1, 2, true}})
+      ASSERT_EQ(JudgeIncrementally(spec, t, network, how, &restarts), without)
+          << "seed " << seed << ": restarts (back " << how.restart_back << ", deferred " << how.defer
+          << ") changed the verdict";
     rejected += with == check::Verdict::Kind::kReject;
     ++compared;
   }
@@ -155,6 +177,7 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   EXPECT_GT(rejected, 60);
   EXPECT_LT(rejected, 540);
   EXPECT_EQ(with_closed, 300);
+  EXPECT_GT(restarts, 600u) << "the restart comparisons restarted too seldom to test them";
 }
 
 // n puts on n connections, each timed out and its connection closed, then a
@@ -295,6 +318,32 @@ TEST(Memo, TimeBoundEndsInconclusiveNeverAccept) {
   EXPECT_EQ(v->kind, check::Verdict::Kind::kInconclusive) << check::FormatVerdict(*v);
   EXPECT_NE(v->message.find("time bound exceeded"), std::string::npos) << v->message;
   EXPECT_LT(took, 5.0);
+}
+
+// A restart (search.h) forgets the memo keys of the frames it discards:
+// exactly the keys inserted after its mark, whatever happened meanwhile.
+TEST(Memo, ForgetSinceForgetsTheKeysInsertedAfterTheMark) {
+  check::ExplanationMemo m(100);
+  EXPECT_FALSE(m.SeenOrInsert({1, {}}));
+  EXPECT_FALSE(m.SeenOrInsert({4, {5, 6}}));
+  const uint64_t mark = m.Mark();
+  EXPECT_FALSE(m.SeenOrInsert({2, {}}));
+  EXPECT_FALSE(m.SeenOrInsert({4, {5}}));  // dominates {5, 6}, which it displaces
+  m.ForgetSince(mark);
+  EXPECT_TRUE(m.SeenOrInsert({1, {}}));
+  EXPECT_FALSE(m.SeenOrInsert({2, {}}));      // forgotten
+  EXPECT_FALSE(m.SeenOrInsert({4, {5, 6}}));  // gone with the key that displaced it: only work is lost
+  EXPECT_EQ(m.size(), 3u);
+  // Marks taken before a reset (past max_entries) forget all since.
+  check::ExplanationMemo small(2);
+  EXPECT_FALSE(small.SeenOrInsert({1, {}}));
+  const uint64_t early = small.Mark();
+  EXPECT_FALSE(small.SeenOrInsert({2, {}}));
+  EXPECT_FALSE(small.SeenOrInsert({3, {}}));  // a third key: the memo starts afresh
+  EXPECT_FALSE(small.SeenOrInsert({4, {}}));
+  small.ForgetSince(early);
+  EXPECT_FALSE(small.SeenOrInsert({4, {}}));
+  EXPECT_EQ(small.size(), 1u);
 }
 
 }  // namespace

@@ -150,6 +150,7 @@ class JobLoop {
   // The result once Run returned OK: the outcome a step decided, else the
   // checker's verdict.
   JobResult Finish() {
+    if (res_.outcome == Outcome::kPassed) ex_.FinishChecking();
     res_.verdict = ex_.verdict();
     if (res_.outcome == Outcome::kPassed) ClassifyVerdict();
     res_.trace = ex_.observations();
