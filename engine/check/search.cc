@@ -560,9 +560,11 @@ absl::Status Search::CheckBounds(const Observation& o) const {
   if (max_work_ && work_ > max_work_)
     return absl::ResourceExhaustedError(absl::StrCat("probe budget exceeded (", max_work_, " memo lookups)"));
   if (frontier_ > opts_.max_frontier)
-    return absl::ResourceExhaustedError(absl::StrCat("frontier bound exceeded: more than ", opts_.max_frontier,
-                                                     " live explanations while explaining trace line ", o.line,
-                                                     "; raise --max-frontier (memory grows with it)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("frontier bound exceeded: more than ", opts_.max_frontier,
+                     " live explanations while explaining response label ", o.label,
+                     o.line ? absl::StrCat(" (trace line ", o.line, ")") : "",  // online observations have no line
+                     "; raise --max-frontier (memory grows with it)"));
   return absl::OkStatus();
 }
 
