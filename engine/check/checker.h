@@ -86,6 +86,11 @@ struct CheckerOptions {
   // later. Whoever sets it must call Checker::Finish() before reading the
   // final verdict (the tester does).
   bool defer_when_stalled = false;
+  // When the furthest observation cannot be explained and its response
+  // shows a value only one request carried, first try the server orders
+  // that take that request earlier (search.h: provenance repair). Only
+  // the order of the search changes. false = never (to compare verdicts).
+  bool repair_by_provenance = true;
   // Probe whatever causes the stall, not only where sets of crashed requests
   // multiply (tests: the probe's verdicts compared on every trace).
   bool probe_any_stall = false;
@@ -127,6 +132,7 @@ struct CheckerStats {
   uint64_t probes = 0;            // crashed-request probes run (search.h)
   uint64_t probe_rejections = 0;  // of them, the ones that decided the verdict
   uint64_t restarts = 0;          // searches started again with more of the trace (search.h)
+  uint64_t repairs = 0;           // server orders tried first by provenance repair (search.h)
   size_t memo_entries = 0;        // keys the memo holds now
   size_t frontier = 0;            // live alternatives now
   size_t max_frontier_seen = 0;

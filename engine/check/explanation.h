@@ -64,10 +64,12 @@ class OwedQueues {
   absl::InlinedVector<Entry, 2> entries_;  // per channel: oldest first
 };
 
-// The labels of the requests the server took, newest first (shared tails).
+// The requests the server took, newest first (shared tails): each one's
+// label and the observation whose frame took it.
 struct History {
   int64_t label;
   std::shared_ptr<const History> prev;
+  size_t at_obs = 0;
 };
 
 struct Explanation {
@@ -76,7 +78,7 @@ struct Explanation {
   std::vector<int32_t> consumed;  // per channel
   OwedQueues owed;
   int64_t next_fresh = 0;                  // id of the next `fresh` variable
-  std::shared_ptr<const History> history;  // for rejection reports only
+  std::shared_ptr<const History> history;  // for rejection reports and provenance repair
 
   void EnsureChannels(size_t n);
   // Hash of the spec state and the path constraints (order-insensitive):

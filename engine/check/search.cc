@@ -100,6 +100,8 @@ void Search::Append(Observation o, int ch) {
   }
   switch (o.kind) {
     case Observation::Kind::kSent:
+      if (RepairsOn())
+        carriers_.Note(o.msg, ch, static_cast<int32_t>(log_.per_channel[static_cast<size_t>(ch)].size()));
       log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg});
       break;
     case Observation::Kind::kReceived:
@@ -240,6 +242,7 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
   Mismatch mm;
   if (MatchMessage(o.msg, obs_[at].msg, "", &cs, &mm)) return false;
   if (at == at_obs) {  // the response being explained: an ordinary death
+    NoteBlocker(at, e, o.msg);
     RecordDeath(at, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, o.loc));
   } else if (at_obs > furthest_) {
     furthest_ = at_obs;
@@ -295,6 +298,7 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   if (!MatchMessage(head.msg, obs_[f.obs].msg, "", &cs, &mm)) {
+    NoteBlocker(f.obs, e, head.msg);
     RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, head.loc));
     return false;
   }
@@ -464,7 +468,7 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
   if (!is_probe_ || !IsLastOfOptional(static_cast<size_t>(d), p.consumed[static_cast<size_t>(d)], at_obs))
     ++c.consumed[static_cast<size_t>(d)];
   c.next_fresh = step.next_fresh;
-  c.history = std::make_shared<const History>(History{r.label, p.history});
+  c.history = std::make_shared<const History>(History{r.label, p.history, at_obs});
   for (const auto& send : step.sends) {
     if (!IsConnection(send.conn))
       return absl::FailedPreconditionError(
@@ -637,6 +641,11 @@ absl::StatusOr<bool> Search::Backtrack() {
       return true;
     }
     if (OnStall() != StallAction::kGoOn) continue;  // stopped short, not exhausted: see above
+    if (RepairsOn() && top.obs == repair_reach_) {
+      auto repaired = RepairByProvenance(top);
+      if (!repaired.ok()) return repaired.status();
+      if (*repaired) continue;  // its frame is on top now
+    }
     stack_.pop_back();
   }
   return false;
@@ -650,6 +659,7 @@ void Search::Advance() {
   }
   while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size() && !paused_) {
     NoteProgress();
+    repair_reach_ = std::max(repair_reach_, next_obs_);
     const size_t i = next_obs_;
     switch (obs_[i].kind) {
       case Observation::Kind::kSent:
@@ -691,10 +701,11 @@ void Search::Finish() {
 
 // The frame a restart begins at: the oldest within restart_back_
 // observations of the furthest explained.
+// (Frames are in observation order but for provenance repair's, which sit
+// above frames of later observations; a restart discards those too.)
 size_t Search::RestartFrame() const {
   const size_t from = deepest_ > restart_back_ ? deepest_ - restart_back_ : 0;
-  auto it =
-      std::lower_bound(stack_.begin(), stack_.end(), from, [](const Frame& f, size_t obs) { return f.obs < obs; });
+  auto it = std::find_if(stack_.begin(), stack_.end(), [&](const Frame& f) { return f.obs >= from; });
   return static_cast<size_t>(it - stack_.begin());
 }
 
@@ -719,10 +730,120 @@ void Search::Restart() {
   cur_ = std::move(f.entry);
   next_obs_ = f.obs;
   for (size_t k = fi; k < stack_.size(); ++k) frontier_ -= stack_[k].work.size() - stack_[k].head;
+  repair_reach_ = f.obs;
   stack_.resize(fi);
   work_at_progress_ = work_;
   restart_after_ *= 2;
   restart_back_ *= 2;
+}
+
+// ---- Provenance repair ---------------------------------------------------------
+
+// How many frames one stuck observation may have repaired (search.h).
+constexpr size_t kMaxRepairTries = 16;
+// How far back along an explanation's history the repair looks.
+constexpr size_t kMaxRepairHistory = 4096;
+
+// Opens the next repair frame for frame f, which has run dry, if any is
+// left to try; true when it did (it is on top of the stack). First where
+// the requests that blocked the observed value were taken (NoteBlocker),
+// then at each frame since the value's carrier was sent, the newest first.
+absl::StatusOr<bool> Search::RepairByProvenance(Frame& f) {
+  while (f.repair_tries < kMaxRepairTries && !f.blocked_at.empty()) {
+    const RepairHint hint = f.blocked_at.front();
+    f.blocked_at.erase(f.blocked_at.begin());
+    ++f.repair_tries;
+    auto pushed = PushRepairFrame(hint.at_obs, hint.carrier);
+    if (!pushed.ok() || *pushed) return pushed;
+  }
+  const size_t stuck_obs = f.obs;
+  for (const RequestRef& ref : carriers_.CarriersOf(obs_[stuck_obs].msg)) {
+    const SentRequest& r = log_.per_channel[static_cast<size_t>(ref.ch)][static_cast<size_t>(ref.index)];
+    if (r.obs_index >= stuck_obs) continue;
+    const std::vector<size_t> frames = FramesThatTookRequestsBefore(f.entry, r, ref.index);
+    while (f.repair_tries < kMaxRepairTries && f.next_repair_frame < frames.size()) {
+      ++f.repair_tries;
+      auto pushed = PushRepairFrame(frames[f.next_repair_frame++], ref);  // f is stack_.back(): it moves
+      if (!pushed.ok() || *pushed) return pushed;
+    }
+    break;  // one carrier is enough to go by
+  }
+  return false;
+}
+
+// Explanation e could not explain observation at_obs, the one the newest
+// frame explains: the spec answered `expected` where the trace shows
+// another value. When a request alone carried a value of `expected` (the
+// blocker: what a queue held before the observed item), and e took it
+// after the observed value's carrier was sent, the frame's repair first
+// tries taking that carrier at the frame where e took the blocker.
+void Search::NoteBlocker(size_t at_obs, const Explanation& e, const Value& expected) {
+  if (!RepairsOn() || stack_.empty() || stack_.back().obs != at_obs) return;
+  std::vector<RepairHint>& hints = stack_.back().blocked_at;
+  if (hints.size() >= kMaxRepairTries) return;
+  const std::vector<RequestRef> observed = carriers_.CarriersOf(obs_[at_obs].msg);
+  if (observed.size() != 1) return;
+  const size_t carrier_sent =
+      log_.per_channel[static_cast<size_t>(observed[0].ch)][static_cast<size_t>(observed[0].index)].obs_index;
+  for (const RequestRef& b : carriers_.CarriersOf(expected)) {
+    if (b == observed[0]) continue;
+    const int64_t blocker = log_.per_channel[static_cast<size_t>(b.ch)][static_cast<size_t>(b.index)].label;
+    size_t looked = 0;
+    for (const History* h = e.history.get(); h != nullptr && h->at_obs > carrier_sent && looked < kMaxRepairHistory;
+         h = h->prev.get(), ++looked) {
+      if (h->label != blocker) continue;
+      const RepairHint hint{h->at_obs, observed[0]};
+      if (std::find(hints.begin(), hints.end(), hint) == hints.end()) hints.push_back(hint);
+      break;
+    }
+  }
+}
+
+// The observations whose frames took, in explanation e, requests after r
+// was sent and before e took r (or, when e has not taken r, at all): the
+// newest first, each once.
+std::vector<size_t> Search::FramesThatTookRequestsBefore(const Explanation& e, const SentRequest& r,
+                                                         int32_t r_index) const {
+  std::vector<size_t> frames;
+  bool past_r =
+      static_cast<size_t>(r.channel) >= e.consumed.size() || e.consumed[static_cast<size_t>(r.channel)] <= r_index;
+  size_t looked = 0;
+  for (const History* h = e.history.get(); h != nullptr && looked < kMaxRepairHistory; h = h->prev.get(), ++looked) {
+    if (!past_r) {
+      past_r = h->label == r.label;
+      continue;
+    }
+    if (h->at_obs <= r.obs_index) break;
+    if (frames.empty() || frames.back() != h->at_obs) frames.push_back(h->at_obs);
+  }
+  return frames;
+}
+
+// Opens a frame at observation `at_obs` whose work is the explanations the
+// newest frame there was entered with, having taken r first; false when r
+// is not next on its channel there, or every such explanation was seen.
+absl::StatusOr<bool> Search::PushRepairFrame(size_t at_obs, RequestRef r) {
+  auto f = std::find_if(stack_.rbegin(), stack_.rend(), [&](const Frame& x) { return x.obs == at_obs; });
+  if (f == stack_.rend()) return false;
+  Explanation base = f->entry;
+  base.EnsureChannels(log_.per_channel.size());
+  if (base.consumed[static_cast<size_t>(r.ch)] != r.index) return false;
+  std::vector<int> consumable;
+  model_->Consumable(log_, base.consumed, at_obs, &consumable);
+  if (std::find(consumable.begin(), consumable.end(), r.ch) == consumable.end()) return false;
+  std::vector<Explanation> children;
+  if (absl::Status s = Expand(base, r.ch, at_obs, &children); !s.ok()) return s;
+  OrderChildren(&children);
+  const uint64_t mark = memo_.Mark();
+  // Entered with r taken, when that is all it can be: a later repair at
+  // this observation then moves another request ahead of both.
+  Frame repair{at_obs, {}, 0, children.size() == 1 ? children[0] : std::move(base), mark, obs_.size()};
+  for (auto& c : children)
+    if (!Seen(c, at_obs)) Enqueue(repair, Task{std::move(c)});
+  if (repair.work.empty()) return false;
+  ++st_.repairs;
+  stack_.push_back(std::move(repair));
+  return true;
 }
 
 // ---- The crashed-request probe ---------------------------------------------

@@ -20,6 +20,16 @@
 // search explains, so when it rejects, the exact search would too; and it
 // needs no record of which such requests an explanation has used, which is
 // what makes rejecting histories with many crashed clients expensive.
+//
+// Provenance repair: when the frame of the furthest observation runs dry
+// and its response shows a value that one request alone carried (an item a
+// queue hands back), the server order that failed most likely took that
+// request too late — after requests taken at frames since it was sent. The
+// search then opens, on top of its stack, a frame at such an earlier
+// observation whose work is taking that request first (the latest such
+// frame first, earlier ones on later tries). The other alternatives stay
+// where they were, so only the order of the search changes, never what it
+// explores (docs/checker.md: provenance repair).
 #ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
 #define DUALSWARM_ENGINE_CHECK_SEARCH_H_
 
@@ -32,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/check/carriers.h"
 #include "engine/check/checker.h"
 #include "engine/check/explanation.h"
 #include "engine/check/memo.h"
@@ -94,6 +105,14 @@ class Search {
     std::shared_ptr<const std::vector<int>> channels;
     size_t next_k = 0;  // index into `channels`
   };
+  // Provenance repair: take `carrier` first at the frame of `at_obs`.
+  struct RepairHint {
+    size_t at_obs;
+    RequestRef carrier;
+    friend bool operator==(const RepairHint& a, const RepairHint& b) {
+      return a.at_obs == b.at_obs && a.carrier == b.carrier;
+    }
+  };
   struct Frame {
     size_t obs;  // the received observation it explains
     std::vector<Task> work;
@@ -103,6 +122,11 @@ class Search {
     Explanation entry;
     uint64_t memo_mark = 0;
     size_t known_obs = 0;
+    // Its provenance repair, once it runs dry: what to try first, and how
+    // many tries it has made.
+    std::vector<RepairHint> blocked_at;
+    size_t repair_tries = 0;
+    size_t next_repair_frame = 0;  // into FramesThatTookRequestsBefore(entry, ...)
   };
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
@@ -140,6 +164,13 @@ class Search {
   StallAction OnStall() const;
   size_t RestartFrame() const;
   void Restart();
+  // Without the memo a repair frame's work would be explored twice (by it
+  // and by the frame it copies from), so repairs need the memo.
+  bool RepairsOn() const { return opts_.repair_by_provenance && opts_.use_memo; }
+  absl::StatusOr<bool> RepairByProvenance(Frame& f);
+  void NoteBlocker(size_t at_obs, const Explanation& e, const ir::Value& expected);
+  std::vector<size_t> FramesThatTookRequestsBefore(const Explanation& e, const SentRequest& r, int32_t r_index) const;
+  absl::StatusOr<bool> PushRepairFrame(size_t at_obs, RequestRef r);
   absl::StatusOr<bool> ProbeRejects();
   void AdoptReasons(const Verdict& probe_verdict);
   void Reject();
@@ -198,6 +229,10 @@ class Search {
   // trace has `resume_at_` observations or is final.
   bool paused_ = false;
   size_t resume_at_ = 0;
+  // Provenance repair: who carried each value, and the furthest observation
+  // reached since the start or the last restart (the frames it repairs).
+  ValueCarriers carriers_;
+  size_t repair_reach_ = 0;
   bool final_ = false;  // Finish() was called: no observation will follow
   std::mt19937_64 rng_;
 };

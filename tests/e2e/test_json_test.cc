@@ -91,7 +91,7 @@ void ExpectCommonFields(const Doc& d, const std::string& kind) {
   EXPECT_GT(requests, 0);
   auto checker = Members(d.json.count("checker") ? d.json.at("checker") : "");
   for (const char* f : {"spec_steps", "backtracks", "partitions", "solver_checks", "z3_calls", "memo_hits", "restarts",
-                        "check_seconds", "max_observe_seconds"})
+                        "repairs", "check_seconds", "max_observe_seconds"})
     EXPECT_EQ(checker.count(f), 1u) << "checker." << f;
 }
 

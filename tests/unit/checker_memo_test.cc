@@ -5,8 +5,9 @@
 // workload repeats requests, so equal requests of crashed clients occur),
 // under the tcp and the sync network — the verdict with the memo, the step
 // cache and the skipping of inert optional steps is the verdict without
-// any of them. Plus the cases the memo exists for: never-answered
-// requests cost almost nothing.
+// any of them; and the search's provenance repair (search.h), which only
+// reorders what the search explores, changes no verdict either. Plus the
+// cases the memo exists for: never-answered requests cost almost nothing.
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -178,6 +179,87 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   EXPECT_LT(rejected, 540);
   EXPECT_EQ(with_closed, 300);
   EXPECT_GT(restarts, 600u) << "the restart comparisons restarted too seldom to test them";
+}
+
+// Swaps the values two answered deqs got: a reordering the server may or
+// may not have been able to produce (the provenance repair's case).
+std::vector<Observation> SwapTwoDeqValues(std::vector<Observation> trace, harness::Rng& rng) {
+  std::vector<size_t> items;
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const Value* v = trace[i].kind == Observation::Kind::kReceived ? trace[i].msg.Find("value") : nullptr;
+    if (v != nullptr && v->is_string()) items.push_back(i);
+  }
+  if (items.size() < 2) return trace;
+  const size_t a = items[rng() % items.size()], b = items[rng() % items.size()];
+  std::swap(trace[a].msg, trace[b].msg);
+  return trace;
+}
+
+// The verdict on a queue trace with provenance repair on or off; offline,
+// or fed one observation at a time restarting at every stall (from 2
+// observations back, deferred or not), which discards repair frames too.
+struct QueueRun {
+  bool repair = true;
+  check::BranchOrder order = check::BranchOrder::kFirst;
+  bool online = false;
+  bool defer = false;
+};
+check::Verdict::Kind JudgeQueue(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
+                                QueueRun run, uint64_t* repairs) {
+  check::CheckerOptions co;
+  co.repair_by_provenance = run.repair;
+  co.branch_order = run.order;
+  co.max_steps = 2'000'000;
+  if (run.online) {
+    co.restart_after_work = 1;
+    co.restart_back_observations = 2;
+    co.defer_when_stalled = run.defer;
+  }
+  auto checker = check::Checker::Create(spec, co);
+  EXPECT_TRUE(checker.ok()) << checker.status();
+  if (!checker.ok()) return check::Verdict::Kind::kSpecError;
+  if (!run.online) (*checker)->Hold();
+  for (const auto& o : trace) {
+    absl::Status s = (*checker)->Observe(o);
+    EXPECT_TRUE(s.ok()) << s;
+    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
+  }
+  (*checker)->Finish();
+  *repairs += (*checker)->stats().repairs;
+  return (*checker)->verdict().kind;
+}
+
+TEST(Memo, ProvenanceRepairChangesNoVerdict) {
+  auto spec = Shipped("queue.dspec");
+  ASSERT_NE(spec, nullptr) << "specs/queue.dspec is needed";
+  int rejected = 0;
+  uint64_t repairs = 0, unused = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    harness::SimOptions so;
+    so.seed = seed;
+    so.requests = 10 + static_cast<int>(seed % 7);
+    so.connections = 3 + static_cast<int>(seed % 3);
+    so.max_in_flight = 1 + static_cast<int>(seed % 2);
+    if (seed % 3 == 1) so.crash_probability = 0.15;
+    auto trace = harness::Simulate(*spec, harness::QueueRequests(0.6), so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    harness::Rng rng(seed);
+    std::vector<Observation> t = *trace;
+    if (seed % 4 != 0) t = SwapTwoDeqValues(t, rng);
+    if (seed % 5 == 0) t = CrashOneClient(t, rng);
+    const auto reference = Judge(spec, t, /*use_memo=*/false);  // no memo: no repairs either
+    ASSERT_NE(reference, check::Verdict::Kind::kInconclusive) << "seed " << seed;
+    ASSERT_EQ(JudgeQueue(spec, t, {.repair = false}, &unused), reference) << "seed " << seed;
+    for (QueueRun run : {QueueRun{}, QueueRun{.order = check::BranchOrder::kLast}, QueueRun{.online = true},
+                         QueueRun{.online = true, .defer = true}})
+      ASSERT_EQ(JudgeQueue(spec, t, run, &repairs), reference)
+          << "seed " << seed << ": provenance repair changed the verdict (order " << check::BranchOrderName(run.order)
+          << ", online " << run.online << ", deferred " << run.defer << ")";
+    rejected += reference == check::Verdict::Kind::kReject;
+  }
+  EXPECT_GT(rejected, 30);
+  EXPECT_LT(rejected, 270);
+  EXPECT_GT(repairs, 300u) << "the comparison repaired too seldom to test the repair";
 }
 
 // n puts on n connections, each timed out and its connection closed, then a
