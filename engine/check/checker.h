@@ -75,7 +75,7 @@ struct CheckerOptions {
   // observation before it starts again from the first observation, now
   // that it knows more of the trace (search.h: restarts); the bound grows
   // with what each restart cost. 0 = never restart (to compare verdicts).
-  uint64_t restart_after_work = 100'000;
+  uint64_t restart_after_work = 10'000;
   // How many observations back from the furthest one explained a restart
   // begins at first (doubling with each restart that gets no further).
   size_t restart_back_observations = 64;

@@ -273,6 +273,7 @@ absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
   const int ch = obs_channel_[f.obs];
   while (f.head < f.work.size()) {
     if (OnStall() != StallAction::kGoOn) return false;  // a frame can stall the search by itself (Backtrack)
+    if (RepairDue(f)) return false;                     // the repair goes first (Backtrack)
     Task t = std::move(f.work[f.head++]);
     --frontier_;
     t.e.EnsureChannels(log_.per_channel.size());
@@ -641,11 +642,13 @@ absl::StatusOr<bool> Search::Backtrack() {
       return true;
     }
     if (OnStall() != StallAction::kGoOn) continue;  // stopped short, not exhausted: see above
+    const bool exhausted = top.head == top.work.size();
     if (RepairsOn() && top.obs == repair_reach_) {
       auto repaired = RepairByProvenance(top);
       if (!repaired.ok()) return repaired.status();
       if (*repaired) continue;  // its frame is on top now
     }
+    if (!exhausted) continue;  // stopped short for a repair that did not happen: go on
     stack_.pop_back();
   }
   return false;
@@ -756,6 +759,7 @@ absl::StatusOr<bool> Search::RepairByProvenance(Frame& f) {
     auto pushed = PushRepairFrame(hint.at_obs, hint.carrier);
     if (!pushed.ok() || *pushed) return pushed;
   }
+  if (f.head < f.work.size()) return false;  // not dry yet: only the hints go before its own work
   const size_t stuck_obs = f.obs;
   for (const RequestRef& ref : carriers_.CarriersOf(obs_[stuck_obs].msg)) {
     const SentRequest& r = log_.per_channel[static_cast<size_t>(ref.ch)][static_cast<size_t>(ref.index)];
@@ -797,6 +801,14 @@ void Search::NoteBlocker(size_t at_obs, const Explanation& e, const Value& expec
       break;
     }
   }
+}
+
+// Whether frame f, not yet dry, should let its repair go first: it
+// explains the furthest observation and a dying explanation named where
+// the blocking request was taken (NoteBlocker). Enumerating the rest of
+// the frame first can take every subset of the requests in flight.
+bool Search::RepairDue(const Frame& f) const {
+  return RepairsOn() && f.obs == repair_reach_ && !f.blocked_at.empty() && f.repair_tries < kMaxRepairTries;
 }
 
 // The observations whose frames took, in explanation e, requests after r

@@ -168,6 +168,7 @@ class Search {
   // and by the frame it copies from), so repairs need the memo.
   bool RepairsOn() const { return opts_.repair_by_provenance && opts_.use_memo; }
   absl::StatusOr<bool> RepairByProvenance(Frame& f);
+  bool RepairDue(const Frame& f) const;
   void NoteBlocker(size_t at_obs, const Explanation& e, const ir::Value& expected);
   std::vector<size_t> FramesThatTookRequestsBefore(const Explanation& e, const SentRequest& r, int32_t r_index) const;
   absl::StatusOr<bool> PushRepairFrame(size_t at_obs, RequestRef r);
