@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -594,12 +595,17 @@ void Search::PassClosed(size_t i) {
   cur_.owed.Clear(static_cast<size_t>(ch));
 }
 
+void Search::PushFrame(Frame f) {
+  f.max_obs_so_far = stack_.empty() ? f.obs : std::max(f.obs, stack_.back().max_obs_so_far);
+  stack_.push_back(std::move(f));
+}
+
 // Opens the frame for received observation i with cur_ as its only task and
 // takes its first candidate; false when there is none (or cur_ was seen).
 bool Search::Enter(size_t i) {
   const uint64_t mark = memo_.Mark();  // before cur_'s own key: a restart here forgets it too
   if (Seen(cur_, i)) return false;
-  stack_.push_back(Frame{i, {}, 0, cur_, mark, obs_.size()});
+  PushFrame(Frame{i, {}, 0, cur_, mark, obs_.size()});
   Enqueue(stack_.back(), Task{cur_});
   Explanation cand;
   auto found = NextCandidate(stack_.back(), &cand);
@@ -705,10 +711,13 @@ void Search::Finish() {
 // The frame a restart begins at: the oldest within restart_back_
 // observations of the furthest explained.
 // (Frames are in observation order but for provenance repair's, which sit
-// above frames of later observations; a restart discards those too.)
+// above frames of later observations; a restart discards those too: it
+// begins at the first frame at or after `from`, found by the frames'
+// running maximum of observations, which is in order.)
 size_t Search::RestartFrame() const {
   const size_t from = deepest_ > restart_back_ ? deepest_ - restart_back_ : 0;
-  auto it = std::find_if(stack_.begin(), stack_.end(), [&](const Frame& f) { return f.obs >= from; });
+  auto it = std::lower_bound(stack_.begin(), stack_.end(), from,
+                             [](const Frame& f, size_t obs) { return f.max_obs_so_far < obs; });
   return static_cast<size_t>(it - stack_.begin());
 }
 
@@ -779,28 +788,47 @@ absl::StatusOr<bool> Search::RepairByProvenance(Frame& f) {
 // frame explains: the spec answered `expected` where the trace shows
 // another value. When a request alone carried a value of `expected` (the
 // blocker: what a queue held before the observed item), and e took it
-// after the observed value's carrier was sent, the frame's repair first
-// tries taking that carrier at the frame where e took the blocker.
+// after the request to move was sent, the frame's repair first tries
+// taking that request at the frame where e took the blocker. The request
+// to move is the one that alone carried the observed value; when the
+// response shows no carried value (a dequeue that found the queue empty),
+// the response's own request (taken before the blocker, it finds it not
+// yet there).
 void Search::NoteBlocker(size_t at_obs, const Explanation& e, const Value& expected) {
   if (!RepairsOn() || stack_.empty() || stack_.back().obs != at_obs) return;
   std::vector<RepairHint>& hints = stack_.back().blocked_at;
   if (hints.size() >= kMaxRepairTries) return;
-  const std::vector<RequestRef> observed = carriers_.CarriersOf(obs_[at_obs].msg);
-  if (observed.size() != 1) return;
-  const size_t carrier_sent =
-      log_.per_channel[static_cast<size_t>(observed[0].ch)][static_cast<size_t>(observed[0].index)].obs_index;
+  std::vector<RequestRef> to_move = carriers_.CarriersOf(obs_[at_obs].msg);
+  if (to_move.empty()) {
+    std::optional<RequestRef> own = RequestAnsweredAt(at_obs);
+    if (own) to_move.push_back(*own);
+  }
+  if (to_move.size() != 1) return;
+  const size_t sent_at =
+      log_.per_channel[static_cast<size_t>(to_move[0].ch)][static_cast<size_t>(to_move[0].index)].obs_index;
   for (const RequestRef& b : carriers_.CarriersOf(expected)) {
-    if (b == observed[0]) continue;
+    if (b == to_move[0]) continue;
     const int64_t blocker = log_.per_channel[static_cast<size_t>(b.ch)][static_cast<size_t>(b.index)].label;
     size_t looked = 0;
-    for (const History* h = e.history.get(); h != nullptr && h->at_obs > carrier_sent && looked < kMaxRepairHistory;
+    for (const History* h = e.history.get(); h != nullptr && h->at_obs > sent_at && looked < kMaxRepairHistory;
          h = h->prev.get(), ++looked) {
       if (h->label != blocker) continue;
-      const RepairHint hint{h->at_obs, observed[0]};
+      const RepairHint hint{h->at_obs, to_move[0]};
       if (std::find(hints.begin(), hints.end(), hint) == hints.end()) hints.push_back(hint);
       break;
     }
   }
+}
+
+// The request whose response observation at_obs is: responses on a
+// channel come in the order of its requests.
+std::optional<RequestRef> Search::RequestAnsweredAt(size_t at_obs) const {
+  const int ch = obs_channel_[at_obs];
+  if (ch < 0) return std::nullopt;
+  const auto& received = received_at_[static_cast<size_t>(ch)];
+  const size_t k = static_cast<size_t>(std::lower_bound(received.begin(), received.end(), at_obs) - received.begin());
+  if (k >= log_.per_channel[static_cast<size_t>(ch)].size()) return std::nullopt;
+  return RequestRef{ch, static_cast<int32_t>(k)};
 }
 
 // Whether frame f, not yet dry, should let its repair go first: it
@@ -854,7 +882,7 @@ absl::StatusOr<bool> Search::PushRepairFrame(size_t at_obs, RequestRef r) {
     if (!Seen(c, at_obs)) Enqueue(repair, Task{std::move(c)});
   if (repair.work.empty()) return false;
   ++st_.repairs;
-  stack_.push_back(std::move(repair));
+  PushFrame(std::move(repair));
   return true;
 }
 

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -122,6 +123,7 @@ class Search {
     Explanation entry;
     uint64_t memo_mark = 0;
     size_t known_obs = 0;
+    size_t max_obs_so_far = 0;  // of it and the frames below (PushFrame)
     // Its provenance repair, once it runs dry: what to try first, and how
     // many tries it has made.
     std::vector<RepairHint> blocked_at;
@@ -156,6 +158,7 @@ class Search {
   absl::Status CheckBounds(const Observation& o) const;
 
   void PassClosed(size_t i);
+  void PushFrame(Frame f);
   bool Enter(size_t i);
   absl::StatusOr<bool> Backtrack();
   void NoteProgress();
@@ -169,6 +172,7 @@ class Search {
   bool RepairsOn() const { return opts_.repair_by_provenance && opts_.use_memo; }
   absl::StatusOr<bool> RepairByProvenance(Frame& f);
   bool RepairDue(const Frame& f) const;
+  std::optional<RequestRef> RequestAnsweredAt(size_t at_obs) const;
   void NoteBlocker(size_t at_obs, const Explanation& e, const ir::Value& expected);
   std::vector<size_t> FramesThatTookRequestsBefore(const Explanation& e, const SentRequest& r, int32_t r_index) const;
   absl::StatusOr<bool> PushRepairFrame(size_t at_obs, RequestRef r);
