@@ -21,15 +21,18 @@
 // needs no record of which such requests an explanation has used, which is
 // what makes rejecting histories with many crashed clients expensive.
 //
-// Provenance repair: when the frame of the furthest observation runs dry
-// and its response shows a value that one request alone carried (an item a
-// queue hands back), the server order that failed most likely took that
-// request too late — after requests taken at frames since it was sent. The
-// search then opens, on top of its stack, a frame at such an earlier
-// observation whose work is taking that request first (the latest such
-// frame first, earlier ones on later tries). The other alternatives stay
-// where they were, so only the order of the search changes, never what it
-// explores (docs/checker.md: provenance repair).
+// Provenance repair: when an explanation dies at the furthest observation
+// because the spec answered a value one request alone carried (the
+// blocker: the item a queue held first) while the trace shows another
+// carried value, the server most likely took the observed value's carrier
+// too late. The search then opens, on top of its stack, a frame at the
+// observation where the blocker was taken, whose work is taking the
+// carrier there first; a response with no carried value (an empty queue)
+// moves its own request instead. When the frame runs dry without such a
+// hint, it tries each frame since the carrier was sent, the newest first.
+// The other alternatives stay where they were, so only the order of the
+// search changes, never what it explores (docs/checker.md: provenance
+// repair).
 #ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
 #define DUALSWARM_ENGINE_CHECK_SEARCH_H_
 
