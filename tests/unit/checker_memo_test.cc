@@ -31,6 +31,17 @@ using ir::Value;
 
 Value Rec(std::vector<std::pair<std::string, Value>> e) { return Value::Map(std::move(e)); }
 
+// A small simulated trace's options: `requests` over 3 to 5 connections,
+// 1 or 2 in flight on each, by seed.
+harness::SimOptions SmallTrace(uint64_t seed, int requests) {
+  harness::SimOptions so;
+  so.seed = seed;
+  so.requests = requests;
+  so.connections = 3 + static_cast<int>(seed % 3);
+  so.max_in_flight = 1 + static_cast<int>(seed % 2);
+  return so;
+}
+
 // Closes a random connection right after one of its requests was sent and
 // drops everything later on it: that request and the ones pipelined before
 // it stay unanswered, as when a client crashes.
@@ -89,6 +100,25 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
   return v.ok() ? v->kind : check::Verdict::Kind::kSpecError;
 }
 
+// Feeds the trace to a checker made with `co`, one observation at a time
+// (or, with `hold`, all before it explains any, as CheckTrace does), and
+// finishes it: the verdict, and the checker's stats.
+check::Verdict::Kind Feed(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
+                          const check::CheckerOptions& co, bool hold, check::CheckerStats* stats) {
+  auto checker = check::Checker::Create(spec, co);
+  EXPECT_TRUE(checker.ok()) << checker.status();
+  if (!checker.ok()) return check::Verdict::Kind::kSpecError;
+  if (hold) (*checker)->Hold();
+  for (const auto& o : trace) {
+    absl::Status s = (*checker)->Observe(o);
+    EXPECT_TRUE(s.ok()) << s;
+    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
+  }
+  (*checker)->Finish();
+  *stats = (*checker)->stats();
+  return (*checker)->verdict().kind;
+}
+
 // One observation at a time, as the online tester feeds them (CheckTrace
 // holds the checker over the whole trace instead). `restart_after_work` 1
 // restarts the search (search.h) at every stall, from `restart_back`
@@ -107,17 +137,10 @@ check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, 
   co.restart_after_work = how.restart_after_work;
   co.restart_back_observations = how.restart_back;
   co.defer_when_stalled = how.defer;
-  auto checker = check::Checker::Create(spec, co);
-  EXPECT_TRUE(checker.ok()) << checker.status();
-  if (!checker.ok()) return check::Verdict::Kind::kSpecError;
-  for (const auto& o : trace) {
-    absl::Status s = (*checker)->Observe(o);
-    EXPECT_TRUE(s.ok()) << s;
-    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
-  }
-  (*checker)->Finish();
-  if (restarts != nullptr) *restarts += (*checker)->stats().restarts;
-  return (*checker)->verdict().kind;
+  check::CheckerStats stats;
+  const check::Verdict::Kind v = Feed(spec, trace, co, /*hold=*/false, &stats);
+  if (restarts != nullptr) *restarts += stats.restarts;
+  return v;
 }
 
 TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
@@ -127,11 +150,7 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   int compared = 0, rejected = 0, with_closed = 0;
   uint64_t restarts = 0;
   for (uint64_t seed = 1; seed <= 600; ++seed) {
-    harness::SimOptions so;
-    so.seed = seed;
-    so.requests = 8 + static_cast<int>(seed % 5);
-    so.connections = 3 + static_cast<int>(seed % 3);
-    so.max_in_flight = 1 + static_cast<int>(seed % 2);
+    harness::SimOptions so = SmallTrace(seed, 8 + static_cast<int>(seed % 5));
     // Odd seeds: the simulator's own crashed clients too (pipelined ones
     // leave two or more requests unanswered on a closed connection).
     if (seed % 2 == 1) so.crash_probability = 0.2;
@@ -215,18 +234,10 @@ check::Verdict::Kind JudgeQueue(std::shared_ptr<const lang::Spec> spec, const st
     co.restart_back_observations = 2;
     co.defer_when_stalled = run.defer;
   }
-  auto checker = check::Checker::Create(spec, co);
-  EXPECT_TRUE(checker.ok()) << checker.status();
-  if (!checker.ok()) return check::Verdict::Kind::kSpecError;
-  if (!run.online) (*checker)->Hold();
-  for (const auto& o : trace) {
-    absl::Status s = (*checker)->Observe(o);
-    EXPECT_TRUE(s.ok()) << s;
-    if ((*checker)->verdict().kind != check::Verdict::Kind::kAccept) break;
-  }
-  (*checker)->Finish();
-  *repairs += (*checker)->stats().repairs;
-  return (*checker)->verdict().kind;
+  check::CheckerStats stats;
+  const check::Verdict::Kind v = Feed(spec, trace, co, /*hold=*/!run.online, &stats);
+  *repairs += stats.repairs;
+  return v;
 }
 
 TEST(Memo, ProvenanceRepairChangesNoVerdict) {
@@ -235,11 +246,7 @@ TEST(Memo, ProvenanceRepairChangesNoVerdict) {
   int rejected = 0;
   uint64_t repairs = 0, unused = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    harness::SimOptions so;
-    so.seed = seed;
-    so.requests = 10 + static_cast<int>(seed % 7);
-    so.connections = 3 + static_cast<int>(seed % 3);
-    so.max_in_flight = 1 + static_cast<int>(seed % 2);
+    harness::SimOptions so = SmallTrace(seed, 10 + static_cast<int>(seed % 7));
     if (seed % 3 == 1) so.crash_probability = 0.15;
     auto trace = harness::Simulate(*spec, harness::QueueRequests(0.6), so);
     ASSERT_TRUE(trace.ok()) << trace.status();
