@@ -2,15 +2,18 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/progress_line.h"
 #include "engine/harness/counterexample.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
@@ -87,7 +90,8 @@ const char kTestHelp[] =
     "  --json                 print the result as one JSON document, the same keys for\n"
     "                         every verdict (docs/counterexample.md); a finding's\n"
     "                         counterexample is its \"counterexample\" field\n"
-    "  --quiet                no progress output\n"
+    "  --quiet                no progress output (on stderr: redrawn in place on a\n"
+    "                         terminal, else one line every 10 s)\n"
     "\n"
     "exit: 0 passed, 1 a finding (safety, liveness, sut-crash), 2 bad input, spec error\n"
     "or inconclusive\n";
@@ -104,17 +108,16 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
   ir::AppendJsonString(spec.name, &out);
   absl::StrAppend(&out, ",\"hash\":\"", spec.content_hash, "\"},\"target\":");
   ir::AppendJsonString(o.launch.empty() ? o.target : o.launch, &out);
-  absl::StrAppend(&out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"",
-                  check::BranchOrderName(o.exec.checker.branch_order), "\",\"feature_mask\":\"", o.exec.mask.ToString(),
-                  "\",\"connections\":", o.exec.connections, ",\"requests\":", r.sent, ",\"sent\":", r.sent,
-                  ",\"received\":", r.received, ",\"faults\":", r.faults, ",\"seconds\":", r.seconds,
-                  ",\"checker\":{\"spec_steps\":", r.stats.handler_runs, ",\"backtracks\":", r.stats.backtracks,
-                  ",\"partitions\":", r.stats.partitions, ",\"solver_checks\":", r.stats.solver.checks,
-                  ",\"solver_cache_hits\":", r.stats.solver.cache_hits, ",\"z3_calls\":", r.stats.solver.z3_calls,
-                  ",\"z3_seconds\":", r.stats.solver.z3_seconds, ",\"memo_hits\":", r.stats.memo_hits,
-                  ",\"restarts\":", r.stats.restarts, ",\"repairs\":", r.stats.repairs,
-                  ",\"check_seconds\":", r.stats.check_seconds,
-                  ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
+  absl::StrAppend(
+      &out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"", check::BranchOrderName(o.exec.checker.branch_order),
+      "\",\"feature_mask\":\"", o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
+      ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"faults\":", r.faults,
+      ",\"seconds\":", r.seconds, ",\"checker\":{\"spec_steps\":", r.stats.handler_runs,
+      ",\"backtracks\":", r.stats.backtracks, ",\"partitions\":", r.stats.partitions,
+      ",\"solver_checks\":", r.stats.solver.checks, ",\"solver_cache_hits\":", r.stats.solver.cache_hits,
+      ",\"z3_calls\":", r.stats.solver.z3_calls, ",\"z3_seconds\":", r.stats.solver.z3_seconds,
+      ",\"memo_hits\":", r.stats.memo_hits, ",\"restarts\":", r.stats.restarts, ",\"repairs\":", r.stats.repairs,
+      ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
@@ -238,16 +241,16 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
     return BadInput("--shrink-time must be a non-negative number of seconds");
   if (so.shrink && o.launch.empty() && !quiet)
     std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
+  auto progress = std::make_shared<ProgressLine>(stderr);
   if (so.shrink && !o.launch.empty() && !quiet) {
     std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r.outcome),
                  static_cast<unsigned long long>(r.sent));
-    so.on_progress = [](int reruns, size_t size) {
-      std::fprintf(stderr, "\r  shrinking: %d reruns, %zu requests left   ", reruns, size);
-      std::fflush(stderr);
+    so.on_progress = [progress](int reruns, size_t size) {
+      progress->Show(absl::StrCat("  shrinking: ", reruns, " reruns, ", size, " requests left"));
     };
   }
   auto cx = workers::MakeCounterexample(spec, o, r, so);
-  if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
+  progress->Clear();
   if (!cx.ok() && absl::IsCancelled(cx.status())) return Interrupted();
   if (!cx.ok()) return BadInput(absl::StrCat("shrinking failed: ", cx.status().message()));
   std::string cx_json = harness::CounterexampleToJson(*cx);
@@ -330,12 +333,12 @@ int TestCommand(const std::vector<std::string>& args) {
   if (std::optional<int> bad = JobOptionsFromFlags(f, *spec, &o)) return *bad;
   bool json = f.count("json") > 0;
   bool quiet = f.count("quiet") > 0 || json;
+  auto progress = std::make_shared<ProgressLine>(stderr);
   if (!quiet) {
-    o.on_progress = [](const workers::JobProgress& p) {
-      std::fprintf(stderr, "\r  %6.1fs  sent %llu/%llu  received %llu  frontier %zu   ", p.seconds,
-                   static_cast<unsigned long long>(p.sent), static_cast<unsigned long long>(p.steps_budget),
-                   static_cast<unsigned long long>(p.received), p.frontier);
-      std::fflush(stderr);
+    o.on_progress = [progress](const workers::JobProgress& p) {
+      progress->Show(absl::StrFormat(
+          "  %6.1fs  sent %llu/%llu  received %llu  frontier %zu", p.seconds, static_cast<unsigned long long>(p.sent),
+          static_cast<unsigned long long>(p.steps_budget), static_cast<unsigned long long>(p.received), p.frontier));
     };
   }
   // SIGINT/SIGTERM end the run cleanly: the SUT's process group is stopped.
@@ -344,7 +347,7 @@ int TestCommand(const std::vector<std::string>& args) {
   std::signal(SIGTERM, OnSignal);
   auto r = workers::RunJob(*spec, o);
   if (!r.ok() && absl::IsCancelled(r.status())) return Interrupted();
-  if (!quiet) std::fprintf(stderr, "\r%70s\r", "");
+  progress->Clear();
   if (!r.ok()) return BadInput(std::string(r.status().message()));
   if (workers::IsSutFault(r->outcome)) {
     if (std::optional<int> failed = ReportFinding(f, *spec, o, *r, json, quiet)) return *failed;
