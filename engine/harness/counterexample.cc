@@ -1,6 +1,7 @@
 #include "engine/harness/counterexample.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -105,6 +106,13 @@ std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& t
     if (size_t slash = loc.rfind('/'); slash != std::string::npos) loc = loc.substr(slash + 1);
     absl::StrAppend(&key, "|", loc);
   }
+  // The faults the failure kept through shrinking: a failure that needs a
+  // kill is another cause than one without faults, whatever it looks like.
+  std::set<std::string> faults;
+  for (const Observation& o : trace)
+    if (const Value* f = o.kind == Observation::Kind::kFault ? o.msg.Find("fault") : nullptr; f && f->is_string())
+      faults.insert(f->as_string());
+  if (!faults.empty()) absl::StrAppend(&key, "|faults:", absl::StrJoin(faults, ","));
   return lang::StableHashHex(key);
 }
 

@@ -63,7 +63,8 @@ struct Counterexample {
 // headers and payloads away.
 std::string FailureClass(const Verdict& v, const std::vector<check::Observation>& trace);
 // The signature findings are grouped by: the failure class plus, for
-// safety, the spec `send` the primary dying explanation expected.
+// safety, the spec `send` the primary dying explanation expected, plus the
+// names of the faults in the trace (none: nothing added).
 // Stable across reruns and machines; never includes ETag values,
 // timestamps, labels or seeds.
 std::string ComputeSignature(const Verdict& v, const std::vector<check::Observation>& trace);

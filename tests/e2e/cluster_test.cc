@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/check/observation.h"
 #include "engine/harness/counterexample.h"
+#include "engine/ir/json.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
 #include "tests/common/processes.h"
@@ -310,6 +311,31 @@ TEST(Nemesis, AKillLosesWhatAnInMemoryServerAcknowledged) {
   const auto restarts = std::count(events.begin(), events.end(), "restart");
   EXPECT_GE(kills, 1) << testing::DescribeJobResult(*r);
   EXPECT_GE(restarts, kills - 1);
+}
+
+// A node that does not come back after a kill is a crash finding, and
+// the trace shows its restart as failed (with why), not as a restart.
+// The node's launch refuses to start a second time.
+TEST(Nemesis, ARestartThatFailsIsACrashFindingDrawnAsFailed) {
+  const std::string once =
+      absl::StrCat("if [ -e {dir}/started ]; then echo 'refusing to start again' >&2; exit 3; fi; ",
+                   "touch {dir}/started; exec ", RefKv());
+  JobOptions o = testing::JobOptionsFor(once, "jsonl", 1, 4000);
+  o.nemesis.faults = {"kill"};
+  o.nemesis.interval_ms = 30;
+  o.nemesis.duration_ms = 20;
+  auto r = RunJob(Shipped("kv.dspec"), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kSutCrash) << testing::DescribeJobResult(*r);
+  EXPECT_NE(r->reason.find("did not come back"), std::string::npos) << r->reason;
+  const check::Observation* last = nullptr;
+  for (const check::Observation& ob : r->trace)
+    if (ob.kind == check::Observation::Kind::kFault) last = &ob;
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->msg.Find("fault")->as_string(), "restart");
+  const ir::Value* failed = last->msg.Find("failed");
+  ASSERT_NE(failed, nullptr) << ir::ToJson(last->msg);
+  EXPECT_FALSE(failed->as_string().empty());
 }
 
 // A kill finding shrinks like any other: the faults are items of the

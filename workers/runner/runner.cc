@@ -279,8 +279,9 @@ class JobLoop {
 
   // Injects one fault or heal ({"fault": ACTION, "node": N}) into sut_ and
   // records it (trace and input). A node that does not come back after a
-  // restart is a crash finding; an unknown action or node (a hand-edited
+  // restart is a crash finding, its restart event marked "failed" (why); an unknown action or node (a hand-edited
   // counterexample) is an error.
+  static constexpr size_t kMaxFailedBytes = 200;  // of why a restart failed, in its fault event
   absl::StatusOr<Next> ApplyFault(const ir::Value& fault) {
     const ir::Value* action_value = fault.Find("fault");
     const ir::Value* node_value = fault.Find("node");
@@ -298,7 +299,12 @@ class JobLoop {
     if (action == "restart") healed = sut_->ReviveNode(node);
     res_.faults += action == "pause" || action == "kill";
     last_fault_ns_ = NowNs() - start_;
-    RETURN_IF_ERROR(ex_.Fault(fault, last_fault_ns_));
+    // A restart that failed is drawn as one (a replay only reads "fault"
+    // and "node", and tries the restart again).
+    RETURN_IF_ERROR(ex_.Fault(
+        healed.ok() ? fault
+                    : fault.Set("failed", ir::Value::String(std::string(healed.message().substr(0, kMaxFailedBytes)))),
+        last_fault_ns_));
     for (size_t c = 0; c < conn_nodes_.size(); ++c) {
       if (conn_nodes_[c] != node) continue;
       const int conn = static_cast<int>(c);
