@@ -65,12 +65,17 @@ export function sequenceDiagram(doc) {
                           role: "img", "aria-label": "sequence diagram" });
   const laneX = c => LEFT + c * (LANE_W + LANE_GAP);
   const clientX = c => laneX(c) + 20, serverX = c => laneX(c) + LANE_W - 20;
+  // A cluster's connections each talk to one node: every connection to
+  // connect_node, else round-robin (workers/runner).
+  const nodes = Number.isInteger(doc.nodes) ? doc.nodes : 1;
+  const serverOf = c => nodes > 1
+    ? `node ${Number.isInteger(doc.connect_node) && doc.connect_node >= 0 ? doc.connect_node : c % nodes}` : "server";
   for (let c = 0; c < lanes; c++) {
     const g = el("g", { class: "lane", "data-conn": c });
     const head = el("g", { class: "lane-head" });
     head.append(el("rect", { x: laneX(c), y: TOP, width: LANE_W, height: HEAD_H, rx: 4 }),
                 el("text", { x: clientX(c) - 10, y: TOP + 19 }, `conn ${c}`),
-                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, "server"));
+                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, serverOf(c)));
     g.append(head,
              el("line", { class: "lifeline", x1: clientX(c), y1: TOP + HEAD_H, x2: clientX(c), y2: height - 8 }),
              el("line", { class: "lifeline", x1: serverX(c), y1: TOP + HEAD_H, x2: serverX(c), y2: height - 8 }));

@@ -302,7 +302,10 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
   std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ", cx.verdict.kind,
                                  ", signature ", cx.signature, "\n\n ");
   for (int c = 0; c < lanes; ++c) {
+    // A cluster's connections each talk to one node (workers/runner: the
+    // one every connection is sent to, else round-robin).
     std::string head = absl::StrCat("conn ", c);
+    if (cx.nodes > 1) absl::StrAppend(&head, " -> node ", cx.connect_node >= 0 ? cx.connect_node : c % cx.nodes);
     head.resize(kLane, ' ');
     out += head;
   }

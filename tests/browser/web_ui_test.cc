@@ -34,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "dualswarm/v1/campaign.grpc.pb.h"
@@ -371,6 +372,15 @@ struct DocFacts {
   std::string reason;
 };
 
+// The lane heads' server names of a round-robin cluster of `nodes`: a lane
+// per connection number up to the largest in the trace.
+std::string LaneNodes(const DocFacts& f, int nodes) {
+  std::vector<std::string> names;
+  const int64_t lanes = f.conns.empty() ? 1 : *f.conns.rbegin() + 1;
+  for (int64_t c = 0; c < lanes; ++c) names.push_back(absl::StrCat("node ", c % nodes));
+  return absl::StrJoin(names, ",");
+}
+
 DocFacts FactsOf(const std::string& doc) {
   DocFacts f;
   auto cx = dualswarm::harness::CounterexampleFromJson(doc);
@@ -586,6 +596,12 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   ASSERT_TRUE(descriptors.ok()) << descriptors.status();
   AddTarget("etcd", "grpc", "/usr/bin/etcd --listen-client-urls http://127.0.0.1:{port}", *descriptors, 3);
 
+  // Drawn as if the target were a cluster of two, connections round-robin:
+  // each lane names its node.
+  const std::string one_node = "\"nodes\":1,\"connect_node\":-1";
+  ASSERT_TRUE(absl::StrContains(doc, one_node)) << doc;
+  doc = absl::StrReplaceAll(doc, {{one_node, "\"nodes\":2,\"connect_node\":-1"}});
+
   RegisterWorker(1);
   int64_t run = Submit(hash, resp_target, 1);
   auto jobs = Lease(1);
@@ -614,6 +630,10 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
             std::to_string(facts.label));
   std::string drawn = b.Text("#diagram svg");
   EXPECT_TRUE(absl::StrContains(drawn, "{\"cmd\":[\"SET\"")) << drawn;
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head text.muted')]"
+                   ".map(t => t.textContent).join(',');"),
+            LaneNodes(facts, 2))
+      << "one lane per connection, named by the node it talks to";
   EXPECT_TRUE(absl::StrContains(b.Text("#finding-reason"), "no execution of spec 'redis'")) << b.Text("main");
   Shot(b, "21-resp-finding");
 }

@@ -80,5 +80,25 @@ TEST(Observation, DiagramsDrawFaults) {
   EXPECT_TRUE(absl::StrContains(diagram, " !!! fault {\"fault\":\"pause\",\"node\":0}\n")) << diagram;
 }
 
+// On a cluster, each connection's lane names the node it talks to.
+TEST(Observation, DiagramsNameEachConnectionsNode) {
+  harness::Counterexample cx;
+  cx.verdict.kind = "safety";
+  auto trace = ParseTrace("t.jsonl",
+                          "{\"label\":1,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"get\"}}\n"
+                          "{\"label\":3,\"conn\":4,\"dir\":\"sent\",\"msg\":{\"op\":\"get\"}}\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  cx.trace = *trace;
+  EXPECT_FALSE(absl::StrContains(harness::RenderSequenceDiagram(cx), "node")) << "one server: no nodes";
+  cx.nodes = 3;  // round-robin
+  std::string diagram = harness::RenderSequenceDiagram(cx);
+  EXPECT_TRUE(absl::StrContains(diagram, "conn 0 -> node 0 ")) << diagram;
+  EXPECT_TRUE(absl::StrContains(diagram, "conn 4 -> node 1 ")) << diagram;
+  cx.connect_node = 2;
+  diagram = harness::RenderSequenceDiagram(cx);
+  EXPECT_TRUE(absl::StrContains(diagram, "conn 0 -> node 2 ")) << diagram;
+  EXPECT_TRUE(absl::StrContains(diagram, "conn 4 -> node 2 ")) << diagram;
+}
+
 }  // namespace
 }  // namespace dualswarm::check
