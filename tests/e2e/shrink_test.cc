@@ -1,6 +1,7 @@
 // Shrinking and counterexamples against the reference servers: every
 // mutant's shrunk counterexample replays on fresh servers, the classic
 // mutants shrink to their textbook size, and signatures group by cause.
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "engine/harness/counterexample.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/processes.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
@@ -124,6 +126,33 @@ TEST(Shrinking, Missing404MutantShrinksToTwoMessages) {
   harness::Counterexample cx;
   ASSERT_TRUE(FindAndShrink(spec, DS_REF_WEBDAV, "http", 1, 1, &cx));
   EXPECT_LE(Messages(cx), 2u) << harness::RenderSequenceDiagram(cx);
+}
+
+// A rerun whose SUT fails to start (here every second launch exits at
+// once, as when a port picked for it is taken meanwhile on a busy
+// machine) is tried again: shrinking still shrinks, instead of giving up
+// and leaving the finding as found, under another signature.
+TEST(Shrinking, ARerunWhoseSutFailsToStartIsTriedAgain) {
+  const std::string dir = testing::MakeTempDir("ds-flaky-launch");
+  ASSERT_FALSE(dir.empty());
+  const std::string launch =
+      absl::StrCat("n=$(cat ", dir, "/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ", dir,
+                   "/n; if [ $((n % 2)) -eq 0 ]; then exit 3; fi; exec ", Launch(DS_REF_WEBDAV, 1));
+  auto spec = Shipped("http_webdav.dspec");
+  JobOptions o = Options(launch, "http", 1);
+  auto r = RunJob(spec, o);  // launch 1: starts
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(r->outcome, Outcome::kPassed);
+  ShrinkJobOptions so;
+  so.max_reruns = 100;
+  so.max_seconds = 60;
+  so.verify = 2;
+  auto cx = MakeCounterexample(spec, o, *r, so);
+  ASSERT_TRUE(cx.ok()) << cx.status();
+  EXPECT_GT(cx->shrink_reruns, 0);
+  EXPECT_LT(cx->shrunk_size, cx->original_size);
+  EXPECT_LE(Messages(*cx), 2u) << harness::RenderSequenceDiagram(*cx);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Signatures, SameMutantFromTenSeedsGroupsTogether) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <tuple>
 
 #include "engine/harness/shrinker.h"
@@ -68,6 +69,27 @@ JobOptions RerunOptions(const harness::Counterexample& cx, const std::vector<har
 }
 
 namespace {
+
+// How many times a rerun whose SUT could not be started or reached is
+// tried before shrinking gives up.
+constexpr int kRerunAttempts = 3;
+
+// Runs a shrinking rerun; a failure to run it at all (not a verdict: the
+// SUT did not start, a port picked for it was taken meanwhile, the machine
+// was too busy for the readiness probe) is tried again, since under load
+// such failures come and go, and giving up leaves the finding unshrunk
+// under another signature. Cancellation and bad input are not retried.
+absl::StatusOr<JobResult> RunRerun(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
+  absl::StatusOr<JobResult> r = RunJob(spec, o);
+  for (int attempt = 1;
+       attempt < kRerunAttempts && !r.ok() && !absl::IsCancelled(r.status()) && !absl::IsInvalidArgument(r.status());
+       ++attempt) {
+    std::fprintf(stderr, "shrinking: rerun %d of %d could not run (%s); trying again\n", attempt, kRerunAttempts,
+                 std::string(r.status().message()).c_str());
+    r = RunJob(spec, o);
+  }
+  return r;
+}
 
 // The counterexample of `result` as found: the job's identity and swarm
 // dimensions, its whole input and trace.
@@ -154,7 +176,7 @@ class FindingShrinker {
  private:
   // One candidate run: reproduced when it fails in the same class.
   absl::StatusOr<harness::RerunOutcome> Rerun(const std::vector<harness::InputItem>& input) {
-    auto r = RunJob(spec_, RerunOptions(cx_, input, job_));
+    auto r = RunRerun(spec_, RerunOptions(cx_, input, job_));
     if (!r.ok()) return r.status();
     harness::RerunOutcome out = FailedRun(*r);
     out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, r->trace) == failure_class_;
@@ -224,7 +246,7 @@ class FindingShrinker {
   // server's order is then fixed and the result does not race.
   absl::Status TrySequential(const std::vector<harness::InputItem>& input, int min_better) {
     if (input.size() < 2 || reruns_ >= so_.max_reruns) return absl::OkStatus();
-    auto r = RunJob(spec_, RerunOptions(cx_, harness::OneAtATime(input), job_));
+    auto r = RunRerun(spec_, RerunOptions(cx_, harness::OneAtATime(input), job_));
     ++reruns_;
     if (!r.ok()) return r.status();
     if (!IsSutFault(r->outcome)) return absl::OkStatus();
