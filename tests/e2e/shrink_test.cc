@@ -33,6 +33,15 @@ JobOptions Options(const std::string& launch, const std::string& adapter, uint64
   return o;
 }
 
+// Shrinking with `reruns` reruns and 60 s at most, then `verify` replays.
+ShrinkJobOptions ShrinkBudget(int reruns, int verify) {
+  ShrinkJobOptions so;
+  so.max_reruns = reruns;
+  so.max_seconds = 60;
+  so.verify = verify;
+  return so;
+}
+
 // Finds mutant `m` (trying seeds from `seed`) and shrinks the finding, as
 // a user of the tester would: a counterexample whose 10 verification
 // replays did not all reproduce (a timing-dependent failure) is set aside
@@ -46,11 +55,7 @@ bool FindAndShrink(std::shared_ptr<const lang::Spec> spec, const std::string& bi
     auto r = RunJob(spec, o);
     if (!r.ok()) return false;
     if (r->outcome == Outcome::kPassed) continue;
-    ShrinkJobOptions so;
-    so.max_reruns = 500;
-    so.max_seconds = 60;
-    so.verify = 10;
-    auto c = MakeCounterexample(spec, o, *r, so);
+    auto c = MakeCounterexample(spec, o, *r, ShrinkBudget(500, 10));
     EXPECT_TRUE(c.ok()) << c.status();
     if (!c.ok()) return true;
     *cx = *c;
@@ -143,11 +148,7 @@ TEST(Shrinking, ARerunWhoseSutFailsToStartIsTriedAgain) {
   auto r = RunJob(spec, o);  // launch 1: starts
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_NE(r->outcome, Outcome::kPassed);
-  ShrinkJobOptions so;
-  so.max_reruns = 100;
-  so.max_seconds = 60;
-  so.verify = 2;
-  auto cx = MakeCounterexample(spec, o, *r, so);
+  auto cx = MakeCounterexample(spec, o, *r, ShrinkBudget(100, 2));
   ASSERT_TRUE(cx.ok()) << cx.status();
   EXPECT_GT(cx->shrink_reruns, 0);
   EXPECT_LT(cx->shrunk_size, cx->original_size);
