@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/progress_line.h"
+#include "engine/check/observation.h"
 #include "engine/harness/counterexample.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
@@ -52,7 +53,10 @@ const char kTestHelp[] =
     "  --nemesis FAULTS       inject faults into the launched nodes at times drawn from\n"
     "                         the seed, comma-separated: pause (SIGSTOP a node, SIGCONT it\n"
     "                         later), kill (SIGKILL a node, run its command again later on\n"
-    "                         its directory); a fault event in the trace for each\n"
+    "                         its directory), partition (cut a node off from the\n"
+    "                         others through relays on the links between nodes, heal\n"
+    "                         later; needs --nodes 2 or more); a fault event in the\n"
+    "                         trace for each\n"
     "                         (docs/clusters.md)\n"
     "  --fault-interval MS    mean time from one fault's end to the next (default 1000)\n"
     "  --fault-duration MS    how long a fault lasts (default 300; below --response-timeout)\n"
@@ -87,6 +91,10 @@ const char kTestHelp[] =
     "  --shrink-time S        shrinking budget in seconds (default 60)\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"
+    "  --save-trace FILE      write everything observed (the unshrunk trace, one\n"
+    "                         observation per line) to FILE whatever the outcome, for\n"
+    "                         `dualswarm check --trace FILE` (e.g. an inconclusive run\n"
+    "                         checked again with a larger budget)\n"
     "  --json                 print the result as one JSON document, the same keys for\n"
     "                         every verdict (docs/counterexample.md); a finding's\n"
     "                         counterexample is its \"counterexample\" field\n"
@@ -187,7 +195,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     return BadInput("--fault-interval and --fault-duration need --nemesis (which faults to inject)");
   if (f.count("nemesis")) {
     o.nemesis.faults = absl::StrSplit(f["nemesis"], ',', absl::SkipEmpty());
-    if (o.nemesis.faults.empty()) return BadInput("--nemesis needs at least one fault (pause, kill)");
+    if (o.nemesis.faults.empty()) return BadInput("--nemesis needs at least one fault (pause, kill, partition)");
     if (o.launch.empty()) return BadInput("--nemesis needs --launch (faults are injected into nodes the test starts)");
     if (absl::Status s = o.nemesis.Check(o.response_timeout_ms); !s.ok()) return BadInput(std::string(s.message()));
   }
@@ -222,6 +230,15 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, spec->ast.num_choice_sites);
   }
   return std::nullopt;
+}
+
+// Writes `trace` to `path` in the trace format `dualswarm check` reads.
+absl::Status SaveTrace(const std::string& path, const std::vector<check::Observation>& trace) {
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  for (const check::Observation& o : trace) std::fprintf(out, "%s\n", check::ObservationToJson(o).c_str());
+  if (std::fclose(out) != 0) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
 }
 
 int Interrupted() {
@@ -313,15 +330,15 @@ int TestCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec",           "launch",        "target",
-                         "adapter",        "seed",          "steps",
-                         "time",           "connections",   "max-in-flight",
-                         "branch-order",   "feature-mask",  "response-timeout",
-                         "network",        "max-frontier",  "max-check-seconds",
-                         "ready-timeout",  "ready",         "save",
-                         "shrink-reruns",  "shrink-time",   "descriptor-set",
-                         "nodes",          "connect",       "nemesis",
-                         "fault-interval", "fault-duration"},
+  if (!ParseFlags(args, {"spec",           "launch",         "target",
+                         "adapter",        "seed",           "steps",
+                         "time",           "connections",    "max-in-flight",
+                         "branch-order",   "feature-mask",   "response-timeout",
+                         "network",        "max-frontier",   "max-check-seconds",
+                         "ready-timeout",  "ready",          "save",
+                         "shrink-reruns",  "shrink-time",    "descriptor-set",
+                         "nodes",          "connect",        "nemesis",
+                         "fault-interval", "fault-duration", "save-trace"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));
@@ -349,6 +366,9 @@ int TestCommand(const std::vector<std::string>& args) {
   if (!r.ok() && absl::IsCancelled(r.status())) return Interrupted();
   progress->Clear();
   if (!r.ok()) return BadInput(std::string(r.status().message()));
+  if (f.count("save-trace")) {
+    if (absl::Status s = SaveTrace(f["save-trace"], r->trace); !s.ok()) return BadInput(std::string(s.message()));
+  }
   if (workers::IsSutFault(r->outcome)) {
     if (std::optional<int> failed = ReportFinding(f, *spec, o, *r, json, quiet)) return *failed;
   } else {

@@ -1,7 +1,8 @@
 // Test helper for tests that run one job in-process (workers::RunJob)
 // against a launched system under test: the job options most of them use,
-// and a readable account of a result for assertion messages (outcome,
-// reason, the last 12 observations, and the rejection when there is one).
+// a readable account of a result for assertion messages (outcome, reason,
+// the last 12 observations, and the rejection when there is one), and the
+// counterexample a run saved.
 // Header-only.
 #ifndef DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
 #define DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
@@ -12,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
+#include "engine/harness/counterexample.h"
+#include "util/file_tail.h"
 #include "workers/runner/runner.h"
 
 namespace dualswarm::testing {
@@ -27,6 +30,13 @@ inline workers::JobOptions JobOptionsFor(const std::string& launch, const std::s
   o.exec.connections = 4;
   o.exec.max_in_flight = 4;
   return o;
+}
+
+// The counterexample `dualswarm test --save` wrote to `path`.
+inline absl::StatusOr<harness::Counterexample> ReadSavedCounterexample(const std::string& path) {
+  absl::StatusOr<std::string> saved = util::ReadFileTail(path, 1 << 20);
+  if (!saved.ok()) return saved.status();
+  return harness::CounterexampleFromJson(*saved);
 }
 
 inline std::string DescribeJobResult(const workers::JobResult& r) {

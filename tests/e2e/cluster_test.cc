@@ -29,6 +29,7 @@
 #include "engine/ir/json.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
+#include "tests/common/line_client.h"
 #include "tests/common/processes.h"
 #include "tests/common/shipped_spec.h"
 #include "util/file_tail.h"
@@ -90,31 +91,6 @@ TEST(SutCluster, PlaceholdersAreEachNodesOwn) {
   }
 }
 
-// One JSON-lines request to 127.0.0.1:port; the reply line, or "" when none
-// came within timeout_ms.
-std::string AskKv(int port, const std::string& line, int timeout_ms) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  std::string reply;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size())) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (reply.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      char buf[512];
-      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      reply.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return reply;
-}
-
 // A restarted node (SIGKILL, then the same command) is back on the same
 // port in the same directory; its in-memory data is gone (ds-ref-kv keeps
 // nothing on disk), which is what a nemesis shows a spec.
@@ -126,13 +102,13 @@ TEST(SutCluster, RestartKeepsTheNodesPortAndDirectory) {
   SutCluster& c = **cluster;
   int port = c.port(1);
   std::string dir = c.dir(1);
-  EXPECT_EQ(AskKv(port, "{\"op\":\"put\",\"key\":\"a\",\"value\":\"x\"}\n", 2000), "{\"ok\":true}\n");
-  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":\"x\"}\n");
+  EXPECT_EQ(testing::AskLine(port, "{\"op\":\"put\",\"key\":\"a\",\"value\":\"x\"}\n", 2000), "{\"ok\":true}\n");
+  EXPECT_EQ(testing::AskLine(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":\"x\"}\n");
   ASSERT_TRUE(c.ReviveNode(1).ok());
   EXPECT_EQ(c.port(1), port);
   EXPECT_EQ(c.dir(1), dir);
   EXPECT_TRUE(c.Alive());
-  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":null}\n");
+  EXPECT_EQ(testing::AskLine(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":null}\n");
   auto starts = util::ReadFileTail(dir + "/starts", 4096);
   ASSERT_TRUE(starts.ok()) << starts.status();
   EXPECT_EQ(*starts, "started\nstarted\n");
@@ -153,10 +129,10 @@ TEST(SutCluster, AKilledNodeIsDownNotDeadUntilRevived) {
   EXPECT_TRUE(c.Down(1));
   EXPECT_FALSE(c.Down(0));
   EXPECT_TRUE(c.Alive());
-  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 500), "");
+  EXPECT_EQ(testing::AskLine(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 500), "");
   ASSERT_TRUE(c.ReviveNode(1).ok());
   EXPECT_FALSE(c.Down(1));
-  EXPECT_EQ(AskKv(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":null}\n");
+  EXPECT_EQ(testing::AskLine(port, "{\"op\":\"get\",\"key\":\"a\"}\n", 2000), "{\"value\":null}\n");
 }
 
 // A paused node (SIGSTOP) keeps its connections but answers nothing; once
@@ -168,13 +144,13 @@ TEST(SutCluster, PausedNodeAnswersOnlyAfterResume) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   SutCluster& c = **cluster;
   c.PauseNode(0);
-  EXPECT_EQ(AskKv(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 300), "");
+  EXPECT_EQ(testing::AskLine(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 300), "");
   EXPECT_TRUE(c.Alive());  // stopped is not dead
   std::thread resume([&c] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     c.ResumeNode(0);
   });
-  EXPECT_EQ(AskKv(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 5000), "{\"value\":null}\n");
+  EXPECT_EQ(testing::AskLine(c.port(0), "{\"op\":\"get\",\"key\":\"a\"}\n", 5000), "{\"value\":null}\n");
   resume.join();
 }
 
@@ -351,9 +327,7 @@ TEST(Nemesis, AKillFindingShrinksToItsFaultsAndReplays) {
                                 "20", "--steps", "4000", "--seed", "2", "--save", cx});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("replayed on fresh SUTs: 5 of 5 reproduced"), std::string::npos) << r.out;
-  auto saved = util::ReadFileTail(cx, 1 << 20);
-  ASSERT_TRUE(saved.ok()) << saved.status();
-  auto doc = harness::CounterexampleFromJson(*saved);
+  auto doc = testing::ReadSavedCounterexample(cx);
   ASSERT_TRUE(doc.ok()) << doc.status();
   // The data is lost by a kill, or by a restart alone (shrinking may drop
   // the kill: a restart of a running node kills it first).
@@ -411,9 +385,10 @@ TEST(ClusterTargets, CliRefusesBadClusterFlags) {
   EXPECT_NE(bad_node.err.find("--connect must be round-robin or a node's number (0 to 2)"), std::string::npos)
       << bad_node.err;
   auto bad_fault =
-      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nemesis", "partition"});
+      testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nemesis", "flood"});
   EXPECT_EQ(bad_fault.exit_code, 2);
-  EXPECT_NE(bad_fault.err.find("unknown fault \"partition\" (known: pause, kill)"), std::string::npos) << bad_fault.err;
+  EXPECT_NE(bad_fault.err.find("unknown fault \"flood\" (known: pause, kill, partition)"), std::string::npos)
+      << bad_fault.err;
   auto no_nemesis =
       testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--fault-interval", "30"});
   EXPECT_EQ(no_nemesis.exit_code, 2);

@@ -35,6 +35,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sut_net.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -149,15 +151,7 @@ class Conn {
   Conn& operator=(const Conn&) = delete;
 
   bool ok() const { return fd_ >= 0; }
-  bool Send(const std::string& s) {
-    size_t off = 0;
-    while (off < s.size()) {
-      ssize_t n = send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      off += static_cast<size_t>(n);
-    }
-    return true;
-  }
+  bool Send(const std::string& s) { return dsut::SendAll(fd_, s); }
   void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
   // Waits for more bytes: 1 = got some, 0 = timeout, -1 = EOF or error.
   int ReadMore(Clock::time_point deadline) {

@@ -68,6 +68,7 @@ using dsut::AppendQuoted;
 using dsut::ErrorLine;
 using dsut::Json;
 using dsut::JsonParser;
+using dsut::Member;
 
 // ---------------------------------------------------------------- server
 
@@ -140,14 +141,10 @@ class KvServer : public dsut::PerConnectionHandler<ConnState> {
     std::map<std::string, Json> q;
     std::string err;
     if (!JsonParser(line).ParseObjectLine(&q, &err)) return ErrorLine("malformed request: " + err);
-    auto field = [&](const char* name) -> const Json* {
-      auto it = q.find(name);
-      return it == q.end() ? nullptr : &it->second;
-    };
-    const Json* op = field("op");
-    const Json* key = field("key");
-    const Json* value = field("value");
-    const Json* expected = field("expected");
+    const Json* op = Member(q, "op");
+    const Json* key = Member(q, "key");
+    const Json* value = Member(q, "value");
+    const Json* expected = Member(q, "expected");
     if (!op || op->type != Json::Type::kString) return ErrorLine("missing or non-string \"op\"");
     const std::string& o = op->str;
     if (o != "get" && o != "put" && o != "append" && o != "cas")

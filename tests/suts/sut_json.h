@@ -333,6 +333,12 @@ class JsonParser {
   std::string error_;
 };
 
+// A parsed object's member `name`, or nullptr when it has none.
+inline const Json* Member(const std::map<std::string, Json>& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() ? nullptr : &it->second;
+}
+
 inline std::string ErrorLine(const std::string& msg) {
   std::string out = "{\"error\":";
   AppendQuoted(&out, msg);

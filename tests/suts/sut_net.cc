@@ -83,13 +83,18 @@ Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_muta
       value = a.substr(eq + 1);
       has_value = true;
     }
-    if (name != "--port" && name != "--dir" && name != "--mutant") Usage(help, "unknown argument '" + a + "'");
+    if (name != "--port" && name != "--dir" && name != "--mutant" && name != "--node" && name != "--peers")
+      Usage(help, "unknown argument '" + a + "'");
     if (!has_value) {
       if (i + 1 >= argc) Usage(help, name + " needs a value");
       value = argv[++i];
     }
     if (name == "--port") {
       if (!ParseInt(value, 0, 65535, &o.port)) Usage(help, "--port wants 0..65535, got '" + value + "'");
+    } else if (name == "--node") {
+      if (!ParseInt(value, 0, 63, &o.node)) Usage(help, "--node wants 0..63, got '" + value + "'");
+    } else if (name == "--peers") {
+      o.peers = value;
     } else if (name == "--dir") {
       if (value.empty()) Usage(help, "--dir wants a directory");
       o.dir = value;
@@ -292,6 +297,16 @@ int Serve(const Options& opts, const char* name, Handler& handler) {
   while (!conns.empty()) close_conn(conns.begin()->first);
   close(lfd);
   return 0;
+}
+
+bool SendAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace dsut

@@ -24,9 +24,14 @@ struct Options {
   int port = 0;     // 0 = pick a free port
   std::string dir;  // --dir (optional)
   int mutant = 0;   // 0 = the correct server
+  // Cluster members (ds-ref-replkv): this node's number and every node's
+  // peer address (host:port, in node order).
+  int node = 0;
+  std::string peers;
 };
 
-// Parses --port N, --dir D, --mutant N (also --flag=value) and --help.
+// Parses --port N, --dir D, --mutant N, --node N, --peers LIST (also
+// --flag=value) and --help.
 // Prints `help` for --help (exit 0) and a message plus usage for bad flags
 // or a mutant outside [0, max_mutant] (exit 2); returns only on success.
 Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_mutant);
@@ -71,6 +76,10 @@ class PerConnectionHandler : public Handler {
  private:
   std::unordered_map<uint64_t, State> states_;  // by Conn::id
 };
+
+// Writes all of `s` to the blocking socket `fd` (no SIGPIPE). False when
+// the connection fails first.
+bool SendAll(int fd, const std::string& s);
 
 // Runs the server until SIGTERM/SIGINT. Returns the process exit status.
 int Serve(const Options& opts, const char* name, Handler& handler);

@@ -27,6 +27,7 @@ namespace {
 std::string HealOf(const std::string& fault) {
   if (fault == "pause") return "resume";
   if (fault == "kill") return "restart";
+  if (fault == "partition") return "heal";
   return fault;
 }
 

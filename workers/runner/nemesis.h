@@ -9,7 +9,11 @@
 // Faults so far:
 //   "pause"  SIGSTOP a node, SIGCONT it `duration_ms` later ("resume");
 //   "kill"   SIGKILL a node, run its command again `duration_ms` later
-//            ("restart"): what it did not write to disk is gone.
+//            ("restart"): what it did not write to disk is gone;
+//   "partition" cut a node off from every other node (link relays,
+//            workers/sut/link_relay.h; clients still reach it), heal it
+//            `duration_ms` later ("heal"). For a cluster of 3 that is
+//            every majority/minority split.
 // A fault must end before the response timeout, so that it delays answers
 // without making the server look dead (NemesisOptions::Check). Each fault
 // and each heal is a fault event in the trace ({"fault":"pause","node":1},
@@ -36,12 +40,12 @@ struct NemesisOptions {
 };
 
 inline const std::vector<std::string>& NemesisFaults() {
-  static const std::vector<std::string> kFaults = {"pause", "kill"};
+  static const std::vector<std::string> kFaults = {"pause", "kill", "partition"};
   return kFaults;
 }
 
-// One step of the schedule: a fault ("pause", "kill") or its heal
-// ("resume", "restart") on a node, `at_ns` after the job started.
+// One step of the schedule: a fault ("pause", "kill", "partition") or its
+// heal ("resume", "restart", "heal") on a node, `at_ns` after the job started.
 struct FaultAction {
   int64_t at_ns = 0;
   std::string action;

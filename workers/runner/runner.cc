@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -79,7 +80,9 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   lo.ready_timeout_ms = o.ready_timeout_ms;
   lo.ready_probe = o.ready_probe;
   lo.work_root = o.work_root;
-  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes));
+  const bool partitions =
+      std::find(o.nemesis.faults.begin(), o.nemesis.faults.end(), "partition") != o.nemesis.faults.end();
+  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, partitions));
   e.host = "127.0.0.1";
   for (int c = 0; c < o.exec.connections; ++c) {
     e.nodes.push_back(o.connect_node >= 0 ? o.connect_node : c % o.nodes);
@@ -166,11 +169,22 @@ class JobLoop {
   // Sends every request the executor plans now (none once sending stopped).
   absl::StatusOr<Next> SendPlanned() {
     while (!stop_sending_) {
+      if (!waiting_heal_.is_null()) {  // nothing overtakes it: the input's order is kept
+        if (NowNs() - start_ < waiting_heal_due_ns_) break;
+        absl::StatusOr<Next> n = ApplyFault(std::exchange(waiting_heal_, ir::Value()));
+        if (!n.ok() || *n == Next::kStop) return n;
+        continue;
+      }
       auto next = ex_.Next();
       if (!next.ok()) return Decide(Outcome::kSpecError, std::string(next.status().message()));
       if (!next->has_value()) break;
       const harness::PlannedRequest& r = **next;
       if (!r.fault.is_null()) {  // a replayed fault, at its place in the input
+        if (int64_t due = ReplayedHealDue(r.fault); due > NowNs() - start_) {
+          waiting_heal_ = r.fault;
+          waiting_heal_due_ns_ = due;
+          continue;
+        }
         absl::StatusOr<Next> n = ApplyFault(r.fault);
         if (!n.ok() || *n == Next::kStop) return n;
         continue;
@@ -264,6 +278,20 @@ class JobLoop {
                                "safety rejection)"));
   }
 
+  // When a replayed heal may be applied (since start_): once its fault has
+  // lasted as long as it did in the run ("held_ms", recorded by ApplyFault),
+  // since what a fault causes can depend on how long it lasts (a timeout
+  // that fires, a backup that takes over). 0: at once.
+  int64_t ReplayedHealDue(const ir::Value& fault) const {
+    const ir::Value* held = fault.Find("held_ms");
+    const ir::Value* node = fault.Find("node");
+    if (held == nullptr || !held->is_int() || node == nullptr || !node->is_int()) return 0;
+    auto started = fault_started_ns_.find(node->as_int());
+    if (started == fault_started_ns_.end()) return 0;  // its fault was shrunk away
+    return started->second + std::clamp<int64_t>(held->as_int(), 0, kMaxHeldMs) * 1'000'000;
+  }
+  static constexpr int64_t kMaxHeldMs = 60'000;  // a hand-edited held_ms cannot stall a replay longer
+
   // Applies the nemesis's faults and heals that are due, each recorded in
   // the trace. A node that does not come back after a restart is a crash
   // finding.
@@ -288,22 +316,34 @@ class JobLoop {
     const std::string action = action_value != nullptr && action_value->is_string() ? action_value->as_string() : "";
     const int node = node_value != nullptr && node_value->is_int() ? static_cast<int>(node_value->as_int()) : -1;
     if (sut_ == nullptr || node < 0 || node >= sut_->size() ||
-        (action != "pause" && action != "resume" && action != "kill" && action != "restart"))
+        (action != "pause" && action != "resume" && action != "kill" && action != "restart" && action != "partition" &&
+         action != "heal"))
       return absl::InvalidArgumentError(absl::StrCat("cannot inject fault ", ir::ToJson(fault),
-                                                     ": faults are pause, resume, kill and restart of ",
-                                                     "a node of a launched SUT"));
+                                                     ": faults are pause, resume, kill, restart, partition and ",
+                                                     "heal of a node of a launched SUT"));
     absl::Status healed;
     if (action == "pause") sut_->PauseNode(node);
     if (action == "resume") sut_->ResumeNode(node);
     if (action == "kill") sut_->KillNode(node);
     if (action == "restart") healed = sut_->ReviveNode(node);
-    res_.faults += action == "pause" || action == "kill";
+    if (action == "partition") RETURN_IF_ERROR(sut_->IsolateNode(node));
+    if (action == "heal") RETURN_IF_ERROR(sut_->HealNode(node));
+    const bool is_fault = action == "pause" || action == "kill" || action == "partition";
+    res_.faults += is_fault;
     last_fault_ns_ = NowNs() - start_;
+    ir::Value recorded = fault;
+    if (is_fault) {
+      fault_started_ns_[node] = last_fault_ns_;
+    } else if (auto started = fault_started_ns_.find(node);
+               started != fault_started_ns_.end() && fault.Find("held_ms") == nullptr) {
+      recorded = fault.Set("held_ms", ir::Value::Int((last_fault_ns_ - started->second) / 1'000'000));
+    }
     // A restart that failed is drawn as one (a replay only reads "fault"
     // and "node", and tries the restart again).
     RETURN_IF_ERROR(ex_.Fault(
-        healed.ok() ? fault
-                    : fault.Set("failed", ir::Value::String(std::string(healed.message().substr(0, kMaxFailedBytes)))),
+        healed.ok()
+            ? recorded
+            : recorded.Set("failed", ir::Value::String(std::string(healed.message().substr(0, kMaxFailedBytes)))),
         last_fault_ns_));
     for (size_t c = 0; c < conn_nodes_.size(); ++c) {
       if (conn_nodes_[c] != node) continue;
@@ -389,10 +429,13 @@ class JobLoop {
   const JobOptions& o_;
   harness::Executor& ex_;
   Adapter& adapter_;
-  SutCluster* sut_;              // null when testing a running target
-  std::vector<int> conn_nodes_;  // per connection: the node of sut_ it reaches
-  Nemesis nemesis_;              // faults for sut_ (none without NemesisOptions::faults)
-  int64_t last_fault_ns_ = -1;   // when the nemesis last faulted or healed (since start_)
+  SutCluster* sut_;                                         // null when testing a running target
+  std::vector<int> conn_nodes_;                             // per connection: the node of sut_ it reaches
+  Nemesis nemesis_;                                         // faults for sut_ (none without NemesisOptions::faults)
+  int64_t last_fault_ns_ = -1;                              // when the nemesis last faulted or healed (since start_)
+  absl::flat_hash_map<int64_t, int64_t> fault_started_ns_;  // per node: when its last fault began (since start_)
+  ir::Value waiting_heal_;           // a replayed heal whose fault must last longer first (null: none)
+  int64_t waiting_heal_due_ns_ = 0;  // when it may be applied (since start_)
   const int64_t start_;
   int64_t last_progress_;
   bool stop_sending_ = false;

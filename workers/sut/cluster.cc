@@ -21,14 +21,21 @@ absl::StatusOr<std::vector<int>> PickPorts(int count) {
   return ports;
 }
 
-std::vector<std::pair<std::string, std::string>> Placeholders(int node, const std::vector<int>& ports, int n) {
+// Node `node`'s placeholders; the addresses of other nodes are relays'
+// when there are relays.
+std::vector<std::pair<std::string, std::string>> Placeholders(int node, const std::vector<int>& ports, int n,
+                                                              const LinkRelays* relays) {
+  auto port_of = [&](int k, int which) {
+    if (relays != nullptr && k != node) return relays->RelayPort(node, k, which);
+    return ports[static_cast<size_t>(which * n + k)];
+  };
   std::vector<std::string> peers;
   std::vector<std::pair<std::string, std::string>> out;
   for (int k = 0; k < n; ++k) {
-    out.emplace_back(absl::StrCat("{port_", k, "}"), absl::StrCat(ports[static_cast<size_t>(k)]));
-    out.emplace_back(absl::StrCat("{peer_port_", k, "}"), absl::StrCat(ports[static_cast<size_t>(n + k)]));
+    out.emplace_back(absl::StrCat("{port_", k, "}"), absl::StrCat(port_of(k, 0)));
+    out.emplace_back(absl::StrCat("{peer_port_", k, "}"), absl::StrCat(port_of(k, 1)));
   }
-  for (int k = 0; k < n; ++k) peers.push_back(absl::StrCat("127.0.0.1:", ports[static_cast<size_t>(n + k)]));
+  for (int k = 0; k < n; ++k) peers.push_back(absl::StrCat("127.0.0.1:", port_of(k, 1)));
   out.emplace_back("{node}", absl::StrCat(node));
   out.emplace_back("{nodes}", absl::StrCat(n));
   out.emplace_back("{peer_port}", absl::StrCat(ports[static_cast<size_t>(n + node)]));
@@ -38,16 +45,28 @@ std::vector<std::pair<std::string, std::string>> Placeholders(int node, const st
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptions& node, int nodes) {
+absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptions& node, int nodes, bool relay_links) {
   if (nodes < 1 || nodes > kMaxClusterNodes)
     return absl::InvalidArgumentError(absl::StrCat("a cluster has 1 to ", kMaxClusterNodes, " nodes, not ", nodes));
-  ASSIGN_OR_RETURN(std::vector<int> ports, PickPorts(2 * nodes));
+  if (relay_links && nodes < 2)
+    return absl::InvalidArgumentError("partitions need a cluster of at least 2 nodes (--nodes)");
   std::unique_ptr<SutCluster> cluster(new SutCluster());
+  // The relays hold their ports first, so no node is given one of them.
+  if (relay_links) {
+    ASSIGN_OR_RETURN(cluster->relays_, LinkRelays::Listen(nodes, 2));
+  }
+  ASSIGN_OR_RETURN(std::vector<int> ports, PickPorts(2 * nodes));
+  if (relay_links) {
+    std::vector<std::vector<int>> targets;
+    for (int i = 0; i < nodes; ++i)
+      targets.push_back({ports[static_cast<size_t>(i)], ports[static_cast<size_t>(nodes + i)]});
+    cluster->relays_->Start(targets);
+  }
   std::vector<LaunchOptions>& options = cluster->options_;
   for (int i = 0; i < nodes; ++i) {
     LaunchOptions o = node;
     o.port = ports[static_cast<size_t>(i)];
-    o.placeholders = Placeholders(i, ports, nodes);
+    o.placeholders = Placeholders(i, ports, nodes, cluster->relays_.get());
     absl::StatusOr<std::unique_ptr<SutProcess>> started = SutProcess::Start(o);
     if (!started.ok())
       return nodes == 1
@@ -77,6 +96,22 @@ absl::Status SutCluster::ReviveNode(int node) {
   down_[static_cast<size_t>(node)] = false;  // whatever became of it, it is no longer down on purpose
   if (s.ok() || size() == 1) return s;
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
+}
+
+absl::Status SutCluster::IsolateNode(int node) {
+  if (relays_ == nullptr)
+    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
+  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
+  relays_->Isolate(node);
+  return absl::OkStatus();
+}
+
+absl::Status SutCluster::HealNode(int node) {
+  if (relays_ == nullptr)
+    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
+  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
+  relays_->Heal(node);
+  return absl::OkStatus();
 }
 
 bool SutCluster::Alive(std::string* status) {

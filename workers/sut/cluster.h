@@ -11,6 +11,9 @@
 //   {peers}         every node's peer address: 127.0.0.1:P0,127.0.0.1:P1,...
 //   {port_K}        node K's client port (K = 0 .. N-1)
 //   {peer_port_K}   node K's peer port
+// With link relays (Launch's `relay_links`, for partitions), node i's
+// {port_K}, {peer_port_K} and {peers} name relays of the link i -> K
+// (link_relay.h) for K != i; {port} and {peer_port} stay its own ports.
 #ifndef DUALSWARM_WORKERS_SUT_CLUSTER_H_
 #define DUALSWARM_WORKERS_SUT_CLUSTER_H_
 
@@ -20,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "workers/sut/launcher.h"
+#include "workers/sut/link_relay.h"
 
 namespace dualswarm::workers {
 
@@ -30,7 +34,10 @@ class SutCluster {
  public:
   // `node`: the template and readiness of every node (its port is picked
   // here). The error of the first node that fails, named by its number.
-  static absl::StatusOr<std::unique_ptr<SutCluster>> Launch(const LaunchOptions& node, int nodes);
+  // `relay_links`: route every node-to-node address through LinkRelays,
+  // so that IsolateNode can cut a node off.
+  static absl::StatusOr<std::unique_ptr<SutCluster>> Launch(const LaunchOptions& node, int nodes,
+                                                            bool relay_links = false);
 
   int size() const { return static_cast<int>(nodes_.size()); }
   int port(int node) const { return nodes_[static_cast<size_t>(node)]->port(); }
@@ -44,6 +51,10 @@ class SutCluster {
   bool Down(int node) const { return down_[static_cast<size_t>(node)]; }
   void PauseNode(int node) { nodes_[static_cast<size_t>(node)]->Pause(); }
   void ResumeNode(int node) { nodes_[static_cast<size_t>(node)]->Resume(); }
+  // A partition that cuts `node` off from every other node (clients still
+  // reach it), and its heal. FailedPrecondition without link relays.
+  absl::Status IsolateNode(int node);
+  absl::Status HealNode(int node);
   // True while every node that is not down is alive; else *status names
   // the first that exited and how.
   bool Alive(std::string* status = nullptr);
@@ -52,6 +63,8 @@ class SutCluster {
 
  private:
   SutCluster() = default;
+  // Declared first, so destroyed last: the nodes stop before their links.
+  std::unique_ptr<LinkRelays> relays_;              // null without relay_links
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
   std::vector<LaunchOptions> options_;              // per node, as launched
   std::vector<bool> down_;                          // per node: killed, not revived

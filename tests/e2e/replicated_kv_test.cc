@@ -1,0 +1,155 @@
+// A replicated database under faults: the reference primary-backup kv
+// (tests/suts/replkv_server.cc) on 3 nodes, with the nemesis pausing,
+// killing and partitioning them (partitions through the link relays,
+// workers/sut/link_relay.h). The correct server must pass whatever the
+// faults; each seeded bug shows only under a fault, is found with it and
+// shrinks to the fault it needs.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/harness/counterexample.h"
+#include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
+#include "tests/common/line_client.h"
+#include "tests/common/processes.h"
+#include "tests/common/shipped_spec.h"
+#include "workers/runner/runner.h"
+#include "workers/sut/cluster.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::string ReplKv(int mutant) {
+  return absl::StrCat(DS_REF_REPLKV, " --port {port} --node {node} --peers {peers} --dir {dir} --mutant ", mutant);
+}
+
+// Node 1 forwards to the primary (node 0) through the relay of link
+// 1 -> 0. Isolating node 0 holds what node 1 sends (no answer, no error);
+// the heal delivers it and the answer comes. Without relays a cluster
+// cannot be partitioned, and says so.
+TEST(LinkRelays, APartitionHoldsTheLinkUntilItHeals) {
+  LaunchOptions node;
+  node.command = ReplKv(0);
+  auto cluster = SutCluster::Launch(node, 2, /*relay_links=*/true);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  SutCluster& c = **cluster;
+  EXPECT_EQ(testing::AskLine(c.port(1), "{\"op\":\"put\",\"key\":\"k\",\"value\":\"v1\"}\n", 5000), "{\"ok\":true}\n");
+  ASSERT_TRUE(c.IsolateNode(0).ok());
+  int fd = testing::ConnectLoopback(c.port(1));  // a client of node 1
+  ASSERT_GE(fd, 0);
+  const std::string get = "{\"op\":\"get\",\"key\":\"k\"}\n";
+  ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  EXPECT_EQ(testing::ReadLineWithin(fd, 300), "") << "answered across a partition";
+  // Clients still reach the isolated node itself.
+  EXPECT_EQ(testing::AskLine(c.port(0), "{\"op\":\"get\",\"key\":\"k\"}\n", 5000), "{\"value\":\"v1\"}\n");
+  ASSERT_TRUE(c.HealNode(0).ok());
+  EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n") << "not delivered after the heal";
+  close(fd);
+
+  auto plain = SutCluster::Launch(node, 2);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(absl::IsFailedPrecondition((*plain)->IsolateNode(0)));
+  EXPECT_TRUE(absl::IsInvalidArgument(SutCluster::Launch(node, 1, /*relay_links=*/true).status()));
+}
+
+JobOptions ReplKvJob(int mutant, const std::vector<std::string>& faults, uint64_t seed, uint64_t steps) {
+  JobOptions o = testing::JobOptionsFor(ReplKv(mutant), "jsonl", seed, steps);
+  o.nodes = 3;
+  o.exec.connections = 6;
+  o.exec.max_in_flight = 6;
+  o.nemesis.faults = faults;
+  o.nemesis.interval_ms = 300;
+  o.nemesis.duration_ms = 200;
+  return o;
+}
+
+// Every fault makes the correct server slower, never wrong: a request it
+// could not finish is never answered (its connection closed), which the
+// checker takes as a request that may have taken effect or not.
+TEST(ReplicatedKv, ACorrectPrimaryBackupPassesUnderEveryFault) {
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    auto r = RunJob(Shipped("kv.dspec"), ReplKvJob(0, {"pause", "kill", "partition"}, seed, 4000));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    EXPECT_GE(r->faults, 3) << "seed " << seed << ": the run took " << r->seconds << " s";
+  }
+}
+
+// Each mutant is found under the fault that exposes it: a primary that
+// forgets on restart (kill), backups that answer reads from a copy the
+// primary stopped updating (pause), a backup that takes over while the old
+// primary goes on (partition). Without faults the first is correct.
+TEST(ReplicatedKv, EachFaultOnlyMutantIsFoundUnderItsFault) {
+  const std::vector<std::pair<int, std::string>> cases = {{1, "kill"}, {2, "pause"}, {3, "partition"}};
+  for (const auto& [mutant, fault] : cases) {
+    auto r = RunJob(Shipped("kv.dspec"), ReplKvJob(mutant, {fault}, 1, 8000));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kSafety)
+        << "mutant " << mutant << " under " << fault << ": " << testing::DescribeJobResult(*r);
+  }
+  auto calm = RunJob(Shipped("kv.dspec"), ReplKvJob(1, {}, 1, 3000));
+  ASSERT_TRUE(calm.ok()) << calm.status();
+  EXPECT_EQ(calm->outcome, Outcome::kPassed) << testing::DescribeJobResult(*calm);
+}
+
+// A split brain shrinks to the partition it needs and replays: the heal
+// is replayed only once the partition has lasted as long as it did in the
+// run ("held_ms"), long enough for the backup to take over.
+TEST(ReplicatedKv, ASplitBrainShrinksToThePartitionItNeedsAndReplays) {
+  const std::string dir = testing::MakeTempDir("ds-split-brain");
+  ASSERT_FALSE(dir.empty());
+  const std::string cx = dir + "/cx.json";
+  auto r = testing::RunCommand({DUALSWARM_CLI,
+                                "test",
+                                "--spec",
+                                std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec",
+                                "--launch",
+                                ReplKv(3),
+                                "--nodes",
+                                "3",
+                                "--connections",
+                                "6",
+                                "--nemesis",
+                                "partition",
+                                "--fault-interval",
+                                "300",
+                                "--fault-duration",
+                                "200",
+                                "--response-timeout",
+                                "1000",
+                                "--steps",
+                                "8000",
+                                "--seed",
+                                "1",
+                                "--shrink-time",
+                                "20",
+                                "--save",
+                                cx});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("replayed on fresh SUTs: 5 of 5 reproduced"), std::string::npos) << r.out;
+  auto doc = testing::ReadSavedCounterexample(cx);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  int partitions = 0, heals_held = 0;
+  for (const harness::InputItem& item : doc->input) {
+    if (!item.is_fault()) continue;
+    partitions += item.fault.Find("fault")->as_string() == "partition";
+    const ir::Value* held = item.fault.Find("held_ms");
+    heals_held += item.fault.Find("fault")->as_string() == "heal" && held != nullptr && held->as_int() >= 100;
+  }
+  EXPECT_GE(partitions, 1) << harness::CounterexampleToJson(*doc);
+  EXPECT_GE(heals_held, 1) << harness::CounterexampleToJson(*doc);
+  EXPECT_LE(doc->input.size(), 30u) << "shrunk from " << doc->original_size;
+  auto again = testing::RunCommand({DUALSWARM_CLI, "replay", cx, "--launch", ReplKv(3), "--times", "3"});
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
