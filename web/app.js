@@ -181,8 +181,11 @@ async function runsPage(seq, params) {
 async function runPage(seq, id) {
   const [run, findings] = await Promise.all([api(`runs/${id}`), api(`findings?run_id=${id}&page_size=100`)]);
   const jobs = await all(`runs/${id}/jobs`, "jobs", 5000);
+  let target = null;
+  try { target = await api(`targets/${run.template.targetId}`); } catch (e) { /* the summary says "target N" */ }
   if (seq !== renderSeq) return;
   const t = run.template;
+  const faulted = target && target.nemesis;
   const b = t.budget || {};
   const summary = h("div", { class: "card" }, h("dl", { class: "kv" },
     h("dt", {}, "state"), h("dd", { id: "run-state" }, badge(run.state), run.error ? ` ${run.error}` : ""),
@@ -193,6 +196,8 @@ async function runPage(seq, id) {
     h("dt", {}, "target"), h("dd", {}, await targetName(t.targetId)),
     h("dt", {}, "jobs / seed"), h("dd", {}, `${t.jobs} jobs, base seed ${t.seed}, gen ${t.gen || "request"}${t.stopAtFirstFinding ? ", stops at the first finding" : ""}`),
     h("dt", {}, "budget"), h("dd", {}, `${b.steps} steps, ${b.connections} connections, ${b.maxInFlight} in flight, response timeout ${b.responseTimeoutMs} ms, network ${b.network}${b.timeBudgetMs !== "0" ? `, ${b.timeBudgetMs} ms per job` : ""}`),
+    ...(faulted ? [h("dt", {}, "faults"), h("dd", { id: "run-faults" },
+      `${nemesisText(target)}; ${jobs.reduce((n, j) => n + Number(j.faults || 0), 0)} injected in completed jobs`)] : []),
     h("dt", {}, "submitted"), h("dd", {}, `${time(run.createdAt)} by ${run.submittedBy}`),
     h("dt", {}, "started / finished"), h("dd", {}, `${time(run.startedAt)} / ${time(run.finishedAt)}`)));
   const fl = findings.findings || [];
@@ -204,12 +209,14 @@ async function runPage(seq, id) {
       h("td", { class: "mono" }, f.signature), h("td", { class: "reason" }, (f.reason || "").split("\n")[0])))))
     : h("p", { class: "muted" }, FINAL.has(run.state) ? "No findings." : "No findings yet.");
   const jobTable = h("table", { id: "jobs" },
-    h("thead", {}, h("tr", {}, ["#", "state", "seed", "branch order", "feature mask", "attempts", "worker", "outcome", "reason"].map(x => h("th", {}, x)))),
+    h("thead", {}, h("tr", {}, ["#", "state", "seed", "branch order", "feature mask", "attempts", "worker",
+      ...(faulted ? ["faults"] : []), "outcome", "reason"].map(x => h("th", {}, x)))),
     h("tbody", {}, jobs.map(j => h("tr", { class: "job-row", "data-job": j.id, "data-state": jobState(j.state) },
       h("td", { class: "num" }, j.index), h("td", {}, badge(j.state, "job")),
       h("td", { class: "mono" }, j.seed), h("td", {}, orderName(j.branchOrder)),
       h("td", { class: "mono" }, j.featureMask || "all"), h("td", { class: "num" }, j.attempts),
-      h("td", { class: "mono" }, short(j.workerId, 8)), h("td", {}, j.outcome),
+      h("td", { class: "mono" }, short(j.workerId, 8)),
+      ...(faulted ? [h("td", { class: "num job-faults" }, Number(j.faults || 0))] : []), h("td", {}, j.outcome),
       h("td", { class: "reason" }, (j.reason || "").split("\n")[0])))));
   main.replaceChildren(h("h1", {}, `Run ${run.id}`), summary,
     h("h2", {}, "Findings"), findingTable,
@@ -309,15 +316,23 @@ function clusterText(t) {
   return `${n} nodes, ` + (t.connectNode === undefined ? "round-robin" : `all connections to node ${t.connectNode}`);
 }
 
+// A cluster target's nemesis ("pause,kill: a fault every ~1000 ms for 300 ms");
+// "none" without one (docs/clusters.md).
+function nemesisText(t) {
+  if (!t.nemesis) return "none";
+  return `${t.nemesis}: a fault every ~${Number(t.faultIntervalMs || 0) || 1000} ms for ${Number(t.faultDurationMs || 0) || 300} ms`;
+}
+
 async function targetsPage(seq) {
   const targets = await all("targets", "targets", 1000);
   if (seq !== renderSeq) return;
   main.replaceChildren(h("h1", {}, "Targets"), targets.length ? h("table", { id: "targets" },
-    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "readiness", "labels"].map(x => h("th", {}, x)))),
+    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "nemesis", "readiness", "labels"].map(x => h("th", {}, x)))),
     h("tbody", {}, targets.map(t => h("tr", {},
       h("td", { class: "num" }, t.id), h("td", {}, t.name),
       h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")),
       h("td", { class: "mono" }, t.launch || t.address), h("td", {}, clusterText(t)),
+      h("td", {}, t.nemesis ? nemesisText(t) : ""),
       h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
       h("td", {}, (t.labels || []).join(", "))))))
     : h("p", { class: "muted" }, "No targets yet: dualswarm target add NAME ... (admin)"));

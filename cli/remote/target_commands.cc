@@ -49,7 +49,8 @@ const char kTargetHelp[] =
     "                            [--ready tcp|http:/PATH] [--ready-timeout-ms N]\n"
     "                            [--reset restart-per-job|none] [--label K=V ...]\n"
     "                            [--descriptor-set FILE] [--nodes N] [--connect round-robin|K]\n"
-    "                            [--json]\n"
+    "                            [--nemesis pause,kill,partition [--fault-interval MS]\n"
+    "                            [--fault-duration MS]] [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -73,6 +74,12 @@ const char kTargetHelp[] =
     "                      {node}, {nodes}, {peer_port}, {peers}, {port_K}, ... (docs/clusters.md)\n"
     "    --connect WHERE   round-robin (connection c to node c mod N; the default) or a\n"
     "                      node's number K (every connection to node K)\n"
+    "    --nemesis FAULTS  with --launch: inject faults into the nodes while each job runs,\n"
+    "                      on a schedule from the job's seed: pause, kill, partition\n"
+    "                      (--nodes 2 or more), comma-separated (docs/clusters.md)\n"
+    "    --fault-interval MS  mean time from one fault's end to the next (default 1000)\n"
+    "    --fault-duration MS  how long a fault lasts (default 300; below the runs'\n"
+    "                      response timeout)\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -97,9 +104,29 @@ std::string ClusterText(const v1::Target& t) {
       t.has_connect_node() ? absl::StrCat("all connections to node ", t.connect_node()) : "round-robin");
 }
 
-// --nodes and --connect into `t`; the coordinator checks the ranges
-// against each other and that the target launches its SUT.
+// ", nemesis pause,kill (a fault every ~1000 ms for 300 ms)"; "" without.
+std::string NemesisText(const v1::Target& t) {
+  if (t.nemesis().empty()) return "";
+  return absl::StrCat(", nemesis ", t.nemesis(), " (a fault every ~",
+                      t.fault_interval_ms() > 0 ? t.fault_interval_ms() : 1000, " ms for ",
+                      t.fault_duration_ms() > 0 ? t.fault_duration_ms() : 300, " ms)");
+}
+
+// --nodes, --connect and the nemesis flags into `t`; the coordinator
+// checks the ranges against each other and that the target launches its
+// SUT.
 std::optional<int> ClusterFromFlags(const FlagMap& f, v1::Target* t) {
+  if (auto it = f.find("nemesis"); it != f.end()) t->set_nemesis(it->second);
+  for (const auto& [flag, set] :
+       {std::pair<const char*, void (v1::Target::*)(int64_t)>{"fault-interval", &v1::Target::set_fault_interval_ms},
+        {"fault-duration", &v1::Target::set_fault_duration_ms}}) {
+    auto it = f.find(flag);
+    if (it == f.end()) continue;
+    int64_t ms = 0;
+    if (!absl::SimpleAtoi(it->second, &ms) || ms < 1 || ms > 3'600'000)
+      return BadInput(absl::StrCat("--", flag, " must be between 1 and 3600000 ms"));
+    (t->*set)(ms);
+  }
   int n = 0;
   if (auto it = f.find("nodes"); it != f.end()) {
     if (!absl::SimpleAtoi(it->second, &n) || n < 1 || n > workers::kMaxClusterNodes)
@@ -164,8 +191,9 @@ int Add(const ParsedArgs& a) {
     std::printf(
         "target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n", static_cast<long long>(created.id()),
         created.name().c_str(), AdapterText(created).c_str(),
-        created.launch().empty() ? created.address().c_str()
-                                 : absl::StrCat("launch `", created.launch(), "`", ClusterText(created)).c_str(),
+        created.launch().empty()
+            ? created.address().c_str()
+            : absl::StrCat("launch `", created.launch(), "`", ClusterText(created), NemesisText(created)).c_str(),
         created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
         created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
   }
@@ -200,8 +228,9 @@ int List(const ParsedArgs& a) {
   }
   remote::Table t({"ID", "NAME", "ADAPTER", "RESET", "LABELS", "SUT"});
   for (const auto& x : all.targets())
-    t.Add({absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
-           x.launch().empty() ? x.address() : absl::StrCat("launch", ClusterText(x), ": ", x.launch())});
+    t.Add(
+        {absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
+         x.launch().empty() ? x.address() : absl::StrCat("launch", ClusterText(x), NemesisText(x), ": ", x.launch())});
   std::fputs(t.Render().c_str(), stdout);
   return kExitOk;
 }
@@ -226,7 +255,7 @@ int TargetCommand(const std::vector<std::string>& args) {
   if (sub == "add") {
     if (!remote::ParseRemoteArgs(rest,
                                  {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label",
-                                  "descriptor-set", "nodes", "connect"},
+                                  "descriptor-set", "nodes", "connect", "nemesis", "fault-interval", "fault-duration"},
                                  {"json"}, &a, &err))
       return Usage(err);
     return Add(a);

@@ -43,7 +43,9 @@ void SpecToProto(const SpecRow& row, v1::Spec* p) {
 }
 
 // Not `id` (the store assigns it), nor what is copied by hand.
-#define DS_TARGET_FIELDS(F) F(name) F(adapter) F(address) F(launch) F(descriptor_set) F(nodes)
+#define DS_TARGET_FIELDS(F) \
+  F(name)                   \
+  F(adapter) F(address) F(launch) F(descriptor_set) F(nodes) F(nemesis) F(fault_interval_ms) F(fault_duration_ms)
 
 void TargetToProto(const TargetRow& row, v1::Target* p) {
   DS_TARGET_FIELDS(DS_COPY_TO_PROTO)
@@ -141,7 +143,8 @@ void CampaignRunToProto(const CampaignRunRow& r, v1::CampaignRun* p) {
   for (int64_t f : r.gone_finding_ids) p->add_gone_finding_ids(f);
 }
 
-#define DS_JOB_FIELDS(F) F(id) F(run_id) F(index) F(seed) F(feature_mask) F(state) F(attempts) F(worker_id) F(reason)
+#define DS_JOB_FIELDS(F) \
+  F(id) F(run_id) F(index) F(seed) F(feature_mask) F(state) F(attempts) F(worker_id) F(reason) F(faults)
 
 void JobToProto(const JobRow& row, v1::Job* p) {
   DS_JOB_FIELDS(DS_COPY_TO_PROTO)

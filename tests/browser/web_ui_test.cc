@@ -269,7 +269,7 @@ class WebUiTest : public ::testing::Test {
 
   int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
                     const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6",
-                    const std::string& descriptor_set = "", int nodes = 1) {
+                    const std::string& descriptor_set = "", int nodes = 1, const std::string& nemesis = "") {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
@@ -277,6 +277,7 @@ class WebUiTest : public ::testing::Test {
     req.mutable_target()->set_launch(launch);
     req.mutable_target()->set_descriptor_set(descriptor_set);
     req.mutable_target()->set_nodes(nodes);
+    req.mutable_target()->set_nemesis(nemesis);
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -308,7 +309,7 @@ class WebUiTest : public ::testing::Test {
     return {resp.jobs().begin(), resp.jobs().end()};
   }
 
-  void Complete(const v1::LeasedJob& job, const std::string* doc) {
+  void Complete(const v1::LeasedJob& job, const std::string* doc, int faults = 0) {
     auto workers = v1::WorkerService::NewStub(coordinator_->channel());
     v1::CompleteJobRequest req;
     req.set_worker_id(worker_id_);
@@ -330,6 +331,7 @@ class WebUiTest : public ::testing::Test {
       req.set_reason(parsed->verdict.reason);
     }
     req.set_seconds(0.5);
+    req.set_faults(faults);
     v1::CompleteJobResponse resp;
     grpc::Status st = workers->CompleteJob(Ctx(worker_).get(), req, &resp);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -590,7 +592,8 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
 
   std::string hash = UploadSpec("redis.dspec");
   ASSERT_FALSE(hash.empty());
-  int64_t resp_target = AddTarget("redis-m3", "resp", kResp + " --port {port} --dir {dir} --mutant 3");
+  int64_t resp_target =
+      AddTarget("redis-m3", "resp", kResp + " --port {port} --dir {dir} --mutant 3", "", 1, "pause,kill");
   AddTarget("memcached-ref", "memcached", kMemcached + " --port {port} --dir {dir}");
   auto descriptors = dualswarm::util::ReadFileTail(DS_ETCD_DESCRIPTOR_SET, 1 << 20);
   ASSERT_TRUE(descriptors.ok()) << descriptors.status();
@@ -606,7 +609,7 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   int64_t run = Submit(hash, resp_target, 1);
   auto jobs = Lease(1);
   ASSERT_EQ(jobs.size(), 1u);
-  Complete(jobs[0], &doc);
+  Complete(jobs[0], &doc, /*faults=*/3);
 
   Browser b;
   std::string err = b.Start(tmp_);
@@ -621,7 +624,16 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
                    "':' + r.cells[4].textContent).sort().join(',');"),
             "etcd:3 nodes, round-robin,memcached-ref:,redis-m3:");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets tbody tr')].map(r => r.cells[1].textContent + "
+                   "':' + r.cells[5].textContent).sort().join(',');"),
+            "etcd:,memcached-ref:,redis-m3:pause,kill: a fault every ~1000 ms for 300 ms");
   Shot(b, "20-targets-of-every-adapter");
+
+  // The run of a target with a nemesis: its faults, and each job's count.
+  b.Go(base + "#/runs/" + std::to_string(run));
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#jobs td.job-faults')")) << b.Text("main");
+  EXPECT_EQ(b.Text("#jobs td.job-faults"), "3");
+  EXPECT_EQ(b.Text("#run-faults"), "pause,kill: a fault every ~1000 ms for 300 ms; 3 injected in completed jobs");
 
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),

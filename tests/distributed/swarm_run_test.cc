@@ -450,6 +450,44 @@ TEST_F(SwarmTest, ClusterTargetsRunInTheServiceWithTheirNodes) {
   EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
 }
 
+// A 3-node etcd cluster target with a nemesis: 8 jobs on 2 workers, each
+// job killing and pausing members on its own seed's schedule. A correct
+// etcd passes (a job whose history is beyond the checker's bound ends
+// inconclusive, which counts as passed, never as a finding), and every job
+// reports the faults it injected.
+TEST_F(SwarmTest, AnEtcdClusterTargetUnderTheNemesisPassesAndItsJobsReportTheirFaults) {
+  ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
+  std::string descriptor_set = Slurp(DS_ETCD_DESCRIPTOR_SET);
+  ASSERT_FALSE(descriptor_set.empty()) << DS_ETCD_DESCRIPTOR_SET;
+  StartWorker("w1", 1);
+  StartWorker("w2", 1);
+  std::string spec = PushSpec("specs/etcd_kv.dspec");
+  v1::Target t;
+  t.set_name("etcd3");
+  t.set_adapter("grpc");
+  t.set_descriptor_set(descriptor_set);
+  t.set_launch(
+      "/usr/bin/etcd --name n{node} --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
+      "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} "
+      "--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster-state new "
+      "--initial-cluster n0=http://127.0.0.1:{peer_port_0},n1=http://127.0.0.1:{peer_port_1},"
+      "n2=http://127.0.0.1:{peer_port_2} --log-level error --logger zap");
+  t.set_nodes(3);
+  t.set_nemesis("pause,kill");
+  t.set_fault_interval_ms(200);
+  t.set_fault_duration_ms(500);
+  int64_t target = CreateTarget(t);
+  v1::Run run = WaitRun(Submit(spec, target, 8, 300, /*time_budget_ms=*/15000).id(), seconds(150));
+  EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().passed(), 8) << WorkerLogs();
+  v1::ListJobsRequest req;
+  req.set_run_id(run.id());
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(runs_->ListJobs(AuthContext(submitter_).get(), req, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 8);
+  for (const v1::Job& j : jobs.jobs()) EXPECT_GE(j.faults(), 1) << j.DebugString() << WorkerLogs();
+}
+
 // A spec handler that computes for ever (exponential recursion) held a
 // worker slot for 75 s with a 3 s time budget, until the run was cancelled.
 // The spec's evaluation limits (docs/spec-language.md, "Limits") now end it

@@ -7,6 +7,9 @@
 // through the coordinator binary: TargetService round-trips both (a
 // round-robin target has no connect_node), a leased job carries them to
 // the worker, and `dualswarm target add --nodes N --connect K` sends them.
+// A cluster's nemesis (faults while each job runs, and their timing) is
+// kept, checked (known faults, partitions only between 2 or more nodes,
+// only for launched targets) and leased with the job.
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -79,6 +82,37 @@ TEST_F(ClusterTargetStoreTest, BadClustersAreRefusedWithTheirReasons) {
   EXPECT_TRUE(listed->items.empty()) << "a refused target was stored";
 }
 
+TEST_F(ClusterTargetStoreTest, TheNemesisRoundTripsAndBadOnesAreRefused) {
+  TargetRow t = Cluster("faulty", 3);
+  t.nemesis = "pause,kill,partition";
+  t.fault_interval_ms = 300;
+  t.fault_duration_ms = 200;
+  DS_ASSERT_OK(store_->CreateTarget(t));
+  auto got = store_->GetTargetByName("faulty");
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->nemesis, "pause,kill,partition");
+  EXPECT_EQ(got->fault_interval_ms, 300);
+  EXPECT_EQ(got->fault_duration_ms, 200);
+
+  TargetRow bad = Cluster("unknown", 3);
+  bad.nemesis = "pause,flood";
+  ExpectRefused(store_.get(), bad, "unknown fault \"flood\" (known: pause, kill, partition)");
+  bad = Cluster("alone", 1);
+  bad.nemesis = "partition";
+  ExpectRefused(store_.get(), bad, "a partition needs a cluster of at least 2 nodes");
+  bad = Cluster("timing", 3);
+  bad.fault_duration_ms = 100;
+  ExpectRefused(store_.get(), bad, "need a nemesis");
+  bad.nemesis = "kill";
+  bad.fault_interval_ms = -1;
+  ExpectRefused(store_.get(), bad, "between 0 and one hour");
+  bad = Cluster("address", 1);
+  bad.launch.clear();
+  bad.address = "127.0.0.1:7000";
+  bad.nemesis = "kill";
+  ExpectRefused(store_.get(), bad, "a nemesis needs a launch command");
+}
+
 // The same through the coordinator binary, its worker protocol and the CLI.
 using ClusterTargetCoordinatorTest = testing::TargetCoordinatorTest;
 
@@ -119,6 +153,18 @@ TEST_F(ClusterTargetCoordinatorTest, NodesRoundTripAndTravelWithLeasedJobs) {
   EXPECT_EQ(job.target().nodes(), 3);
   ASSERT_TRUE(job.target().has_connect_node());
   EXPECT_EQ(job.target().connect_node(), 0);
+
+  // A nemesis travels with the job too.
+  treq.mutable_target()->set_name("kv3faults");
+  treq.mutable_target()->clear_connect_node();
+  treq.mutable_target()->set_nemesis("kill,partition");
+  treq.mutable_target()->set_fault_interval_ms(400);
+  ASSERT_TRUE(targets->Create(Ctx(admin_).get(), treq, &created).ok());
+  EXPECT_EQ(created.nemesis(), "kill,partition");
+  ASSERT_NO_FATAL_FAILURE(LeaseOneJob(created.id(), "kv.dspec", "jsonl", &job));
+  EXPECT_EQ(job.target().nemesis(), "kill,partition");
+  EXPECT_EQ(job.target().fault_interval_ms(), 400);
+  EXPECT_EQ(job.target().fault_duration_ms(), 0);
 }
 
 TEST_F(ClusterTargetCoordinatorTest, TargetAddSendsNodesAndListShowsThem) {
@@ -141,6 +187,21 @@ TEST_F(ClusterTargetCoordinatorTest, TargetAddSendsNodesAndListShowsThem) {
   EXPECT_TRUE(absl::StrContains(r.out, "\"nodes\":3,")) << r.out;
   ASSERT_NE(r.out.find("\"connectNode\":1}"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"connectNode\""), r.out.rfind("\"connectNode\":1}")) << r.out;
+
+  r = Cli({"target", "add", "kvf", "--adapter", "jsonl", "--launch", kLaunch, "--nodes", "3", "--nemesis",
+           "pause,partition", "--fault-duration", "250"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                ", 3 nodes, round-robin, nemesis pause,partition (a fault every ~1000 ms for "
+                                "250 ms), ready tcp"))
+      << r.out;
+  r = Cli({"target", "add", "kvg", "--adapter", "jsonl", "--launch", kLaunch, "--nemesis", "partition"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "a partition needs a cluster of at least 2 nodes")) << r.err;
+  r = Cli({"target", "add", "kvh", "--adapter", "jsonl", "--launch", kLaunch, "--nemesis", "kill", "--fault-interval",
+           "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--fault-interval must be between 1 and 3600000 ms")) << r.err;
 
   r = Cli({"target", "add", "k0", "--adapter", "jsonl", "--launch", kLaunch, "--nodes", "17"});
   EXPECT_EQ(r.exit_code, 2);

@@ -1,6 +1,7 @@
 #include "workers/daemon/job_plan.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
 #include "engine/ir/json.h"
@@ -67,6 +68,13 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   // connections go (absent: round-robin); the coordinator checked both.
   o.nodes = t.nodes() > 0 ? t.nodes() : 1;
   o.connect_node = t.has_connect_node() ? t.connect_node() : -1;
+  // Its nemesis (none from an old coordinator), each job on its own seed's
+  // schedule; RunJob checks the timing against the response timeout.
+  if (!t.nemesis().empty()) {
+    o.nemesis.faults = absl::StrSplit(t.nemesis(), ',');
+    if (t.fault_interval_ms() > 0) o.nemesis.interval_ms = t.fault_interval_ms();
+    if (t.fault_duration_ms() > 0) o.nemesis.duration_ms = t.fault_duration_ms();
+  }
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())
@@ -108,6 +116,7 @@ v1::CompleteJobRequest CompletionForResult(const v1::LeasedJob& job, const JobRe
   req.set_seconds(result.seconds);
   req.set_sent(result.sent);
   req.set_received(result.received);
+  req.set_faults(result.faults);
   req.set_reason(result.reason);
   if (result.outcome == Outcome::kPassed) {
     req.set_outcome(v1::JOB_OUTCOME_PASSED);

@@ -192,10 +192,10 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
       "        AND state = 'leased' AND run_state = 'running' AND others),"
       " att AS ("
       "  UPDATE job_attempts SET completed_at = now(), outcome = $4, seconds = $6, sent = $7,"
-      "    received = $8, worker_id = COALESCE(NULLIF($9, ''), worker_id)"
+      "    received = $8, faults = $10, worker_id = COALESCE(NULLIF($9, ''), worker_id)"
       "  WHERE id = (SELECT att FROM ok)),"
       " upd AS ("
-      "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now(),"
+      "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now(), faults = $10,"
       "    worker_id = COALESCE(NULLIF($9, ''), worker_id)"
       "  WHERE id = (SELECT id FROM ok) RETURNING id)"
       " SELECT j.att IS NULL AS never_leased, j.done AS done, j.token AS token,"
@@ -203,7 +203,7 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
   pqxx::result jr =
       w.exec_prepared("complete_fast", sql, c.job_id, c.lease_token, wire::EnumWord(JobStateAfter(c.outcome)),
                       wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
-                      static_cast<int64_t>(c.received), c.worker_id);
+                      static_cast<int64_t>(c.received), c.worker_id, c.faults);
   if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
   const pqxx::row& job = jr[0];
   CompletionResult out;
@@ -268,13 +268,13 @@ void RecordOutcome(Sql& w, const Completion& c, const HeldLease& lease, const st
   w.exec_params0(
       "WITH att AS ("
       "  UPDATE job_attempts SET completed_at = now(), outcome = $3, seconds = $5, sent = $6,"
-      "    received = $7, worker_id = COALESCE(NULLIF($9, ''), worker_id) WHERE id = $8)"
-      " UPDATE jobs SET state = $2, outcome = $3,"
+      "    received = $7, faults = $10, worker_id = COALESCE(NULLIF($9, ''), worker_id) WHERE id = $8)"
+      " UPDATE jobs SET state = $2, outcome = $3, faults = $10,"
       "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
       "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
       " WHERE id = $1",
       c.job_id, wire::EnumWord(new_state), wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
-      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id);
+      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id, c.faults);
 }
 
 // The slow path: findings, a run's last jobs, cancelled jobs and runs not

@@ -56,6 +56,10 @@ inline constexpr size_t kMaxTargetDescriptorSetBytes = size_t{1} << 20;
 // A cluster target's nodes: as many as a worker's launcher starts
 // (migration 8's CHECK spells the number out).
 inline constexpr int kMaxTargetNodes = workers::kMaxClusterNodes;
+// A cluster target's nemesis: its fault list and timing (migration 9's
+// CHECKs spell the numbers out).
+inline constexpr size_t kMaxNemesisBytes = 64;
+inline constexpr int64_t kMaxFaultTimingMs = 3'600'000;  // one hour
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

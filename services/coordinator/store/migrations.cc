@@ -242,6 +242,22 @@ ALTER TABLE targets ADD COLUMN connect_node integer NOT NULL DEFAULT -1
   CONSTRAINT targets_connect_node_range CHECK (connect_node >= -1 AND connect_node < nodes);
 )sql";
 static_assert(kMaxTargetNodes == 16, "a new bound on a target's nodes needs a migration of targets_nodes_range");
+static_assert(kMaxNemesisBytes == 64 && kMaxFaultTimingMs == 3600000, "new nemesis bounds need a migration");
+
+// A cluster target's nemesis (faults injected while each job runs,
+// workers/runner/nemesis.h: a comma-separated list, "" = none) and its
+// timing (0 = defaults), bounded like the store bounds them; and the faults
+// each job's last completed attempt injected.
+constexpr const char* kV9 = R"sql(
+ALTER TABLE targets ADD COLUMN nemesis text NOT NULL DEFAULT ''
+  CONSTRAINT targets_nemesis_words CHECK (nemesis ~ '^[a-z,]{0,64}$');
+ALTER TABLE targets ADD COLUMN fault_interval_ms bigint NOT NULL DEFAULT 0
+  CONSTRAINT targets_fault_interval_range CHECK (fault_interval_ms BETWEEN 0 AND 3600000);
+ALTER TABLE targets ADD COLUMN fault_duration_ms bigint NOT NULL DEFAULT 0
+  CONSTRAINT targets_fault_duration_range CHECK (fault_duration_ms BETWEEN 0 AND 3600000);
+ALTER TABLE jobs ADD COLUMN faults integer NOT NULL DEFAULT 0 CONSTRAINT jobs_faults_count CHECK (faults >= 0);
+ALTER TABLE job_attempts ADD COLUMN faults integer NOT NULL DEFAULT 0;
+)sql";
 
 }  // namespace
 
@@ -249,7 +265,7 @@ const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, "initial schema", kV1},         {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
       {4, "campaign scheduler", kV4},     {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
-      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},
+      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},          {9, "nemesis on targets", kV9},
   };
   return kMigrations;
 }

@@ -74,7 +74,9 @@ Columns<TargetRow> TargetColumnsWith(bool descriptor_set) {
        descriptor_set ? HexCol<&TargetRow::descriptor_set>("descriptor_set", "descriptor_set")
                       : Col<&TargetRow::descriptor_set>("descriptor_set", "''"),
        Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)"),
-       Col<&TargetRow::nodes>("nodes"), Col<&TargetRow::connect_node>("connect_node")});
+       Col<&TargetRow::nodes>("nodes"), Col<&TargetRow::connect_node>("connect_node"),
+       Col<&TargetRow::nemesis>("nemesis"), Col<&TargetRow::fault_interval_ms>("fault_interval_ms"),
+       Col<&TargetRow::fault_duration_ms>("fault_duration_ms")});
 }
 
 }  // namespace
@@ -112,7 +114,8 @@ const Columns<JobRow>& JobColumns() {
                        Col<&JobRow::lease_token>("lease_token", "COALESCE(j.lease_token, '')"),
                        Col<&JobRow::lease_expires_at>("lease_expires_at", "ds_us(j.lease_expires_at)"),
                        Col<&JobRow::worker_id>("worker_id", "COALESCE(j.worker_id, '')"),
-                       Col<&JobRow::attempts>("attempts"), Col<&JobRow::outcome>("outcome")})
+                       Col<&JobRow::attempts>("attempts"), Col<&JobRow::outcome>("outcome"),
+                       Col<&JobRow::faults>("faults")})
           .Qualified("j");
   return columns;
 }

@@ -78,6 +78,9 @@ struct TargetRow {
   int64_t descriptor_set_size = 0;  // its size, read from the database (also by ListTargets)
   int nodes = 1;                    // a cluster's nodes, all from `launch` (workers/sut/cluster.h)
   int connect_node = -1;            // every connection to this node; -1 = round-robin
+  std::string nemesis;              // faults injected while a job runs ("pause,kill,partition"; "" = none)
+  int64_t fault_interval_ms = 0;    // 0 = default (1000)
+  int64_t fault_duration_ms = 0;    // 0 = default (300)
 };
 
 struct JobBudget {
@@ -130,6 +133,7 @@ struct JobRow {
   v1::JobOutcome outcome = v1::JOB_OUTCOME_UNSPECIFIED;  // UNSPECIFIED ('') before completion
   std::string reason;                                    // why it failed/errored/was cancelled (ListRunJobs only)
   Micros updated_at = 0;                                 // last change of the row (ListRunJobs only)
+  int faults = 0;                                        // faults injected in the last completed attempt
 };
 
 // A job as handed to a worker: the row plus what it needs from its run.
@@ -166,6 +170,7 @@ struct Completion {
   std::optional<NewCounterexample> counterexample;  // required for FAILED
   double seconds = 0;
   uint64_t sent = 0, received = 0;
+  int faults = 0;  // faults the nemesis injected
 };
 
 struct CompletionResult {

@@ -1,14 +1,17 @@
 // Targets: the servers jobs test, by address or by launch command (one
 // node, or a cluster of them); created once (unique names), read by id or
 // name, listed by id (without their descriptor sets' bytes).
+#include <limits>
 #include <string>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "services/coordinator/store/checks.h"
 #include "services/coordinator/store/limits.h"
 #include "services/coordinator/store/rows.h"
@@ -17,6 +20,7 @@
 #include "util/status_macros.h"
 #include "workers/adapters/adapter_kinds.h"
 #include "workers/adapters/grpc_catalog.h"
+#include "workers/runner/nemesis.h"
 
 namespace dualswarm::coord {
 namespace {
@@ -57,6 +61,31 @@ absl::Status CheckCluster(TargetRow& t) {
   return absl::OkStatus();
 }
 
+// A cluster's nemesis: known faults, sane timing (the run's response
+// timeout is checked by each job: a fault must be shorter), only for a
+// launched target, partitions only between 2 nodes or more.
+absl::Status CheckNemesis(TargetRow& t) {
+  if (t.fault_interval_ms < 0 || t.fault_interval_ms > kMaxFaultTimingMs || t.fault_duration_ms < 0 ||
+      t.fault_duration_ms > kMaxFaultTimingMs)
+    return absl::InvalidArgumentError("fault_interval_ms and fault_duration_ms must be between 0 and one hour");
+  if (t.nemesis.empty()) {
+    if (t.fault_interval_ms != 0 || t.fault_duration_ms != 0)
+      return absl::InvalidArgumentError("fault_interval_ms and fault_duration_ms need a nemesis (which faults)");
+    return absl::OkStatus();
+  }
+  if (t.nemesis.size() > kMaxNemesisBytes)
+    return absl::InvalidArgumentError(absl::StrCat("nemesis exceeds ", kMaxNemesisBytes, " bytes"));
+  if (t.launch.empty()) return absl::InvalidArgumentError("a nemesis needs a launch command (nodes the worker starts)");
+  workers::NemesisOptions n;
+  n.faults = absl::StrSplit(t.nemesis, ',');
+  if (t.fault_interval_ms > 0) n.interval_ms = t.fault_interval_ms;
+  if (t.fault_duration_ms > 0) n.duration_ms = t.fault_duration_ms;
+  RETURN_IF_ERROR(n.Check(std::numeric_limits<int64_t>::max()));
+  if (t.nodes < 2 && absl::c_linear_search(n.faults, "partition"))
+    return absl::InvalidArgumentError("a partition needs a cluster of at least 2 nodes");
+  return absl::OkStatus();
+}
+
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
@@ -72,6 +101,7 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
       return absl::InvalidArgumentError(absl::StrCat("bad address \"", t.address, "\": want HOST:PORT"));
   }
   RETURN_IF_ERROR(CheckCluster(t));
+  RETURN_IF_ERROR(CheckNemesis(t));
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
@@ -99,13 +129,15 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
   return Run<TargetRow>("creating a target", [&](Sql& w) -> absl::StatusOr<TargetRow> {
     pqxx::result r =
         w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
-                                   " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node)"
+                                   " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node,"
+                                   " nemesis, fault_interval_ms, fault_duration_ms)"
                                    " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'),"
-                                   " $10, $11)"
+                                   " $10, $11, $12, $13, $14)"
                                    " ON CONFLICT (name) DO NOTHING RETURNING ",
                                    TargetColumns().list()),
                       t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
-                      absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node);
+                      absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node,
+                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms);
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
