@@ -75,7 +75,8 @@ const char kTestHelp[] =
     "                         bit i of SITE's entry switches off alternative i of the\n"
     "                         SITE-th oneof/freq (0-based, in order of appearance;\n"
     "                         docs/spec-language.md); a site the spec lacks is an error\n"
-    "  --swarm                a random feature mask derived from the seed\n"
+    "  --swarm                a random feature mask derived from the seed (and, with\n"
+    "                         several --nemesis faults, a random non-empty subset of them)\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
@@ -228,6 +229,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     o.exec.mask = *m;
   } else if (f.count("swarm")) {
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, spec->ast.num_choice_sites);
+    o.nemesis.faults = workers::SwarmFaults(o.nemesis.faults, o.exec.seed);
   }
   return std::nullopt;
 }

@@ -4,6 +4,9 @@
 // that could only produce false liveness findings refused.
 #include "workers/runner/nemesis.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,10 +129,37 @@ TEST(Nemesis, OptionsThatWouldMakeFalseLivenessFindingsAreRefused) {
   EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
   o.duration_ms = 300;
   o.faults = {"partition"};
+  EXPECT_TRUE(o.Check(5000).ok());
+  o.faults = {"flood"};
   EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
   o.faults = {"pause"};
   o.interval_ms = 0;
   EXPECT_TRUE(absl::IsInvalidArgument(o.Check(5000)));
+}
+
+// A swarm job keeps a non-empty subset of the faults, the same for the
+// same seed; over many seeds every fault is both kept and dropped.
+TEST(Nemesis, SwarmJobsKeepSeededNonEmptySubsetsOfTheFaults) {
+  const std::vector<std::string> all = {"pause", "kill", "partition"};
+  std::map<std::string, int> kept;
+  std::set<std::vector<std::string>> subsets;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    std::vector<std::string> s = SwarmFaults(all, seed);
+    ASSERT_FALSE(s.empty());
+    EXPECT_EQ(s, SwarmFaults(all, seed));
+    for (const std::string& f : s) {
+      ASSERT_NE(std::find(all.begin(), all.end(), f), all.end()) << f;
+      ++kept[f];
+    }
+    subsets.insert(s);
+  }
+  for (const std::string& f : all) {
+    EXPECT_GT(kept[f], 50) << f;
+    EXPECT_LT(kept[f], 200) << f;
+  }
+  EXPECT_EQ(subsets.size(), 7u);  // every non-empty subset of 3
+  EXPECT_EQ(SwarmFaults({"kill"}, 3), std::vector<std::string>{"kill"});
+  EXPECT_TRUE(SwarmFaults({}, 3).empty());
 }
 
 }  // namespace

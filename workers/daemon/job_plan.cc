@@ -70,8 +70,11 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   o.connect_node = t.has_connect_node() ? t.connect_node() : -1;
   // Its nemesis (none from an old coordinator), each job on its own seed's
   // schedule; RunJob checks the timing against the response timeout.
+  // Beyond a run's first job, a swarm job keeps a subset of the faults
+  // (nemesis.h, SwarmFaults), as it keeps a subset of gen alternatives.
   if (!t.nemesis().empty()) {
     o.nemesis.faults = absl::StrSplit(t.nemesis(), ',');
+    if (job.index() > 0) o.nemesis.faults = SwarmFaults(o.nemesis.faults, job.seed());
     if (t.fault_interval_ms() > 0) o.nemesis.interval_ms = t.fault_interval_ms();
     if (t.fault_duration_ms() > 0) o.nemesis.duration_ms = t.fault_duration_ms();
   }

@@ -33,6 +33,16 @@ std::string HealOf(const std::string& fault) {
 
 }  // namespace
 
+std::vector<std::string> SwarmFaults(const std::vector<std::string>& faults, uint64_t seed) {
+  if (faults.size() <= 1) return faults;
+  std::mt19937_64 rng(seed ^ 0x737761726d66ull);
+  std::vector<std::string> kept;
+  while (kept.empty())
+    for (const std::string& f : faults)
+      if (rng() & 1) kept.push_back(f);
+  return kept;
+}
+
 Nemesis::Nemesis(const NemesisOptions& options, uint64_t seed, int nodes)
     : options_(options), nodes_(std::max(nodes, 1)), rng_(seed ^ 0x6e656d65736973ull) {
   if (!options_.faults.empty()) PlanNext(0);

@@ -44,6 +44,12 @@ inline const std::vector<std::string>& NemesisFaults() {
   return kFaults;
 }
 
+// A swarm job's faults: a non-empty subset of `faults` drawn from `seed`
+// (each kept with probability 1/2), so that the jobs of a swarm stress
+// different mixes (a partition-only job, a kill-only one, ...) the way
+// feature masks vary what gen blocks send. One fault or none: unchanged.
+std::vector<std::string> SwarmFaults(const std::vector<std::string>& faults, uint64_t seed);
+
 // One step of the schedule: a fault ("pause", "kill", "partition") or its
 // heal ("resume", "restart", "heal") on a node, `at_ns` after the job started.
 struct FaultAction {
