@@ -382,7 +382,7 @@ absl::Status Search::PollTimeAndCancel() const {
 // explanations.
 absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
   const int32_t index = p.consumed[static_cast<size_t>(d)];
-  const SentRequest& r = log_.per_channel[static_cast<size_t>(d)][static_cast<size_t>(index)];
+  const SentRequest& r = Sent(RequestRef{d, index});
   const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
   std::shared_ptr<const StepOutcomes> cached;
   if (cacheable) cached = steps_.Find(p.globals, d, index, p.next_fresh);
@@ -498,9 +498,7 @@ void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index, s
   auto own = std::find(cons->begin(), cons->end(), own_ch);
   if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
   auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
-  auto next_seq = [&](int c) {
-    return log_.per_channel[static_cast<size_t>(c)][static_cast<size_t>(e.consumed[static_cast<size_t>(c)])].seq;
-  };
+  auto next_seq = [&](int c) { return Sent(RequestRef{c, e.consumed[static_cast<size_t>(c)]}).seq; };
   // Channels whose requests may stay unanswered for ever (a crashed
   // client's) after those whose responses are still to come: the server
   // must take the latter some time, the former maybe never.
@@ -771,7 +769,7 @@ absl::StatusOr<bool> Search::RepairByProvenance(Frame& f) {
   if (f.head < f.work.size()) return false;  // not dry yet: only the hints go before its own work
   const size_t stuck_obs = f.obs;
   for (const RequestRef& ref : carriers_.CarriersOf(obs_[stuck_obs].msg)) {
-    const SentRequest& r = log_.per_channel[static_cast<size_t>(ref.ch)][static_cast<size_t>(ref.index)];
+    const SentRequest& r = Sent(ref);
     if (r.obs_index >= stuck_obs) continue;
     const std::vector<size_t> frames = FramesThatTookRequestsBefore(f.entry, r, ref.index);
     while (f.repair_tries < kMaxRepairTries && f.next_repair_frame < frames.size()) {
@@ -798,17 +796,20 @@ void Search::NoteBlocker(size_t at_obs, const Explanation& e, const Value& expec
   if (!RepairsOn() || stack_.empty() || stack_.back().obs != at_obs) return;
   std::vector<RepairHint>& hints = stack_.back().blocked_at;
   if (hints.size() >= kMaxRepairTries) return;
+  // No blocker without a value only one request carried (most deaths in
+  // register and kv histories, whose values are one character).
+  const std::vector<RequestRef> blockers = carriers_.CarriersOf(expected);
+  if (blockers.empty()) return;
   std::vector<RequestRef> to_move = carriers_.CarriersOf(obs_[at_obs].msg);
   if (to_move.empty()) {
     std::optional<RequestRef> own = RequestAnsweredAt(at_obs);
     if (own) to_move.push_back(*own);
   }
   if (to_move.size() != 1) return;
-  const size_t sent_at =
-      log_.per_channel[static_cast<size_t>(to_move[0].ch)][static_cast<size_t>(to_move[0].index)].obs_index;
-  for (const RequestRef& b : carriers_.CarriersOf(expected)) {
+  const size_t sent_at = Sent(to_move[0]).obs_index;
+  for (const RequestRef& b : blockers) {
     if (b == to_move[0]) continue;
-    const int64_t blocker = log_.per_channel[static_cast<size_t>(b.ch)][static_cast<size_t>(b.index)].label;
+    const int64_t blocker = Sent(b).label;
     size_t looked = 0;
     for (const History* h = e.history.get(); h != nullptr && h->at_obs > sent_at && looked < kMaxRepairHistory;
          h = h->prev.get(), ++looked) {

@@ -176,6 +176,10 @@ class Search {
   absl::StatusOr<bool> RepairByProvenance(Frame& f);
   bool RepairDue(const Frame& f) const;
   std::optional<RequestRef> RequestAnsweredAt(size_t at_obs) const;
+  // The request `ref` names in the log.
+  const SentRequest& Sent(RequestRef ref) const {
+    return log_.per_channel[static_cast<size_t>(ref.ch)][static_cast<size_t>(ref.index)];
+  }
   void NoteBlocker(size_t at_obs, const Explanation& e, const ir::Value& expected);
   std::vector<size_t> FramesThatTookRequestsBefore(const Explanation& e, const SentRequest& r, int32_t r_index) const;
   absl::StatusOr<bool> PushRepairFrame(size_t at_obs, RequestRef r);
