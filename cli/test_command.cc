@@ -121,7 +121,7 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
       &out, ",\"seed\":", o.exec.seed, ",\"branch_order\":\"", check::BranchOrderName(o.exec.checker.branch_order),
       "\",\"feature_mask\":\"", o.exec.mask.ToString(), "\",\"connections\":", o.exec.connections,
       ",\"requests\":", r.sent, ",\"sent\":", r.sent, ",\"received\":", r.received, ",\"faults\":", r.faults,
-      ",\"seconds\":", r.seconds, ",\"checker\":{\"spec_steps\":", r.stats.handler_runs,
+      ",\"given_up\":", r.given_up, ",\"seconds\":", r.seconds, ",\"checker\":{\"spec_steps\":", r.stats.handler_runs,
       ",\"backtracks\":", r.stats.backtracks, ",\"partitions\":", r.stats.partitions,
       ",\"solver_checks\":", r.stats.solver.checks, ",\"solver_cache_hits\":", r.stats.solver.cache_hits,
       ",\"z3_calls\":", r.stats.solver.z3_calls, ",\"z3_seconds\":", r.stats.solver.z3_seconds,
@@ -296,7 +296,8 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
 std::string FaultsInjected(const workers::JobOptions& o, const workers::JobResult& r) {
   if (o.nemesis.faults.empty()) return "";
   if (r.faults == 0) return ", no fault injected: the run ended before the first one";
-  return absl::StrCat(", ", r.faults, r.faults == 1 ? " fault" : " faults", " injected");
+  return absl::StrCat(", ", r.faults, r.faults == 1 ? " fault" : " faults", " injected",
+                      r.given_up > 0 ? absl::StrCat(", ", r.given_up, " requests given up near them") : "");
 }
 
 // A run that passed, or ended without a finding (inconclusive, a spec error).

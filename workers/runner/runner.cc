@@ -161,6 +161,15 @@ class JobLoop {
     res_.stats = ex_.checker_stats();
     res_.sent = ex_.sent_count();
     res_.received = ex_.received_count();
+    res_.given_up =
+        static_cast<uint64_t>(std::count_if(res_.trace.begin(), res_.trace.end(), [](const check::Observation& o) {
+          return o.kind == check::Observation::Kind::kTimeout;
+        }));
+    if (res_.outcome == Outcome::kPassed && res_.given_up > res_.received)
+      Decide(Outcome::kInconclusive,
+             absl::StrCat("the tester gave up on ", res_.given_up, " requests near faults and only ", res_.received,
+                          " were answered: too little was checked to call this a pass (the faults may leave the SUT "
+                          "unavailable; try faults further apart or shorter: --fault-interval, --fault-duration)"));
     res_.seconds = static_cast<double>(NowNs() - start_) / 1e9;
     return std::move(res_);
   }
@@ -271,6 +280,17 @@ class JobLoop {
       overdue = ex_.OverdueAt(wire_now - start_, timeout_ns);
     }
     if (!overdue) return Next::kGoOn;
+    // Nodes that reach each other through link relays and never answered
+    // anything: most likely a system that refuses relayed peer addresses
+    // (etcd: its member IDs derive from them), not a slow one. Not a
+    // finding against the SUT.
+    if (sut_ != nullptr && sut_->HasLinkRelays() && ex_.received_count() == 0)
+      return Decide(Outcome::kInconclusive,
+                    absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,
+                                 " ms and nothing was ever answered: with --nemesis partition the nodes reach "
+                                 "each other through relays (their {peers}, {port_K}, {peer_port_K} name relays), "
+                                 "which systems whose members must agree on every member's address refuse (etcd); "
+                                 "docs/clusters.md"));
     res_.overdue_label = overdue->label;
     return Decide(Outcome::kLiveness,
                   absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,

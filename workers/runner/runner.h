@@ -71,6 +71,7 @@ struct JobResult {
   double seconds = 0;
   uint64_t sent = 0, received = 0;
   int faults = 0;             // faults the nemesis injected (heals not counted)
+  uint64_t given_up = 0;      // requests the tester gave up on near faults (timeout events)
   int64_t overdue_label = 0;  // liveness: the unanswered request
 };
 

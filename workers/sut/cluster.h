@@ -55,6 +55,7 @@ class SutCluster {
   // reach it), and its heal. FailedPrecondition without link relays.
   absl::Status IsolateNode(int node);
   absl::Status HealNode(int node);
+  bool HasLinkRelays() const { return relays_ != nullptr; }
   // True while every node that is not down is alive; else *status names
   // the first that exited and how.
   bool Alive(std::string* status = nullptr);
