@@ -29,24 +29,8 @@ run() {
   done
 }
 
-row() {
-  python3 -c '
-import json, statistics, sys
-rs = []
-for line in sys.stdin:
-    try: rs.append(json.loads(line))
-    except ValueError: rs.append({"kind": "error"})
-kinds = {}
-for r in rs: kinds[r.get("kind")] = kinds.get(r.get("kind"), 0) + 1
-secs = [r["seconds"] for r in rs if "seconds" in r]
-faults = [r.get("faults", 0) for r in rs if "seconds" in r]
-findings = sum(1 for r in rs if r.get("kind") in ("safety", "liveness", "sut-crash"))
-print("| %s | %d | %s | %d | %.2f / %.2f | %d / %d |" % (sys.argv[1], len(rs),
-      ", ".join("%s %d" % kv for kv in sorted(kinds.items())), findings,
-      statistics.median(secs) if secs else 0, max(secs) if secs else 0,
-      statistics.median(faults) if faults else 0, max(faults) if faults else 0))
-' "$1"
-}
+# row LABEL: a table row from the JSON lines on stdin.
+row() { python3 bench/json_row.py runs "$1"; }
 
 echo "## etcd cluster under faults"
 echo

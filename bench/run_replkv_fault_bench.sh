@@ -27,24 +27,7 @@ run() {
 }
 
 # row LABEL: a table row from the JSON lines on stdin.
-row() {
-  python3 -c '
-import json, statistics, sys
-label = sys.argv[1]
-rs = []
-for line in sys.stdin:
-    try: rs.append(json.loads(line))
-    except ValueError: rs.append({"kind": "error"})
-kinds = {}
-for r in rs: kinds[r.get("kind")] = kinds.get(r.get("kind"), 0) + 1
-found = [r for r in rs if r.get("kind") in ("safety", "liveness", "sut-crash")]
-def cell(xs, f):
-    return f.format(statistics.median(xs)) + " / " + f.format(max(xs)) if xs else "–"
-print("| %s | %d | %s | %d | %s | %s | %s |" % (label, len(rs), ", ".join("%s %d" % kv for kv in sorted(kinds.items())),
-      len(found), cell([r["seconds"] for r in found], "{:.2f}"), cell([r["requests"] for r in found], "{:.0f}"),
-      cell([r.get("faults", 0) for r in (found or rs)], "{:.0f}")))
-' "$1"
-}
+row() { python3 bench/json_row.py findings "$1"; }
 
 echo "## Replicated kv under faults"
 echo
