@@ -2,7 +2,7 @@
 # A real 3-node etcd cluster (Debian's etcd-server) under the nemesis,
 # through the CLI as a user runs it: specs/etcd_kv.dspec over the grpc
 # adapter, 6 round-robin connections, STEPS requests, SEEDS seeds per
-# setting (no faults, pauses, kills), --no-shrink --json. A correct etcd
+# setting (no faults, pauses, kills, partitions), --no-shrink --json. A correct etcd
 # must never be found wrong: every run passes, or ends INCONCLUSIVE at the
 # checker's bound (--max-check-seconds), which is not a finding.
 # Prints a Markdown section for bench/RESULTS.md.
@@ -16,7 +16,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 ninja -C build dualswarm etcd_kv_descriptor_set >/dev/null
 ETCD="/usr/bin/etcd --name n{node} --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} \
 --advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} \
---initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster-state new \
+--initial-advertise-peer-urls http://127.0.0.1:{advertise_peer_port} --initial-cluster-state new \
 --initial-cluster n0=http://127.0.0.1:{peer_port_0},n1=http://127.0.0.1:{peer_port_1},n2=http://127.0.0.1:{peer_port_2} \
 --log-level error --logger zap"
 
@@ -45,3 +45,5 @@ run | row "none"
 run --nemesis pause --fault-interval 500 --fault-duration 1500 | row "pause (1.5 s, the leader too)"
 run --nemesis kill --fault-interval 300 --fault-duration 500 | row "kill -9 and restart (0.5 s down)"
 run --nemesis pause,kill --fault-interval 300 --fault-duration 500 --swarm | row "pause,kill, --swarm (each seed a subset)"
+run --nemesis partition --fault-interval 500 --fault-duration 1500 | row "partition (a member cut off for 1.5 s)"
+run --nemesis pause,kill,partition --fault-interval 300 --fault-duration 500 | row "pause,kill,partition"

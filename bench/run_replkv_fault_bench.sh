@@ -21,7 +21,7 @@ run() {
   shift 2
   for s in $(seq 1 "$SEEDS"); do
     $CLI test --spec specs/kv.dspec --adapter jsonl --nodes 3 --connections 6 --steps "$steps" --seed "$s" \
-      --launch "build/tests/suts/ds-ref-replkv --port {port} --node {node} --peers {peers} --dir {dir} --mutant $mutant" \
+      --launch "build/tests/suts/ds-ref-replkv --port {port} --node {node} --peers {peers} --peer-port {peer_port} --dir {dir} --mutant $mutant" \
       --no-shrink --json --quiet "$@" 2>/dev/null | tail -1 || true
   done
 }

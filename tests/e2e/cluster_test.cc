@@ -178,7 +178,7 @@ TEST(ClusterTargets, ConnectionsGoWhereTheyAreSent) {
 const char kEtcdCluster[] =
     "/usr/bin/etcd --name n{node} --data-dir {dir}/data --listen-client-urls http://127.0.0.1:{port} "
     "--advertise-client-urls http://127.0.0.1:{port} --listen-peer-urls http://127.0.0.1:{peer_port} "
-    "--initial-advertise-peer-urls http://127.0.0.1:{peer_port} --initial-cluster-state new "
+    "--initial-advertise-peer-urls http://127.0.0.1:{advertise_peer_port} --initial-cluster-state new "
     "--initial-cluster n0=http://127.0.0.1:{peer_port_0},n1=http://127.0.0.1:{peer_port_1},"
     "n2=http://127.0.0.1:{peer_port_2} --log-level error --logger zap";
 
@@ -362,27 +362,20 @@ TEST(RealServers, EtcdClusterOf3IsNeverFoundWrongUnderKills) {
   EXPECT_GE(passed, 1);
 }
 
-// etcd cannot be partitioned through link relays (its members derive
-// their IDs from the peer URLs, which relays make differ from member to
-// member, so they refuse each other): a correct etcd must then never be
-// reported wrong. Nothing answered before the first fault: inconclusive,
-// naming the relays; nothing answered between frequent partitions: the
-// run gave up on more than it checked, inconclusive too.
-TEST(RealServers, EtcdBehindLinkRelaysIsInconclusiveNeverAFinding) {
+// A 3-node etcd whose members are cut off from the others for 1.5 s at a
+// time (the leader too: the others elect a new one) stays linearizable.
+// Its members reach each other through the relays in front of every node
+// and advertise their relay address ({advertise_peer_port}), so they
+// agree on every member's peer URL as etcd requires.
+TEST(RealServers, EtcdClusterOf3PassesWithPartitions) {
   ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
-  auto before_faults = TestEtcdCluster(
-      1, {"--nemesis", "partition", "--fault-interval", "100000", "--steps", "30", "--response-timeout", "2000"});
-  EXPECT_EQ(before_faults.exit_code, 2) << before_faults.out << before_faults.err;
-  EXPECT_NE(before_faults.out.find("nothing was ever answered: with --nemesis partition the nodes reach each other "
-                                   "through relays"),
-            std::string::npos)
-      << before_faults.out;
-  auto between_faults = TestEtcdCluster(1, {"--nemesis", "partition", "--fault-interval", "300", "--fault-duration",
-                                            "500", "--steps", "30", "--response-timeout", "1000"});
-  EXPECT_EQ(between_faults.exit_code, 2) << between_faults.out << between_faults.err;
-  EXPECT_NE(between_faults.out.find("the tester gave up on 30 requests near faults and only 0 were answered"),
-            std::string::npos)
-      << between_faults.out;
+  for (int seed = 1; seed <= 2; ++seed) {
+    auto r = TestEtcdCluster(seed, {"--nemesis", "partition", "--fault-interval", "500", "--fault-duration", "1500",
+                                    "--steps", "500"});
+    ASSERT_EQ(r.exit_code, 0) << "seed " << seed << ":\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("PASSED: 500 requests on 6 connections"), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(r.out.find("no fault injected"), std::string::npos) << r.out;
+  }
 }
 
 // A 3-node etcd whose members are paused for 1.5 s at a time (the leader

@@ -27,13 +27,15 @@ namespace dualswarm::workers {
 namespace {
 
 std::string ReplKv(int mutant) {
-  return absl::StrCat(DS_REF_REPLKV, " --port {port} --node {node} --peers {peers} --dir {dir} --mutant ", mutant);
+  return absl::StrCat(DS_REF_REPLKV,
+                      " --port {port} --node {node} --peers {peers} --peer-port {peer_port} --dir {dir} --mutant ",
+                      mutant);
 }
 
-// Node 1 forwards to the primary (node 0) through the relay of link
-// 1 -> 0. Isolating node 0 holds what node 1 sends (no answer, no error);
-// the heal delivers it and the answer comes. Without relays a cluster
-// cannot be partitioned, and says so.
+// Node 1 forwards to the primary (node 0) through the relay in front of
+// node 0. Isolating node 0 holds what node 1 sends (no answer, no error);
+// the heal delivers it and the answer comes; isolating node 1 holds it
+// too. Without relays a cluster cannot be partitioned, and says so.
 TEST(LinkRelays, APartitionHoldsTheLinkUntilItHeals) {
   LaunchOptions node;
   node.command = ReplKv(0);
@@ -52,11 +54,52 @@ TEST(LinkRelays, APartitionHoldsTheLinkUntilItHeals) {
   ASSERT_TRUE(c.HealNode(0).ok());
   EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n") << "not delivered after the heal";
   close(fd);
+  // Cut off at its own end: node 1's connection to node 0 is known as
+  // node 1's (its process holds it), so isolating node 1 holds it too.
+  fd = testing::ConnectLoopback(c.port(1));
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n");
+  ASSERT_TRUE(c.IsolateNode(1).ok());
+  ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  EXPECT_EQ(testing::ReadLineWithin(fd, 300), "") << "node 1 reached node 0 while cut off";
+  ASSERT_TRUE(c.HealNode(1).ok());
+  EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n") << "not delivered after the heal";
+  close(fd);
 
   auto plain = SutCluster::Launch(node, 2);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE(absl::IsFailedPrecondition((*plain)->IsolateNode(0)));
   EXPECT_TRUE(absl::IsInvalidArgument(SutCluster::Launch(node, 1, /*relay_links=*/true).status()));
+}
+
+// A cluster that never answers through its relays (node 1 forwards to a
+// primary at an address where nothing listens) is never blamed: nothing
+// answered before the first fault is inconclusive, naming the relays; and
+// a run that gave up on more requests near faults than were answered is
+// inconclusive too, not a pass that checked nothing.
+TEST(LinkRelays, ASilentClusterBehindRelaysIsInconclusiveNeverAFinding) {
+  const std::string silent = absl::StrCat(DS_REF_REPLKV,
+                                          " --port {port} --node {node} --peers 127.0.0.1:9,{peer_port_1} "
+                                          "--peer-port {peer_port} --dir {dir}");
+  auto run = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        DUALSWARM_CLI, "test",      "--spec",     std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec",
+        "--launch",    silent,      "--nodes",    "2",
+        "--connect",   "1",         "--steps",    "12",
+        "--nemesis",   "partition", "--no-shrink"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::RunCommand(args);
+  };
+  auto before_faults = run({"--fault-interval", "100000", "--response-timeout", "1000"});
+  EXPECT_EQ(before_faults.exit_code, 2) << before_faults.out << before_faults.err;
+  EXPECT_NE(before_faults.out.find("nothing was ever answered: with --nemesis partition the nodes reach each other "
+                                   "through relays"),
+            std::string::npos)
+      << before_faults.out;
+  auto between_faults = run({"--fault-interval", "300", "--fault-duration", "500", "--response-timeout", "1000"});
+  EXPECT_EQ(between_faults.exit_code, 2) << between_faults.out << between_faults.err;
+  EXPECT_NE(between_faults.out.find("near faults and only 0 were answered"), std::string::npos) << between_faults.out;
 }
 
 JobOptions ReplKvJob(int mutant, const std::vector<std::string>& faults, uint64_t seed, uint64_t steps) {

@@ -2,6 +2,9 @@
 // its backups — that the cluster tests run under faults against
 // specs/kv.dspec, plus seeded bugs that show only under faults.
 //
+// Launch: --port {port} --node {node} --peers {peers} --peer-port {peer_port}
+// --dir {dir} (docs/clusters.md).
+//
 // Same requests and answers as ds-ref-kv (get/put/append/cas, one JSON
 // object per line). Node 0 is the primary. A client may talk to any node:
 // a backup forwards each request to the primary over its peer link and
@@ -57,7 +60,8 @@
 namespace {
 
 const char kHelp[] =
-    "usage: ds-ref-replkv --port N --node I --peers H:P,H:P,... --dir D [--mutant N]\n"
+    "usage: ds-ref-replkv --port N --node I --peers H:P,H:P,... [--peer-port N] --dir D\n"
+    "                     [--mutant N]\n"
     "\n"
     "A replicated JSON-lines key-value store (the requests of ds-ref-kv): node 0\n"
     "is the primary, the others are backups that forward every request to it; the\n"
@@ -67,8 +71,9 @@ const char kHelp[] =
     "\n"
     "  --port N     client TCP port\n"
     "  --node I     this node's number (0 = the primary)\n"
-    "  --peers L    every node's peer address in node order (this node listens on\n"
-    "               its own entry; the others are where it reaches them)\n"
+    "  --peers L    every node's peer address in node order: where it reaches them\n"
+    "  --peer-port N  where this node listens for its peers (default: the port of\n"
+    "               its own entry of --peers; differs behind relays)\n"
     "  --dir D      where the node keeps its store (kept across restarts)\n"
     "  --mutant N   0 = correct; N > 0 = seeded bug N (each shows only under faults):\n"
     "     1  lost on restart: the primary keeps its store in memory only, so a killed\n"
@@ -425,7 +430,7 @@ int main(int argc, char** argv) {
   signal(SIGTERM, [](int) { _exit(0); });
   signal(SIGINT, [](int) { _exit(0); });
   const std::string& own = peers[static_cast<size_t>(o.node)];
-  int peer_listener = ListenOn(std::atoi(own.c_str() + own.rfind(':') + 1));
+  int peer_listener = ListenOn(o.peer_port != 0 ? o.peer_port : std::atoi(own.c_str() + own.rfind(':') + 1));
   int client_listener = ListenOn(o.port);
   static Node node(o, peers);  // lives until _exit: detached threads use it
   std::thread(AcceptLoop, peer_listener, std::ref(node), &ServePeer).detach();

@@ -83,7 +83,8 @@ Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_muta
       value = a.substr(eq + 1);
       has_value = true;
     }
-    if (name != "--port" && name != "--dir" && name != "--mutant" && name != "--node" && name != "--peers")
+    if (name != "--port" && name != "--dir" && name != "--mutant" && name != "--node" && name != "--peers" &&
+        name != "--peer-port")
       Usage(help, "unknown argument '" + a + "'");
     if (!has_value) {
       if (i + 1 >= argc) Usage(help, name + " needs a value");
@@ -93,6 +94,8 @@ Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_muta
       if (!ParseInt(value, 0, 65535, &o.port)) Usage(help, "--port wants 0..65535, got '" + value + "'");
     } else if (name == "--node") {
       if (!ParseInt(value, 0, 63, &o.node)) Usage(help, "--node wants 0..63, got '" + value + "'");
+    } else if (name == "--peer-port") {
+      if (!ParseInt(value, 0, 65535, &o.peer_port)) Usage(help, "--peer-port wants 0..65535, got '" + value + "'");
     } else if (name == "--peers") {
       o.peers = value;
     } else if (name == "--dir") {

@@ -24,14 +24,16 @@ struct Options {
   int port = 0;     // 0 = pick a free port
   std::string dir;  // --dir (optional)
   int mutant = 0;   // 0 = the correct server
-  // Cluster members (ds-ref-replkv): this node's number and every node's
-  // peer address (host:port, in node order).
+  // Cluster members (ds-ref-replkv): this node's number, every node's
+  // peer address (host:port, in node order) and the peer port to listen
+  // on (0: this node's entry of `peers`).
   int node = 0;
   std::string peers;
+  int peer_port = 0;
 };
 
-// Parses --port N, --dir D, --mutant N, --node N, --peers LIST (also
-// --flag=value) and --help.
+// Parses --port N, --dir D, --mutant N, --node N, --peers LIST,
+// --peer-port N (also --flag=value) and --help.
 // Prints `help` for --help (exit 0) and a message plus usage for bad flags
 // or a mutant outside [0, max_mutant] (exit 2); returns only on success.
 Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_mutant);

@@ -288,9 +288,9 @@ class JobLoop {
       return Decide(Outcome::kInconclusive,
                     absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,
                                  " ms and nothing was ever answered: with --nemesis partition the nodes reach "
-                                 "each other through relays (their {peers}, {port_K}, {peer_port_K} name relays), "
-                                 "which systems whose members must agree on every member's address refuse (etcd); "
-                                 "docs/clusters.md"));
+                                 "each other through relays ({peers}, {port_K}, {peer_port_K} name them), so a node "
+                                 "that advertises its own address must advertise {advertise_port} or "
+                                 "{advertise_peer_port}; docs/clusters.md"));
     res_.overdue_label = overdue->label;
     return Decide(Outcome::kLiveness,
                   absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,

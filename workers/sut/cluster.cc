@@ -21,12 +21,13 @@ absl::StatusOr<std::vector<int>> PickPorts(int count) {
   return ports;
 }
 
-// Node `node`'s placeholders; the addresses of other nodes are relays'
-// when there are relays.
+// Node `node`'s placeholders. With relays, the addresses of every node
+// (its own too) are the relays', the same on every node; {port} and
+// {peer_port}, where a node listens, stay its own.
 std::vector<std::pair<std::string, std::string>> Placeholders(int node, const std::vector<int>& ports, int n,
                                                               const LinkRelays* relays) {
   auto port_of = [&](int k, int which) {
-    if (relays != nullptr && k != node) return relays->RelayPort(node, k, which);
+    if (relays != nullptr) return relays->RelayPort(k, which);
     return ports[static_cast<size_t>(which * n + k)];
   };
   std::vector<std::string> peers;
@@ -39,6 +40,8 @@ std::vector<std::pair<std::string, std::string>> Placeholders(int node, const st
   out.emplace_back("{node}", absl::StrCat(node));
   out.emplace_back("{nodes}", absl::StrCat(n));
   out.emplace_back("{peer_port}", absl::StrCat(ports[static_cast<size_t>(n + node)]));
+  out.emplace_back("{advertise_port}", absl::StrCat(port_of(node, 0)));
+  out.emplace_back("{advertise_peer_port}", absl::StrCat(port_of(node, 1)));
   out.emplace_back("{peers}", absl::StrJoin(peers, ","));
   return out;
 }
@@ -73,6 +76,7 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
                  ? started.status()
                  : absl::Status(started.status().code(), absl::StrCat("node ", i, ": ", started.status().message()));
     cluster->nodes_.push_back(*std::move(started));
+    if (cluster->relays_ != nullptr) cluster->relays_->SetNodeProcess(i, cluster->nodes_.back()->pid());
     cluster->down_.push_back(false);
     options.push_back(std::move(o));
   }
@@ -93,6 +97,7 @@ void SutCluster::KillNode(int node) {
 absl::Status SutCluster::ReviveNode(int node) {
   if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
   absl::Status s = nodes_[static_cast<size_t>(node)]->Revive(options_[static_cast<size_t>(node)]);
+  if (relays_ != nullptr) relays_->SetNodeProcess(node, nodes_[static_cast<size_t>(node)]->pid());
   down_[static_cast<size_t>(node)] = false;  // whatever became of it, it is no longer down on purpose
   if (s.ok() || size() == 1) return s;
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));

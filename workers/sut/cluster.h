@@ -11,9 +11,13 @@
 //   {peers}         every node's peer address: 127.0.0.1:P0,127.0.0.1:P1,...
 //   {port_K}        node K's client port (K = 0 .. N-1)
 //   {peer_port_K}   node K's peer port
-// With link relays (Launch's `relay_links`, for partitions), node i's
-// {port_K}, {peer_port_K} and {peers} name relays of the link i -> K
-// (link_relay.h) for K != i; {port} and {peer_port} stay its own ports.
+//   {advertise_port}, {advertise_peer_port}
+//                   the addresses others reach node i at (its {port} and
+//                   {peer_port} without relays)
+// With link relays (Launch's `relay_links`, for partitions), every node's
+// {port_K}, {peer_port_K}, {peers} and {advertise_*} name the relays in
+// front of the nodes (link_relay.h), the same on every node; {port} and
+// {peer_port}, where a node listens, stay its own.
 #ifndef DUALSWARM_WORKERS_SUT_CLUSTER_H_
 #define DUALSWARM_WORKERS_SUT_CLUSTER_H_
 

@@ -7,8 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -94,22 +99,19 @@ absl::StatusOr<std::unique_ptr<LinkRelays>> LinkRelays::Listen(int nodes, int po
   std::unique_ptr<LinkRelays> r(new LinkRelays());
   r->nodes_ = nodes;
   r->ports_each_ = ports_each;
-  r->relay_ports_.assign(static_cast<size_t>(nodes * nodes * ports_each), 0);
+  r->relay_ports_.assign(static_cast<size_t>(nodes * ports_each), 0);
   r->isolated_.assign(static_cast<size_t>(nodes), false);
-  for (int from = 0; from < nodes; ++from) {
-    for (int to = 0; to < nodes; ++to) {
-      if (from == to) continue;
-      for (int which = 0; which < ports_each; ++which) {
-        Listener l;
-        l.from = from;
-        l.to = to;
-        l.target_port = which;  // an index until Start
-        absl::StatusOr<int> fd =
-            ListenOnFreePort(&r->relay_ports_[static_cast<size_t>((from * nodes + to) * ports_each + which)]);
-        if (!fd.ok()) return fd.status();  // the destructor closes the listeners made so far
-        l.fd = *fd;
-        r->listeners_.push_back(l);
-      }
+  r->node_pgid_.assign(static_cast<size_t>(nodes), 0);
+  for (int to = 0; to < nodes; ++to) {
+    for (int which = 0; which < ports_each; ++which) {
+      Listener l;
+      l.to = to;
+      l.target_port = which;  // an index until Start
+      absl::StatusOr<int> fd = ListenOnFreePort(&l.port);
+      if (!fd.ok()) return fd.status();  // the destructor closes the listeners made so far
+      l.fd = *fd;
+      r->relay_ports_[static_cast<size_t>(to * ports_each + which)] = l.port;
+      r->listeners_.push_back(l);
     }
   }
   if (pipe2(r->wake_, O_NONBLOCK | O_CLOEXEC) != 0)
@@ -136,8 +138,14 @@ LinkRelays::~LinkRelays() {
     if (fd >= 0) close(fd);
 }
 
-int LinkRelays::RelayPort(int from, int to, int which) const {
-  return relay_ports_[static_cast<size_t>((from * nodes_ + to) * ports_each_ + which)];
+int LinkRelays::RelayPort(int to, int which) const {
+  return relay_ports_[static_cast<size_t>(to * ports_each_ + which)];
+}
+
+void LinkRelays::SetNodeProcess(int node, pid_t pgid) {
+  if (node < 0 || node >= nodes_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  node_pgid_[static_cast<size_t>(node)] = pgid;
 }
 
 void LinkRelays::Isolate(int node) {
@@ -158,8 +166,113 @@ void LinkRelays::Heal(int node) {
   (void)!write(wake_[1], "x", 1);
 }
 
-bool LinkRelays::Cut(int from, int to) {
-  return isolated_[static_cast<size_t>(from)] || isolated_[static_cast<size_t>(to)];
+bool LinkRelays::Cut(int from, int to) const {
+  return isolated_[static_cast<size_t>(to)] || (from >= 0 && isolated_[static_cast<size_t>(from)]);
+}
+
+namespace {
+
+// The inode of the loopback socket connected from local port `port` to
+// `relay_port`, from /proc/net/tcp ("local_address rem_address ... inode",
+// ports in hex); 0 when there is none.
+unsigned long SocketInode(int port, int relay_port) {
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line;
+  std::getline(tcp, line);  // the header
+  while (std::getline(tcp, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, skip;
+    unsigned long inode = 0;
+    fields >> slot >> local >> remote;
+    for (int i = 0; i < 6; ++i) fields >> skip;  // st tx:rx tr:when retrnsmt uid timeout
+    fields >> inode;
+    const size_t lc = local.find(':'), rc = remote.find(':');
+    if (lc == std::string::npos || rc == std::string::npos) continue;
+    if (std::strtol(local.c_str() + lc + 1, nullptr, 16) == port &&
+        std::strtol(remote.c_str() + rc + 1, nullptr, 16) == relay_port)
+      return inode;
+  }
+  return 0;
+}
+
+// The process group of process `pid` (field 5 of /proc/PID/stat), or 0.
+pid_t ProcessGroup(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream rest(text.substr(paren + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0;
+  rest >> state >> ppid >> pgrp;
+  return static_cast<pid_t>(pgrp);
+}
+
+// Whether process `pid` holds the socket `inode`.
+bool HoldsSocket(const std::string& pid, unsigned long inode) {
+  const std::string dir = "/proc/" + pid + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  const std::string want = "socket:[" + std::to_string(inode) + "]";
+  bool found = false;
+  char target[64];
+  while (dirent* e = readdir(d)) {
+    const std::string link = dir + "/" + e->d_name;
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n <= 0) continue;
+    if (want.compare(0, want.size(), target, static_cast<size_t>(n)) == 0) {
+      found = true;
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+}  // namespace
+
+// Which node opened the connection `accepted_fd` to `relay_port`: the node
+// whose process group holds the other end; -1 for none (a client).
+int LinkRelays::NodeOfConnection(int accepted_fd, int relay_port) {
+  sockaddr_in peer{};
+  socklen_t len = sizeof(peer);
+  if (getpeername(accepted_fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return -1;
+  const unsigned long inode = SocketInode(ntohs(peer.sin_port), relay_port);
+  if (inode == 0) return -1;
+  std::vector<pid_t> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups = node_pgid_;
+  }
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return -1;
+  int node = -1;
+  while (dirent* e = readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const pid_t group = ProcessGroup(e->d_name);
+    if (group <= 0) continue;
+    for (size_t n = 0; n < groups.size() && node < 0; ++n)
+      if (groups[n] == group && HoldsSocket(e->d_name, inode)) node = static_cast<int>(n);
+    if (node >= 0) break;
+  }
+  closedir(proc);
+  return node;
+}
+
+void LinkRelays::Accept(const Listener& l) {
+  int a = accept4(l.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (a < 0) return;
+  int b = ConnectTo(l.target_port);
+  if (b < 0) {
+    close(a);  // the node is down: its peer sees the connection end, as good as refused
+    return;
+  }
+  Pipe pipe;
+  pipe.a = a;
+  pipe.b = b;
+  pipe.from = NodeOfConnection(a, l.port);
+  pipe.to = l.to;
+  pipes_.push_back(std::move(pipe));
 }
 
 void LinkRelays::Loop() {
@@ -174,7 +287,7 @@ void LinkRelays::Loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (size_t i = 0; i < listeners_.size(); ++i) {
-        if (Cut(listeners_[i].from, listeners_[i].to)) continue;  // connects wait in the backlog
+        if (isolated_[static_cast<size_t>(listeners_[i].to)]) continue;  // connects wait in the backlog
         fds.push_back({listeners_[i].fd, POLLIN, 0});
         who.emplace_back(kListener, i);
       }
@@ -209,19 +322,7 @@ void LinkRelays::Loop() {
         continue;
       }
       if (kind == kListener) {
-        int a = accept4(listeners_[i].fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (a < 0) continue;
-        int b = ConnectTo(listeners_[i].target_port);
-        if (b < 0) {
-          close(a);  // the node is down: its peer sees the connection refused, as good as
-          continue;
-        }
-        Pipe pipe;
-        pipe.a = a;
-        pipe.b = b;
-        pipe.from = listeners_[i].from;
-        pipe.to = listeners_[i].to;
-        pipes_.push_back(std::move(pipe));
+        Accept(listeners_[i]);
         continue;
       }
       Pipe& p = pipes_[i];
