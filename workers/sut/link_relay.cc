@@ -272,6 +272,7 @@ void LinkRelays::Accept(const Listener& l) {
   pipe.b = b;
   pipe.from = NodeOfConnection(a, l.port);
   pipe.to = l.to;
+  pipe.relay_port = l.port;
   pipes_.push_back(std::move(pipe));
 }
 
@@ -319,6 +320,11 @@ void LinkRelays::Loop() {
         char drain[64];
         while (read(wake_[0], drain, sizeof(drain)) > 0) {
         }
+        // A partition begins or ends: name the connections not known as a
+        // node's when they were accepted (a restarted node's, opened
+        // before its new process group was known).
+        for (Pipe& p : pipes_)
+          if (p.from < 0 && !p.dead) p.from = NodeOfConnection(p.a, p.relay_port);
         continue;
       }
       if (kind == kListener) {

@@ -71,6 +71,7 @@ class LinkRelays {
   struct Pipe {
     int a = -1, b = -1;
     int from = -1, to = 0;
+    int relay_port = 0;  // the listener it came through
     std::string a_to_b, b_to_a;
     bool a_eof = false, b_eof = false;  // that side sent EOF (forwarded once its buffer is empty)
     bool dead = false;
