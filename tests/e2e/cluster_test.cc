@@ -370,8 +370,8 @@ TEST(RealServers, EtcdClusterOf3IsNeverFoundWrongUnderKills) {
 TEST(RealServers, EtcdClusterOf3PassesWithPartitions) {
   ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
   for (int seed = 1; seed <= 2; ++seed) {
-    auto r = TestEtcdCluster(seed, {"--nemesis", "partition", "--fault-interval", "500", "--fault-duration", "1500",
-                                    "--steps", "500"});
+    auto r = TestEtcdCluster(
+        seed, {"--nemesis", "partition", "--fault-interval", "500", "--fault-duration", "1500", "--steps", "500"});
     ASSERT_EQ(r.exit_code, 0) << "seed " << seed << ":\n" << r.out << r.err;
     EXPECT_NE(r.out.find("PASSED: 500 requests on 6 connections"), std::string::npos) << r.out << r.err;
     EXPECT_EQ(r.out.find("no fault injected"), std::string::npos) << r.out;
