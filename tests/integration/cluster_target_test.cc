@@ -15,7 +15,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
+#include "dualswarm/v1/run.grpc.pb.h"
 #include "dualswarm/v1/target.grpc.pb.h"
+#include "dualswarm/v1/worker.grpc.pb.h"
 #include "tests/integration/pg_fixture.h"
 #include "tests/integration/target_fixture.h"
 
@@ -165,6 +167,27 @@ TEST_F(ClusterTargetCoordinatorTest, NodesRoundTripAndTravelWithLeasedJobs) {
   EXPECT_EQ(job.target().nemesis(), "kill,partition");
   EXPECT_EQ(job.target().fault_interval_ms(), 400);
   EXPECT_EQ(job.target().fault_duration_ms(), 0);
+
+  // The job reports the faults it injected; a negative count is refused.
+  auto workers = v1::WorkerService::NewStub(coordinator_->channel());
+  v1::CompleteJobRequest done;
+  done.set_job_id(job.job_id());
+  done.set_lease_token(job.lease_token());
+  done.set_outcome(v1::JOB_OUTCOME_PASSED);
+  done.set_faults(-1);
+  v1::CompleteJobResponse completed;
+  st = workers->CompleteJob(Ctx(worker_).get(), done, &completed);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "faults must not be negative")) << st.error_message();
+  done.set_faults(4);
+  st = workers->CompleteJob(Ctx(worker_).get(), done, &completed);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  v1::ListJobsRequest lreq;
+  lreq.set_run_id(job.run_id());
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(v1::RunService::NewStub(coordinator_->channel())->ListJobs(Ctx(admin_).get(), lreq, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).faults(), 4);
 }
 
 TEST_F(ClusterTargetCoordinatorTest, TargetAddSendsNodesAndListShowsThem) {

@@ -189,6 +189,7 @@ class WorkerService final : public ServiceWithState<v1::WorkerService::Service> 
     c.seconds = req.seconds();
     c.sent = req.sent();
     c.received = req.received();
+    if (req.faults() < 0) return absl::InvalidArgumentError("faults must not be negative");
     c.faults = req.faults();
     return c;
   }
