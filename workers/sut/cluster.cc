@@ -103,19 +103,11 @@ absl::Status SutCluster::ReviveNode(int node) {
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
 }
 
-absl::Status SutCluster::IsolateNode(int node) {
+absl::Status SutCluster::SetIsolated(int node, bool isolated) {
   if (relays_ == nullptr)
     return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
   if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
-  relays_->Isolate(node);
-  return absl::OkStatus();
-}
-
-absl::Status SutCluster::HealNode(int node) {
-  if (relays_ == nullptr)
-    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
-  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
-  relays_->Heal(node);
+  relays_->SetIsolated(node, isolated);
   return absl::OkStatus();
 }
 

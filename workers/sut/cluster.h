@@ -57,8 +57,8 @@ class SutCluster {
   void ResumeNode(int node) { nodes_[static_cast<size_t>(node)]->Resume(); }
   // A partition that cuts `node` off from every other node (clients still
   // reach it), and its heal. FailedPrecondition without link relays.
-  absl::Status IsolateNode(int node);
-  absl::Status HealNode(int node);
+  absl::Status IsolateNode(int node) { return SetIsolated(node, true); }
+  absl::Status HealNode(int node) { return SetIsolated(node, false); }
   bool HasLinkRelays() const { return relays_ != nullptr; }
   // True while every node that is not down is alive; else *status names
   // the first that exited and how.
@@ -68,6 +68,7 @@ class SutCluster {
 
  private:
   SutCluster() = default;
+  absl::Status SetIsolated(int node, bool isolated);
   // Declared first, so destroyed last: the nodes stop before their links.
   std::unique_ptr<LinkRelays> relays_;              // null without relay_links
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster

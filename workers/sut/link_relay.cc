@@ -22,6 +22,11 @@ namespace dualswarm::workers {
 namespace {
 
 constexpr size_t kMaxBuffered = 256 * 1024;  // per direction of a connection: stop reading past it
+// Relayed connections at once (what the nodes open is theirs to choose):
+// past it, and for a moment after an accept fails (out of descriptors),
+// new connects wait in the listeners' backlogs.
+constexpr size_t kMaxPipes = 1024;
+constexpr int kAcceptPauseMs = 50;
 
 sockaddr_in Loopback(int port) {
   sockaddr_in a{};
@@ -106,7 +111,7 @@ absl::StatusOr<std::unique_ptr<LinkRelays>> LinkRelays::Listen(int nodes, int po
     for (int which = 0; which < ports_each; ++which) {
       Listener l;
       l.to = to;
-      l.target_port = which;  // an index until Start
+      l.which = which;
       absl::StatusOr<int> fd = ListenOnFreePort(&l.port);
       if (!fd.ok()) return fd.status();  // the destructor closes the listeners made so far
       l.fd = *fd;
@@ -121,7 +126,7 @@ absl::StatusOr<std::unique_ptr<LinkRelays>> LinkRelays::Listen(int nodes, int po
 
 void LinkRelays::Start(const std::vector<std::vector<int>>& ports_per_node) {
   for (Listener& l : listeners_)
-    l.target_port = ports_per_node[static_cast<size_t>(l.to)][static_cast<size_t>(l.target_port)];
+    l.target_port = ports_per_node[static_cast<size_t>(l.to)][static_cast<size_t>(l.which)];
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -148,20 +153,11 @@ void LinkRelays::SetNodeProcess(int node, pid_t pgid) {
   node_pgid_[static_cast<size_t>(node)] = pgid;
 }
 
-void LinkRelays::Isolate(int node) {
+void LinkRelays::SetIsolated(int node, bool isolated) {
   if (node < 0 || node >= nodes_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    isolated_[static_cast<size_t>(node)] = true;
-  }
-  (void)!write(wake_[1], "x", 1);
-}
-
-void LinkRelays::Heal(int node) {
-  if (node < 0 || node >= nodes_) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    isolated_[static_cast<size_t>(node)] = false;
+    isolated_[static_cast<size_t>(node)] = isolated;
   }
   (void)!write(wake_[1], "x", 1);
 }
@@ -259,13 +255,13 @@ int LinkRelays::NodeOfConnection(int accepted_fd, int relay_port) {
   return node;
 }
 
-void LinkRelays::Accept(const Listener& l) {
+bool LinkRelays::Accept(const Listener& l) {
   int a = accept4(l.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (a < 0) return;
+  if (a < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED;
   int b = ConnectTo(l.target_port);
   if (b < 0) {
     close(a);  // the node is down: its peer sees the connection end, as good as refused
-    return;
+    return true;
   }
   Pipe pipe;
   pipe.a = a;
@@ -274,12 +270,14 @@ void LinkRelays::Accept(const Listener& l) {
   pipe.to = l.to;
   pipe.relay_port = l.port;
   pipes_.push_back(std::move(pipe));
+  return true;
 }
 
 void LinkRelays::Loop() {
   enum Kind { kWake, kListener, kSideA, kSideB };
   std::vector<pollfd> fds;
   std::vector<std::pair<Kind, size_t>> who;
+  bool accepting = true;  // false for kAcceptPauseMs after an accept failed
   while (!stop_) {
     fds.clear();
     who.clear();
@@ -287,7 +285,7 @@ void LinkRelays::Loop() {
     who.emplace_back(kWake, 0);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (size_t i = 0; i < listeners_.size(); ++i) {
+      for (size_t i = 0; accepting && pipes_.size() < kMaxPipes && i < listeners_.size(); ++i) {
         if (isolated_[static_cast<size_t>(listeners_[i].to)]) continue;  // connects wait in the backlog
         fds.push_back({listeners_[i].fd, POLLIN, 0});
         who.emplace_back(kListener, i);
@@ -308,7 +306,9 @@ void LinkRelays::Loop() {
         who.emplace_back(kSideB, i);
       }
     }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const int polled = poll(fds.data(), fds.size(), accepting ? -1 : kAcceptPauseMs);
+    accepting = true;
+    if (polled < 0) {
       if (errno == EINTR) continue;
       return;
     }
@@ -328,7 +328,7 @@ void LinkRelays::Loop() {
         continue;
       }
       if (kind == kListener) {
-        Accept(listeners_[i]);
+        accepting = Accept(listeners_[i]) && accepting;
         continue;
       }
       Pipe& p = pipes_[i];

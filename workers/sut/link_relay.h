@@ -54,16 +54,16 @@ class LinkRelays {
   // restart): the connections its processes open are its.
   void SetNodeProcess(int node, pid_t pgid);
 
-  // Cuts every link to and from `node` / heals them.
-  void Isolate(int node);
-  void Heal(int node);
+  // Cuts every link to and from `node` (isolated), or heals them.
+  void SetIsolated(int node, bool isolated);
 
  private:
   struct Listener {
     int fd = -1;
     int port = 0;  // the relay's own
     int to = 0;
-    int target_port = 0;  // before Start: which of the node's ports
+    int which = 0;        // of the node's ports (client, peer)
+    int target_port = 0;  // that port, from Start
   };
   // One relayed connection: `a` accepted from node `from` (-1: not a
   // node), `b` connected to node `to`; bytes read from one side wait in
@@ -78,7 +78,9 @@ class LinkRelays {
   };
   LinkRelays() = default;
   void Loop();
-  void Accept(const Listener& l);
+  // Relays a new connection; false when accepting failed (out of
+  // descriptors), so that the loop pauses accepting.
+  bool Accept(const Listener& l);
   int NodeOfConnection(int accepted_fd, int relay_port);
   bool Cut(int from, int to) const;  // with mu_ held
 
