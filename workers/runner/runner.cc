@@ -341,6 +341,10 @@ class JobLoop {
       return absl::InvalidArgumentError(absl::StrCat("cannot inject fault ", ir::ToJson(fault),
                                                      ": faults are pause, resume, kill, restart, partition and ",
                                                      "heal of a node of a launched SUT"));
+    // How long a fault lasted counts to when its heal began: a restart's
+    // own start-up time is not part of it (a replay restarts after it
+    // too, and would otherwise keep the node down twice as long).
+    const int64_t began_ns = NowNs() - start_;
     absl::Status healed;
     if (action == "pause") sut_->PauseNode(node);
     if (action == "resume") sut_->ResumeNode(node);
@@ -356,7 +360,7 @@ class JobLoop {
       fault_started_ns_[node] = last_fault_ns_;
     } else if (auto started = fault_started_ns_.find(node);
                started != fault_started_ns_.end() && fault.Find("held_ms") == nullptr) {
-      recorded = fault.Set("held_ms", ir::Value::Int((last_fault_ns_ - started->second) / 1'000'000));
+      recorded = fault.Set("held_ms", ir::Value::Int((began_ns - started->second) / 1'000'000));
     }
     // A restart that failed is drawn as one (a replay only reads "fault"
     // and "node", and tries the restart again).
