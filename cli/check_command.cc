@@ -27,6 +27,10 @@ const char kCheckHelp[] =
     "  --trace FILE         the trace, one observation per line ('-' for stdin)\n"
     "  --network MODEL      tcp (default: per-connection FIFO, any reordering across\n"
     "                       connections) or sync (requests served in the order sent)\n"
+    "  --nodes N            the trace's connections went to a cluster of N nodes (1-16,\n"
+    "                       default 1): what node_of(c) answers in the spec\n"
+    "  --connect WHERE      with --nodes: round-robin (connection c to node c mod N; the\n"
+    "                       default) or a node's number (every connection to it)\n"
     "  --json               print {\"verdict\": ...} as JSON instead of text\n"
     "  --max-frontier N     most pending explanations kept at once, per partition\n"
     "                       (default 1000000); exceeding it ends with INCONCLUSIVE\n"
@@ -58,7 +62,8 @@ int CheckCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps", "max-seconds"}, {"json"}, &f, &err))
+  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps", "max-seconds", "nodes", "connect"},
+                  {"json"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kCheckHelp));
   if (!f.count("spec") || !f.count("trace"))
     return BadInput(absl::StrCat("check needs --spec and --trace\n\n", kCheckHelp));
@@ -71,6 +76,12 @@ int CheckCommand(const std::vector<std::string>& args) {
   opts.max_seconds = 120;
   if (f.count("max-seconds") && (!absl::SimpleAtod(f["max-seconds"], &opts.max_seconds) || !(opts.max_seconds > 0)))
     return BadInput("--max-seconds must be a positive number of seconds");
+  lang::ConnectionNodes& nodes = opts.connection_nodes;
+  if (!NumFlag(f, "nodes", 1, 16, &nodes.nodes, &err)) return BadInput(err);
+  if (f.count("connect") && f["connect"] != "round-robin" &&
+      (!absl::SimpleAtoi(f["connect"], &nodes.connect_node) || nodes.connect_node < 0 ||
+       nodes.connect_node >= nodes.nodes))
+    return BadInput(absl::StrCat("--connect must be round-robin or a node's number (0 to ", nodes.nodes - 1, ")"));
   bool json = f.count("json") > 0;
   if (auto model = check::MakeNetworkModel(opts.network); !model.ok())
     return BadInput(std::string(model.status().message()));

@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nginx-core            # a real WebDAV server the end-to-end tests run the tester against
   redis-server          # a real Redis the tests run the tester against (the resp adapter)
+  redis-tools           # redis-cli: a replica's launch waits for its primary to answer
   memcached             # a real memcached the tests run the tester against (the memcached adapter)
   etcd-server           # a real etcd the tests run the tester against (the grpc adapter)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx

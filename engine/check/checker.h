@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "engine/check/network.h"
 #include "engine/check/observation.h"
+#include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 #include "engine/sym/solver.h"
 
@@ -43,6 +44,8 @@ absl::StatusOr<BranchOrder> ParseBranchOrder(absl::string_view name);
 
 struct CheckerOptions {
   std::string network = "tcp";
+  // Which node of a cluster each connection reaches (node_of() in specs).
+  lang::ConnectionNodes connection_nodes;
   // Most explanations kept alive at once (alternatives on the search stack).
   size_t max_frontier = 1'000'000;
   // Most explanation steps (handler runs) per partition; 0 = unlimited.

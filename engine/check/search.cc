@@ -72,7 +72,10 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
     : spec_(std::move(spec)),
       opts_(opts),
       model_(std::move(model)),
-      interp_(spec_.get()),
+      interp_(spec_.get(), opts.connection_nodes,
+              [this](int64_t ch) {
+                return ch < static_cast<int64_t>(channel_conn_.size()) ? channel_conn_[static_cast<size_t>(ch)] : -1;
+              }),
       solver_(shared_solver),
       clock_(clock),
       interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)),
@@ -98,7 +101,9 @@ void Search::Append(Observation o, int ch) {
     closed_at_.resize(static_cast<size_t>(ch) + 1, kNoClose);
     answered_.resize(static_cast<size_t>(ch) + 1, 0);
     received_at_.resize(static_cast<size_t>(ch) + 1);
+    channel_conn_.resize(static_cast<size_t>(ch) + 1, -1);
   }
+  if (ch >= 0) channel_conn_[static_cast<size_t>(ch)] = o.conn;
   switch (o.kind) {
     case Observation::Kind::kSent:
       if (RepairsOn())

@@ -80,6 +80,8 @@ class Search {
  public:
   Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opts, std::unique_ptr<NetworkModel> model,
          sym::Solver* shared_solver, const WorkClock* clock);
+  Search(const Search&) = delete;  // its interpreter points back at it
+  Search& operator=(const Search&) = delete;
 
   // Records observation `o` on channel `ch` (-1 when it has none).
   void Append(Observation o, int ch);
@@ -204,6 +206,7 @@ class Search {
   std::vector<int> obs_channel_;  // channel of each observation (-1 none)
   SentLog log_;
   std::vector<size_t> closed_at_;                 // per channel; SIZE_MAX while open
+  std::vector<int64_t> channel_conn_;             // per channel: the trace's connection (for node_of)
   std::vector<int32_t> answered_;                 // per channel: responses received
   std::vector<std::vector<size_t>> received_at_;  // per channel: its received observations
   uint64_t seq_ = 0;

@@ -287,7 +287,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     if (sent_ >= opts_.steps) return std::optional<PlannedRequest>();
     int any = 0;
     if (!NextAvailable(&any)) return std::optional<PlannedRequest>();  // before the generator draws anything
-    lang::Interpreter interp(spec_.get());
+    lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
     Gen gen(&rng_, &opts_.mask, &messages_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();

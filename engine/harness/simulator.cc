@@ -90,7 +90,7 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
     return absl::InvalidArgumentError("connections and max_in_flight must be positive");
   Rng rng(opts.seed);
   RandomOracle oracle(&rng, &opts);
-  lang::Interpreter interp(&spec);
+  lang::Interpreter interp(&spec, opts.connection_nodes);
   std::vector<Value> globals = spec.initial_globals;
   size_t n = static_cast<size_t>(opts.connections);
   // Channels: the first n are the clients' first connections; a crash adds

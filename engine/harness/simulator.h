@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/check/observation.h"
+#include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 
 namespace dualswarm::harness {
@@ -36,6 +37,8 @@ struct SimOptions {
   int requests = 100;     // requests sent in total
   int max_in_flight = 1;  // per connection (pipelining when > 1)
   uint64_t seed = 1;
+  // Which node each connection reaches (what node_of(c) answers).
+  lang::ConnectionNodes connection_nodes;
   // Probability that the trace is cut short with some requests unanswered.
   double truncate_probability = 0.2;
   // Strings a `fresh string` may become (a few, so values repeat).

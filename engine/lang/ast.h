@@ -94,6 +94,9 @@ enum class Builtin {
   kIsSome,
   kIsNone,
   kOrElse,
+  // the tester's connections (ConnectionNodes in interp.h)
+  kNodeOf,
+  kNodes,
   // gen-only (meaning given by the tester)
   kPick,
   kRandomWord,

@@ -27,6 +27,8 @@ const BuiltinInfo kBuiltins[] = {
     {"is_some", Builtin::kIsSome, 1, 1, false},
     {"is_none", Builtin::kIsNone, 1, 1, false},
     {"or_else", Builtin::kOrElse, 2, 2, false},
+    {"node_of", Builtin::kNodeOf, 1, 1, false},
+    {"nodes", Builtin::kNodes, 0, 0, false},
     {"is_concrete", Builtin::kIsConcrete, 1, 1, true},
     {"pick", Builtin::kPick, 1, 1, true},
     {"random_word", Builtin::kRandomWord, 1, 1, true},

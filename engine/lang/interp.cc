@@ -51,8 +51,10 @@ std::string Show(const Value& v) {
 
 class Eval {
  public:
-  Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out)
+  Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out,
+       const Interpreter::Cluster* cluster = nullptr)
       : spec_(spec),
+        cluster_(cluster),
         globals_(globals),
         oracle_(oracle),
         out_(out),
@@ -621,6 +623,15 @@ class Eval {
       case Builtin::kOrElse:
         if (!a[0].is_option()) TypeFault(loc, "or_else needs an option", a[0]);
         return a[0].has_value() ? a[0].inner() : a[1];
+      case Builtin::kNodeOf: {
+        const int64_t conn = ConcreteInt(a[0], loc, "node_of's connection");
+        const int64_t trace_conn =
+            cluster_ == nullptr || !cluster_->connection_of || conn < 0 ? conn : cluster_->connection_of(conn);
+        if (trace_conn < 0) Fault(loc, absl::StrCat("node_of(", conn, "): not a connection"));
+        return Value::Int(cluster_ == nullptr ? 0 : cluster_->nodes.NodeOf(trace_conn));
+      }
+      case Builtin::kNodes:
+        return Value::Int(cluster_ == nullptr ? 1 : cluster_->nodes.nodes);
       default:
         break;
     }
@@ -658,6 +669,7 @@ class Eval {
   }
 
   const Spec* spec_;
+  const Interpreter::Cluster* cluster_;  // null: one server
   std::vector<Value>* globals_;
   Oracle* oracle_;
   StepOutput* out_;
@@ -715,7 +727,7 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
   std::vector<Value> frame(static_cast<size_t>(h.num_slots));
   frame[0] = request;
   frame[1] = conn;
-  Eval ev(spec_, &out->globals, oracle, out);
+  Eval ev(spec_, &out->globals, oracle, out, &cluster_);
   absl::StatusOr<EvalEnd> end =
       Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { ev.Run(h.body.get(), &frame); });
   if (!end.ok()) return end.status();
@@ -732,7 +744,7 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   std::vector<Value> copy = globals;
   std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
   NoChoiceOracle oracle;
-  Eval ev(spec_, &copy, &oracle, nullptr);
+  Eval ev(spec_, &copy, &oracle, nullptr, &cluster_);
   ev.set_gen(ctx);
   Value result;
   absl::StatusOr<EvalEnd> end = Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] {

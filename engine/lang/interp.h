@@ -7,8 +7,12 @@
 #ifndef DUALSWARM_ENGINE_LANG_INTERP_H_
 #define DUALSWARM_ENGINE_LANG_INTERP_H_
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +57,24 @@ class GenContext {
   virtual std::optional<ir::Value> Observed(const std::string& path) = 0;
 };
 
+// Where the tester's connections go when the server is a cluster of nodes
+// (docs/clusters.md): what `node_of(c)` answers. One server is a cluster of
+// one, where every connection reaches node 0.
+struct ConnectionNodes {
+  int nodes = 1;
+  int connect_node = -1;  // every connection goes to this node; -1: round-robin
+
+  // The node connection `conn` (>= 0) reaches: `connect_node`, or with
+  // round-robin node conn % nodes.
+  int64_t NodeOf(int64_t conn) const { return connect_node >= 0 ? connect_node : conn % std::max(nodes, 1); }
+};
+
+// The trace's connection a handler's connection value `c` stands for, or
+// -1 when `c` names none (the checker numbers channels, not connections:
+// a connection number reused after `closed` is a new channel). Unset: `c`
+// is the connection number itself.
+using ConnectionOf = std::function<int64_t(int64_t conn_value)>;
+
 struct SendRecord {
   ir::Value conn;
   ir::Value msg;
@@ -67,7 +89,15 @@ struct StepOutput {
 
 class Interpreter {
  public:
-  explicit Interpreter(const Spec* spec) : spec_(spec) {}
+  // `nodes` and `connection_of` answer the builtins nodes() and node_of(c).
+  explicit Interpreter(const Spec* spec, ConnectionNodes nodes = {}, ConnectionOf connection_of = nullptr)
+      : spec_(spec), cluster_{nodes, std::move(connection_of)} {}
+
+  // What a spec may ask about where its connections go.
+  struct Cluster {
+    ConnectionNodes nodes;
+    ConnectionOf connection_of;
+  };
 
   // Runs the handler on `request` received from `conn`. A spec bug (failed
   // assert, type error, unwrap of none, a limit of limits.h reached, ...)
@@ -91,6 +121,7 @@ class Interpreter {
 
  private:
   const Spec* spec_;
+  Cluster cluster_;
 };
 
 }  // namespace dualswarm::lang

@@ -1,6 +1,7 @@
 // The resp adapter end to end: Debian's redis-server (no persistence, on a
 // free loopback port) must pass specs/redis.dspec through `dualswarm test
-// --adapter resp` for 20 seeds of 2,000 steps at 4 connections; the
+// --adapter resp` for 20 seeds of 2,000 steps at 4 connections, and so must
+// a primary with two replicas (a replica that takes writes must not); the
 // reference RESP server (tests/suts/resp_server.cc) must pass when correct
 // and be caught in each of its mutants.
 #include <unistd.h>
@@ -61,6 +62,71 @@ TEST(RealServers, RedisPassesPipelined) {
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     ASSERT_EQ(r->received, 2000u);
+  }
+}
+
+// A primary (node 0) and two replicas (`replicaof`, docs/real-servers.md).
+// A replica starts once the primary answers, so that its first sync
+// succeeds at once (one started before would retry a second later, after
+// a short run has ended: it would have been tested while empty).
+std::string RedisPrimaryAndReplicas(const std::string& replica_options = "") {
+  return absl::StrCat(
+      "if [ {node} -gt 0 ]; then until /usr/bin/redis-cli -p {port_0} ping >/dev/null 2>&1; do sleep 0.02; done; fi; "
+      "exec /usr/bin/redis-server --save '' --appendonly no --dir {dir} --port {port} --bind 127.0.0.1 "
+      "--repl-diskless-sync-delay 0 $([ {node} -gt 0 ] && echo --replicaof 127.0.0.1 {port_0} ",
+      replica_options, ")");
+}
+
+JobOptions ReplicatedRedisOptions(const std::string& launch, uint64_t seed) {
+  JobOptions o = Options(launch, seed, 2000);
+  o.nodes = 3;
+  o.exec.connections = 6;  // round-robin: connections 1, 2, 4, 5 talk to replicas
+  return o;
+}
+
+// How many replies on replica connections showed a value (replication at
+// work) and how many refused a write.
+struct ReplicaReplies {
+  int values = 0;
+  int readonly = 0;
+};
+
+ReplicaReplies CountReplicaReplies(const JobResult& r) {
+  ReplicaReplies n;
+  for (const auto& o : r.trace) {
+    if (o.kind != check::Observation::Kind::kReceived || o.conn % 3 == 0 || !o.msg.is_map()) continue;
+    if (o.msg.Find("bulk") != nullptr) ++n.values;
+    const ir::Value* err = o.msg.Find("err");
+    if (err != nullptr && err->is_string() && err->as_string().rfind("READONLY ", 0) == 0) ++n.readonly;
+  }
+  return n;
+}
+
+// Replicas lag but never go back, and refuse writes (specs/redis.dspec):
+// Redis's own replication docs promise both, so no finding may appear.
+TEST(RealServers, RedisPrimaryAndTwoReplicasPass) {
+  ASSERT_EQ(::access("/usr/bin/redis-cli", X_OK), 0) << "redis-tools is installed by scripts/setup.sh";
+  auto spec = Shipped("redis.dspec");
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    auto r = RunJob(spec, ReplicatedRedisOptions(RedisPrimaryAndReplicas(), seed));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    ASSERT_EQ(r->received, 2000u);
+    ReplicaReplies n = CountReplicaReplies(*r);
+    EXPECT_GT(n.values, 0) << "seed " << seed << ": no replica ever showed a written value";
+    EXPECT_GT(n.readonly, 0) << "seed " << seed;
+  }
+}
+
+// A replica configured to take writes (`replica-read-only no`: Redis keeps
+// such writes local and never replicates them) is not what the spec
+// allows: a write there is a finding.
+TEST(RealServers, RedisWritableReplicaIsFound) {
+  auto spec = Shipped("redis.dspec");
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    auto r = RunJob(spec, ReplicatedRedisOptions(RedisPrimaryAndReplicas("--replica-read-only no"), seed));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kSafety) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
   }
 }
 

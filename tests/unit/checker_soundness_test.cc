@@ -50,8 +50,29 @@ Value HttpRequest(harness::Rng& rng) {
               {"body", Value::String(method == "PUT" ? Pick(rng, bodies) : "")}});
 }
 
+// specs/redis.dspec's commands (its gen block's, on two keys).
+Value RedisRequest(harness::Rng& rng) {
+  static const std::vector<std::string> names = {"GET",    "GET", "SET",    "SETNX",  "INCR",  "INCRBY",
+                                                 "APPEND", "DEL", "EXISTS", "GETSET", "RPUSH", "HELLO"};
+  static const std::vector<std::string> values = {"0", "1", "7", "a", "01"};
+  const std::string name = Pick(rng, names);
+  std::vector<Value> cmd = {Value::String(name), Value::String(name == "HELLO" ? "3" : Pick(rng, {"k1", "k2"}))};
+  if (name == "SET" || name == "SETNX" || name == "APPEND" || name == "GETSET" || name == "RPUSH")
+    cmd.push_back(Value::String(Pick(rng, values)));
+  if (name == "INCRBY") cmd.push_back(Value::Int(static_cast<int64_t>(rng() % 7) - 3));
+  return Rec({{"cmd", Value::List(std::move(cmd))}});
+}
+
+// Where the simulated clients' connections go, and what a `fresh string`
+// may become.
+struct SimSetup {
+  lang::ConnectionNodes nodes;
+  std::vector<std::string> fresh_strings;
+};
+
 void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& gen, int traces, int requests,
-                       int connections, int max_in_flight, uint64_t seed0, const std::string& network = "tcp") {
+                       int connections, int max_in_flight, uint64_t seed0, const std::string& network = "tcp",
+                       const SimSetup& setup = {}) {
   auto spec = Shipped(spec_name);
   int checked = 0;
   for (int i = 0; i < traces; ++i) {
@@ -60,6 +81,8 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
     so.requests = requests;
     so.connections = connections;
     so.max_in_flight = max_in_flight;
+    so.connection_nodes = setup.nodes;
+    if (!setup.fresh_strings.empty()) so.fresh_strings = setup.fresh_strings;
     auto trace = harness::Simulate(*spec, gen, so);
     ASSERT_TRUE(trace.ok()) << trace.status();
     // Every branch order must accept: the order steers which explanation
@@ -70,6 +93,7 @@ void ExpectAllAccepted(const std::string& spec_name, const harness::RequestFn& g
       co.network = network;
       co.branch_order = order;
       co.seed = so.seed;
+      co.connection_nodes = setup.nodes;
       auto v = check::CheckTrace(spec, *trace, co);
       ASSERT_TRUE(v.ok()) << v.status();
       if (v->kind != check::Verdict::Kind::kAccept) {
@@ -94,6 +118,71 @@ TEST(Soundness, HttpThreeConnections) { ExpectAllAccepted("http_webdav.dspec", H
 TEST(Soundness, HttpPipelined) { ExpectAllAccepted("http_webdav.dspec", HttpRequest, 300, 40, 3, 2, 9500); }
 TEST(Soundness, SyncNetworkOnSingleConnection) {
   ExpectAllAccepted("kv.dspec", KvRequest, 200, 60, 1, 1, 11000, "sync");
+}
+
+// Redis's error replies are matched by their prefix (a `fresh string`).
+const std::vector<std::string> kRedisErrors = {"ERR x", "WRONGTYPE x", "READONLY x", "LOADING x"};
+
+TEST(Soundness, RedisOneServer) {
+  ExpectAllAccepted("redis.dspec", RedisRequest, 300, 60, 4, 1, 12000, "tcp", {{}, kRedisErrors});
+}
+
+// A primary (node 0) and replicas that lag: connections round-robin over 3
+// nodes, pipelined, and all on one replica.
+TEST(Soundness, RedisPrimaryAndReplicas) {
+  ExpectAllAccepted("redis.dspec", RedisRequest, 300, 60, 6, 1, 13000, "tcp", {{3, -1}, kRedisErrors});
+  ExpectAllAccepted("redis.dspec", RedisRequest, 200, 60, 4, 2, 14000, "tcp", {{2, -1}, kRedisErrors});
+  ExpectAllAccepted("redis.dspec", RedisRequest, 100, 40, 3, 1, 15000, "tcp", {{2, 1}, kRedisErrors});
+}
+
+// A replica (node 1; connection 1 of two, round-robin) may lag behind the
+// primary (node 0) but never goes back in time, never answers a value the
+// primary never had, and refuses writes.
+check::Verdict::Kind RedisReplicaVerdict(const std::string& replica_replies) {
+  const std::string trace = absl::StrCat(
+      "{\"label\":1,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"cmd\":[\"SET\",\"k\",\"a\"]}}\n"
+      "{\"label\":2,\"conn\":0,\"dir\":\"received\",\"msg\":{\"str\":\"OK\"}}\n"
+      "{\"label\":3,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"cmd\":[\"SET\",\"k\",\"b\"]}}\n"
+      "{\"label\":4,\"conn\":0,\"dir\":\"received\",\"msg\":{\"str\":\"OK\"}}\n",
+      replica_replies);
+  auto obs = check::ParseTrace("replica", trace);
+  EXPECT_TRUE(obs.ok()) << obs.status();
+  if (!obs.ok()) return check::Verdict::Kind::kSpecError;
+  check::CheckerOptions co;
+  co.connection_nodes = {2, -1};
+  auto v = check::CheckTrace(Shipped("redis.dspec"), *obs, co);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? v->kind : check::Verdict::Kind::kSpecError;
+}
+
+std::string ReplicaGet(int label, const std::string& reply) {
+  return absl::StrCat("{\"label\":", label, ",\"conn\":1,\"dir\":\"sent\",\"msg\":{\"cmd\":[\"GET\",\"k\"]}}\n",
+                      "{\"label\":", label + 1, ",\"conn\":1,\"dir\":\"received\",\"msg\":", reply, "}\n");
+}
+
+TEST(Sensitivity, RedisReplicaLagsButNeverGoesBack) {
+  using K = check::Verdict::Kind;
+  // Lagging is allowed: nothing yet, then the older value, then the newer.
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"nil\":true}") + ReplicaGet(7, "{\"bulk\":\"a\"}") +
+                                ReplicaGet(9, "{\"bulk\":\"b\"}")),
+            K::kAccept);
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"err\":\"LOADING Redis is loading the dataset in memory\"}")),
+            K::kAccept);
+  // Back in time: b, then a (or nothing).
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"bulk\":\"b\"}") + ReplicaGet(7, "{\"bulk\":\"a\"}")), K::kReject);
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"bulk\":\"a\"}") + ReplicaGet(7, "{\"nil\":true}")), K::kReject);
+  // A value the primary never had.
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"bulk\":\"c\"}")), K::kReject);
+  // A write on a replica must be refused.
+  const std::string set_on_replica =
+      "{\"label\":5,\"conn\":1,\"dir\":\"sent\",\"msg\":{\"cmd\":[\"SET\",\"k\",\"c\"]}}\n";
+  EXPECT_EQ(
+      RedisReplicaVerdict(set_on_replica + "{\"label\":6,\"conn\":1,\"dir\":\"received\",\"msg\":{\"str\":\"OK\"}}\n"),
+      K::kReject);
+  EXPECT_EQ(RedisReplicaVerdict(set_on_replica +
+                                "{\"label\":6,\"conn\":1,\"dir\":\"received\",\"msg\":{\"err\":\"READONLY You "
+                                "can't write against a read only replica.\"}}\n"),
+            K::kAccept);
 }
 
 // --- Independent brute-force kv checker (no spec interpreter): enumerate

@@ -97,6 +97,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
 harness::ExecutorOptions ExecutorOptionsFor(const JobOptions& o) {
   harness::ExecutorOptions exec = o.exec;
   exec.checker.cancel = o.cancel;
+  if (!o.launch.empty()) exec.checker.connection_nodes = {o.nodes, o.connect_node};
   if (o.time_budget_s > 0 && (exec.checker.max_seconds <= 0 || exec.checker.max_seconds > o.time_budget_s))
     exec.checker.max_seconds = o.time_budget_s;
   return exec;
