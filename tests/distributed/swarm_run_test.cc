@@ -431,17 +431,18 @@ TEST_F(SwarmTest, GrpcTargetsRunInTheServiceWithTheirDescriptorSet) {
   EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
 }
 
-// A cluster target: three ds-ref-resp servers that share nothing, every
+// A cluster target: three ds-ref-webdav servers that share nothing, every
 // connection to node 2. It passes only if the worker got both fields: with
 // one node there is no node 2 (the job is an error), and round-robin over
 // servers that share nothing is a finding (tests/e2e/cluster_test.cc).
+// (Not specs/redis.dspec: it reads nodes other than 0 as replicas.)
 TEST_F(SwarmTest, ClusterTargetsRunInTheServiceWithTheirNodes) {
   StartWorker("w1", 2);
-  std::string spec = PushSpec("specs/redis.dspec");
+  std::string spec = PushSpec("specs/http_webdav.dspec");
   v1::Target t;
-  t.set_name("resp3");
-  t.set_adapter("resp");
-  t.set_launch(absl::StrCat(DS_REF_RESP, " --port {port} --dir {dir}"));
+  t.set_name("webdav3");
+  t.set_adapter("http");
+  t.set_launch(Webdav(0));
   t.set_nodes(3);
   t.set_connect_node(2);
   int64_t target = CreateTarget(t);
