@@ -19,6 +19,8 @@ namespace {
 using ir::Value;
 
 constexpr size_t kNoClose = SIZE_MAX;
+constexpr int64_t kNeverOptional = INT64_MAX;
+constexpr uint32_t kNoClass = UINT32_MAX;
 // Handler runs between two looks at the clock.
 constexpr uint64_t kClockPollEvery = 256;
 
@@ -102,6 +104,9 @@ void Search::Append(Observation o, int ch) {
     answered_.resize(static_cast<size_t>(ch) + 1, 0);
     received_at_.resize(static_cast<size_t>(ch) + 1);
     channel_conn_.resize(static_cast<size_t>(ch) + 1, -1);
+    optional_after_.resize(static_cast<size_t>(ch) + 1, kNeverOptional);
+    last_request_class_.resize(static_cast<size_t>(ch) + 1, kNoClass);
+    settled_name_.resize(static_cast<size_t>(ch) + 1, 0);
   }
   if (ch >= 0) channel_conn_[static_cast<size_t>(ch)] = o.conn;
   switch (o.kind) {
@@ -123,8 +128,37 @@ void Search::Append(Observation o, int ch) {
   }
   obs_.push_back(std::move(o));
   obs_channel_.push_back(ch);
+  if (ch >= 0) NoteChannel(static_cast<size_t>(ch));
   key_channels_at_ = kNoClose;  // what the channels' keys depend on changed
   ++st_.observations;
+}
+
+// Brings channel ch's entries in optional_after_, last_request_class_ and
+// settled_name_ up to date after an observation on it.
+void Search::NoteChannel(size_t ch) {
+  const auto& requests = log_.per_channel[ch];
+  const bool unanswered = static_cast<size_t>(answered_[ch]) < requests.size();
+  if (closed_at_[ch] == kNoClose || !unanswered) {
+    optional_after_[ch] = kNeverOptional;
+  } else {
+    const auto& received = received_at_[ch];
+    optional_after_[ch] = received.empty() ? -1 : static_cast<int64_t>(received.back());
+  }
+  settled_name_[ch] = ch;
+  if (closed_at_[ch] == kNoClose || requests.empty()) return;
+  if (last_request_class_[ch] == kNoClass) last_request_class_[ch] = RequestClass(requests.back().msg);
+  if (interchangeable_requests_ && requests.size() - static_cast<size_t>(answered_[ch]) == 1)
+    settled_name_[ch] = requests.back().msg.Hash() | (uint64_t{1} << 63);
+}
+
+// The class of `msg` among the last requests of closed channels: equal
+// requests share one (the messages live in log_, which only grows).
+uint32_t Search::RequestClass(const Value& msg) {
+  auto& same_hash = request_classes_[msg.Hash()];
+  for (const auto& [m, cls] : same_hash)
+    if (*m == msg) return cls;
+  same_hash.emplace_back(&msg, num_request_classes_);
+  return num_request_classes_++;
 }
 
 // ---- The memo key ----------------------------------------------------------
@@ -133,11 +167,7 @@ void Search::Append(Observation o, int ch) {
 // with requests left unanswered and no response on it from that
 // observation on (closed before it, or later with nothing received in
 // between): nothing the server does with those requests can be seen.
-bool Search::IsOptional(size_t ch, size_t at_obs) const {
-  if (closed_at_[ch] == kNoClose || static_cast<size_t>(answered_[ch]) >= log_.per_channel[ch].size()) return false;
-  const auto& received = received_at_[ch];
-  return received.empty() || received.back() < at_obs;
-}
+bool Search::IsOptional(size_t ch, size_t at_obs) const { return static_cast<int64_t>(at_obs) > optional_after_[ch]; }
 
 // Whether request `consumed` of channel `ch` is the last one of a channel
 // that is optional at `at_obs`, under a network that lets the server leave
@@ -214,17 +244,6 @@ const std::vector<size_t>& Search::KeyChannels(size_t at_obs) const {
   }
   key_channels_at_ = at_obs;
   return key_channels_;
-}
-
-// How an exhausted optional channel appears in a key's settled set: by
-// the hash of its one unanswered request where requests on different
-// connections are interchangeable (equal requests, equal futures), else by
-// its channel id.
-uint64_t Search::SettledName(size_t ch) const {
-  const auto& requests = log_.per_channel[ch];
-  if (interchangeable_requests_ && requests.size() - static_cast<size_t>(answered_[ch]) == 1)
-    return requests.back().msg.Hash() | (uint64_t{1} << 63);
-  return ch;
 }
 
 // Whether the response just owed on `ch` (the last of e.owed's for ch) differs
@@ -360,13 +379,15 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
 // memo would drop the second child anyway (docs/checker.md: twin requests).
 void Search::DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const {
   if (!opts_.use_memo || !interchangeable_requests_) return;
-  absl::flat_hash_map<uint64_t, const Value*> first_of;  // request hash -> first request kept
+  class_kept_in_.resize(num_request_classes_, 0);
+  const uint64_t generation = ++twin_generation_;
   auto twin = [&](int ch) {
     const size_t c = static_cast<size_t>(ch);
     if (!IsLastOfOptional(c, e.consumed[c], at_obs)) return false;
-    const Value& msg = log_.per_channel[c].back().msg;
-    auto [it, inserted] = first_of.try_emplace(msg.Hash(), &msg);
-    return !inserted && *it->second == msg;
+    uint64_t& kept_in = class_kept_in_[last_request_class_[c]];
+    if (kept_in == generation) return true;
+    kept_in = generation;
+    return false;
   };
   cons->erase(std::remove_if(cons->begin(), cons->end(), twin), cons->end());
 }
@@ -503,16 +524,18 @@ void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index, s
   auto own = std::find(cons->begin(), cons->end(), own_ch);
   if (own != cons->end()) std::rotate(cons->begin(), own, own + 1);
   auto rest = cons->begin() + (own != cons->end() ? 1 : 0);
-  auto next_seq = [&](int c) { return Sent(RequestRef{c, e.consumed[static_cast<size_t>(c)]}).seq; };
   // Channels whose requests may stay unanswered for ever (a crashed
   // client's) after those whose responses are still to come: the server
-  // must take the latter some time, the former maybe never.
-  auto optional = [&](int c) { return IsOptional(static_cast<size_t>(c), obs_index); };
-  std::sort(rest, cons->end(), [&](int a, int b) {
-    const bool oa = optional(a), ob = optional(b);
-    if (oa != ob) return ob;
-    return next_seq(a) < next_seq(b);
-  });
+  // must take the latter some time, the former maybe never. Sorted by a
+  // key computed once per channel (sequence numbers stay below 2^63).
+  order_keys_.clear();
+  for (auto it = rest; it != cons->end(); ++it) {
+    const size_t c = static_cast<size_t>(*it);
+    const uint64_t seq = Sent(RequestRef{*it, e.consumed[c]}).seq;
+    order_keys_.emplace_back(IsOptional(c, obs_index) ? seq | (uint64_t{1} << 63) : seq, *it);
+  }
+  std::sort(order_keys_.begin(), order_keys_.end());
+  for (size_t k = 0; k < order_keys_.size(); ++k) rest[static_cast<std::ptrdiff_t>(k)] = order_keys_[k].second;
   switch (opts_.branch_order) {
     case BranchOrder::kLast:
       std::reverse(rest, cons->end());

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/check/carriers.h"
@@ -141,7 +142,9 @@ class Search {
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
   bool IsConnection(const ir::Value& conn) const;
-  uint64_t SettledName(size_t ch) const;
+  uint64_t SettledName(size_t ch) const { return settled_name_[ch]; }
+  void NoteChannel(size_t ch);
+  uint32_t RequestClass(const ir::Value& msg);
   bool Seen(const Explanation& e, size_t at_obs);
   bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
   void Enqueue(Frame& f, Task t);
@@ -209,6 +212,26 @@ class Search {
   std::vector<int64_t> channel_conn_;             // per channel: the trace's connection (for node_of)
   std::vector<int32_t> answered_;                 // per channel: responses received
   std::vector<std::vector<size_t>> received_at_;  // per channel: its received observations
+  // Per channel, what the hot loops (keys, channel orders) ask of it again
+  // and again, kept up to date by Append (NoteChannel):
+  // IsOptional(ch, at) is at > optional_after_[ch] (kNeverOptional while
+  // the channel is open or has every request answered);
+  std::vector<int64_t> optional_after_;
+  // of a closed channel, the class of its last request among the closed
+  // channels' last requests (equal requests, equal class; kNoClass: none);
+  // and how it appears in a key's settled set once exhausted (SettledName):
+  // by the hash of its one unanswered request where requests on different
+  // connections are interchangeable (equal requests, equal futures), else
+  // by its channel id.
+  std::vector<uint32_t> last_request_class_;
+  std::vector<uint64_t> settled_name_;
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<const ir::Value*, uint32_t>>> request_classes_;
+  uint32_t num_request_classes_ = 0;
+  // Scratch for DropTwinOptionalChannels and OrderChannels (no allocation
+  // per task): the generation each class was last kept in, and sort keys.
+  mutable std::vector<uint64_t> class_kept_in_;
+  mutable uint64_t twin_generation_ = 0;
+  mutable std::vector<std::pair<uint64_t, int>> order_keys_;
   uint64_t seq_ = 0;
 
   // Search state.
