@@ -360,14 +360,32 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
     t.channels = std::move(cons);
   }
   const std::vector<int>& cons = *t.channels;
-  if (t.next_k >= cons.size()) return absl::OkStatus();
-  const int d = cons[t.next_k++];
-  std::vector<Explanation> children;
-  absl::Status s = Expand(t.e, d, f.obs, &children);
-  if (!s.ok()) return s;
-  OrderChildren(&children);
-  for (auto& c : children)
-    if (!Seen(c, f.obs)) Enqueue(f, Task{std::move(c)});
+  while (t.next_k < cons.size()) {
+    const int d = cons[t.next_k++];
+    children_.clear();
+    absl::Status s = Expand(t.e, d, f.obs, &children_);
+    if (!s.ok()) return s;
+    OrderChildren(&children_);
+    const bool optional_last =
+        opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), t.e.consumed[static_cast<size_t>(d)], f.obs);
+    bool added = false;
+    for (auto& c : children_) {
+      if (Seen(c, f.obs)) continue;
+      Enqueue(f, Task{std::move(c)});
+      added = true;
+    }
+    // A crashed client's request that gave nothing new hands the task
+    // straight to its next channel: a task with many such requests would
+    // otherwise go round the work list once per request. (Only the order
+    // of the work changes.) In the exact search only when it left no child
+    // at all (an inert step, or children that died): when children were
+    // seen before,
+    // putting the task back lets the work list take explanations that used
+    // fewer crashed requests first, which the dominance rule prunes with
+    // (n pending puts: n^2 children instead of thousands). A probe keys no
+    // crashed requests, so it has no dominance to keep.
+    if (added || !optional_last || (!is_probe_ && !children_.empty())) break;
+  }
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
 }

@@ -242,7 +242,8 @@ class Search {
   mutable std::vector<size_t> key_channels_;  // KeyChannels(key_channels_at_)
   mutable size_t key_channels_at_ = SIZE_MAX;
   StepCache steps_;
-  StepOutcomes step_scratch_;  // the outcomes of a step that is not cached
+  StepOutcomes step_scratch_;          // the outcomes of a step that is not cached
+  std::vector<Explanation> children_;  // ConsumeOne's, kept for their capacity
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;
