@@ -33,9 +33,10 @@ class OwedQueues {
   bool Empty(size_t ch) const { return Count(ch) == 0; }
   size_t Count(size_t ch) const;
   bool AnyOwed() const { return !entries_.empty(); }
-  const Owed& Front(size_t ch) const;  // the channel must owe something
-  const Owed& Back(size_t ch) const;   // the channel must owe something
-  Owed PopFront(size_t ch);            // the channel must owe something
+  size_t Size() const { return entries_.size(); }  // over all channels
+  const Owed& Front(size_t ch) const;              // the channel must owe something
+  const Owed& Back(size_t ch) const;               // the channel must owe something
+  Owed PopFront(size_t ch);                        // the channel must owe something
   void Push(size_t ch, Owed o) { entries_.push_back({ch, std::move(o)}); }
   void Clear(size_t ch);
   // Calls f(const Owed&) for channel ch's owed responses, oldest first.

@@ -190,8 +190,19 @@ bool Search::IsConnection(const Value& conn) const {
 // explanation). An optional channel with one request left is left out, and
 // one with none left goes to `settled` (memo.h: dominance).
 MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
-  MemoKey k;
-  uint64_t h = absl::HashOf(at_obs, e.StateHash());
+  return WithState(ChannelKeyOf(e, at_obs), at_obs, e);
+}
+
+// The key of explanation e given what its channels contribute.
+MemoKey Search::WithState(ChannelKey channels, size_t at_obs, const Explanation& e) {
+  return MemoKey{absl::HashOf(at_obs, e.StateHash(), channels.hash), std::move(channels.settled)};
+}
+
+// What e's channels (consumed counts, owed responses) contribute to its key
+// at at_obs (KeyOf).
+Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) const {
+  ChannelKey k;
+  uint64_t h = 0x243f6a8885a308d3ull;
   const bool may_decline = model_->MayDeclineLastRequest();
   // Per channel that owes something (ascending): the hash of what it owes.
   absl::InlinedVector<std::pair<size_t, uint64_t>, 4> owed;
@@ -225,8 +236,18 @@ MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
     if (owes) h = absl::HashOf(h, next_owed->second);
   }
   std::sort(k.settled.begin(), k.settled.end());
-  k.base = h;
+  k.hash = h;
   return k;
+}
+
+// The key of a probe's child c that task t made by taking the last request
+// of an optional channel, which a probe leaves to be taken again: c's
+// consumed counts are t's, and when c owes what t owes (its responses went
+// to gone clients), its channels contribute what t's do, computed once
+// per task.
+MemoKey Search::KeyOfProbeChild(Task& t, const Explanation& c, size_t at_obs) {
+  if (t.channel_key == nullptr) t.channel_key = std::make_shared<const ChannelKey>(ChannelKeyOf(t.e, at_obs));
+  return WithState(*t.channel_key, at_obs, c);
 }
 
 // The channels a key at `at_obs` depends on: those with a request sent
@@ -277,9 +298,16 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
 }
 
 bool Search::Seen(const Explanation& e, size_t at_obs) {
+  if (!opts_.use_memo) {
+    ++work_;
+    return false;
+  }
+  return Seen(KeyOf(e, at_obs));
+}
+
+bool Search::Seen(MemoKey key) {
   ++work_;
-  if (!opts_.use_memo) return false;
-  if (!memo_.SeenOrInsert(KeyOf(e, at_obs))) return false;
+  if (!memo_.SeenOrInsert(std::move(key))) return false;
   ++st_.memo_hits;
   return true;
 }
@@ -368,9 +396,12 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
     OrderChildren(&children_);
     const bool optional_last =
         opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), t.e.consumed[static_cast<size_t>(d)], f.obs);
+    const bool same_channels = is_probe_ && optional_last;  // the probe leaves d's request to be taken again
     bool added = false;
     for (auto& c : children_) {
-      if (Seen(c, f.obs)) continue;
+      const bool seen =
+          same_channels && c.owed.Size() == t.e.owed.Size() ? Seen(KeyOfProbeChild(t, c, f.obs)) : Seen(c, f.obs);
+      if (seen) continue;
       Enqueue(f, Task{std::move(c)});
       added = true;
     }

@@ -105,12 +105,21 @@ class Search {
   const Explanation& current() const { return cur_; }
 
  private:
+  // What an explanation's channels contribute to its memo key (KeyOf):
+  // everything but the state and the observation.
+  struct ChannelKey {
+    uint64_t hash = 0;
+    std::vector<uint64_t> settled;  // sorted
+  };
   struct Task {
     Explanation e;
     // The channels it may consume from, in the order tried (OrderChannels);
     // set on its first visit.
     std::shared_ptr<const std::vector<int>> channels;
     size_t next_k = 0;  // index into `channels`
+    // In a probe, e's ChannelKey at its frame, once a child needed it
+    // (KeyOfProbeChild).
+    std::shared_ptr<const ChannelKey> channel_key;
   };
   // Provenance repair: take `carrier` first at the frame of `at_obs`.
   struct RepairHint {
@@ -138,6 +147,9 @@ class Search {
   };
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
+  ChannelKey ChannelKeyOf(const Explanation& e, size_t at_obs) const;
+  static MemoKey WithState(ChannelKey channels, size_t at_obs, const Explanation& e);
+  MemoKey KeyOfProbeChild(Task& t, const Explanation& c, size_t at_obs);
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
@@ -146,6 +158,7 @@ class Search {
   void NoteChannel(size_t ch);
   uint32_t RequestClass(const ir::Value& msg);
   bool Seen(const Explanation& e, size_t at_obs);
+  bool Seen(MemoKey key);
   bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
   void Enqueue(Frame& f, Task t);
 
