@@ -13,6 +13,25 @@ StepCache::Key StepCache::MakeKey(std::shared_ptr<const std::vector<ir::Value>> 
   return Key{std::move(globals), h, channel, request, next_fresh};
 }
 
+StepCache::~StepCache() {
+  if (freeing_.valid()) freeing_.wait();
+}
+
+// Forgets every step. A full cache can hold millions of value nodes, and
+// freeing them where the search runs cost one online observation 100 ms
+// (a 10,000-request queue history): they are freed by a thread of their
+// own (values share parts only through std::shared_ptr, whose counts are
+// atomic), one batch at a time.
+void StepCache::Forget() {
+  std::vector<std::shared_ptr<const StepOutcomes>> batch;
+  batch.reserve(steps_.size());
+  for (auto& [key, outcomes] : steps_) batch.push_back(std::move(outcomes));
+  steps_.clear();  // the keys' states are held by live explanations or the outcomes
+  nodes_ = 0;
+  if (freeing_.valid()) freeing_.wait();
+  freeing_ = std::async(std::launch::async, [batch = std::move(batch)]() mutable { batch.clear(); });
+}
+
 bool StepCache::Active() {
   if (sit_out_ == 0) return true;
   --sit_out_;
@@ -27,8 +46,7 @@ std::shared_ptr<const StepOutcomes> StepCache::Find(const std::shared_ptr<const 
   if (++lookups_ == kWindow) {
     if (hits_ * 8 < lookups_) {
       sit_out_ = kSitOutSteps;
-      steps_.clear();  // what it holds has not been asked for
-      nodes_ = 0;
+      Forget();  // what it holds has not been asked for
     }
     lookups_ = hits_ = 0;
   }
@@ -43,8 +61,7 @@ void StepCache::Insert(std::shared_ptr<const std::vector<ir::Value>> globals, in
     for (const auto& send : o.sends) nodes += send.msg.TreeSize();
   }
   if (steps_.size() >= max_entries_ || nodes_ + nodes > max_nodes_) {
-    steps_.clear();
-    nodes_ = 0;
+    Forget();
     ++resets_;
   }
   nodes_ += nodes;

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -51,6 +52,9 @@ class StepCache {
   // time), the cache forgets everything (counted in resets()): forgetting
   // only costs running steps again.
   StepCache(size_t max_entries, uint64_t max_nodes) : max_entries_(max_entries), max_nodes_(max_nodes) {}
+  ~StepCache();
+  StepCache(const StepCache&) = delete;
+  StepCache& operator=(const StepCache&) = delete;
 
   // Whether the next step should be looked up (and stored); false while
   // the cache sits out after a window of few hits.
@@ -85,6 +89,7 @@ class StepCache {
   };
   static Key MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
                      int64_t next_fresh);
+  void Forget();
 
   absl::flat_hash_map<Key, std::shared_ptr<const StepOutcomes>> steps_;
   size_t max_entries_;
@@ -96,6 +101,8 @@ class StepCache {
   static constexpr uint32_t kSitOutSteps = 65536;
   uint32_t lookups_ = 0, hits_ = 0;
   uint32_t sit_out_ = 0;  // steps left before looking up again
+  // The last batch of forgotten outcomes being freed (Forget).
+  std::future<void> freeing_;
 };
 
 }  // namespace dualswarm::check

@@ -87,5 +87,22 @@ TEST(StepCache, AHitThatClosesAWindowStaysValid) {
   EXPECT_FALSE(cache.Active());
 }
 
+// Forgotten outcomes are freed off the search's thread, but freed: none
+// outlives the cache, however many batches were handed over.
+TEST(StepCache, ForgottenOutcomesAreFreed) {
+  std::vector<std::weak_ptr<const StepOutcomes>> forgotten;
+  {
+    StepCache cache(2, 1'000'000);
+    for (int i = 0; i < 9; ++i) {  // the 3rd, 5th, 7th and 9th insert find it full
+      auto outcomes = OneOutcome(State({Value::Int(i)}));
+      forgotten.push_back(outcomes);
+      cache.Insert(State({Value::Int(i)}), 0, i, 0, std::move(outcomes));
+    }
+    EXPECT_EQ(cache.resets(), 4u);
+    EXPECT_FALSE(forgotten.back().expired()) << "the step inserted last is still cached";
+  }
+  for (size_t i = 0; i < forgotten.size(); ++i) EXPECT_TRUE(forgotten[i].expired()) << i;
+}
+
 }  // namespace
 }  // namespace dualswarm::check
