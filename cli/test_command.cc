@@ -126,8 +126,9 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
       ",\"backtracks\":", r.stats.backtracks, ",\"partitions\":", r.stats.partitions,
       ",\"solver_checks\":", r.stats.solver.checks, ",\"solver_cache_hits\":", r.stats.solver.cache_hits,
       ",\"z3_calls\":", r.stats.solver.z3_calls, ",\"z3_seconds\":", r.stats.solver.z3_seconds,
-      ",\"memo_hits\":", r.stats.memo_hits, ",\"restarts\":", r.stats.restarts, ",\"repairs\":", r.stats.repairs,
-      ",\"check_seconds\":", r.stats.check_seconds, ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
+      ",\"memo_hits\":", r.stats.memo_hits, ",\"restarts\":", r.stats.restarts, ",\"yields\":", r.stats.yields,
+      ",\"repairs\":", r.stats.repairs, ",\"check_seconds\":", r.stats.check_seconds,
+      ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";

@@ -181,6 +181,7 @@ CheckerStats Checker::stats() const {
     s.probes += x.probes;
     s.probe_rejections += x.probe_rejections;
     s.restarts += x.restarts;
+    s.yields += x.yields;
     s.repairs += x.repairs;
     s.explanations += x.explanations;
     s.backtracks += x.backtracks;
@@ -319,7 +320,7 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
                     ",\"inert_steps_skipped\":", stats->inert_steps_skipped, ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
                     ",\"probes\":", stats->probes, ",\"probe_rejections\":", stats->probe_rejections,
-                    ",\"restarts\":", stats->restarts, ",\"repairs\":", stats->repairs,
+                    ",\"restarts\":", stats->restarts, ",\"yields\":", stats->yields, ",\"repairs\":", stats->repairs,
                     ",\"memo_entries\":", stats->memo_entries, ",\"max_frontier\":", stats->max_frontier_seen,
                     ",\"solver_checks\":", stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
                     ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":", stats->check_seconds,

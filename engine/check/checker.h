@@ -89,6 +89,13 @@ struct CheckerOptions {
   // later. Whoever sets it must call Checker::Finish() before reading the
   // final verdict (the tester does).
   bool defer_when_stalled = false;
+  // Online (with defer_when_stalled): work (memo lookups) one Observe may
+  // spend; past it the search stops where it is and goes on in the next
+  // Observe (or Finish), so one observation never holds up the tester long.
+  // The search keeps its order; it only knows more of the trace when it
+  // goes on (more alternatives pruned at once, the same verdict). 0 =
+  // unlimited.
+  uint64_t yield_after_work = 4'000;
   // When the furthest observation cannot be explained and its response
   // shows a value only one request carried, first try the server orders
   // that take that request earlier (search.h: provenance repair). Only
@@ -135,6 +142,7 @@ struct CheckerStats {
   uint64_t probes = 0;            // crashed-request probes run (search.h)
   uint64_t probe_rejections = 0;  // of them, the ones that decided the verdict
   uint64_t restarts = 0;          // searches started again with more of the trace (search.h)
+  uint64_t yields = 0;            // Observe calls that left work for the next (yield_after_work)
   uint64_t repairs = 0;           // server orders tried first by provenance repair (search.h)
   size_t memo_entries = 0;        // keys the memo holds now
   size_t frontier = 0;            // live alternatives now

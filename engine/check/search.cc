@@ -707,6 +707,9 @@ absl::StatusOr<bool> Search::Backtrack() {
       if (a == StallAction::kPause) {
         paused_ = true;
         resume_at_ = obs_.size() + std::max<size_t>(16, 4 * log_.per_channel.size());
+      } else if (a == StallAction::kYield) {
+        yielded_ = true;
+        ++st_.yields;
       } else {
         Restart();
       }
@@ -736,12 +739,19 @@ absl::StatusOr<bool> Search::Backtrack() {
 }
 
 void Search::Advance() {
+  work_at_call_ = work_;
   if (paused_) {
     if (!final_ && obs_.size() < resume_at_) return;
     paused_ = false;
     Restart();
   }
-  while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size() && !paused_) {
+  if (yielded_) {  // the last call stopped while backtracking: go on with it
+    yielded_ = false;
+    auto again = Backtrack();
+    if (!again.ok()) return Fail(again.status());
+    if (!*again) return Reject();
+  }
+  while (verdict_.kind == Verdict::Kind::kAccept && next_obs_ < obs_.size() && !paused_ && !yielded_) {
     NoteProgress();
     repair_reach_ = std::max(repair_reach_, next_obs_);
     const size_t i = next_obs_;
@@ -802,10 +812,16 @@ size_t Search::RestartFrame() const {
 // restart would begin at was entered knowing fewer observations than there
 // are now (else it would only repeat itself).
 Search::StallAction Search::OnStall() const {
-  if (restart_after_ == 0 || work_ - work_at_progress_ < restart_after_ || stack_.empty()) return StallAction::kGoOn;
-  if (opts_.defer_when_stalled && !final_) return StallAction::kPause;
-  const size_t fi = std::min(RestartFrame(), stack_.size() - 1);
-  return stack_[fi].known_obs < obs_.size() ? StallAction::kRestart : StallAction::kGoOn;
+  if (restart_after_ != 0 && work_ - work_at_progress_ >= restart_after_ && !stack_.empty()) {
+    if (opts_.defer_when_stalled && !final_) return StallAction::kPause;
+    const size_t fi = std::min(RestartFrame(), stack_.size() - 1);
+    if (stack_[fi].known_obs < obs_.size()) return StallAction::kRestart;
+  }
+  // Online, one call has done its share: the next goes on from here.
+  if (opts_.defer_when_stalled && !final_ && !is_probe_ && opts_.yield_after_work != 0 &&
+      work_ - work_at_call_ >= opts_.yield_after_work)
+    return StallAction::kYield;
+  return StallAction::kGoOn;
 }
 
 void Search::Restart() {

@@ -184,7 +184,7 @@ class Search {
   absl::StatusOr<bool> Backtrack();
   void NoteProgress();
   bool ProbeDue() const;
-  enum class StallAction { kGoOn, kPause, kRestart };
+  enum class StallAction { kGoOn, kPause, kRestart, kYield };
   StallAction OnStall() const;
   size_t RestartFrame() const;
   void Restart();
@@ -281,6 +281,11 @@ class Search {
   // trace has `resume_at_` observations or is final.
   bool paused_ = false;
   size_t resume_at_ = 0;
+  // Slicing (CheckerOptions::yield_after_work): work_ when this Advance
+  // call began, and whether the last one stopped short while backtracking
+  // (the next goes on backtracking where it stopped).
+  uint64_t work_at_call_ = 0;
+  bool yielded_ = false;
   // Provenance repair: who carried each value, and the furthest observation
   // reached since the start or the last restart (the frames it repairs).
   ValueCarriers carriers_;

@@ -127,19 +127,22 @@ struct Incremental {
   uint64_t restart_after_work = check::CheckerOptions{}.restart_after_work;
   size_t restart_back = 64;
   bool defer = false;
+  uint64_t yield_after_work = check::CheckerOptions{}.yield_after_work;  // with defer
 };
 check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, const std::vector<Observation>& trace,
-                                        const std::string& network, Incremental how = {},
-                                        uint64_t* restarts = nullptr) {
+                                        const std::string& network, Incremental how = {}, uint64_t* restarts = nullptr,
+                                        uint64_t* yields = nullptr) {
   check::CheckerOptions co;
   co.network = network;
   co.max_steps = 2'000'000;
   co.restart_after_work = how.restart_after_work;
   co.restart_back_observations = how.restart_back;
   co.defer_when_stalled = how.defer;
+  co.yield_after_work = how.yield_after_work;
   check::CheckerStats stats;
   const check::Verdict::Kind v = Feed(spec, trace, co, /*hold=*/false, &stats);
   if (restarts != nullptr) *restarts += stats.restarts;
+  if (yields != nullptr) *yields += stats.yields;
   return v;
 }
 
@@ -148,7 +151,7 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   auto spec = Shipped("kv.dspec");
   const harness::RequestFn gen = harness::KvRequests({"k"});
   int compared = 0, rejected = 0, with_closed = 0;
-  uint64_t restarts = 0;
+  uint64_t restarts = 0, yields = 0;
   for (uint64_t seed = 1; seed <= 600; ++seed) {
     harness::SimOptions so = SmallTrace(seed, 8 + static_cast<int>(seed % 5));
     // Odd seeds: the simulator's own crashed clients too (pipelined ones
@@ -189,6 +192,13 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
       ASSERT_EQ(JudgeIncrementally(spec, t, network, how, &restarts), without)
           << "seed " << seed << ": restarts (back " << how.restart_back << ", deferred " << how.defer
           << ") changed the verdict";
+    // Online, every Observe stopping after one memo lookup and going on in
+    // the next (with the product's restarts, and with one at every stall).
+    for (Incremental how :
+         {Incremental{.defer = true, .yield_after_work = 1},
+          Incremental{.restart_after_work = 1, .restart_back = 2, .defer = true, .yield_after_work = 1}})
+      ASSERT_EQ(JudgeIncrementally(spec, t, network, how, &restarts, &yields), without)
+          << "seed " << seed << ": yielding (restarts after " << how.restart_after_work << ") changed the verdict";
     rejected += with == check::Verdict::Kind::kReject;
     ++compared;
   }
@@ -198,6 +208,7 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   EXPECT_LT(rejected, 540);
   EXPECT_EQ(with_closed, 300);
   EXPECT_GT(restarts, 600u) << "the restart comparisons restarted too seldom to test them";
+  EXPECT_GT(yields, 6000u) << "the yielding comparisons yielded too seldom to test them";
 }
 
 // Swaps the values two answered deqs got: a reordering the server may or
