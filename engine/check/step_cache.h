@@ -101,8 +101,10 @@ class StepCache {
   static constexpr uint32_t kSitOutSteps = 65536;
   uint32_t lookups_ = 0, hits_ = 0;
   uint32_t sit_out_ = 0;  // steps left before looking up again
-  // The last batch of forgotten outcomes being freed (Forget).
+  // The last batch of forgotten outcomes being freed (Forget), and how
+  // large a cache is freed that way.
   std::future<void> freeing_;
+  static constexpr uint64_t kFreeAsideFromNodes = 500'000;
 };
 
 }  // namespace dualswarm::check

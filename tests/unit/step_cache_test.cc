@@ -87,21 +87,38 @@ TEST(StepCache, AHitThatClosesAWindowStaysValid) {
   EXPECT_FALSE(cache.Active());
 }
 
-// Forgotten outcomes are freed off the search's thread, but freed: none
-// outlives the cache, however many batches were handed over.
+// Forgotten outcomes are freed, small caches at once and large ones off
+// the search's thread: none outlives the cache, however many batches were
+// handed over.
 TEST(StepCache, ForgottenOutcomesAreFreed) {
-  std::vector<std::weak_ptr<const StepOutcomes>> forgotten;
+  std::vector<std::weak_ptr<const StepOutcomes>> small;
   {
     StepCache cache(2, 1'000'000);
     for (int i = 0; i < 9; ++i) {  // the 3rd, 5th, 7th and 9th insert find it full
       auto outcomes = OneOutcome(State({Value::Int(i)}));
-      forgotten.push_back(outcomes);
+      small.push_back(outcomes);
       cache.Insert(State({Value::Int(i)}), 0, i, 0, std::move(outcomes));
     }
     EXPECT_EQ(cache.resets(), 4u);
-    EXPECT_FALSE(forgotten.back().expired()) << "the step inserted last is still cached";
+    EXPECT_TRUE(small.front().expired()) << "a small cache is freed at once";
+    EXPECT_FALSE(small.back().expired()) << "the step inserted last is still cached";
   }
-  for (size_t i = 0; i < forgotten.size(); ++i) EXPECT_TRUE(forgotten[i].expired()) << i;
+  for (size_t i = 0; i < small.size(); ++i) EXPECT_TRUE(small[i].expired()) << i;
+
+  // Outcomes of 1,001 nodes each: 600 fill more than 500,000 nodes, so
+  // each of the three resets hands them to another thread.
+  std::vector<Value> items(1000, Value::Int(1));
+  std::vector<std::weak_ptr<const StepOutcomes>> large;
+  {
+    StepCache cache(600, 1'000'000'000);
+    for (int i = 0; i < 1801; ++i) {
+      auto outcomes = OneOutcome(State({Value::List(items)}));
+      large.push_back(outcomes);
+      cache.Insert(State({Value::Int(i)}), 0, i, 0, std::move(outcomes));
+    }
+    EXPECT_EQ(cache.resets(), 3u);
+  }
+  for (size_t i = 0; i < large.size(); ++i) ASSERT_TRUE(large[i].expired()) << i;
 }
 
 }  // namespace
