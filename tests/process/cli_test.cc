@@ -203,6 +203,29 @@ TEST_F(CliTest, NetworkSyncWorks) {
   EXPECT_EQ(ok.exit_code, 0) << ok;
 }
 
+// --nodes/--connect: where the trace's connections went, which is what
+// node_of(c) answers (specs/redis.dspec: node 0 the primary, the others
+// replicas, which refuse writes).
+TEST_F(CliTest, NodesSayWhereConnectionsWent) {
+  std::string redis = std::string(DUALSWARM_SOURCE_DIR) + "/specs/redis.dspec";
+  std::string trace = WriteLines(
+      "replica.jsonl", {
+                           R"({"label":1,"conn":1,"dir":"sent","msg":{"cmd":["SET","k","a"]}})",
+                           R"({"label":2,"conn":1,"dir":"received","msg":{"err":"READONLY You can't write"}})",
+                       });
+  Result one = Cli({"check", "--spec", redis, "--trace", trace});
+  EXPECT_EQ(one.exit_code, 1) << one;  // one server: a SET answers OK
+  Result two = Cli({"check", "--spec", redis, "--trace", trace, "--nodes", "2"});
+  EXPECT_EQ(two.exit_code, 0) << two;  // connection 1 talks to replica 1
+  Result primary = Cli({"check", "--spec", redis, "--trace", trace, "--nodes", "2", "--connect", "0"});
+  EXPECT_EQ(primary.exit_code, 1) << primary;
+  Result bad = Cli({"check", "--spec", redis, "--trace", trace, "--nodes", "2", "--connect", "2"});
+  EXPECT_EQ(bad.exit_code, 2) << bad;
+  EXPECT_TRUE(absl::StrContains(bad.err, "--connect must be round-robin or a node's number (0 to 1)")) << bad;
+  Result many = Cli({"check", "--spec", redis, "--trace", trace, "--nodes", "17"});
+  EXPECT_EQ(many.exit_code, 2) << many;
+}
+
 TEST_F(CliTest, UnknownNetworkModel) {
   std::string trace = WriteLines("ok.jsonl", {kPut1, kOk2});
   Result r = Cli({"check", "--spec", KvSpec(), "--trace", trace, "--network", "carrier-pigeon"});
