@@ -409,12 +409,11 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
     // straight to its next channel: a task with many such requests would
     // otherwise go round the work list once per request. (Only the order
     // of the work changes.) In the exact search only when it left no child
-    // at all (an inert step, or children that died): when children were
-    // seen before,
-    // putting the task back lets the work list take explanations that used
-    // fewer crashed requests first, which the dominance rule prunes with
-    // (n pending puts: n^2 children instead of thousands). A probe keys no
-    // crashed requests, so it has no dominance to keep.
+    // at all (an inert step, or children that died): when its children
+    // were seen before, putting the task back lets the work list take
+    // explanations that used fewer crashed requests first, which the
+    // dominance rule prunes with (n pending puts: n^2 children instead of
+    // thousands). A probe keys no crashed requests: no dominance to keep.
     if (added || !optional_last || (!is_probe_ && !children_.empty())) break;
   }
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));

@@ -33,6 +33,11 @@
 // The other alternatives stay where they were, so only the order of the
 // search changes, never what it explores (docs/checker.md: provenance
 // repair).
+//
+// Online, one Advance call does a bounded slice of work (a number of memo
+// lookups) and the next call goes on exactly where it stopped, so one
+// observation never holds the tester up for long (docs/checker.md:
+// slicing).
 #ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
 #define DUALSWARM_ENGINE_CHECK_SEARCH_H_
 
