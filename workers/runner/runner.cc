@@ -85,7 +85,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, partitions));
   e.host = "127.0.0.1";
   for (int c = 0; c < o.exec.connections; ++c) {
-    e.nodes.push_back(o.connect_node >= 0 ? o.connect_node : c % o.nodes);
+    e.nodes.push_back(static_cast<int>(lang::ConnectionNodes{o.nodes, o.connect_node}.NodeOf(c)));
     e.ports.push_back(e.cluster->port(e.nodes.back()));
   }
   return e;
