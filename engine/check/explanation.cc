@@ -36,9 +36,9 @@ void Explanation::EnsureChannels(size_t n) {
   if (consumed.size() < n) consumed.resize(n, 0);
 }
 
-uint64_t Explanation::StateHash() const {
+uint64_t StateHashOf(const std::vector<ir::Value>& globals, const std::vector<sym::TermRef>& pc) {
   uint64_t h = 0x51ed270b27e5f6f5ull;
-  for (const auto& g : *globals) h = absl::HashOf(h, g.Hash());
+  for (const auto& g : globals) h = absl::HashOf(h, g.Hash());
   std::vector<uint64_t> pch;
   pch.reserve(pc.size());
   for (const auto& c : pc) pch.push_back(c->hash);

@@ -73,6 +73,10 @@ struct History {
   size_t at_obs = 0;
 };
 
+// The hash Explanation::StateHash gives an explanation with these globals
+// and path constraints (the search asks it of a child before building it).
+uint64_t StateHashOf(const std::vector<ir::Value>& globals, const std::vector<sym::TermRef>& pc);
+
 struct Explanation {
   std::shared_ptr<const std::vector<ir::Value>> globals;
   std::vector<sym::TermRef> pc;   // residual constraints, each mentions a variable
@@ -84,7 +88,7 @@ struct Explanation {
   void EnsureChannels(size_t n);
   // Hash of the spec state and the path constraints (order-insensitive):
   // the part of the memo key that does not depend on channels.
-  uint64_t StateHash() const;
+  uint64_t StateHash() const { return StateHashOf(*globals, pc); }
   // The last `limit` request labels in the order the server took them.
   std::vector<int64_t> ServerOrder(size_t limit = 64) const;
 };

@@ -13,10 +13,15 @@ bool IsSubset(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
 
 }  // namespace
 
+bool ExplanationMemo::Dominated(const SettledSets& sets, const std::vector<uint64_t>& settled) {
+  for (const auto& s : sets)
+    if (IsSubset(s, settled)) return true;
+  return false;
+}
+
 bool ExplanationMemo::SeenOrInsert(MemoKey key) {
   SettledSets& sets = by_base_[key.base];
-  for (const auto& s : sets)
-    if (IsSubset(s, key.settled)) return true;
+  if (Dominated(sets, key.settled)) return true;
   // The new set dominates every stored superset of it: drop those, so the
   // list stays an antichain and short.
   size_t before = sets.size();
@@ -36,6 +41,11 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
     ++resets_;
   }
   return false;
+}
+
+bool ExplanationMemo::Contains(const MemoKey& key) const {
+  auto it = by_base_.find(key.base);
+  return it != by_base_.end() && Dominated(it->second, key.settled);
 }
 
 void ExplanationMemo::ForgetSince(uint64_t mark) {

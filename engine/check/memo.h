@@ -47,6 +47,8 @@ class ExplanationMemo {
   // True when `key`, or a key that dominates it, was inserted before;
   // otherwise inserts `key` and returns false.
   bool SeenOrInsert(MemoKey key);
+  // Whether SeenOrInsert(key) would answer true (nothing is inserted).
+  bool Contains(const MemoKey& key) const;
 
   // Forgetting what was inserted after a point (the search's restarts):
   // Mark() names the point, ForgetSince(mark) removes every key inserted
@@ -63,6 +65,8 @@ class ExplanationMemo {
 
  private:
   using SettledSets = absl::InlinedVector<std::vector<uint64_t>, 1>;
+  // Whether one of `sets` is a subset of `settled`.
+  static bool Dominated(const SettledSets& sets, const std::vector<uint64_t>& settled);
   absl::flat_hash_map<uint64_t, SettledSets> by_base_;
   size_t entries_ = 0;
   size_t max_entries_;

@@ -190,12 +190,13 @@ bool Search::IsConnection(const Value& conn) const {
 // explanation). An optional channel with one request left is left out, and
 // one with none left goes to `settled` (memo.h: dominance).
 MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
-  return WithState(ChannelKeyOf(e, at_obs), at_obs, e);
+  return WithState(ChannelKeyOf(e, at_obs), at_obs, e.StateHash());
 }
 
-// The key of explanation e given what its channels contribute.
-MemoKey Search::WithState(ChannelKey channels, size_t at_obs, const Explanation& e) {
-  return MemoKey{absl::HashOf(at_obs, e.StateHash(), channels.hash), std::move(channels.settled)};
+// The key of an explanation given what its channels contribute and its
+// StateHash.
+MemoKey Search::WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash) {
+  return MemoKey{absl::HashOf(at_obs, state_hash, channels.hash), std::move(channels.settled)};
 }
 
 // What e's channels (consumed counts, owed responses) contribute to its key
@@ -240,14 +241,30 @@ Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) con
   return k;
 }
 
-// The key of a probe's child c that task t made by taking the last request
-// of an optional channel, which a probe leaves to be taken again: c's
-// consumed counts are t's, and when c owes what t owes (its responses went
-// to gone clients), its channels contribute what t's do, computed once
-// per task.
-MemoKey Search::KeyOfProbeChild(Task& t, const Explanation& c, size_t at_obs) {
+// The key of a probe's child with StateHash `child_state` that task t made
+// by taking the last request of an optional channel, which a probe leaves
+// to be taken again: the child's consumed counts are t's, and when it owes
+// what t owes (its responses went to gone clients), its channels contribute
+// what t's do, computed once per task.
+MemoKey Search::KeyOfProbeChild(Task& t, uint64_t child_state, size_t at_obs) {
   if (t.channel_key == nullptr) t.channel_key = std::make_shared<const ChannelKey>(ChannelKeyOf(t.e, at_obs));
-  return WithState(*t.channel_key, at_obs, c);
+  return WithState(*t.channel_key, at_obs, child_state);
+}
+
+// Whether the probe's child that step outcome `o` would give task t (taking
+// the last request of an optional channel) is in the memo already: then it
+// is counted as Seen would count it and never built (most of a probe's
+// children are such repeats). Decided only where the child's key is known
+// without building it: no path constraints before or after the step, and
+// every response sent to a gone client (so it owes what t owes).
+bool Search::ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs) {
+  if (!t.e.pc.empty() || !o.added.empty()) return false;
+  for (const auto& send : o.sends)
+    if (!IsConnection(send.conn) || closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
+  if (!memo_.Contains(KeyOfProbeChild(t, StateHashOf(*o.globals, {}), at_obs))) return false;
+  ++work_;
+  ++st_.memo_hits;
+  return true;
 }
 
 // The channels a key at `at_obs` depends on: those with a request sent
@@ -383,24 +400,25 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
                   "", "");
       return absl::OkStatus();
     }
+    DropTwinOptionalChannels(f.obs, t.e, cons.get());  // first: fewer channels to order
     OrderChannels(obs_channel_[f.obs], t.e, f.obs, cons.get());
-    DropTwinOptionalChannels(f.obs, t.e, cons.get());
     t.channels = std::move(cons);
   }
   const std::vector<int>& cons = *t.channels;
   while (t.next_k < cons.size()) {
     const int d = cons[t.next_k++];
-    children_.clear();
-    absl::Status s = Expand(t.e, d, f.obs, &children_);
-    if (!s.ok()) return s;
-    OrderChildren(&children_);
     const bool optional_last =
         opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), t.e.consumed[static_cast<size_t>(d)], f.obs);
     const bool same_channels = is_probe_ && optional_last;  // the probe leaves d's request to be taken again
+    children_.clear();
+    absl::Status s = Expand(t.e, d, f.obs, &children_, same_channels ? &t : nullptr);
+    if (!s.ok()) return s;
+    OrderChildren(&children_);
     bool added = false;
     for (auto& c : children_) {
-      const bool seen =
-          same_channels && c.owed.Size() == t.e.owed.Size() ? Seen(KeyOfProbeChild(t, c, f.obs)) : Seen(c, f.obs);
+      const bool seen = same_channels && c.owed.Size() == t.e.owed.Size()
+                            ? Seen(KeyOfProbeChild(t, c.StateHash(), f.obs))
+                            : Seen(c, f.obs);
       if (seen) continue;
       Enqueue(f, Task{std::move(c)});
       added = true;
@@ -421,23 +439,33 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
 }
 
 // Keeps, of the optional channels whose last request is all they have left
-// and whose requests are equal, only the first in `cons`: where requests
-// are interchangeable, consuming either makes children with equal keys
-// (the handler sees an equal request; its responses go nowhere), so the
-// memo would drop the second child anyway (docs/checker.md: twin requests).
+// and whose requests are equal, only the one whose request was sent first:
+// where requests are interchangeable, consuming either makes children with
+// equal keys (the handler sees an equal request; its responses go
+// nowhere), so the memo would drop the second child anyway
+// (docs/checker.md: twin requests). Runs before OrderChannels, on the
+// model's list: a history with a hundred crashed clients has a hundred
+// such channels and a few dozen distinct requests.
 void Search::DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const {
   if (!opts_.use_memo || !interchangeable_requests_) return;
-  class_kept_in_.resize(num_request_classes_, 0);
+  twin_kept_.resize(num_request_classes_);
   const uint64_t generation = ++twin_generation_;
-  auto twin = [&](int ch) {
+  constexpr int kDropped = -1;
+  auto sent_seq = [&](int ch) { return Sent(RequestRef{ch, e.consumed[static_cast<size_t>(ch)]}).seq; };
+  for (int& ch : *cons) {
     const size_t c = static_cast<size_t>(ch);
-    if (!IsLastOfOptional(c, e.consumed[c], at_obs)) return false;
-    uint64_t& kept_in = class_kept_in_[last_request_class_[c]];
-    if (kept_in == generation) return true;
-    kept_in = generation;
-    return false;
-  };
-  cons->erase(std::remove_if(cons->begin(), cons->end(), twin), cons->end());
+    if (!IsLastOfOptional(c, e.consumed[c], at_obs)) continue;
+    TwinKept& kept = twin_kept_[last_request_class_[c]];
+    if (kept.generation != generation) {
+      kept = TwinKept{generation, &ch};
+    } else if (sent_seq(ch) < sent_seq(*kept.ch)) {
+      *kept.ch = kDropped;
+      kept.ch = &ch;
+    } else {
+      ch = kDropped;
+    }
+  }
+  cons->erase(std::remove(cons->begin(), cons->end(), kDropped), cons->end());
 }
 
 // ResourceExhausted once the checker is cancelled or past its time bound.
@@ -453,8 +481,11 @@ absl::Status Search::PollTimeAndCancel() const {
 
 // Runs the server step that consumes channel d's next request in every
 // possible way (or looks it up: step_cache.h); appends the surviving
-// explanations.
-absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out) {
+// explanations. In a probe, `probe_parent` is the task of p when d's
+// request is one the probe leaves to be taken again: children it has seen
+// are left out (ProbeChildSeen).
+absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out,
+                            Task* probe_parent) {
   const int32_t index = p.consumed[static_cast<size_t>(d)];
   const SentRequest& r = Sent(RequestRef{d, index});
   const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
@@ -483,6 +514,7 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
       ++st_.inert_steps_skipped;
       continue;
     }
+    if (probe_parent != nullptr && ProbeChildSeen(*probe_parent, o, at_obs)) continue;
     if (absl::Status s = AddChild(p, d, at_obs, r, o, out); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -153,8 +153,9 @@ class Search {
 
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
   ChannelKey ChannelKeyOf(const Explanation& e, size_t at_obs) const;
-  static MemoKey WithState(ChannelKey channels, size_t at_obs, const Explanation& e);
-  MemoKey KeyOfProbeChild(Task& t, const Explanation& c, size_t at_obs);
+  static MemoKey WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash);
+  MemoKey KeyOfProbeChild(Task& t, uint64_t child_state, size_t at_obs);
+  bool ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs);
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
@@ -171,7 +172,8 @@ class Search {
   bool MatchOwed(const Frame& f, Explanation e, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task t);
   absl::Status PollTimeAndCancel() const;
-  absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out);
+  absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out,
+                      Task* probe_parent = nullptr);
   bool Inert(const StepOutcome& o, size_t at_obs) const;
   absl::Status RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes);
   absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
@@ -246,8 +248,13 @@ class Search {
   absl::flat_hash_map<uint64_t, std::vector<std::pair<const ir::Value*, uint32_t>>> request_classes_;
   uint32_t num_request_classes_ = 0;
   // Scratch for DropTwinOptionalChannels and OrderChannels (no allocation
-  // per task): the generation each class was last kept in, and sort keys.
-  mutable std::vector<uint64_t> class_kept_in_;
+  // per task): per request class, the channel kept of it in the current
+  // generation (a call), and sort keys.
+  struct TwinKept {
+    uint64_t generation = 0;
+    int* ch = nullptr;  // into the list being thinned
+  };
+  mutable std::vector<TwinKept> twin_kept_;
   mutable uint64_t twin_generation_ = 0;
   mutable std::vector<std::pair<uint64_t, int>> order_keys_;
   uint64_t seq_ = 0;
