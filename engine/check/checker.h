@@ -104,6 +104,10 @@ struct CheckerOptions {
   // Probe whatever causes the stall, not only where sets of crashed requests
   // multiply (tests: the probe's verdicts compared on every trace).
   bool probe_any_stall = false;
+  // Recompute every memo key the search derives from its parent's and end
+  // in a spec error naming the observation when one differs (tests: the
+  // derivation's exactness).
+  bool verify_memo_keys = false;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;

@@ -19,6 +19,9 @@ namespace {
 using ir::Value;
 
 constexpr size_t kNoClose = SIZE_MAX;
+// OwedHash's start, and its value for a channel that owes nothing.
+constexpr uint64_t kOwedSeed = 0x6a09e667f3bcc909ull;
+constexpr uint64_t kOwesNothing = 0;
 constexpr int64_t kNeverOptional = INT64_MAX;
 constexpr uint32_t kNoClass = UINT32_MAX;
 // Handler runs between two looks at the clock.
@@ -200,55 +203,110 @@ MemoKey Search::WithState(ChannelKey channels, size_t at_obs, uint64_t state_has
 }
 
 // What e's channels (consumed counts, owed responses) contribute to its key
-// at at_obs (KeyOf).
+// at at_obs (KeyOf): the sum of each channel's term (ChannelTerm), so that
+// a child's key follows from its parent's by the terms of the channels
+// the step changed (ChildChannelKey).
 Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) const {
   ChannelKey k;
-  uint64_t h = 0x243f6a8885a308d3ull;
-  const bool may_decline = model_->MayDeclineLastRequest();
-  // Per channel that owes something (ascending): the hash of what it owes.
+  // Per channel that owes something: the hash of what it owes (OwedHash).
   absl::InlinedVector<std::pair<size_t, uint64_t>, 4> owed;
   e.owed.ForEach([&](size_t ch, const Owed& o) {
     auto it = std::find_if(owed.begin(), owed.end(), [&](const auto& x) { return x.first == ch; });
-    if (it == owed.end()) it = owed.insert(owed.end(), {ch, 0x6a09e667f3bcc909ull});
+    if (it == owed.end()) it = owed.insert(owed.end(), {ch, kOwedSeed});
     it->second = absl::HashOf(it->second, o.msg.Hash());
   });
-  std::sort(owed.begin(), owed.end());
-  const std::vector<size_t>& channels = KeyChannels(at_obs);
-  for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
-    if (!std::binary_search(channels.begin(), channels.end(), ch)) h = absl::HashOf(h, ch, what);
-  auto next_owed = owed.begin();
-  for (const size_t ch : channels) {
-    const int32_t c = ch < e.consumed.size() ? e.consumed[ch] : 0;
-    while (next_owed != owed.end() && next_owed->first < ch) ++next_owed;
-    const bool owes = next_owed != owed.end() && next_owed->first == ch;
-    const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
-    if (IsOptional(ch, at_obs)) {
-      if (may_decline && left <= 1) {
-        if (left == 0) k.settled.push_back(SettledName(ch));
-        continue;
-      }
-      // Nothing owed here can be observed; the count always counts here
-      // (a count of 0 must not look like the "one left" that is omitted).
-      h = absl::HashOf(h, ch, c);
-      continue;
-    }
-    if (c == 0 && !owes) continue;  // an open channel's 0 is its only "absent"
-    h = absl::HashOf(h, ch, c);
-    if (owes) h = absl::HashOf(h, next_owed->second);
+  auto owed_on = [&](size_t ch) {
+    for (const auto& [c, what] : owed)
+      if (c == ch) return what;
+    return kOwesNothing;
+  };
+  for (const size_t ch : KeyChannels(at_obs)) {
+    const int32_t c = Consumed(e, ch);
+    k.hash += ChannelTerm(ch, c, owed_on(ch), at_obs);
+    if (Settles(ch, c, at_obs)) k.settled.push_back(SettledName(ch));
   }
+  for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
+    if (!InKey(ch, at_obs)) k.hash += ChannelTerm(ch, 0, what, at_obs);
   std::sort(k.settled.begin(), k.settled.end());
-  k.hash = h;
   return k;
 }
 
-// The key of a probe's child with StateHash `child_state` that task t made
-// by taking the last request of an optional channel, which a probe leaves
-// to be taken again: the child's consumed counts are t's, and when it owes
-// what t owes (its responses went to gone clients), its channels contribute
-// what t's do, computed once per task.
-MemoKey Search::KeyOfProbeChild(Task& t, uint64_t child_state, size_t at_obs) {
-  if (t.channel_key == nullptr) t.channel_key = std::make_shared<const ChannelKey>(ChannelKeyOf(t.e, at_obs));
-  return WithState(*t.channel_key, at_obs, child_state);
+// The hash of what e owes on ch, as ChannelKeyOf computes it.
+uint64_t Search::OwedHash(const Explanation& e, size_t ch) {
+  uint64_t h = kOwesNothing;
+  e.owed.ForChannel(ch, [&](const Owed& o) { h = absl::HashOf(h == kOwesNothing ? kOwedSeed : h, o.msg.Hash()); });
+  return h;
+}
+
+// What channel ch contributes to a key at at_obs when c of its requests
+// are consumed and it owes `owed` (an OwedHash); 0 when it is left out.
+// Out of the key's channels (no request yet), only what it owes counts.
+// An optional channel counts its requests consumed unless at most one is
+// left (memo.h: dominance; none left: the channel is in `settled`);
+// nothing owed there can be observed. Any other counts both; its 0
+// consumed with nothing owed is its only "absent".
+uint64_t Search::ChannelTerm(size_t ch, int32_t c, uint64_t owed, size_t at_obs) const {
+  if (!InKey(ch, at_obs)) return owed == kOwesNothing ? 0 : absl::HashOf(1, ch, owed);
+  if (IsOptional(ch, at_obs)) {
+    const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
+    if (model_->MayDeclineLastRequest() && left <= 1) return 0;
+    return absl::HashOf(2, ch, c);
+  }
+  if (c == 0 && owed == kOwesNothing) return 0;
+  return absl::HashOf(3, ch, c, owed);
+}
+
+// Whether ch, with c requests consumed, is in a key's `settled` at at_obs:
+// an optional channel with every request consumed.
+bool Search::Settles(size_t ch, int32_t c, size_t at_obs) const {
+  return model_->MayDeclineLastRequest() && InKey(ch, at_obs) && IsOptional(ch, at_obs) &&
+         static_cast<size_t>(c) == log_.per_channel[ch].size();
+}
+
+// The ChannelKey of child c, made from `parent` (whose key at at_obs is
+// parent_key) by a step that took channel d's request and added no path
+// constraint: only d and the channels the step sent to can differ, and
+// c's owed responses are the parent's followed by the step's.
+Search::ChannelKey Search::ChildChannelKey(const ChannelKey& parent_key, const Explanation& parent,
+                                           const Explanation& c, size_t d, size_t at_obs) const {
+  ChannelKey k = parent_key;
+  absl::InlinedVector<size_t, 4> changed = {d};
+  size_t index = 0;
+  c.owed.ForEach([&](size_t ch, const Owed&) {
+    if (index++ >= parent.owed.Size() && std::find(changed.begin(), changed.end(), ch) == changed.end())
+      changed.push_back(ch);
+  });
+  for (const size_t ch : changed)
+    k.hash += ChannelTerm(ch, Consumed(c, ch), OwedHash(c, ch), at_obs) -
+              ChannelTerm(ch, Consumed(parent, ch), OwedHash(parent, ch), at_obs);
+  if (Settles(d, Consumed(c, d), at_obs) && !Settles(d, Consumed(parent, d), at_obs)) {
+    const uint64_t name = SettledName(d);
+    k.settled.insert(std::upper_bound(k.settled.begin(), k.settled.end(), name), name);
+  }
+  return k;
+}
+
+// Task t's ChannelKey at at_obs (its frame's observation), computed unless
+// it was derived or computed since the last observation was appended
+// (which can make a channel optional).
+const Search::ChannelKey& Search::KeyOfTask(Task& t, size_t at_obs) const {
+  if (!KeyCurrent(t, at_obs)) {
+    t.key = ChannelKeyOf(t.e, at_obs);
+    t.key_at = at_obs;
+    t.key_epoch = obs_.size();
+  }
+  return t.key;
+}
+
+bool Search::KeyCurrent(const Task& t, size_t at_obs) const { return t.key_epoch == obs_.size() && t.key_at == at_obs; }
+
+// Whether task t's explanation was seen at at_obs (inserting its key).
+bool Search::Seen(Task& t, size_t at_obs) {
+  if (!opts_.use_memo) {
+    ++work_;
+    return false;
+  }
+  return Seen(WithState(KeyOfTask(t, at_obs), at_obs, t.e.StateHash()));
 }
 
 // Whether the probe's child that step outcome `o` would give task t (taking
@@ -256,12 +314,12 @@ MemoKey Search::KeyOfProbeChild(Task& t, uint64_t child_state, size_t at_obs) {
 // is counted as Seen would count it and never built (most of a probe's
 // children are such repeats). Decided only where the child's key is known
 // without building it: no path constraints before or after the step, and
-// every response sent to a gone client (so it owes what t owes).
+// every response sent to a gone client (so its channels are t's).
 bool Search::ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs) {
   if (!t.e.pc.empty() || !o.added.empty()) return false;
   for (const auto& send : o.sends)
     if (!IsConnection(send.conn) || closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
-  if (!memo_.Contains(KeyOfProbeChild(t, StateHashOf(*o.globals, {}), at_obs))) return false;
+  if (!memo_.Contains(WithState(KeyOfTask(t, at_obs), at_obs, StateHashOf(*o.globals, {})))) return false;
   ++work_;
   ++st_.memo_hits;
   return true;
@@ -274,14 +332,17 @@ bool Search::ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs) {
 const std::vector<size_t>& Search::KeyChannels(size_t at_obs) const {
   if (key_channels_at_ == at_obs) return key_channels_;
   key_channels_.clear();
-  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
-    const auto& requests = log_.per_channel[ch];
-    if (requests.empty() || requests.front().obs_index >= at_obs) continue;
-    if (closed_at_[ch] < at_obs && !IsOptional(ch, at_obs)) continue;
-    key_channels_.push_back(ch);
-  }
+  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch)
+    if (InKey(ch, at_obs)) key_channels_.push_back(ch);
   key_channels_at_ = at_obs;
   return key_channels_;
+}
+
+bool Search::InKey(size_t ch, size_t at_obs) const {
+  if (ch >= log_.per_channel.size()) return false;
+  const auto& requests = log_.per_channel[ch];
+  if (requests.empty() || requests.front().obs_index >= at_obs) return false;
+  return closed_at_[ch] >= at_obs || IsOptional(ch, at_obs);
 }
 
 // Whether the response just owed on `ch` (the last of e.owed's for ch) differs
@@ -312,14 +373,6 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
     verdict_.reasons.clear();
   }
   return true;
-}
-
-bool Search::Seen(const Explanation& e, size_t at_obs) {
-  if (!opts_.use_memo) {
-    ++work_;
-    return false;
-  }
-  return Seen(KeyOf(e, at_obs));
 }
 
 bool Search::Seen(MemoKey key) {
@@ -411,16 +464,13 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
         opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), t.e.consumed[static_cast<size_t>(d)], f.obs);
     const bool same_channels = is_probe_ && optional_last;  // the probe leaves d's request to be taken again
     children_.clear();
-    absl::Status s = Expand(t.e, d, f.obs, &children_, same_channels ? &t : nullptr);
+    absl::Status s = Expand(t, d, f.obs, &children_, same_channels);
     if (!s.ok()) return s;
     OrderChildren(&children_);
     bool added = false;
     for (auto& c : children_) {
-      const bool seen = same_channels && c.owed.Size() == t.e.owed.Size()
-                            ? Seen(KeyOfProbeChild(t, c.StateHash(), f.obs))
-                            : Seen(c, f.obs);
-      if (seen) continue;
-      Enqueue(f, Task{std::move(c)});
+      if (Seen(c, f.obs)) continue;
+      Enqueue(f, std::move(c));
       added = true;
     }
     // A crashed client's request that gave nothing new hands the task
@@ -479,13 +529,14 @@ absl::Status Search::PollTimeAndCancel() const {
   return absl::OkStatus();
 }
 
-// Runs the server step that consumes channel d's next request in every
-// possible way (or looks it up: step_cache.h); appends the surviving
-// explanations. In a probe, `probe_parent` is the task of p when d's
-// request is one the probe leaves to be taken again: children it has seen
-// are left out (ProbeChildSeen).
-absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out,
-                            Task* probe_parent) {
+// Runs the server step that consumes channel d's next request from t's
+// explanation in every possible way (or looks it up: step_cache.h);
+// appends the surviving explanations as tasks, with their keys where they
+// follow from t's (AddChild). `probe_child`: in a probe, d's request is one
+// the probe leaves to be taken again, and children it has seen are left
+// out (ProbeChildSeen).
+absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* out, bool probe_child) {
+  const Explanation& p = t.e;
   const int32_t index = p.consumed[static_cast<size_t>(d)];
   const SentRequest& r = Sent(RequestRef{d, index});
   const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
@@ -514,8 +565,8 @@ absl::Status Search::Expand(const Explanation& p, int d, size_t at_obs, std::vec
       ++st_.inert_steps_skipped;
       continue;
     }
-    if (probe_parent != nullptr && ProbeChildSeen(*probe_parent, o, at_obs)) continue;
-    if (absl::Status s = AddChild(p, d, at_obs, r, o, out); !s.ok()) return s;
+    if (probe_child && ProbeChildSeen(t, o, at_obs)) continue;
+    if (absl::Status s = AddChild(t, d, at_obs, r, o, out); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -563,9 +614,11 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
   return absl::OkStatus();
 }
 
-// The explanation one handler path leads to, unless its constraints fail.
-absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
-                              std::vector<Explanation>* out) {
+// The explanation one handler path leads to, unless its constraints fail;
+// with its key when that follows from the parent's (no constraint added).
+absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
+                              std::vector<Task>* out) {
+  const Explanation& p = parent.e;
   Explanation c;
   c.globals = step.globals;
   c.pc = p.pc;
@@ -591,7 +644,19 @@ absl::Status Search::AddChild(const Explanation& p, int d, size_t at_obs, const 
   std::string why;
   if (!Constrain(solver_, &c, step.added, &why)) return absl::OkStatus();
   DropUnreachableConstraints(&c);
-  out->push_back(std::move(c));
+  Task child{std::move(c)};
+  if (opts_.use_memo && step.added.empty() && KeyCurrent(parent, at_obs)) {
+    child.key = ChildChannelKey(parent.key, p, child.e, static_cast<size_t>(d), at_obs);
+    child.key_at = at_obs;
+    child.key_epoch = obs_.size();
+    if (opts_.verify_memo_keys) {
+      const ChannelKey full = ChannelKeyOf(child.e, at_obs);
+      if (full.hash != child.key.hash || full.settled != child.key.settled)
+        return absl::InternalError(absl::StrCat("a memo key derived from its parent's differs from the one computed (",
+                                                "observation ", at_obs, ", channel ", d, ")"));
+    }
+  }
+  out->push_back(std::move(child));
   return absl::OkStatus();
 }
 
@@ -630,7 +695,7 @@ void Search::OrderChannels(int own_ch, const Explanation& e, size_t obs_index, s
   }
 }
 
-void Search::OrderChildren(std::vector<Explanation>* children) {
+void Search::OrderChildren(std::vector<Task>* children) {
   switch (opts_.branch_order) {
     case BranchOrder::kLast:
       std::reverse(children->begin(), children->end());
@@ -640,7 +705,7 @@ void Search::OrderChildren(std::vector<Explanation>* children) {
       break;
     case BranchOrder::kMostConstrained:
       std::stable_sort(children->begin(), children->end(),
-                       [](const Explanation& a, const Explanation& b) { return a.pc.size() > b.pc.size(); });
+                       [](const Task& a, const Task& b) { return a.e.pc.size() > b.e.pc.size(); });
       break;
     case BranchOrder::kFirst:
       break;
@@ -710,9 +775,10 @@ void Search::PushFrame(Frame f) {
 // takes its first candidate; false when there is none (or cur_ was seen).
 bool Search::Enter(size_t i) {
   const uint64_t mark = memo_.Mark();  // before cur_'s own key: a restart here forgets it too
-  if (Seen(cur_, i)) return false;
+  Task entry{cur_};
+  if (Seen(entry, i)) return false;
   PushFrame(Frame{i, {}, 0, cur_, mark, obs_.size()});
-  Enqueue(stack_.back(), Task{cur_});
+  Enqueue(stack_.back(), std::move(entry));
   Explanation cand;
   auto found = NextCandidate(stack_.back(), &cand);
   if (!found.ok()) {
@@ -996,15 +1062,16 @@ absl::StatusOr<bool> Search::PushRepairFrame(size_t at_obs, RequestRef r) {
   std::vector<int> consumable;
   model_->Consumable(log_, base.consumed, at_obs, &consumable);
   if (std::find(consumable.begin(), consumable.end(), r.ch) == consumable.end()) return false;
-  std::vector<Explanation> children;
-  if (absl::Status s = Expand(base, r.ch, at_obs, &children); !s.ok()) return s;
+  Task base_task{std::move(base)};
+  std::vector<Task> children;
+  if (absl::Status s = Expand(base_task, r.ch, at_obs, &children, false); !s.ok()) return s;
   OrderChildren(&children);
   const uint64_t mark = memo_.Mark();
   // Entered with r taken, when that is all it can be: a later repair at
   // this observation then moves another request ahead of both.
-  Frame repair{at_obs, {}, 0, children.size() == 1 ? children[0] : std::move(base), mark, obs_.size()};
+  Frame repair{at_obs, {}, 0, children.size() == 1 ? children[0].e : std::move(base_task.e), mark, obs_.size()};
   for (auto& c : children)
-    if (!Seen(c, at_obs)) Enqueue(repair, Task{std::move(c)});
+    if (!Seen(c, at_obs)) Enqueue(repair, std::move(c));
   if (repair.work.empty()) return false;
   ++st_.repairs;
   PushFrame(std::move(repair));

@@ -113,7 +113,7 @@ class Search {
   // What an explanation's channels contribute to its memo key (KeyOf):
   // everything but the state and the observation.
   struct ChannelKey {
-    uint64_t hash = 0;
+    uint64_t hash = 0;              // the sum of the channels' terms (ChannelTerm)
     std::vector<uint64_t> settled;  // sorted
   };
   struct Task {
@@ -122,9 +122,11 @@ class Search {
     // set on its first visit.
     std::shared_ptr<const std::vector<int>> channels;
     size_t next_k = 0;  // index into `channels`
-    // In a probe, e's ChannelKey at its frame, once a child needed it
-    // (KeyOfProbeChild).
-    std::shared_ptr<const ChannelKey> channel_key;
+    // e's ChannelKey at observation key_at, when it was computed or derived
+    // with key_epoch observations appended (KeyOfTask).
+    ChannelKey key;
+    size_t key_at = SIZE_MAX;
+    size_t key_epoch = SIZE_MAX;
   };
   // Provenance repair: take `carrier` first at the frame of `at_obs`.
   struct RepairHint {
@@ -154,16 +156,24 @@ class Search {
   MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
   ChannelKey ChannelKeyOf(const Explanation& e, size_t at_obs) const;
   static MemoKey WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash);
-  MemoKey KeyOfProbeChild(Task& t, uint64_t child_state, size_t at_obs);
+  static uint64_t OwedHash(const Explanation& e, size_t ch);
+  static int32_t Consumed(const Explanation& e, size_t ch) { return ch < e.consumed.size() ? e.consumed[ch] : 0; }
+  uint64_t ChannelTerm(size_t ch, int32_t c, uint64_t owed, size_t at_obs) const;
+  bool Settles(size_t ch, int32_t c, size_t at_obs) const;
+  ChannelKey ChildChannelKey(const ChannelKey& parent_key, const Explanation& parent, const Explanation& c, size_t d,
+                             size_t at_obs) const;
+  const ChannelKey& KeyOfTask(Task& t, size_t at_obs) const;
+  bool KeyCurrent(const Task& t, size_t at_obs) const;
   bool ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs);
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
+  bool InKey(size_t ch, size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
   bool IsConnection(const ir::Value& conn) const;
   uint64_t SettledName(size_t ch) const { return settled_name_[ch]; }
   void NoteChannel(size_t ch);
   uint32_t RequestClass(const ir::Value& msg);
-  bool Seen(const Explanation& e, size_t at_obs);
+  bool Seen(Task& t, size_t at_obs);
   bool Seen(MemoKey key);
   bool OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs);
   void Enqueue(Frame& f, Task t);
@@ -172,14 +182,13 @@ class Search {
   bool MatchOwed(const Frame& f, Explanation e, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task t);
   absl::Status PollTimeAndCancel() const;
-  absl::Status Expand(const Explanation& p, int d, size_t at_obs, std::vector<Explanation>* out,
-                      Task* probe_parent = nullptr);
+  absl::Status Expand(Task& t, int d, size_t at_obs, std::vector<Task>* out, bool probe_child);
   bool Inert(const StepOutcome& o, size_t at_obs) const;
   absl::Status RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes);
-  absl::Status AddChild(const Explanation& p, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
-                        std::vector<Explanation>* out);
+  absl::Status AddChild(const Task& parent, int d, size_t at_obs, const SentRequest& r, const StepOutcome& step,
+                        std::vector<Task>* out);
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
-  void OrderChildren(std::vector<Explanation>* children);
+  void OrderChildren(std::vector<Task>* children);
   void DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const;
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
   void AddReason(DeathReason r);
@@ -267,8 +276,8 @@ class Search {
   mutable std::vector<size_t> key_channels_;  // KeyChannels(key_channels_at_)
   mutable size_t key_channels_at_ = SIZE_MAX;
   StepCache steps_;
-  StepOutcomes step_scratch_;          // the outcomes of a step that is not cached
-  std::vector<Explanation> children_;  // ConsumeOne's, kept for their capacity
+  StepOutcomes step_scratch_;   // the outcomes of a step that is not cached
+  std::vector<Task> children_;  // ConsumeOne's, kept for their capacity
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;

@@ -5,7 +5,8 @@
 // workload repeats requests, so equal requests of crashed clients occur),
 // under the tcp and the sync network — the verdict with the memo, the step
 // cache and the skipping of inert optional steps is the verdict without
-// any of them; and the search's provenance repair (search.h), which only
+// any of them (and every memo key derived from a parent's equals the key
+// computed from scratch: CheckerOptions::verify_memo_keys); and the search's provenance repair (search.h), which only
 // reorders what the search explores, changes no verdict either. Plus the
 // cases the memo exists for: never-answered requests cost almost nothing.
 #include <algorithm>
@@ -93,6 +94,7 @@ check::Verdict::Kind Judge(std::shared_ptr<const lang::Spec> spec, const std::ve
   co.use_step_cache = use_memo;  // the reference run reuses nothing
   co.probe_after_work = use_memo ? probe_after_work : 0;
   co.probe_any_stall = probe_after_work == 1;
+  co.verify_memo_keys = use_memo;  // a key derived from its parent's must equal the one computed
   co.branch_order = order;
   co.max_steps = 2'000'000;
   auto v = check::CheckTrace(spec, trace, co);
@@ -139,6 +141,7 @@ check::Verdict::Kind JudgeIncrementally(std::shared_ptr<const lang::Spec> spec, 
   co.restart_back_observations = how.restart_back;
   co.defer_when_stalled = how.defer;
   co.yield_after_work = how.yield_after_work;
+  co.verify_memo_keys = true;
   check::CheckerStats stats;
   const check::Verdict::Kind v = Feed(spec, trace, co, /*hold=*/false, &stats);
   if (restarts != nullptr) *restarts += stats.restarts;
@@ -321,6 +324,61 @@ std::vector<Observation> PendingPutsThenBadGet(int n) {
   r.msg = Rec({{"value", Value::String("nobody wrote this")}});
   add(r);
   return t;
+}
+
+// A spec whose server sends to a connection other than the request's:
+// puts are relayed to the last connection that asked to watch. A key
+// derived from its parent's must then change for that connection too.
+constexpr char kRelaySpec[] = R"(spec relay;
+use json;
+var watcher = -1;
+on recv q from c {
+  if q.get("op") == some("watch") {
+    watcher = c;
+  } else {
+    if watcher >= 0 { send watcher { event: q.value }; }
+    send c { ok: true };
+  }
+}
+)";
+
+// Connection 0 watches; puts of "a" and "b" on connections 1 and 2 are
+// answered; then connection 0 receives `event` (none when empty) as the
+// answer to its watch.
+std::vector<Observation> RelayTrace(const std::string& event) {
+  std::vector<Observation> t;
+  auto add = [&](Observation::Kind kind, int64_t label, int64_t conn, Value msg) {
+    Observation o;
+    o.kind = kind;
+    o.label = label;  // a response's label is its request's + 1
+    o.conn = conn;
+    o.msg = std::move(msg);
+    t.push_back(std::move(o));
+  };
+  add(Observation::Kind::kSent, 1, 0, Rec({{"op", Value::String("watch")}}));
+  add(Observation::Kind::kSent, 3, 1, Rec({{"op", Value::String("put")}, {"value", Value::String("a")}}));
+  add(Observation::Kind::kSent, 5, 2, Rec({{"op", Value::String("put")}, {"value", Value::String("b")}}));
+  add(Observation::Kind::kReceived, 4, 1, Rec({{"ok", Value::Bool(true)}}));
+  add(Observation::Kind::kReceived, 6, 2, Rec({{"ok", Value::Bool(true)}}));
+  if (!event.empty()) add(Observation::Kind::kReceived, 2, 0, Rec({{"event", Value::String(event)}}));
+  return t;
+}
+
+TEST(Memo, KeysDerivedAcrossConnectionsEqualTheComputedOnes) {
+  auto spec = lang::LoadSpec("relay.dspec", kRelaySpec);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::vector<std::pair<std::string, check::Verdict::Kind>> cases = {{"a", check::Verdict::Kind::kAccept},
+                                                                           {"b", check::Verdict::Kind::kAccept},
+                                                                           {"", check::Verdict::Kind::kAccept},
+                                                                           {"c", check::Verdict::Kind::kReject}};
+  for (const auto& [event, expected] : cases) {
+    const auto trace = RelayTrace(event);
+    ASSERT_EQ(Judge(*spec, trace, false), expected) << "event " << event;
+    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast})
+      EXPECT_EQ(Judge(*spec, trace, true, order), expected)
+          << "event " << event << " " << check::BranchOrderName(order);
+    EXPECT_EQ(JudgeIncrementally(*spec, trace, "tcp"), expected) << "event " << event;
+  }
 }
 
 TEST(Memo, NeverAnsweredRequestsCostLittle) {
