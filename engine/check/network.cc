@@ -19,9 +19,9 @@ class TcpModel : public NetworkModel {
   absl::string_view name() const override { return "tcp"; }
   bool MayDeclineLastRequest() const override { return true; }
   void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
-                  std::vector<int>* out) const override {
-    for (size_t c = 0; c < log.per_channel.size(); ++c)
-      if (Next(log, consumed, c, before_obs)) out->push_back(static_cast<int>(c));
+                  const std::vector<int>& candidates, std::vector<int>* out) const override {
+    for (const int c : candidates)
+      if (Next(log, consumed, static_cast<size_t>(c), before_obs)) out->push_back(c);
   }
 };
 
@@ -31,10 +31,10 @@ class SyncModel : public NetworkModel {
   // An unprocessed request blocks every request sent after it.
   bool MayDeclineLastRequest() const override { return false; }
   void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
-                  std::vector<int>* out) const override {
+                  const std::vector<int>& candidates, std::vector<int>* out) const override {
     const SentRequest* best = nullptr;
-    for (size_t c = 0; c < log.per_channel.size(); ++c) {
-      const SentRequest* r = Next(log, consumed, c, before_obs);
+    for (const int c : candidates) {
+      const SentRequest* r = Next(log, consumed, static_cast<size_t>(c), before_obs);
       if (r && (!best || r->seq < best->seq)) best = r;
     }
     if (best) out->push_back(best->channel);

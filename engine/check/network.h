@@ -38,11 +38,14 @@ class NetworkModel {
  public:
   virtual ~NetworkModel() = default;
   virtual absl::string_view name() const = 0;
-  // Appends the channels whose next unconsumed request the server may take
-  // now. consumed[c] = how many of channel c's requests are consumed;
+  // Appends those of `candidates` whose next unconsumed request the server
+  // may take now. `candidates` holds every channel with a request the
+  // server has not taken that the caller wants considered (the checker
+  // leaves out requests it knows to be interchangeable with one it
+  // offers). consumed[c] = how many of channel c's requests are consumed;
   // `before_obs`: only requests sent before this observation exist yet.
   virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
-                          std::vector<int>* out) const = 0;
+                          const std::vector<int>& candidates, std::vector<int>* out) const = 0;
   // Whether the server may leave the last request of a channel unprocessed
   // for ever without holding up any other request. The checker's memo
   // prunes by this (memo.h: dominance) only where it holds.

@@ -84,6 +84,7 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
       solver_(shared_solver),
       clock_(clock),
       interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)),
+      may_decline_(model_->MayDeclineLastRequest()),
       memo_(opts.max_memo),
       steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
       rng_(opts.seed) {
@@ -132,7 +133,7 @@ void Search::Append(Observation o, int ch) {
   obs_.push_back(std::move(o));
   obs_channel_.push_back(ch);
   if (ch >= 0) NoteChannel(static_cast<size_t>(ch));
-  key_channels_at_ = kNoClose;  // what the channels' keys depend on changed
+  for (ChannelsAt& a : channels_at_) a.at_obs = kNoClose;  // what they depend on changed
   ++st_.observations;
 }
 
@@ -176,8 +177,7 @@ bool Search::IsOptional(size_t ch, size_t at_obs) const { return static_cast<int
 // that is optional at `at_obs`, under a network that lets the server leave
 // such a request for ever (the dominance rule's case, memo.h).
 bool Search::IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const {
-  return model_->MayDeclineLastRequest() && IsOptional(ch, at_obs) &&
-         static_cast<size_t>(consumed) + 1 == log_.per_channel[ch].size();
+  return may_decline_ && IsOptional(ch, at_obs) && static_cast<size_t>(consumed) + 1 == log_.per_channel[ch].size();
 }
 
 // Whether a `send` addresses a connection of the trace.
@@ -220,13 +220,15 @@ Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) con
       if (c == ch) return what;
     return kOwesNothing;
   };
-  for (const size_t ch : KeyChannels(at_obs)) {
+  const ChannelsAt& a = ChannelsAtObs(at_obs);
+  for (size_t n = 0; n < a.key.size(); ++n) {
+    const size_t ch = a.key[n];
     const int32_t c = Consumed(e, ch);
-    k.hash += ChannelTerm(ch, c, owed_on(ch), at_obs);
-    if (Settles(ch, c, at_obs)) k.settled.push_back(SettledName(ch));
+    k.hash += TermOf(ch, a.key_roles[n], c, owed_on(ch));
+    if (SettlesAs(ch, a.key_roles[n], c)) k.settled.push_back(SettledName(ch));
   }
   for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
-    if (!InKey(ch, at_obs)) k.hash += ChannelTerm(ch, 0, what, at_obs);
+    if (!InKey(ch, at_obs)) k.hash += TermOf(ch, KeyRole::kOut, 0, what);
   std::sort(k.settled.begin(), k.settled.end());
   return k;
 }
@@ -238,29 +240,37 @@ uint64_t Search::OwedHash(const Explanation& e, size_t ch) {
   return h;
 }
 
-// What channel ch contributes to a key at at_obs when c of its requests
+// How channel ch stands in keys at at_obs.
+Search::KeyRole Search::RoleOf(size_t ch, size_t at_obs) const {
+  if (!InKey(ch, at_obs)) return KeyRole::kOut;
+  return IsOptional(ch, at_obs) ? KeyRole::kOptional : KeyRole::kOpen;
+}
+
+// What channel ch in `role` contributes to a key when c of its requests
 // are consumed and it owes `owed` (an OwedHash); 0 when it is left out.
 // Out of the key's channels (no request yet), only what it owes counts.
 // An optional channel counts its requests consumed unless at most one is
 // left (memo.h: dominance; none left: the channel is in `settled`);
 // nothing owed there can be observed. Any other counts both; its 0
 // consumed with nothing owed is its only "absent".
-uint64_t Search::ChannelTerm(size_t ch, int32_t c, uint64_t owed, size_t at_obs) const {
-  if (!InKey(ch, at_obs)) return owed == kOwesNothing ? 0 : absl::HashOf(1, ch, owed);
-  if (IsOptional(ch, at_obs)) {
-    const int64_t left = static_cast<int64_t>(log_.per_channel[ch].size()) - c;
-    if (model_->MayDeclineLastRequest() && left <= 1) return 0;
-    return absl::HashOf(2, ch, c);
+uint64_t Search::TermOf(size_t ch, KeyRole role, int32_t c, uint64_t owed) const {
+  switch (role) {
+    case KeyRole::kOut:
+      return owed == kOwesNothing ? 0 : absl::HashOf(1, ch, owed);
+    case KeyRole::kOptional:
+      if (may_decline_ && static_cast<int64_t>(log_.per_channel[ch].size()) - c <= 1) return 0;
+      return absl::HashOf(2, ch, c);
+    case KeyRole::kOpen:
+      break;
   }
   if (c == 0 && owed == kOwesNothing) return 0;
   return absl::HashOf(3, ch, c, owed);
 }
 
-// Whether ch, with c requests consumed, is in a key's `settled` at at_obs:
+// Whether ch in `role`, with c requests consumed, is in a key's `settled`:
 // an optional channel with every request consumed.
-bool Search::Settles(size_t ch, int32_t c, size_t at_obs) const {
-  return model_->MayDeclineLastRequest() && InKey(ch, at_obs) && IsOptional(ch, at_obs) &&
-         static_cast<size_t>(c) == log_.per_channel[ch].size();
+bool Search::SettlesAs(size_t ch, KeyRole role, int32_t c) const {
+  return may_decline_ && role == KeyRole::kOptional && static_cast<size_t>(c) == log_.per_channel[ch].size();
 }
 
 // The ChannelKey of child c, made from `parent` (whose key at at_obs is
@@ -276,10 +286,13 @@ Search::ChannelKey Search::ChildChannelKey(const ChannelKey& parent_key, const E
     if (index++ >= parent.owed.Size() && std::find(changed.begin(), changed.end(), ch) == changed.end())
       changed.push_back(ch);
   });
-  for (const size_t ch : changed)
-    k.hash += ChannelTerm(ch, Consumed(c, ch), OwedHash(c, ch), at_obs) -
-              ChannelTerm(ch, Consumed(parent, ch), OwedHash(parent, ch), at_obs);
-  if (Settles(d, Consumed(c, d), at_obs) && !Settles(d, Consumed(parent, d), at_obs)) {
+  for (const size_t ch : changed) {
+    const KeyRole role = RoleOf(ch, at_obs);
+    k.hash += TermOf(ch, role, Consumed(c, ch), OwedHash(c, ch)) -
+              TermOf(ch, role, Consumed(parent, ch), OwedHash(parent, ch));
+  }
+  const KeyRole d_role = RoleOf(d, at_obs);
+  if (SettlesAs(d, d_role, Consumed(c, d)) && !SettlesAs(d, d_role, Consumed(parent, d))) {
     const uint64_t name = SettledName(d);
     k.settled.insert(std::upper_bound(k.settled.begin(), k.settled.end(), name), name);
   }
@@ -327,15 +340,63 @@ bool Search::ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs) {
 
 // The channels a key at `at_obs` depends on: those with a request sent
 // before it, less those closed before it with every request answered
-// (consumed = sent in every explanation). Kept for the last `at_obs` asked:
-// a frame looks up many keys at one observation.
-const std::vector<size_t>& Search::KeyChannels(size_t at_obs) const {
-  if (key_channels_at_ == at_obs) return key_channels_;
-  key_channels_.clear();
-  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch)
-    if (InKey(ch, at_obs)) key_channels_.push_back(ch);
-  key_channels_at_ = at_obs;
-  return key_channels_;
+// (consumed = sent in every explanation).
+const std::vector<size_t>& Search::KeyChannels(size_t at_obs) const { return ChannelsAtObs(at_obs).key; }
+
+// What the search asks of the channels at `at_obs` again and again, kept
+// for the last few observations asked (a frame looks up many keys and
+// orders many tasks' channels at one observation, and the search goes back
+// and forth between a few frames; Append forgets them).
+const Search::ChannelsAt& Search::ChannelsAtObs(size_t at_obs) const {
+  for (const ChannelsAt& a : channels_at_)
+    if (a.at_obs == at_obs) return a;
+  ChannelsAt& a = channels_at_[next_channels_at_++ % channels_at_.size()];
+  a = ChannelsAt{at_obs};
+  const bool drop_twins = TwinsDropped();
+  for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
+    if (!InKey(ch, at_obs)) continue;
+    a.key.push_back(ch);
+    a.key_roles.push_back(IsOptional(ch, at_obs) ? KeyRole::kOptional : KeyRole::kOpen);
+    const bool twin =
+        drop_twins && IsOptional(ch, at_obs) && log_.per_channel[ch].size() - static_cast<size_t>(answered_[ch]) == 1;
+    (twin ? a.twins : a.plain).push_back(static_cast<int>(ch));
+  }
+  auto class_and_seq = [&](int ch) {
+    const auto& requests = log_.per_channel[static_cast<size_t>(ch)];
+    return std::make_pair(last_request_class_[static_cast<size_t>(ch)], requests.back().seq);
+  };
+  std::sort(a.twins.begin(), a.twins.end(), [&](int x, int y) { return class_and_seq(x) < class_and_seq(y); });
+  for (size_t k = 1; k <= a.twins.size(); ++k)
+    if (k == a.twins.size() || class_and_seq(a.twins[k]).first != class_and_seq(a.twins[k - 1]).first)
+      a.twin_group_ends.push_back(k);
+  return a;
+}
+
+// The channels a task with explanation e at at_obs may consume from, as
+// far as the search can tell without the network model: the key's (the
+// others have no request sent yet or every request consumed), less twins.
+// Twins: where requests are interchangeable, optional channels whose one
+// unanswered request is all they have left and equal give children with
+// equal keys (the handler sees an equal request; its responses go
+// nowhere), so the memo would drop all but the first child anyway; of each
+// class only the channel whose request was sent first and is still to be
+// taken is a candidate (docs/checker.md: twin requests). A history with a
+// hundred crashed clients has a hundred such channels and a few dozen
+// distinct requests.
+void Search::CandidateChannels(const Explanation& e, size_t at_obs, std::vector<int>* out) const {
+  const ChannelsAt& a = ChannelsAtObs(at_obs);
+  out->assign(a.plain.begin(), a.plain.end());
+  size_t begin = 0;
+  for (const size_t end : a.twin_group_ends) {
+    for (size_t k = begin; k < end; ++k) {
+      const size_t ch = static_cast<size_t>(a.twins[k]);
+      if (static_cast<size_t>(Consumed(e, ch)) < log_.per_channel[ch].size()) {
+        out->push_back(a.twins[k]);
+        break;
+      }
+    }
+    begin = end;
+  }
 }
 
 bool Search::InKey(size_t ch, size_t at_obs) const {
@@ -445,7 +506,8 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
 absl::Status Search::ConsumeOne(Frame& f, Task t) {
   if (t.channels == nullptr) {  // the task's first visit: fix its channel order
     auto cons = std::make_shared<std::vector<int>>();
-    model_->Consumable(log_, t.e.consumed, f.obs, cons.get());
+    CandidateChannels(t.e, f.obs, &candidates_);
+    model_->Consumable(log_, t.e.consumed, f.obs, candidates_, cons.get());
     if (cons->empty()) {
       RecordDeath(f.obs, t.e,
                   "the spec's server produced no response on this connection for the "
@@ -453,7 +515,6 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
                   "", "");
       return absl::OkStatus();
     }
-    DropTwinOptionalChannels(f.obs, t.e, cons.get());  // first: fewer channels to order
     OrderChannels(obs_channel_[f.obs], t.e, f.obs, cons.get());
     t.channels = std::move(cons);
   }
@@ -486,36 +547,6 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
   }
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
-}
-
-// Keeps, of the optional channels whose last request is all they have left
-// and whose requests are equal, only the one whose request was sent first:
-// where requests are interchangeable, consuming either makes children with
-// equal keys (the handler sees an equal request; its responses go
-// nowhere), so the memo would drop the second child anyway
-// (docs/checker.md: twin requests). Runs before OrderChannels, on the
-// model's list: a history with a hundred crashed clients has a hundred
-// such channels and a few dozen distinct requests.
-void Search::DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const {
-  if (!opts_.use_memo || !interchangeable_requests_) return;
-  twin_kept_.resize(num_request_classes_);
-  const uint64_t generation = ++twin_generation_;
-  constexpr int kDropped = -1;
-  auto sent_seq = [&](int ch) { return Sent(RequestRef{ch, e.consumed[static_cast<size_t>(ch)]}).seq; };
-  for (int& ch : *cons) {
-    const size_t c = static_cast<size_t>(ch);
-    if (!IsLastOfOptional(c, e.consumed[c], at_obs)) continue;
-    TwinKept& kept = twin_kept_[last_request_class_[c]];
-    if (kept.generation != generation) {
-      kept = TwinKept{generation, &ch};
-    } else if (sent_seq(ch) < sent_seq(*kept.ch)) {
-      *kept.ch = kDropped;
-      kept.ch = &ch;
-    } else {
-      ch = kDropped;
-    }
-  }
-  cons->erase(std::remove(cons->begin(), cons->end(), kDropped), cons->end());
 }
 
 // ResourceExhausted once the checker is cancelled or past its time bound.
@@ -1059,8 +1090,9 @@ absl::StatusOr<bool> Search::PushRepairFrame(size_t at_obs, RequestRef r) {
   Explanation base = f->entry;
   base.EnsureChannels(log_.per_channel.size());
   if (base.consumed[static_cast<size_t>(r.ch)] != r.index) return false;
+  const std::vector<size_t>& key = KeyChannels(at_obs);  // every channel with a request to take: sync's rule
   std::vector<int> consumable;
-  model_->Consumable(log_, base.consumed, at_obs, &consumable);
+  model_->Consumable(log_, base.consumed, at_obs, std::vector<int>(key.begin(), key.end()), &consumable);
   if (std::find(consumable.begin(), consumable.end(), r.ch) == consumable.end()) return false;
   Task base_task{std::move(base)};
   std::vector<Task> children;

@@ -41,6 +41,7 @@
 #ifndef DUALSWARM_ENGINE_CHECK_SEARCH_H_
 #define DUALSWARM_ENGINE_CHECK_SEARCH_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -158,14 +159,31 @@ class Search {
   static MemoKey WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash);
   static uint64_t OwedHash(const Explanation& e, size_t ch);
   static int32_t Consumed(const Explanation& e, size_t ch) { return ch < e.consumed.size() ? e.consumed[ch] : 0; }
-  uint64_t ChannelTerm(size_t ch, int32_t c, uint64_t owed, size_t at_obs) const;
-  bool Settles(size_t ch, int32_t c, size_t at_obs) const;
+  enum class KeyRole : uint8_t { kOut, kOptional, kOpen };
+  KeyRole RoleOf(size_t ch, size_t at_obs) const;
+  uint64_t TermOf(size_t ch, KeyRole role, int32_t c, uint64_t owed) const;
+  bool SettlesAs(size_t ch, KeyRole role, int32_t c) const;
   ChannelKey ChildChannelKey(const ChannelKey& parent_key, const Explanation& parent, const Explanation& c, size_t d,
                              size_t at_obs) const;
   const ChannelKey& KeyOfTask(Task& t, size_t at_obs) const;
   bool KeyCurrent(const Task& t, size_t at_obs) const;
   bool ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs);
+  // Per observation: the channels keys depend on (KeyChannels), and the
+  // candidates for consuming (CandidateChannels): `plain` ones, and
+  // `twins` sorted by (request class, send order), each class's group
+  // ending at the next twin_group_ends entry.
+  struct ChannelsAt {
+    size_t at_obs = SIZE_MAX;
+    std::vector<size_t> key;
+    std::vector<KeyRole> key_roles;  // of each of `key`
+    std::vector<int> plain;
+    std::vector<int> twins;
+    std::vector<size_t> twin_group_ends;
+  };
+  const ChannelsAt& ChannelsAtObs(size_t at_obs) const;
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
+  void CandidateChannels(const Explanation& e, size_t at_obs, std::vector<int>* out) const;
+  bool TwinsDropped() const { return opts_.use_memo && interchangeable_requests_ && may_decline_; }
   bool InKey(size_t ch, size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
@@ -189,7 +207,6 @@ class Search {
                         std::vector<Task>* out);
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Task>* children);
-  void DropTwinOptionalChannels(size_t at_obs, const Explanation& e, std::vector<int>* cons) const;
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
   void AddReason(DeathReason r);
   absl::Status CheckBounds(const Observation& o) const;
@@ -232,6 +249,9 @@ class Search {
   // The handlers use their connection only to address `send`s, so equal
   // requests on different closed connections are interchangeable.
   bool interchangeable_requests_;
+  // The network lets the server leave a channel's last request for ever
+  // (NetworkModel::MayDeclineLastRequest): what dominance needs.
+  bool may_decline_;
 
   // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs_;
@@ -256,15 +276,7 @@ class Search {
   std::vector<uint64_t> settled_name_;
   absl::flat_hash_map<uint64_t, std::vector<std::pair<const ir::Value*, uint32_t>>> request_classes_;
   uint32_t num_request_classes_ = 0;
-  // Scratch for DropTwinOptionalChannels and OrderChannels (no allocation
-  // per task): per request class, the channel kept of it in the current
-  // generation (a call), and sort keys.
-  struct TwinKept {
-    uint64_t generation = 0;
-    int* ch = nullptr;  // into the list being thinned
-  };
-  mutable std::vector<TwinKept> twin_kept_;
-  mutable uint64_t twin_generation_ = 0;
+  // Scratch for OrderChannels (no allocation per task): sort keys.
   mutable std::vector<std::pair<uint64_t, int>> order_keys_;
   uint64_t seq_ = 0;
 
@@ -273,8 +285,9 @@ class Search {
   size_t next_obs_ = 0;
   std::vector<Frame> stack_;
   ExplanationMemo memo_;
-  mutable std::vector<size_t> key_channels_;  // KeyChannels(key_channels_at_)
-  mutable size_t key_channels_at_ = SIZE_MAX;
+  mutable std::array<ChannelsAt, 4> channels_at_;  // ChannelsAtObs(at_obs) for the last few asked
+  mutable size_t next_channels_at_ = 0;            // the one to replace next
+  std::vector<int> candidates_;                    // ConsumeOne's, kept for its capacity
   StepCache steps_;
   StepOutcomes step_scratch_;   // the outcomes of a step that is not cached
   std::vector<Task> children_;  // ConsumeOne's, kept for their capacity
