@@ -180,6 +180,7 @@ CheckerStats Checker::stats() const {
     s.inert_steps_skipped += x.inert_steps_skipped;
     s.probes += x.probes;
     s.probe_rejections += x.probe_rejections;
+    s.closure_states += x.closure_states;
     s.restarts += x.restarts;
     s.yields += x.yields;
     s.repairs += x.repairs;
@@ -320,7 +321,8 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
                     ",\"inert_steps_skipped\":", stats->inert_steps_skipped, ",\"explanations\":", stats->explanations,
                     ",\"backtracks\":", stats->backtracks, ",\"memo_hits\":", stats->memo_hits,
                     ",\"probes\":", stats->probes, ",\"probe_rejections\":", stats->probe_rejections,
-                    ",\"restarts\":", stats->restarts, ",\"yields\":", stats->yields, ",\"repairs\":", stats->repairs,
+                    ",\"closure_states\":", stats->closure_states, ",\"restarts\":", stats->restarts,
+                    ",\"yields\":", stats->yields, ",\"repairs\":", stats->repairs,
                     ",\"memo_entries\":", stats->memo_entries, ",\"max_frontier\":", stats->max_frontier_seen,
                     ",\"solver_checks\":", stats->solver.checks, ",\"z3_calls\":", stats->solver.z3_calls,
                     ",\"z3_seconds\":", stats->solver.z3_seconds, ",\"check_seconds\":", stats->check_seconds,

@@ -145,6 +145,7 @@ struct CheckerStats {
   uint64_t memo_hits = 0;         // explanations not explored again (seen or dominated)
   uint64_t probes = 0;            // crashed-request probes run (search.h)
   uint64_t probe_rejections = 0;  // of them, the ones that decided the verdict
+  uint64_t closure_states = 0;    // states crashed-request closures gave the probe (crashed_closure.h)
   uint64_t restarts = 0;          // searches started again with more of the trace (search.h)
   uint64_t yields = 0;            // Observe calls that left work for the next (yield_after_work)
   uint64_t repairs = 0;           // server orders tried first by provenance repair (search.h)

@@ -134,6 +134,7 @@ void Search::Append(Observation o, int ch) {
   obs_channel_.push_back(ch);
   if (ch >= 0) NoteChannel(static_cast<size_t>(ch));
   for (ChannelsAt& a : channels_at_) a.at_obs = kNoClose;  // what they depend on changed
+  closures_.Clear();                                       // and what their versions name
   ++st_.observations;
 }
 
@@ -369,6 +370,21 @@ const Search::ChannelsAt& Search::ChannelsAtObs(size_t at_obs) const {
   for (size_t k = 1; k <= a.twins.size(); ++k)
     if (k == a.twins.size() || class_and_seq(a.twins[k]).first != class_and_seq(a.twins[k - 1]).first)
       a.twin_group_ends.push_back(k);
+  // The probe's crashed requests: of each class, the first (the probe
+  // never consumes them), once sent. It and the clients gone grow with
+  // at_obs, so their sizes name them.
+  size_t begin = 0;
+  for (const size_t end : a.twin_group_ends) {
+    const int ch = a.twins[begin];
+    const SentRequest& last = log_.per_channel[static_cast<size_t>(ch)].back();
+    if (last.obs_index < at_obs)
+      a.crashed.push_back(
+          CrashedRequest{ch, static_cast<int32_t>(log_.per_channel[static_cast<size_t>(ch)].size() - 1), last.label});
+    begin = end;
+  }
+  const size_t gone = static_cast<size_t>(
+      std::count_if(closed_at_.begin(), closed_at_.end(), [&](size_t closed) { return closed <= at_obs; }));
+  a.crashed_version = (static_cast<uint64_t>(a.crashed.size()) << 32) | gone;
   return a;
 }
 
@@ -383,9 +399,10 @@ const Search::ChannelsAt& Search::ChannelsAtObs(size_t at_obs) const {
 // taken is a candidate (docs/checker.md: twin requests). A history with a
 // hundred crashed clients has a hundred such channels and a few dozen
 // distinct requests.
-void Search::CandidateChannels(const Explanation& e, size_t at_obs, std::vector<int>* out) const {
+void Search::CandidateChannels(const Explanation& e, size_t at_obs, bool with_twins, std::vector<int>* out) const {
   const ChannelsAt& a = ChannelsAtObs(at_obs);
   out->assign(a.plain.begin(), a.plain.end());
+  if (!with_twins) return;
   size_t begin = 0;
   for (const size_t end : a.twin_group_ends) {
     for (size_t k = begin; k < end; ++k) {
@@ -505,8 +522,14 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
 // back on the list for its remaining channels).
 absl::Status Search::ConsumeOne(Frame& f, Task t) {
   if (t.channels == nullptr) {  // the task's first visit: fix its channel order
+    bool crashed_covered = t.from_closure;
+    if (!crashed_covered && is_probe_ && TwinsDropped() && t.e.pc.empty()) {
+      absl::StatusOr<bool> added = AddClosureChildren(f, t);
+      if (!added.ok()) return added.status();
+      crashed_covered = *added;
+    }
     auto cons = std::make_shared<std::vector<int>>();
-    CandidateChannels(t.e, f.obs, &candidates_);
+    CandidateChannels(t.e, f.obs, !crashed_covered, &candidates_);
     model_->Consumable(log_, t.e.consumed, f.obs, candidates_, cons.get());
     if (cons->empty()) {
       RecordDeath(f.obs, t.e,
@@ -549,6 +572,67 @@ absl::Status Search::ConsumeOne(Frame& f, Task t) {
   return absl::OkStatus();
 }
 
+// In a probe: makes every state of the closure of t's state under the
+// crashed requests (crashed_closure.h) a child of t, which then leaves
+// those requests out of its own channels, as do the children; false when
+// the closure does not apply (t takes them one at a time). A child the memo
+// holds is counted as Seen would count it and not built.
+absl::StatusOr<bool> Search::AddClosureChildren(Frame& f, Task& t) {
+  const ChannelsAt& a = ChannelsAtObs(f.obs);
+  if (a.crashed.empty()) return true;
+  const size_t at_obs = f.obs;
+  auto step = [&](const CrashedClosures::Globals& globals, int64_t next_fresh, const CrashedRequest& r) {
+    Explanation from;
+    from.globals = globals;
+    from.next_fresh = next_fresh;
+    return StepFrom(from, r.channel, r.index);
+  };
+  auto gone = [&](const Value& conn) {
+    return IsConnection(conn) && closed_at_[static_cast<size_t>(conn.as_int())] <= at_obs;
+  };
+  absl::StatusOr<const std::vector<ClosureState>*> closure =
+      closures_.Of(t.e.globals, t.e.next_fresh, a.crashed, a.crashed_version, step, gone);
+  if (!closure.ok()) return closure.status();
+  if (*closure == nullptr) return false;
+  st_.closure_states += (**closure).size();
+  for (const ClosureState& state : **closure) {
+    if (memo_.Contains(WithState(KeyOfTask(t, at_obs), at_obs, StateHashOf(*state.globals, {})))) {
+      ++work_;
+      ++st_.memo_hits;
+      continue;
+    }
+    Task child{t.e};
+    child.e.globals = state.globals;
+    child.e.next_fresh = state.next_fresh;
+    for (const int64_t label : state.labels)
+      child.e.history = std::make_shared<const History>(History{label, child.e.history, at_obs});
+    child.from_closure = true;
+    child.key = t.key;  // its channels are t's
+    child.key_at = t.key_at;
+    child.key_epoch = t.key_epoch;
+    if (!Seen(child, at_obs)) Enqueue(f, std::move(child));
+  }
+  return true;
+}
+
+// The outcomes of the step that takes request `index` of channel d from
+// p's state (without path constraints): looked up in the step cache, or
+// run (and kept there while the cache is active).
+absl::StatusOr<std::shared_ptr<const StepOutcomes>> Search::StepFrom(const Explanation& p, int d, int32_t index) {
+  const bool cacheable = opts_.use_step_cache && steps_.Active();
+  if (cacheable) {
+    if (std::shared_ptr<const StepOutcomes> cached = steps_.Find(p.globals, d, index, p.next_fresh)) {
+      if (++st_.steps_reused % kClockPollEvery == 0)
+        if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
+      return cached;
+    }
+  }
+  auto ran = std::make_shared<StepOutcomes>();
+  if (absl::Status s = RunStep(p, d, Sent(RequestRef{d, index}), ran.get()); !s.ok()) return s;
+  if (cacheable) steps_.Insert(p.globals, d, index, p.next_fresh, ran);
+  return ran;
+}
+
 // ResourceExhausted once the checker is cancelled or past its time bound.
 absl::Status Search::PollTimeAndCancel() const {
   if (opts_.cancel != nullptr && opts_.cancel->load())
@@ -570,20 +654,13 @@ absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* ou
   const Explanation& p = t.e;
   const int32_t index = p.consumed[static_cast<size_t>(d)];
   const SentRequest& r = Sent(RequestRef{d, index});
-  const bool cacheable = opts_.use_step_cache && p.pc.empty() && steps_.Active();
-  std::shared_ptr<const StepOutcomes> cached;
-  if (cacheable) cached = steps_.Find(p.globals, d, index, p.next_fresh);
-  const StepOutcomes* outcomes = cached.get();
-  if (outcomes != nullptr) {
-    if (++st_.steps_reused % kClockPollEvery == 0)
-      if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
-  } else if (cacheable) {
-    auto ran = std::make_shared<StepOutcomes>();
-    absl::Status s = RunStep(p, d, r, ran.get());
-    if (!s.ok()) return s;
-    cached = ran;  // held here whatever the cache does with it
-    outcomes = ran.get();
-    steps_.Insert(p.globals, d, index, p.next_fresh, std::move(ran));
+  std::shared_ptr<const StepOutcomes> cached;  // held here whatever the cache does with it
+  const StepOutcomes* outcomes = nullptr;
+  if (opts_.use_step_cache && p.pc.empty() && steps_.Active()) {
+    absl::StatusOr<std::shared_ptr<const StepOutcomes>> found = StepFrom(p, d, index);
+    if (!found.ok()) return found.status();
+    cached = *std::move(found);
+    outcomes = cached.get();
   } else {  // not kept: the scratch list saves its allocations
     step_scratch_.clear();
     absl::Status s = RunStep(p, d, r, &step_scratch_);
@@ -1148,6 +1225,7 @@ absl::StatusOr<bool> Search::ProbeRejects() {
   probe.Advance();
   st_.handler_runs += probe.st_.handler_runs;
   st_.steps_reused += probe.st_.steps_reused;
+  st_.closure_states += probe.st_.closure_states;
   work_at_deepest_ = work_;
   probe_after_ *= 2;
   switch (probe.verdict_.kind) {

@@ -55,6 +55,7 @@
 #include "absl/status/statusor.h"
 #include "engine/check/carriers.h"
 #include "engine/check/checker.h"
+#include "engine/check/crashed_closure.h"
 #include "engine/check/explanation.h"
 #include "engine/check/memo.h"
 #include "engine/check/network.h"
@@ -128,6 +129,9 @@ class Search {
     ChannelKey key;
     size_t key_at = SIZE_MAX;
     size_t key_epoch = SIZE_MAX;
+    // In a probe: made from its parent's crashed-request closure, which
+    // covers its own (AddClosureChildren).
+    bool from_closure = false;
   };
   // Provenance repair: take `carrier` first at the frame of `at_obs`.
   struct RepairHint {
@@ -179,10 +183,16 @@ class Search {
     std::vector<int> plain;
     std::vector<int> twins;
     std::vector<size_t> twin_group_ends;
+    // The probe's crashed requests (one per class) and what names them
+    // and the clients gone at at_obs (CrashedClosures::Of).
+    std::vector<CrashedRequest> crashed;
+    uint64_t crashed_version = 0;
   };
   const ChannelsAt& ChannelsAtObs(size_t at_obs) const;
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
-  void CandidateChannels(const Explanation& e, size_t at_obs, std::vector<int>* out) const;
+  void CandidateChannels(const Explanation& e, size_t at_obs, bool with_twins, std::vector<int>* out) const;
+  absl::StatusOr<bool> AddClosureChildren(Frame& f, Task& t);
+  absl::StatusOr<std::shared_ptr<const StepOutcomes>> StepFrom(const Explanation& p, int d, int32_t index);
   bool TwinsDropped() const { return opts_.use_memo && interchangeable_requests_ && may_decline_; }
   bool InKey(size_t ch, size_t at_obs) const;
   bool IsOptional(size_t ch, size_t at_obs) const;
@@ -289,6 +299,7 @@ class Search {
   mutable size_t next_channels_at_ = 0;            // the one to replace next
   std::vector<int> candidates_;                    // ConsumeOne's, kept for its capacity
   StepCache steps_;
+  CrashedClosures closures_;    // the probe's (AddClosureChildren)
   StepOutcomes step_scratch_;   // the outcomes of a step that is not cached
   std::vector<Task> children_;  // ConsumeOne's, kept for their capacity
   size_t frontier_ = 0;

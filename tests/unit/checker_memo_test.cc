@@ -214,6 +214,47 @@ TEST(Memo, VerdictWithMemoEqualsVerdictWithout) {
   EXPECT_GT(yields, 6000u) << "the yielding comparisons yielded too seldom to test them";
 }
 
+// The probe's crashed-request closures (crashed_closure.h) only change how
+// it finds the states crashed requests lead to: on small register traces
+// with crashed clients (reads, writes, cas: closures stay small, unlike
+// appends), a probe at every backtrack gives the verdict of the exact
+// search that never probes, and closures were used.
+TEST(Memo, TheProbesCrashedRequestClosuresChangeNoVerdict) {
+  auto spec = Shipped("kv.dspec");
+  const harness::RequestFn gen = harness::RegisterRequests();
+  int rejected = 0;
+  uint64_t closure_states = 0, probes_run = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    harness::SimOptions so = SmallTrace(seed, 30 + static_cast<int>(seed % 30));
+    so.crash_probability = 0.3;
+    so.max_in_flight = 1;  // a crashed client leaves one request: the closures' case
+    auto trace = harness::Simulate(*spec, gen, so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    harness::Rng rng(seed);
+    std::vector<Observation> t = CrashOneClient(CrashOneClient(*trace, rng), rng);
+    if (seed % 4 != 0) t = CorruptOne(t, rng);
+    // The exact search with the memo (exact: the test above), never probing.
+    const auto without = Judge(spec, t, true, check::BranchOrder::kFirst, "tcp", /*probe_after_work=*/0);
+    ASSERT_NE(without, check::Verdict::Kind::kInconclusive) << "seed " << seed;
+    check::CheckerOptions co;
+    co.probe_after_work = 1;
+    co.probe_any_stall = true;
+    co.verify_memo_keys = true;
+    co.max_steps = 2'000'000;
+    check::CheckerStats stats;
+    auto with = check::CheckTrace(spec, t, co, &stats);
+    ASSERT_TRUE(with.ok()) << with.status();
+    ASSERT_EQ(with->kind, without) << "seed " << seed << ": " << check::FormatVerdict(*with);
+    rejected += without == check::Verdict::Kind::kReject;
+    closure_states += stats.closure_states;
+    probes_run += stats.probes;
+  }
+  EXPECT_GT(rejected, 30);
+  EXPECT_LT(rejected, 270);
+  EXPECT_GT(closure_states, 1000u) << "the probes made too few children from closures to test them (" << probes_run
+                                   << " probes)";
+}
+
 // Swaps the values two answered deqs got: a reordering the server may or
 // may not have been able to produce (the provenance repair's case).
 std::vector<Observation> SwapTwoDeqValues(std::vector<Observation> trace, harness::Rng& rng) {
