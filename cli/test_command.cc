@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -56,8 +57,10 @@ const char kTestHelp[] =
     "                         later), kill (SIGKILL a node, run its command again later on\n"
     "                         its directory), partition (cut a node off from the\n"
     "                         others through relays in front of every node, heal\n"
-    "                         later; needs --nodes 2 or more); a fault event in the\n"
-    "                         trace for each\n"
+    "                         later; needs --nodes 2 or more), split (a minority\n"
+    "                         from a majority) and bridge (two halves that reach\n"
+    "                         each other only through one node; both need --nodes 3\n"
+    "                         or more); a fault event in the trace for each\n"
     "                         (docs/clusters.md)\n"
     "  --fault-interval MS    mean time from one fault's end to the next (default 1000)\n"
     "  --fault-duration MS    how long a fault lasts (default 300; below --response-timeout)\n"
@@ -198,9 +201,12 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     return BadInput("--fault-interval and --fault-duration need --nemesis (which faults to inject)");
   if (f.count("nemesis")) {
     o.nemesis.faults = absl::StrSplit(f["nemesis"], ',', absl::SkipEmpty());
-    if (o.nemesis.faults.empty()) return BadInput("--nemesis needs at least one fault (pause, kill, partition)");
+    if (o.nemesis.faults.empty())
+      return BadInput(
+          absl::StrCat("--nemesis needs at least one fault (", absl::StrJoin(workers::NemesisFaults(), ", "), ")"));
     if (o.launch.empty()) return BadInput("--nemesis needs --launch (faults are injected into nodes the test starts)");
     if (absl::Status s = o.nemesis.Check(o.response_timeout_ms); !s.ok()) return BadInput(std::string(s.message()));
+    if (absl::Status s = o.nemesis.CheckNodes(o.nodes); !s.ok()) return BadInput(std::string(s.message()));
   }
   if (f.count("connect") && f["connect"] != "round-robin" &&
       (!absl::SimpleAtoi(f["connect"], &o.connect_node) || o.connect_node < 0 || o.connect_node >= o.nodes))

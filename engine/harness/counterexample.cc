@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/harness/faults.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 
@@ -240,15 +241,12 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
     if (const Value* f = item.Find("fault"); f != nullptr) {
       const Value* name = f->Find("fault");
       const Value* node = f->Find("node");
-      const bool known =
-          name != nullptr && name->is_string() &&
-          (name->as_string() == "pause" || name->as_string() == "resume" || name->as_string() == "kill" ||
-           name->as_string() == "restart" || name->as_string() == "partition" || name->as_string() == "heal");
+      const bool known = name != nullptr && name->is_string() && harness::IsFaultAction(name->as_string());
       if (!known || node == nullptr || !node->is_int() || node->as_int() < 0 || node->as_int() >= cx.nodes)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "counterexample input item ", cx.input.size(), ": ", ir::ToJson(*f),
-            " is not a fault: it needs \"fault\" (pause, resume, kill, restart, partition or heal) and \"node\" (0 to ",
-            cx.nodes - 1, ")"));
+        return absl::InvalidArgumentError(absl::StrCat("counterexample input item ", cx.input.size(), ": ",
+                                                       ir::ToJson(*f), " is not a fault: it needs \"fault\" (",
+                                                       harness::FaultActionNames(), ") and \"node\" (0 to ",
+                                                       cx.nodes - 1, ")"));
       in.fault = *f;
     } else {
       const Value* c = item.Find("conn");

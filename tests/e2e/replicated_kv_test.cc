@@ -1,6 +1,6 @@
 // A replicated database under faults: the reference primary-backup kv
-// (tests/suts/replkv_server.cc) on 3 nodes, with the nemesis pausing,
-// killing and partitioning them (partitions through the link relays,
+// (tests/suts/replkv_server.cc) on 3 nodes (5 for splits and bridges), with
+// the nemesis pausing, killing and partitioning them (partitions through the link relays,
 // workers/sut/link_relay.h). The correct server must pass whatever the
 // faults; each seeded bug shows only under a fault, is found with it and
 // shrinks to the fault it needs.
@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/harness/counterexample.h"
+#include "engine/harness/faults.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
 #include "tests/common/line_client.h"
@@ -71,6 +72,38 @@ TEST(LinkRelays, APartitionHoldsTheLinkUntilItHeals) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE(absl::IsFailedPrecondition((*plain)->IsolateNode(0)));
   EXPECT_TRUE(absl::IsInvalidArgument(SutCluster::Launch(node, 1, /*relay_links=*/true).status()));
+}
+
+// 5 nodes: a split cuts a minority from the majority, and a bridge cuts two
+// halves from each other while its node reaches both. Backups forward to
+// the primary (node 0), so a backup's client is answered exactly while its
+// node reaches node 0; the heal delivers what was held.
+TEST(LinkRelays, ASplitAndABridgeCutOnlyTheirLinks) {
+  LaunchOptions node;
+  node.command = ReplKv(0);
+  auto cluster = SutCluster::Launch(node, 5, /*relay_links=*/true);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  SutCluster& c = **cluster;
+  const std::string get = "{\"op\":\"get\",\"key\":\"k\"}\n";
+  ASSERT_EQ(testing::AskLine(c.port(1), "{\"op\":\"put\",\"key\":\"k\",\"value\":\"v1\"}\n", 5000), "{\"ok\":true}\n");
+  auto held_until_heal = [&](int cut_off, int reaching, int heal_node) {
+    int fd = testing::ConnectLoopback(c.port(cut_off));
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+    EXPECT_EQ(testing::ReadLineWithin(fd, 300), "") << "node " << cut_off << " reached the primary across the cut";
+    EXPECT_EQ(testing::AskLine(c.port(reaching), get, 5000), "{\"value\":\"v1\"}\n")
+        << "node " << reaching << " is on the primary's side";
+    ASSERT_TRUE(c.HealNode(heal_node).ok());
+    EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n") << "not delivered after the heal";
+    close(fd);
+  };
+  // Split on node 3: {3, 4} from {0, 1, 2}.
+  ASSERT_TRUE(c.CutLinks(harness::LinksCut("split", 3, 5)).ok());
+  held_until_heal(4, 2, 3);
+  // Bridge on node 1: {2, 3} from {4, 0}; node 1 reaches both.
+  ASSERT_TRUE(c.CutLinks(harness::LinksCut("bridge", 1, 5)).ok());
+  EXPECT_EQ(testing::AskLine(c.port(1), get, 5000), "{\"value\":\"v1\"}\n") << "the bridge node is cut off";
+  held_until_heal(3, 4, 1);
 }
 
 // A cluster that never answers through its relays (node 1 forwards to a
@@ -140,6 +173,27 @@ TEST(ReplicatedKv, EachFaultOnlyMutantIsFoundUnderItsFault) {
   auto calm = RunJob(Shipped("kv.dspec"), ReplKvJob(1, {}, 1, 3000));
   ASSERT_TRUE(calm.ok()) << calm.status();
   EXPECT_EQ(calm->outcome, Outcome::kPassed) << testing::DescribeJobResult(*calm);
+}
+
+// 5 nodes under splits and bridges: the correct primary-backup passes, and
+// the split brain (a cut-off backup taking over) is found under either.
+TEST(ReplicatedKv, FiveNodesPassUnderSplitsAndBridgesAndTheSplitBrainIsFound) {
+  auto five = [](int mutant, std::vector<std::string> faults, uint64_t steps) {
+    JobOptions o = ReplKvJob(mutant, std::move(faults), 1, steps);
+    o.nodes = 5;
+    o.exec.connections = 10;
+    o.exec.max_in_flight = 10;
+    return o;
+  };
+  auto ok = RunJob(Shipped("kv.dspec"), five(0, {"split", "bridge"}, 3000));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->outcome, Outcome::kPassed) << testing::DescribeJobResult(*ok);
+  EXPECT_GE(ok->faults, 3) << "the run took " << ok->seconds << " s";
+  for (const char* fault : {"split", "bridge"}) {
+    auto r = RunJob(Shipped("kv.dspec"), five(3, {fault}, 8000));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kSafety) << fault << ": " << testing::DescribeJobResult(*r);
+  }
 }
 
 // A split brain shrinks to the partition it needs and replays: the heal

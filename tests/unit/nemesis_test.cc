@@ -1,7 +1,8 @@
 // The nemesis's schedule (workers/runner/nemesis.h): drawn from the seed
 // (the same seed gives the same faults at the same offsets when heals take
 // no time), every fault healed before the next, times within the configured bounds, and options
-// that could only produce false liveness findings refused.
+// that could only produce false liveness findings refused; and which links
+// a split and a bridge cut (engine/harness/faults.h).
 #include "workers/runner/nemesis.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/harness/faults.h"
 #include "gtest/gtest.h"
 
 namespace dualswarm::workers {
@@ -160,6 +162,59 @@ TEST(Nemesis, SwarmJobsKeepSeededNonEmptySubsetsOfTheFaults) {
   EXPECT_EQ(subsets.size(), 7u);  // every non-empty subset of 3
   EXPECT_EQ(SwarmFaults({"kill"}, 3), std::vector<std::string>{"kill"});
   EXPECT_TRUE(SwarmFaults({}, 3).empty());
+}
+
+// Which links each partition cuts, as a function of the event's node and
+// the cluster size alone (so that a trace's event replays).
+TEST(Faults, PartitionsCutTheLinksTheirNodeAndClusterSizeName) {
+  using Links = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(harness::LinksCut("partition", 1, 3), (Links{{0, 1}, {1, 2}}));
+  // 5 nodes: a minority of 2 from a majority of 3, from the event's node on.
+  EXPECT_EQ(harness::LinksCut("split", 3, 5), (Links{{0, 3}, {0, 4}, {1, 3}, {1, 4}, {2, 3}, {2, 4}}));
+  EXPECT_EQ(harness::LinksCut("split", 4, 5), (Links{{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}, {3, 4}}));
+  // 3 nodes: a split is a partition of the event's node.
+  EXPECT_EQ(harness::LinksCut("split", 2, 3), harness::LinksCut("partition", 2, 3));
+  // A bridge: the others halved in ring order, the halves cut, the bridge
+  // node reaching both.
+  EXPECT_EQ(harness::LinksCut("bridge", 0, 5), (Links{{1, 3}, {1, 4}, {2, 3}, {2, 4}}));
+  EXPECT_EQ(harness::LinksCut("bridge", 1, 5), (Links{{0, 2}, {0, 3}, {2, 4}, {3, 4}}));
+  EXPECT_EQ(harness::LinksCut("bridge", 2, 3), (Links{{0, 1}}));
+  // In every split of 5 or 7 nodes each side of a cut link is a
+  // minority/majority, and no bridge cuts its own node's links.
+  for (int n : {5, 7})
+    for (int k = 0; k < n; ++k) {
+      EXPECT_EQ(harness::LinksCut("split", k, n).size(), static_cast<size_t>(((n - 1) / 2) * (n - (n - 1) / 2)));
+      for (const auto& [a, b] : harness::LinksCut("bridge", k, n)) {
+        EXPECT_NE(a, k);
+        EXPECT_NE(b, k);
+      }
+    }
+  EXPECT_TRUE(harness::LinksCut("pause", 0, 3).empty());
+  EXPECT_TRUE(harness::LinksCut("bridge", 0, 2).empty());  // too small
+}
+
+TEST(Faults, EveryFaultIsNamedAndHealedAndNeedsEnoughNodes) {
+  EXPECT_EQ(NemesisFaults(), (std::vector<std::string>{"pause", "kill", "partition", "split", "bridge"}));
+  EXPECT_EQ(harness::FaultActionNames(), "pause, resume, kill, restart, partition, heal, split, bridge");
+  for (const char* a : {"pause", "resume", "kill", "restart", "partition", "heal", "split", "bridge"})
+    EXPECT_TRUE(harness::IsFaultAction(a)) << a;
+  EXPECT_FALSE(harness::IsFaultAction("unpartition"));
+  NemesisOptions o;
+  o.faults = {"pause", "split"};
+  EXPECT_TRUE(o.CheckNodes(3).ok());
+  absl::Status small = o.CheckNodes(2);
+  EXPECT_TRUE(absl::IsInvalidArgument(small));
+  EXPECT_EQ(small.message(), "a split needs a cluster of at least 3 nodes (this one has 2)");
+  EXPECT_TRUE(NeedsLinkRelays({"pause", "bridge"}));
+  EXPECT_FALSE(NeedsLinkRelays({"pause", "kill"}));
+  // A split's and a bridge's heal is "heal".
+  auto s = Schedule(9, 2'000'000'000, {"split", "bridge"});
+  ASSERT_GE(s.size(), 4u);
+  for (size_t i = 0; i + 1 < s.size(); i += 2) {
+    EXPECT_TRUE(s[i].action == "split" || s[i].action == "bridge") << s[i].action;
+    EXPECT_EQ(s[i + 1].action, "heal");
+    EXPECT_EQ(s[i + 1].node, s[i].node);
+  }
 }
 
 }  // namespace

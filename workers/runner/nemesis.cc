@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/harness/faults.h"
 
 namespace dualswarm::workers {
 
@@ -21,17 +22,29 @@ absl::Status NemesisOptions::Check(int64_t response_timeout_ms) const {
   return absl::OkStatus();
 }
 
-namespace {
-
-// The action that ends `fault`.
-std::string HealOf(const std::string& fault) {
-  if (fault == "pause") return "resume";
-  if (fault == "kill") return "restart";
-  if (fault == "partition") return "heal";
-  return fault;
+const std::vector<std::string>& NemesisFaults() {
+  static const std::vector<std::string> kFaults = [] {
+    std::vector<std::string> names;
+    for (const harness::FaultKind& k : harness::FaultKinds()) names.emplace_back(k.fault);
+    return names;
+  }();
+  return kFaults;
 }
 
-}  // namespace
+bool NeedsLinkRelays(const std::vector<std::string>& faults) {
+  return std::any_of(faults.begin(), faults.end(), [](const std::string& f) {
+    const harness::FaultKind* kind = harness::FaultKindOf(f);
+    return kind != nullptr && kind->heal == "heal";
+  });
+}
+
+absl::Status NemesisOptions::CheckNodes(int nodes) const {
+  for (const std::string& f : faults)
+    if (const harness::FaultKind* kind = harness::FaultKindOf(f); kind != nullptr && nodes < kind->min_nodes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("a ", f, " needs a cluster of at least ", kind->min_nodes, " nodes (this one has ", nodes, ")"));
+  return absl::OkStatus();
+}
 
 std::vector<std::string> SwarmFaults(const std::vector<std::string>& faults, uint64_t seed) {
   if (faults.size() <= 1) return faults;
@@ -55,7 +68,8 @@ void Nemesis::PlanNext(int64_t after_ns) {
   const std::string& fault = options_.faults[rng_() % options_.faults.size()];
   int node = static_cast<int>(rng_() % static_cast<uint64_t>(nodes_));
   int64_t at = after_ns + gap_ms * 1'000'000;
-  planned_ = {{at, fault, node}, {at + options_.duration_ms * 1'000'000, HealOf(fault), node}};
+  planned_ = {{at, fault, node},
+              {at + options_.duration_ms * 1'000'000, std::string(harness::FaultKindOf(fault)->heal), node}};
 }
 
 std::vector<FaultAction> Nemesis::Due(int64_t now_ns) {

@@ -13,7 +13,10 @@
 //   "partition" cut a node off from every other node (link relays,
 //            workers/sut/link_relay.h; clients still reach it), heal it
 //            `duration_ms` later ("heal"). For a cluster of 3 that is
-//            every majority/minority split.
+//            every majority/minority split;
+//   "split"  cut a minority from a majority, "bridge" two halves that
+//            reach each other only through one node (3 nodes or more;
+//            which links: harness::LinksCut), healed by "heal".
 // A fault must end before the response timeout, so that it delays answers
 // without making the server look dead (NemesisOptions::Check). Each fault
 // and each heal is a fault event in the trace ({"fault":"pause","node":1},
@@ -37,12 +40,15 @@ struct NemesisOptions {
   // InvalidArgument for an unknown fault, or durations that are not
   // positive or not shorter than the response timeout.
   absl::Status Check(int64_t response_timeout_ms) const;
+  // InvalidArgument for a fault a cluster of `nodes` is too small for.
+  absl::Status CheckNodes(int nodes) const;
 };
 
-inline const std::vector<std::string>& NemesisFaults() {
-  static const std::vector<std::string> kFaults = {"pause", "kill", "partition"};
-  return kFaults;
-}
+// The faults a nemesis may inject (harness::FaultKinds).
+const std::vector<std::string>& NemesisFaults();
+// Whether `faults` cut links (partition, split, bridge): the cluster
+// needs link relays (workers/sut/link_relay.h).
+bool NeedsLinkRelays(const std::vector<std::string>& faults);
 
 // A swarm job's faults: a non-empty subset of `faults` drawn from `seed`
 // (each kept with probability 1/2), so that the jobs of a swarm stress
@@ -50,8 +56,9 @@ inline const std::vector<std::string>& NemesisFaults() {
 // feature masks vary what gen blocks send. One fault or none: unchanged.
 std::vector<std::string> SwarmFaults(const std::vector<std::string>& faults, uint64_t seed);
 
-// One step of the schedule: a fault ("pause", "kill", "partition") or its
-// heal ("resume", "restart", "heal") on a node, `at_ns` after the job started.
+// One step of the schedule: a fault ("pause", "kill", "partition", ...) or
+// its heal ("resume", "restart", "heal") on a node, `at_ns` after the job
+// started.
 struct FaultAction {
   int64_t at_ns = 0;
   std::string action;

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/harness/faults.h"
 #include "engine/ir/json.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
@@ -80,9 +81,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   lo.ready_timeout_ms = o.ready_timeout_ms;
   lo.ready_probe = o.ready_probe;
   lo.work_root = o.work_root;
-  const bool partitions =
-      std::find(o.nemesis.faults.begin(), o.nemesis.faults.end(), "partition") != o.nemesis.faults.end();
-  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, partitions));
+  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, NeedsLinkRelays(o.nemesis.faults)));
   e.host = "127.0.0.1";
   for (int c = 0; c < o.exec.connections; ++c) {
     e.nodes.push_back(static_cast<int>(lang::ConnectionNodes{o.nodes, o.connect_node}.NodeOf(c)));
@@ -336,12 +335,9 @@ class JobLoop {
     const ir::Value* node_value = fault.Find("node");
     const std::string action = action_value != nullptr && action_value->is_string() ? action_value->as_string() : "";
     const int node = node_value != nullptr && node_value->is_int() ? static_cast<int>(node_value->as_int()) : -1;
-    if (sut_ == nullptr || node < 0 || node >= sut_->size() ||
-        (action != "pause" && action != "resume" && action != "kill" && action != "restart" && action != "partition" &&
-         action != "heal"))
-      return absl::InvalidArgumentError(absl::StrCat("cannot inject fault ", ir::ToJson(fault),
-                                                     ": faults are pause, resume, kill, restart, partition and ",
-                                                     "heal of a node of a launched SUT"));
+    if (sut_ == nullptr || node < 0 || node >= sut_->size() || !harness::IsFaultAction(action))
+      return absl::InvalidArgumentError(absl::StrCat("cannot inject fault ", ir::ToJson(fault), ": faults are ",
+                                                     harness::FaultActionNames(), " of a node of a launched SUT"));
     // How long a fault lasted counts to when its heal began: a restart's
     // own start-up time is not part of it (a replay restarts after it
     // too, and would otherwise keep the node down twice as long).
@@ -352,8 +348,10 @@ class JobLoop {
     if (action == "kill") sut_->KillNode(node);
     if (action == "restart") healed = sut_->ReviveNode(node);
     if (action == "partition") RETURN_IF_ERROR(sut_->IsolateNode(node));
+    if (action == "split" || action == "bridge")
+      RETURN_IF_ERROR(sut_->CutLinks(harness::LinksCut(action, node, sut_->size())));
     if (action == "heal") RETURN_IF_ERROR(sut_->HealNode(node));
-    const bool is_fault = action == "pause" || action == "kill" || action == "partition";
+    const bool is_fault = harness::FaultKindOf(action) != nullptr;
     res_.faults += is_fault;
     last_fault_ns_ = NowNs() - start_;
     ir::Value recorded = fault;
@@ -477,6 +475,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (!o.nemesis.faults.empty()) {
     if (o.launch.empty()) return absl::InvalidArgumentError("the nemesis needs a launched SUT (a launch command)");
     RETURN_IF_ERROR(o.nemesis.Check(o.response_timeout_ms));
+    RETURN_IF_ERROR(o.nemesis.CheckNodes(o.nodes));
   }
   absl::StatusOr<SutEndpoint> sut = ReachSut(o);
   if (!sut.ok()) return sut.status();

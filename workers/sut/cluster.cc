@@ -103,6 +103,19 @@ absl::Status SutCluster::ReviveNode(int node) {
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
 }
 
+absl::Status SutCluster::CutLinks(const std::vector<std::pair<int, int>>& links) {
+  if (relays_ == nullptr)
+    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
+  relays_->SetCutLinks(links);
+  return absl::OkStatus();
+}
+
+absl::Status SutCluster::HealNode(int node) {
+  RETURN_IF_ERROR(SetIsolated(node, false));
+  relays_->SetCutLinks({});
+  return absl::OkStatus();
+}
+
 absl::Status SutCluster::SetIsolated(int node, bool isolated) {
   if (relays_ == nullptr)
     return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");

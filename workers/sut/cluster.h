@@ -58,7 +58,13 @@ class SutCluster {
   // A partition that cuts `node` off from every other node (clients still
   // reach it), and its heal. FailedPrecondition without link relays.
   absl::Status IsolateNode(int node) { return SetIsolated(node, true); }
-  absl::Status HealNode(int node) { return SetIsolated(node, false); }
+  // Cuts exactly `links` between nodes (harness::LinksCut: a split, a
+  // bridge), on top of an isolated node. FailedPrecondition without link
+  // relays.
+  absl::Status CutLinks(const std::vector<std::pair<int, int>>& links);
+  // Heals `node`'s isolation and every cut link: the network is whole
+  // again (the nemesis has one partition in force at a time).
+  absl::Status HealNode(int node);
   bool HasLinkRelays() const { return relays_ != nullptr; }
   // True while every node that is not down is alive; else *status names
   // the first that exited and how.

@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<LinkRelays>> LinkRelays::Listen(int nodes, int po
   r->ports_each_ = ports_each;
   r->relay_ports_.assign(static_cast<size_t>(nodes * ports_each), 0);
   r->isolated_.assign(static_cast<size_t>(nodes), false);
+  r->cut_.assign(static_cast<size_t>(nodes * nodes), false);
   r->node_pgid_.assign(static_cast<size_t>(nodes), 0);
   for (int to = 0; to < nodes; ++to) {
     for (int which = 0; which < ports_each; ++which) {
@@ -162,8 +163,21 @@ void LinkRelays::SetIsolated(int node, bool isolated) {
   (void)!write(wake_[1], "x", 1);
 }
 
+void LinkRelays::SetCutLinks(const std::vector<std::pair<int, int>>& links) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cut_.assign(cut_.size(), false);
+    for (const auto& [a, b] : links) {
+      if (a < 0 || b < 0 || a >= nodes_ || b >= nodes_) continue;
+      cut_[static_cast<size_t>(a * nodes_ + b)] = cut_[static_cast<size_t>(b * nodes_ + a)] = true;
+    }
+  }
+  (void)!write(wake_[1], "x", 1);
+}
+
 bool LinkRelays::Cut(int from, int to) const {
-  return isolated_[static_cast<size_t>(to)] || (from >= 0 && isolated_[static_cast<size_t>(from)]);
+  if (isolated_[static_cast<size_t>(to)]) return true;
+  return from >= 0 && (isolated_[static_cast<size_t>(from)] || cut_[static_cast<size_t>(from * nodes_ + to)]);
 }
 
 namespace {

@@ -13,7 +13,8 @@
 // groups are known; a connection from anything else is a client's.
 //
 // A connection is cut while its destination is isolated, or its source
-// is: the relay then holds its bytes (reads nothing, forwards nothing;
+// is, or the link between its source and destination node is cut
+// (SetCutLinks: a split, a bridge): the relay then holds its bytes (reads nothing, forwards nothing;
 // while the destination is isolated it accepts no new connection either)
 // and delivers them when the partition heals — a network that drops
 // packets until it heals, when TCP retransmits them. Connections stay
@@ -30,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -56,6 +58,10 @@ class LinkRelays {
 
   // Cuts every link to and from `node` (isolated), or heals them.
   void SetIsolated(int node, bool isolated);
+  // Cuts exactly `links` between nodes (each (a, b) both ways; empty:
+  // none), on top of isolated nodes. Connections between nodes of a cut
+  // link are still accepted (and classified); their bytes are held.
+  void SetCutLinks(const std::vector<std::pair<int, int>>& links);
 
  private:
   struct Listener {
@@ -92,6 +98,7 @@ class LinkRelays {
   int wake_[2] = {-1, -1};           // self-pipe: Isolate/Heal/stop wake the thread
   mutable std::mutex mu_;
   std::vector<bool> isolated_;    // guarded by mu_: per node
+  std::vector<bool> cut_;         // guarded by mu_: [from * nodes_ + to], SetCutLinks
   std::vector<pid_t> node_pgid_;  // guarded by mu_: per node (0: unknown)
   std::atomic<bool> stop_{false};
   std::thread thread_;  // last: started after everything it reads exists

@@ -63,7 +63,7 @@ absl::Status CheckCluster(TargetRow& t) {
 
 // A cluster's nemesis: known faults, sane timing (the run's response
 // timeout is checked by each job: a fault must be shorter), only for a
-// launched target, partitions only between 2 nodes or more.
+// launched target, each fault in a cluster large enough for it.
 absl::Status CheckNemesis(TargetRow& t) {
   if (t.fault_interval_ms < 0 || t.fault_interval_ms > kMaxFaultTimingMs || t.fault_duration_ms < 0 ||
       t.fault_duration_ms > kMaxFaultTimingMs)
@@ -81,8 +81,7 @@ absl::Status CheckNemesis(TargetRow& t) {
   if (t.fault_interval_ms > 0) n.interval_ms = t.fault_interval_ms;
   if (t.fault_duration_ms > 0) n.duration_ms = t.fault_duration_ms;
   RETURN_IF_ERROR(n.Check(std::numeric_limits<int64_t>::max()));
-  if (t.nodes < 2 && absl::c_linear_search(n.faults, "partition"))
-    return absl::InvalidArgumentError("a partition needs a cluster of at least 2 nodes");
+  RETURN_IF_ERROR(n.CheckNodes(t.nodes));
   return absl::OkStatus();
 }
 
