@@ -52,7 +52,7 @@ std::string Show(const Value& v) {
 class Eval {
  public:
   Eval(const Spec* spec, std::vector<Value>* globals, Oracle* oracle, StepOutput* out,
-       const Interpreter::Cluster* cluster = nullptr)
+       const Interpreter::Cluster& cluster)
       : spec_(spec),
         cluster_(cluster),
         globals_(globals),
@@ -625,13 +625,12 @@ class Eval {
         return a[0].has_value() ? a[0].inner() : a[1];
       case Builtin::kNodeOf: {
         const int64_t conn = ConcreteInt(a[0], loc, "node_of's connection");
-        const int64_t trace_conn =
-            cluster_ == nullptr || !cluster_->connection_of || conn < 0 ? conn : cluster_->connection_of(conn);
+        const int64_t trace_conn = !cluster_.connection_of || conn < 0 ? conn : cluster_.connection_of(conn);
         if (trace_conn < 0) Fault(loc, absl::StrCat("node_of(", conn, "): not a connection"));
-        return Value::Int(cluster_ == nullptr ? 0 : cluster_->nodes.NodeOf(trace_conn));
+        return Value::Int(cluster_.nodes.NodeOf(trace_conn));
       }
       case Builtin::kNodes:
-        return Value::Int(cluster_ == nullptr ? 1 : cluster_->nodes.nodes);
+        return Value::Int(cluster_.nodes.nodes);
       default:
         break;
     }
@@ -669,7 +668,7 @@ class Eval {
   }
 
   const Spec* spec_;
-  const Interpreter::Cluster* cluster_;  // null: one server
+  const Interpreter::Cluster& cluster_;
   std::vector<Value>* globals_;
   Oracle* oracle_;
   StepOutput* out_;
@@ -727,7 +726,7 @@ absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Va
   std::vector<Value> frame(static_cast<size_t>(h.num_slots));
   frame[0] = request;
   frame[1] = conn;
-  Eval ev(spec_, &out->globals, oracle, out, &cluster_);
+  Eval ev(spec_, &out->globals, oracle, out, cluster_);
   absl::StatusOr<EvalEnd> end =
       Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { ev.Run(h.body.get(), &frame); });
   if (!end.ok()) return end.status();
@@ -744,7 +743,7 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   std::vector<Value> copy = globals;
   std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
   NoChoiceOracle oracle;
-  Eval ev(spec_, &copy, &oracle, nullptr, &cluster_);
+  Eval ev(spec_, &copy, &oracle, nullptr, cluster_);
   ev.set_gen(ctx);
   Value result;
   absl::StatusOr<EvalEnd> end = Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] {
@@ -767,7 +766,7 @@ absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
   std::vector<Value> frame(static_cast<size_t>(std::max(p.num_slots, 1)));
   frame[0] = request;
   NoChoiceOracle oracle;
-  Eval ev(spec_, &globals, &oracle, nullptr);
+  Eval ev(spec_, &globals, &oracle, nullptr, cluster_);
   Value key;
   absl::StatusOr<EvalEnd> end =
       Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { key = ev.Run(p.key.get(), &frame); });
@@ -780,7 +779,8 @@ absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
 absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {
   std::vector<Value> globals(spec.ast.vars.size());
   NoChoiceOracle oracle;
-  Eval ev(&spec, &globals, &oracle, nullptr);
+  const Cluster one_server;  // initial values are the same on every node
+  Eval ev(&spec, &globals, &oracle, nullptr, one_server);
   for (size_t i = 0; i < spec.ast.vars.size(); ++i) {
     std::vector<Value> frame(static_cast<size_t>(spec.ast.vars[i].num_slots));
     absl::StatusOr<EvalEnd> end = Guarded(spec.file, absl::StatusCode::kInvalidArgument,
