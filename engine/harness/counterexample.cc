@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/harness/faults.h"
 #include "engine/ir/json.h"
+#include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 
 namespace dualswarm::harness {
@@ -301,10 +302,9 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
   std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ", cx.verdict.kind,
                                  ", signature ", cx.signature, "\n\n ");
   for (int c = 0; c < lanes; ++c) {
-    // A cluster's connections each talk to one node (workers/runner: the
-    // one every connection is sent to, else round-robin).
+    // A cluster's connections each talk to one node (node_of(c) in specs).
     std::string head = absl::StrCat("conn ", c);
-    if (cx.nodes > 1) absl::StrAppend(&head, " -> node ", cx.connect_node >= 0 ? cx.connect_node : c % cx.nodes);
+    if (cx.nodes > 1) absl::StrAppend(&head, " -> node ", lang::ConnectionNodes{cx.nodes, cx.connect_node}.NodeOf(c));
     head.resize(kLane, ' ');
     out += head;
   }

@@ -5,11 +5,9 @@
 namespace dualswarm::harness {
 
 const std::vector<FaultKind>& FaultKinds() {
-  static const std::vector<FaultKind> kKinds = {{"pause", "resume", 1},
-                                                {"kill", "restart", 1},
-                                                {"partition", "heal", 2},
-                                                {"split", "heal", 3},
-                                                {"bridge", "heal", 3}};
+  static const std::vector<FaultKind> kKinds = {{"pause", "resume", 1},   {"kill", "restart", 1},
+                                                {"partition", "heal", 2}, {"split", "heal", 3},
+                                                {"bridge", "heal", 3},    {"slow", "heal", 2}};
   return kKinds;
 }
 

@@ -14,6 +14,9 @@
 
 namespace dualswarm::harness {
 
+// How long a `slow` fault delays each message on its node's links.
+inline constexpr int kSlowLinkDelayMs = 100;
+
 struct FaultKind {
   std::string_view fault;  // what injects it ("pause")
   std::string_view heal;   // what ends it ("resume")
@@ -22,7 +25,8 @@ struct FaultKind {
 
 // pause/resume, kill/restart, partition/heal (one node cut off from the
 // others), split/heal (a minority from a majority), bridge/heal (two
-// halves that reach each other only through one node).
+// halves that reach each other only through one node), slow/heal (every
+// message between a node and the others delayed by kSlowLinkDelayMs).
 const std::vector<FaultKind>& FaultKinds();
 // The kind `fault` injects; nullptr when it is not a fault (a heal, or
 // unknown).

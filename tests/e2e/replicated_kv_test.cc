@@ -106,6 +106,33 @@ TEST(LinkRelays, ASplitAndABridgeCutOnlyTheirLinks) {
   held_until_heal(3, 4, 1);
 }
 
+// A slow node: every message between it and the other nodes waits
+// harness::kSlowLinkDelayMs in the relay, in order; its clients are not
+// delayed themselves. A get through node 1 (forwarded to the primary and
+// back) takes at least two delays; after the heal none.
+TEST(LinkRelays, ASlowNodesMessagesArriveLateAndInOrder) {
+  LaunchOptions node;
+  node.command = ReplKv(0);
+  auto cluster = SutCluster::Launch(node, 3, /*relay_links=*/true);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  SutCluster& c = **cluster;
+  ASSERT_EQ(testing::AskLine(c.port(1), "{\"op\":\"put\",\"key\":\"k\",\"value\":\"v1\"}\n", 5000), "{\"ok\":true}\n");
+  ASSERT_TRUE(c.SlowNode(1, harness::kSlowLinkDelayMs).ok());
+  int fd = testing::ConnectLoopback(c.port(1));
+  ASSERT_GE(fd, 0);
+  const std::string two = "{\"op\":\"get\",\"key\":\"k\"}\n{\"op\":\"get\",\"key\":\"nope\"}\n";
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(send(fd, two.data(), two.size(), MSG_NOSIGNAL), static_cast<ssize_t>(two.size()));
+  EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":\"v1\"}\n");
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_GE(waited, std::chrono::milliseconds(2 * harness::kSlowLinkDelayMs - 10)) << "not delayed both ways";
+  EXPECT_EQ(testing::ReadLineWithin(fd, 5000), "{\"value\":null}\n") << "the second answer, in order";
+  close(fd);
+  ASSERT_TRUE(c.HealNode(1).ok());
+  EXPECT_EQ(testing::AskLine(c.port(1), "{\"op\":\"get\",\"key\":\"k\"}\n", 5000), "{\"value\":\"v1\"}\n");
+  EXPECT_TRUE(absl::IsFailedPrecondition(SutCluster::Launch(node, 2).value()->SlowNode(0, 100)));
+}
+
 // A cluster that never answers through its relays (node 1 forwards to a
 // primary at an address where nothing listens) is never blamed: nothing
 // answered before the first fault is inconclusive, naming the relays; and
@@ -151,7 +178,7 @@ JobOptions ReplKvJob(int mutant, const std::vector<std::string>& faults, uint64_
 // checker takes as a request that may have taken effect or not.
 TEST(ReplicatedKv, ACorrectPrimaryBackupPassesUnderEveryFault) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    auto r = RunJob(Shipped("kv.dspec"), ReplKvJob(0, {"pause", "kill", "partition"}, seed, 4000));
+    auto r = RunJob(Shipped("kv.dspec"), ReplKvJob(0, {"pause", "kill", "partition", "slow"}, seed, 4000));
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     EXPECT_GE(r->faults, 3) << "seed " << seed << ": the run took " << r->seconds << " s";

@@ -194,9 +194,9 @@ TEST(Faults, PartitionsCutTheLinksTheirNodeAndClusterSizeName) {
 }
 
 TEST(Faults, EveryFaultIsNamedAndHealedAndNeedsEnoughNodes) {
-  EXPECT_EQ(NemesisFaults(), (std::vector<std::string>{"pause", "kill", "partition", "split", "bridge"}));
-  EXPECT_EQ(harness::FaultActionNames(), "pause, resume, kill, restart, partition, heal, split, bridge");
-  for (const char* a : {"pause", "resume", "kill", "restart", "partition", "heal", "split", "bridge"})
+  EXPECT_EQ(NemesisFaults(), (std::vector<std::string>{"pause", "kill", "partition", "split", "bridge", "slow"}));
+  EXPECT_EQ(harness::FaultActionNames(), "pause, resume, kill, restart, partition, heal, split, bridge, slow");
+  for (const char* a : {"pause", "resume", "kill", "restart", "partition", "heal", "split", "bridge", "slow"})
     EXPECT_TRUE(harness::IsFaultAction(a)) << a;
   EXPECT_FALSE(harness::IsFaultAction("unpartition"));
   NemesisOptions o;
@@ -206,6 +206,7 @@ TEST(Faults, EveryFaultIsNamedAndHealedAndNeedsEnoughNodes) {
   EXPECT_TRUE(absl::IsInvalidArgument(small));
   EXPECT_EQ(small.message(), "a split needs a cluster of at least 3 nodes (this one has 2)");
   EXPECT_TRUE(NeedsLinkRelays({"pause", "bridge"}));
+  EXPECT_TRUE(NeedsLinkRelays({"slow"}));
   EXPECT_FALSE(NeedsLinkRelays({"pause", "kill"}));
   // A split's and a bridge's heal is "heal".
   auto s = Schedule(9, 2'000'000'000, {"split", "bridge"});

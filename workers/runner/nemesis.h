@@ -16,7 +16,9 @@
 //            every majority/minority split;
 //   "split"  cut a minority from a majority, "bridge" two halves that
 //            reach each other only through one node (3 nodes or more;
-//            which links: harness::LinksCut), healed by "heal".
+//            which links: harness::LinksCut), healed by "heal";
+//   "slow"   delay every message between a node and the others by
+//            harness::kSlowLinkDelayMs, healed by "heal".
 // A fault must end before the response timeout, so that it delays answers
 // without making the server look dead (NemesisOptions::Check). Each fault
 // and each heal is a fault event in the trace ({"fault":"pause","node":1},

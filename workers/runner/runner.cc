@@ -350,6 +350,7 @@ class JobLoop {
     if (action == "partition") RETURN_IF_ERROR(sut_->IsolateNode(node));
     if (action == "split" || action == "bridge")
       RETURN_IF_ERROR(sut_->CutLinks(harness::LinksCut(action, node, sut_->size())));
+    if (action == "slow") RETURN_IF_ERROR(sut_->SlowNode(node, harness::kSlowLinkDelayMs));
     if (action == "heal") RETURN_IF_ERROR(sut_->HealNode(node));
     const bool is_fault = harness::FaultKindOf(action) != nullptr;
     res_.faults += is_fault;

@@ -110,9 +110,18 @@ absl::Status SutCluster::CutLinks(const std::vector<std::pair<int, int>>& links)
   return absl::OkStatus();
 }
 
+absl::Status SutCluster::SlowNode(int node, int delay_ms) {
+  if (relays_ == nullptr)
+    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be slowed");
+  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
+  relays_->SetSlow(node, delay_ms);
+  return absl::OkStatus();
+}
+
 absl::Status SutCluster::HealNode(int node) {
   RETURN_IF_ERROR(SetIsolated(node, false));
   relays_->SetCutLinks({});
+  for (int n = 0; n < size(); ++n) relays_->SetSlow(n, 0);
   return absl::OkStatus();
 }
 

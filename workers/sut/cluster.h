@@ -62,8 +62,11 @@ class SutCluster {
   // bridge), on top of an isolated node. FailedPrecondition without link
   // relays.
   absl::Status CutLinks(const std::vector<std::pair<int, int>>& links);
-  // Heals `node`'s isolation and every cut link: the network is whole
-  // again (the nemesis has one partition in force at a time).
+  // Delays every message between `node` and the other nodes by
+  // `delay_ms` (LinkRelays::SetSlow). FailedPrecondition without relays.
+  absl::Status SlowNode(int node, int delay_ms);
+  // Heals `node`'s isolation, every cut link and every slow node: the
+  // network is whole again (the nemesis has one fault in force at a time).
   absl::Status HealNode(int node);
   bool HasLinkRelays() const { return relays_ != nullptr; }
   // True while every node that is not down is alive; else *status names

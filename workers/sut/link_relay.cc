@@ -9,7 +9,9 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -85,17 +87,24 @@ bool ReadInto(int fd, std::string* into, bool* eof) {
   return true;
 }
 
-// Writes as much of `from` to `fd` as it takes. False on an error.
-bool WriteFrom(int fd, std::string* from) {
-  while (!from->empty()) {
-    ssize_t n = send(fd, from->data(), from->size(), MSG_NOSIGNAL);
+// Writes as much of the first `limit` bytes of `from` to `fd` as it
+// takes. False on an error.
+bool WriteFrom(int fd, std::string* from, size_t limit) {
+  while (limit > 0) {
+    ssize_t n = send(fd, from->data(), limit, MSG_NOSIGNAL);
     if (n > 0) {
       from->erase(0, static_cast<size_t>(n));
+      limit -= static_cast<size_t>(n);
       continue;
     }
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
   }
   return true;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -107,6 +116,7 @@ absl::StatusOr<std::unique_ptr<LinkRelays>> LinkRelays::Listen(int nodes, int po
   r->relay_ports_.assign(static_cast<size_t>(nodes * ports_each), 0);
   r->isolated_.assign(static_cast<size_t>(nodes), false);
   r->cut_.assign(static_cast<size_t>(nodes * nodes), false);
+  r->slow_ms_.assign(static_cast<size_t>(nodes), 0);
   r->node_pgid_.assign(static_cast<size_t>(nodes), 0);
   for (int to = 0; to < nodes; ++to) {
     for (int which = 0; which < ports_each; ++which) {
@@ -173,6 +183,33 @@ void LinkRelays::SetCutLinks(const std::vector<std::pair<int, int>>& links) {
     }
   }
   (void)!write(wake_[1], "x", 1);
+}
+
+void LinkRelays::SetSlow(int node, int delay_ms) {
+  if (node < 0 || node >= nodes_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    slow_ms_[static_cast<size_t>(node)] = std::max(delay_ms, 0);
+  }
+  (void)!write(wake_[1], "x", 1);
+}
+
+int LinkRelays::DelayMs(int from, int to) const {
+  if (from < 0) return 0;  // a client's connection
+  return std::max(slow_ms_[static_cast<size_t>(from)], slow_ms_[static_cast<size_t>(to)]);
+}
+
+size_t LinkRelays::Flow::Ready(int64_t now_ms) {
+  while (!delayed.empty() && delayed.front().first <= now_ms) delayed.pop_front();
+  size_t held = 0;
+  for (const auto& chunk : delayed) held += chunk.second;
+  return bytes.size() - held;
+}
+
+void LinkRelays::Flow::Delay(size_t n, int64_t at_ms) {
+  if (n == 0) return;
+  if (!delayed.empty()) at_ms = std::max(at_ms, delayed.back().first);  // never ahead of earlier bytes
+  delayed.emplace_back(at_ms, n);
 }
 
 bool LinkRelays::Cut(int from, int to) const {
@@ -292,6 +329,7 @@ void LinkRelays::Loop() {
   std::vector<pollfd> fds;
   std::vector<std::pair<Kind, size_t>> who;
   bool accepting = true;  // false for kAcceptPauseMs after an accept failed
+  int wait_ms = -1;       // poll's timeout: the accept pause, or when delayed bytes are due
   while (!stop_) {
     fds.clear();
     who.clear();
@@ -304,14 +342,21 @@ void LinkRelays::Loop() {
         fds.push_back({listeners_[i].fd, POLLIN, 0});
         who.emplace_back(kListener, i);
       }
+      const int64_t now = NowMs();
+      wait_ms = accepting ? -1 : kAcceptPauseMs;
       for (size_t i = 0; i < pipes_.size(); ++i) {
-        const Pipe& p = pipes_[i];
-        if (Cut(p.from, p.to)) continue;  // bytes wait in the kernel
+        Pipe& p = pipes_[i];
+        if (Cut(p.from, p.to)) continue;        // bytes wait in the kernel
+        for (Flow* f : {&p.a_to_b, &p.b_to_a})  // wake when delayed bytes are due
+          if (f->Ready(now) < f->bytes.size()) {
+            const int due = static_cast<int>(std::max<int64_t>(f->delayed.front().first - now, 1));
+            wait_ms = wait_ms < 0 ? due : std::min(wait_ms, due);
+          }
         short a = 0, b = 0;
-        if (!p.a_eof && p.a_to_b.size() < kMaxBuffered) a |= POLLIN;
-        if (!p.b_to_a.empty()) a |= POLLOUT;
-        if (!p.b_eof && p.b_to_a.size() < kMaxBuffered) b |= POLLIN;
-        if (!p.a_to_b.empty()) b |= POLLOUT;
+        if (!p.a_eof && p.a_to_b.bytes.size() < kMaxBuffered) a |= POLLIN;
+        if (p.b_to_a.Ready(now) > 0) a |= POLLOUT;
+        if (!p.b_eof && p.b_to_a.bytes.size() < kMaxBuffered) b |= POLLIN;
+        if (p.a_to_b.Ready(now) > 0) b |= POLLOUT;
         // A side with nothing to do is left out (poll ignores a negative
         // fd): a hung-up side would otherwise wake the loop for ever.
         fds.push_back({a != 0 ? p.a : -1, a, 0});
@@ -320,7 +365,7 @@ void LinkRelays::Loop() {
         who.emplace_back(kSideB, i);
       }
     }
-    const int polled = poll(fds.data(), fds.size(), accepting ? -1 : kAcceptPauseMs);
+    const int polled = poll(fds.data(), fds.size(), wait_ms);
     accepting = true;
     if (polled < 0) {
       if (errno == EINTR) continue;
@@ -348,22 +393,29 @@ void LinkRelays::Loop() {
       Pipe& p = pipes_[i];
       const bool side_a = kind == kSideA;
       const int fd = side_a ? p.a : p.b;
-      std::string& in = side_a ? p.a_to_b : p.b_to_a;
-      std::string& out = side_a ? p.b_to_a : p.a_to_b;
+      Flow& in = side_a ? p.a_to_b : p.b_to_a;
+      Flow& out = side_a ? p.b_to_a : p.a_to_b;
       bool& eof = side_a ? p.a_eof : p.b_eof;
       if ((ev & POLLIN) || ((ev & (POLLHUP | POLLERR)) && !eof)) {
-        if (!ReadInto(fd, &in, &eof)) p.dead = true;
+        const size_t before = in.bytes.size();
+        if (!ReadInto(fd, &in.bytes, &eof)) p.dead = true;
+        int delay_ms;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          delay_ms = DelayMs(p.from, p.to);
+        }
+        if (delay_ms > 0 || !in.delayed.empty()) in.Delay(in.bytes.size() - before, NowMs() + delay_ms);
       }
-      if ((ev & POLLOUT) && !WriteFrom(fd, &out)) p.dead = true;
+      if ((ev & POLLOUT) && !WriteFrom(fd, &out.bytes, out.Ready(NowMs()))) p.dead = true;
       if ((ev & POLLERR) && !(ev & POLLIN)) p.dead = true;
     }
     // Forward EOFs whose data has gone through; drop finished or broken
     // connections (closing one end closes the other: a node that exits
     // ends its peers' connections through the relay too).
     for (Pipe& p : pipes_) {
-      if (p.a_eof && p.a_to_b.empty()) shutdown(p.b, SHUT_WR);
-      if (p.b_eof && p.b_to_a.empty()) shutdown(p.a, SHUT_WR);
-      if (p.a_eof && p.b_eof && p.a_to_b.empty() && p.b_to_a.empty()) p.dead = true;
+      if (p.a_eof && p.a_to_b.bytes.empty()) shutdown(p.b, SHUT_WR);
+      if (p.b_eof && p.b_to_a.bytes.empty()) shutdown(p.a, SHUT_WR);
+      if (p.a_eof && p.b_eof && p.a_to_b.bytes.empty() && p.b_to_a.bytes.empty()) p.dead = true;
     }
     for (size_t i = 0; i < pipes_.size();) {
       if (!pipes_[i].dead) {

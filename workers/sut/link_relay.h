@@ -27,6 +27,8 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +64,11 @@ class LinkRelays {
   // none), on top of isolated nodes. Connections between nodes of a cut
   // link are still accepted (and classified); their bytes are held.
   void SetCutLinks(const std::vector<std::pair<int, int>>& links);
+  // Delays every byte on the links between `node` and the other nodes by
+  // `delay_ms` (0: no more), in both directions; clients' connections are
+  // not delayed. Bytes keep their order: what is read after the delay ends
+  // still waits for what was read before.
+  void SetSlow(int node, int delay_ms);
 
  private:
   struct Listener {
@@ -74,11 +81,21 @@ class LinkRelays {
   // One relayed connection: `a` accepted from node `from` (-1: not a
   // node), `b` connected to node `to`; bytes read from one side wait in
   // its buffer.
+  // Bytes waiting to go one way: the delayed ones at the end of `bytes`,
+  // in chunks (when each may go, how many bytes), oldest first.
+  struct Flow {
+    std::string bytes;
+    std::deque<std::pair<int64_t, size_t>> delayed;
+    // How many leading bytes may go at `now_ms` (releasing due chunks).
+    size_t Ready(int64_t now_ms);
+    // Marks the last `n` bytes read as going no sooner than `at_ms`.
+    void Delay(size_t n, int64_t at_ms);
+  };
   struct Pipe {
     int a = -1, b = -1;
     int from = -1, to = 0;
     int relay_port = 0;  // the listener it came through
-    std::string a_to_b, b_to_a;
+    Flow a_to_b, b_to_a;
     bool a_eof = false, b_eof = false;  // that side sent EOF (forwarded once its buffer is empty)
     bool dead = false;
   };
@@ -88,7 +105,8 @@ class LinkRelays {
   // descriptors), so that the loop pauses accepting.
   bool Accept(const Listener& l);
   int NodeOfConnection(int accepted_fd, int relay_port);
-  bool Cut(int from, int to) const;  // with mu_ held
+  bool Cut(int from, int to) const;     // with mu_ held
+  int DelayMs(int from, int to) const;  // with mu_ held: SetSlow's delay on the link
 
   int nodes_ = 0;
   int ports_each_ = 0;
@@ -99,6 +117,7 @@ class LinkRelays {
   mutable std::mutex mu_;
   std::vector<bool> isolated_;    // guarded by mu_: per node
   std::vector<bool> cut_;         // guarded by mu_: [from * nodes_ + to], SetCutLinks
+  std::vector<int> slow_ms_;      // guarded by mu_: per node, SetSlow
   std::vector<pid_t> node_pgid_;  // guarded by mu_: per node (0: unknown)
   std::atomic<bool> stop_{false};
   std::thread thread_;  // last: started after everything it reads exists
