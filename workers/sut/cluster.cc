@@ -103,33 +103,38 @@ absl::Status SutCluster::ReviveNode(int node) {
   return absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
 }
 
-absl::Status SutCluster::CutLinks(const std::vector<std::pair<int, int>>& links) {
+// The link relays, for a fault on `node` (-1: on links, no one node).
+absl::StatusOr<LinkRelays*> SutCluster::RelaysFor(int node) const {
   if (relays_ == nullptr)
-    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
-  relays_->SetCutLinks(links);
+    return absl::FailedPreconditionError(
+        "this cluster was launched without link relays: its links cannot be cut or slowed");
+  if (node < -1 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
+  return relays_.get();
+}
+
+absl::Status SutCluster::CutLinks(const std::vector<std::pair<int, int>>& links) {
+  ASSIGN_OR_RETURN(LinkRelays * relays, RelaysFor(-1));
+  relays->SetCutLinks(links);
   return absl::OkStatus();
 }
 
 absl::Status SutCluster::SlowNode(int node, int delay_ms) {
-  if (relays_ == nullptr)
-    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be slowed");
-  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
-  relays_->SetSlow(node, delay_ms);
+  ASSIGN_OR_RETURN(LinkRelays * relays, RelaysFor(node));
+  relays->SetSlow(node, delay_ms);
   return absl::OkStatus();
 }
 
 absl::Status SutCluster::HealNode(int node) {
-  RETURN_IF_ERROR(SetIsolated(node, false));
-  relays_->SetCutLinks({});
-  for (int n = 0; n < size(); ++n) relays_->SetSlow(n, 0);
+  ASSIGN_OR_RETURN(LinkRelays * relays, RelaysFor(node));
+  relays->SetIsolated(node, false);
+  relays->SetCutLinks({});
+  for (int n = 0; n < size(); ++n) relays->SetSlow(n, 0);
   return absl::OkStatus();
 }
 
 absl::Status SutCluster::SetIsolated(int node, bool isolated) {
-  if (relays_ == nullptr)
-    return absl::FailedPreconditionError("this cluster was launched without link relays: it cannot be partitioned");
-  if (node < 0 || node >= size()) return absl::InvalidArgumentError(absl::StrCat("no node ", node));
-  relays_->SetIsolated(node, isolated);
+  ASSIGN_OR_RETURN(LinkRelays * relays, RelaysFor(node));
+  relays->SetIsolated(node, isolated);
   return absl::OkStatus();
 }
 

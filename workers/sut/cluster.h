@@ -78,6 +78,7 @@ class SutCluster {
  private:
   SutCluster() = default;
   absl::Status SetIsolated(int node, bool isolated);
+  absl::StatusOr<LinkRelays*> RelaysFor(int node) const;
   // Declared first, so destroyed last: the nodes stop before their links.
   std::unique_ptr<LinkRelays> relays_;              // null without relay_links
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
