@@ -32,6 +32,19 @@ run() {
 # row LABEL: a table row from the JSON lines on stdin.
 row() { python3 bench/json_row.py runs "$1"; }
 
+# The link faults beyond a partition (bridge: the one link between two
+# members cut; slow: a member's messages delayed 100 ms).
+links() {
+  run --nemesis bridge --fault-interval 500 --fault-duration 1500 | row "bridge (the link between two members cut for 1.5 s)"
+  run --nemesis slow --fault-interval 500 --fault-duration 1500 | row "slow (a member's messages delayed 100 ms for 1.5 s)"
+}
+if [ -n "${LINKS_ONLY:-}" ]; then
+  echo "| faults | runs | outcomes | findings | tester s (median / max) | faults injected (median / max) |"
+  echo "|---|--:|---|--:|--:|--:|"
+  links
+  exit 0
+fi
+
 echo "## etcd cluster under faults"
 echo
 echo "Command: \`bash bench/run_etcd_cluster_fault_bench.sh\` (SEEDS=$SEEDS, STEPS=$STEPS)"
@@ -47,3 +60,4 @@ run --nemesis kill --fault-interval 300 --fault-duration 500 | row "kill -9 and 
 run --nemesis pause,kill --fault-interval 300 --fault-duration 500 --swarm | row "pause,kill, --swarm (each seed a subset)"
 run --nemesis partition --fault-interval 500 --fault-duration 1500 | row "partition (a member cut off for 1.5 s)"
 run --nemesis pause,kill,partition --fault-interval 300 --fault-duration 500 | row "pause,kill,partition"
+links

@@ -426,6 +426,18 @@ TEST(RealServers, EtcdClusterOf3PassesWithPauses) {
   }
 }
 
+// A 3-node etcd under a bridge (the link between two members cut, each
+// still reaching the third) and slow links (a member's messages delayed
+// 100 ms) for 1 s at a time stays linearizable.
+TEST(RealServers, EtcdClusterOf3PassesWithBridgesAndSlowLinks) {
+  ASSERT_EQ(::access("/usr/bin/etcd", X_OK), 0) << "etcd-server is installed by scripts/setup.sh";
+  auto r = TestEtcdCluster(
+      1, {"--nemesis", "bridge,slow", "--fault-interval", "300", "--fault-duration", "1000", "--steps", "600"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASSED: 600 requests on 6 connections"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.out.find("no fault injected"), std::string::npos) << r.out;
+}
+
 TEST(ClusterTargets, CliRefusesBadClusterFlags) {
   std::string spec = std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec";
   auto no_launch =
