@@ -452,7 +452,8 @@ TEST(ClusterTargets, CliRefusesBadClusterFlags) {
   auto bad_fault =
       testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--nemesis", "flood"});
   EXPECT_EQ(bad_fault.exit_code, 2);
-  EXPECT_NE(bad_fault.err.find("unknown fault \"flood\" (known: pause, kill, partition)"), std::string::npos)
+  EXPECT_NE(bad_fault.err.find("unknown fault \"flood\" (known: pause, kill, partition, split, bridge, slow)"),
+            std::string::npos)
       << bad_fault.err;
   auto no_nemesis =
       testing::RunCommand({DUALSWARM_CLI, "test", "--spec", spec, "--launch", RefKv(), "--fault-interval", "30"});

@@ -98,7 +98,7 @@ TEST_F(ClusterTargetStoreTest, TheNemesisRoundTripsAndBadOnesAreRefused) {
 
   TargetRow bad = Cluster("unknown", 3);
   bad.nemesis = "pause,flood";
-  ExpectRefused(store_.get(), bad, "unknown fault \"flood\" (known: pause, kill, partition)");
+  ExpectRefused(store_.get(), bad, "unknown fault \"flood\" (known: pause, kill, partition, split, bridge, slow)");
   bad = Cluster("alone", 1);
   bad.nemesis = "partition";
   ExpectRefused(store_.get(), bad, "a partition needs a cluster of at least 2 nodes");
