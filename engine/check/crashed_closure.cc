@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/check/explanation.h"
-
 namespace dualswarm::check {
 
 absl::StatusOr<const std::vector<ClosureState>*> CrashedClosures::Of(const Globals& globals, int64_t next_fresh,
@@ -12,7 +10,7 @@ absl::StatusOr<const std::vector<ClosureState>*> CrashedClosures::Of(const Globa
                                                                      uint64_t version, const StepFn& step,
                                                                      const GoneFn& gone) {
   if (unbounded_) return nullptr;
-  Key key{globals, StateHashOf(*globals, {}), next_fresh, version};
+  Key key{GlobalsKey::Of(globals), next_fresh, version};
   auto it = closures_.find(key);
   if (it == closures_.end()) {
     absl::StatusOr<Entry> entry = Compute(globals, next_fresh, requests, step, gone);

@@ -74,17 +74,15 @@ class CrashedClosures {
 
  private:
   struct Key {
-    Globals globals;
-    uint64_t globals_hash;
+    GlobalsKey state;
     int64_t next_fresh;
     uint64_t version;
     friend bool operator==(const Key& a, const Key& b) {
-      return a.globals_hash == b.globals_hash && a.next_fresh == b.next_fresh && a.version == b.version &&
-             (a.globals == b.globals || *a.globals == *b.globals);
+      return a.next_fresh == b.next_fresh && a.version == b.version && a.state == b.state;
     }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.globals_hash, k.next_fresh, k.version);
+      return H::combine(std::move(h), k.state.hash, k.next_fresh, k.version);
     }
   };
   struct Entry {

@@ -186,19 +186,15 @@ bool Search::IsConnection(const Value& conn) const {
   return conn.is_int() && conn.as_int() >= 0 && conn.as_int() < static_cast<int64_t>(log_.per_channel.size());
 }
 
-// Everything that decides what can still happen to `e` at observation
-// `at_obs`: the state and constraints, and per channel the requests
-// consumed and the responses owed. Left out, because no future depends on
-// them: the server order that led here, the numbering of `fresh` values,
-// channels closed with every request answered (consumed = sent in every
-// explanation). An optional channel with one request left is left out, and
-// one with none left goes to `settled` (memo.h: dominance).
-MemoKey Search::KeyOf(const Explanation& e, size_t at_obs) const {
-  return WithState(ChannelKeyOf(e, at_obs), at_obs, e.StateHash());
-}
-
-// The key of an explanation given what its channels contribute and its
-// StateHash.
+// An explanation's memo key at `at_obs`: everything that decides what can
+// still happen to it there — the state and constraints (its StateHash),
+// and per channel the requests consumed and the responses owed (what its
+// channels contribute: ChannelKeyOf, or derived: ChildChannelKey). Left
+// out, because no future depends on them: the server order that led here,
+// the numbering of `fresh` values, channels closed with every request
+// answered (consumed = sent in every explanation). An optional channel
+// with one request left is left out, and one with none left goes to
+// `settled` (memo.h: dominance).
 MemoKey Search::WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash) {
   return MemoKey{absl::HashOf(at_obs, state_hash, channels.hash), std::move(channels.settled)};
 }

@@ -158,7 +158,6 @@ class Search {
     size_t next_repair_frame = 0;  // into FramesThatTookRequestsBefore(entry, ...)
   };
 
-  MemoKey KeyOf(const Explanation& e, size_t at_obs) const;
   ChannelKey ChannelKeyOf(const Explanation& e, size_t at_obs) const;
   static MemoKey WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash);
   static uint64_t OwedHash(const Explanation& e, size_t ch);

@@ -6,11 +6,15 @@
 
 namespace dualswarm::check {
 
-StepCache::Key StepCache::MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
-                                  int64_t next_fresh) {
+GlobalsKey GlobalsKey::Of(std::shared_ptr<const std::vector<ir::Value>> globals) {
   uint64_t h = 0x2545f4914f6cdd1dull;
   for (const auto& g : *globals) h = absl::HashOf(h, g.Hash());
-  return Key{std::move(globals), h, channel, request, next_fresh};
+  return GlobalsKey{std::move(globals), h};
+}
+
+StepCache::Key StepCache::MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
+                                  int64_t next_fresh) {
+  return Key{GlobalsKey::Of(std::move(globals)), channel, request, next_fresh};
 }
 
 StepCache::~StepCache() {

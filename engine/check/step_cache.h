@@ -34,6 +34,19 @@
 
 namespace dualswarm::check {
 
+// A spec state as a hash-map key: hashed once, compared by value (by
+// pointer first: equal states are often shared). The step cache and the
+// probe's closures (crashed_closure.h) key on it.
+struct GlobalsKey {
+  std::shared_ptr<const std::vector<ir::Value>> globals;
+  uint64_t hash = 0;
+
+  static GlobalsKey Of(std::shared_ptr<const std::vector<ir::Value>> globals);
+  friend bool operator==(const GlobalsKey& a, const GlobalsKey& b) {
+    return a.hash == b.hash && (a.globals == b.globals || *a.globals == *b.globals);
+  }
+};
+
 // One handler path of a step that survived (not killed by an `assume`).
 struct StepOutcome {
   std::shared_ptr<const std::vector<ir::Value>> globals;
@@ -72,19 +85,17 @@ class StepCache {
 
  private:
   struct Key {
-    std::shared_ptr<const std::vector<ir::Value>> globals;
-    uint64_t globals_hash;
+    GlobalsKey state;
     int channel;
     int32_t request;
     int64_t next_fresh;
 
     friend bool operator==(const Key& a, const Key& b) {
-      return a.globals_hash == b.globals_hash && a.channel == b.channel && a.request == b.request &&
-             a.next_fresh == b.next_fresh && (a.globals == b.globals || *a.globals == *b.globals);
+      return a.channel == b.channel && a.request == b.request && a.next_fresh == b.next_fresh && a.state == b.state;
     }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.globals_hash, k.channel, k.request, k.next_fresh);
+      return H::combine(std::move(h), k.state.hash, k.channel, k.request, k.next_fresh);
     }
   };
   static Key MakeKey(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request,
