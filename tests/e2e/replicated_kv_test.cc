@@ -279,7 +279,9 @@ TEST(ReplicatedKv, ASplitBrainShrinksToThePartitionItNeedsAndReplays) {
   EXPECT_GE(heals_held, 1) << harness::CounterexampleToJson(*doc);
   EXPECT_LE(doc->input.size(), doc->original_size) << harness::CounterexampleToJson(*doc);
   auto again = testing::RunCommand({DUALSWARM_CLI, "replay", cx, "--launch", ReplKv(3), "--times", "3"});
-  EXPECT_TRUE(again.exit_code == 0 || again.exit_code == 1) << again.out << again.err;  // not bad input
+  // 1: every replay reproduced it, 0: none failed, 3: mixed (the race's
+  // timing decides, see above); 2 would be bad input.
+  EXPECT_TRUE(again.exit_code == 0 || again.exit_code == 1 || again.exit_code == 3) << again.out << again.err;
   EXPECT_NE(again.out.find(" of 3 replays reproduced signature"), std::string::npos) << again.out << again.err;
   std::filesystem::remove_all(dir);
 }
