@@ -80,7 +80,7 @@ void DropUnreachableConstraints(Explanation* e) {
   if (e->pc.empty()) return;
   std::vector<TermRef> live;
   for (const auto& g : *e->globals) ir::CollectValueVars(g, &live);
-  e->owed.ForEachMutable([&](const Owed& o) { ir::CollectValueVars(o.msg, &live); });
+  e->owed.ForEach([&](size_t, const Owed& o) { ir::CollectValueVars(o.msg, &live); });
   auto is_live = [&](const TermRef& v) {
     for (const auto& w : live)
       if (w->ival == v->ival && w->sort == v->sort) return true;

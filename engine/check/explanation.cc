@@ -8,28 +8,48 @@ namespace dualswarm::check {
 
 size_t OwedQueues::Count(size_t ch) const {
   size_t n = 0;
-  for (const auto& e : entries_) n += e.ch == ch;
+  ForChannel(ch, [&](const Owed&) { ++n; });
   return n;
 }
 
 const Owed& OwedQueues::Front(size_t ch) const {
-  return std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; })->owed;
+  return std::find_if(entries_->begin(), entries_->end(), [&](const Entry& e) { return e.ch == ch; })->owed;
 }
 
 const Owed& OwedQueues::Back(size_t ch) const {
-  return std::find_if(entries_.rbegin(), entries_.rend(), [&](const Entry& e) { return e.ch == ch; })->owed;
+  return std::find_if(entries_->rbegin(), entries_->rend(), [&](const Entry& e) { return e.ch == ch; })->owed;
+}
+
+void OwedQueues::Push(size_t ch, Owed o) {
+  auto next = std::make_shared<std::vector<Entry>>();
+  next->reserve(Size() + 1);
+  if (entries_ != nullptr) next->assign(entries_->begin(), entries_->end());
+  next->push_back({ch, std::move(o)});
+  entries_ = std::move(next);
 }
 
 Owed OwedQueues::PopFront(size_t ch) {
-  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; });
-  Owed o = std::move(it->owed);
-  entries_.erase(it);
+  auto it = std::find_if(entries_->begin(), entries_->end(), [&](const Entry& e) { return e.ch == ch; });
+  Owed o = it->owed;
+  if (entries_->size() == 1) {
+    entries_ = nullptr;
+    return o;
+  }
+  auto next = std::make_shared<std::vector<Entry>>();
+  next->reserve(entries_->size() - 1);
+  next->insert(next->end(), entries_->begin(), it);
+  next->insert(next->end(), it + 1, entries_->end());
+  entries_ = std::move(next);
   return o;
 }
 
 void OwedQueues::Clear(size_t ch) {
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.ch == ch; }),
-                 entries_.end());
+  if (Count(ch) == 0) return;
+  auto next = std::make_shared<std::vector<Entry>>();
+  ForEach([&](size_t c, const Owed& o) {
+    if (c != ch) next->push_back({c, o});
+  });
+  entries_ = next->empty() ? nullptr : std::move(next);
 }
 
 void Explanation::EnsureChannels(size_t n) {

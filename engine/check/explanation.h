@@ -10,7 +10,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
 #include "engine/ir/value.h"
 #include "engine/lang/loc.h"
 #include "engine/sym/term.h"
@@ -26,35 +25,43 @@ struct Owed {
 
 // The responses the spec's server owes, per channel, each channel's in FIFO
 // order. Few are owed at once (about one per request in flight), so they
-// live in one small flat list rather than a list per channel: copying an
-// explanation — the search's most frequent act — copies only what is owed.
+// live in one small flat list rather than a list per channel, and the list
+// is shared by the copies of an explanation until one changes it: copying
+// and moving explanations — the search's most frequent acts — never copy
+// what is owed.
 class OwedQueues {
  public:
   bool Empty(size_t ch) const { return Count(ch) == 0; }
   size_t Count(size_t ch) const;
-  bool AnyOwed() const { return !entries_.empty(); }
-  size_t Size() const { return entries_.size(); }  // over all channels
-  const Owed& Front(size_t ch) const;              // the channel must owe something
-  const Owed& Back(size_t ch) const;               // the channel must owe something
-  Owed PopFront(size_t ch);                        // the channel must owe something
-  void Push(size_t ch, Owed o) { entries_.push_back({ch, std::move(o)}); }
+  bool AnyOwed() const { return entries_ != nullptr; }
+  size_t Size() const { return entries_ ? entries_->size() : 0; }  // over all channels
+  const Owed& Front(size_t ch) const;                                // the channel must owe something
+  const Owed& Back(size_t ch) const;                                 // the channel must owe something
+  Owed PopFront(size_t ch);                                          // the channel must owe something
+  void Push(size_t ch, Owed o);
   void Clear(size_t ch);
   // Calls f(const Owed&) for channel ch's owed responses, oldest first.
   template <typename F>
   void ForChannel(size_t ch, F f) const {
-    for (const auto& e : entries_)
+    if (entries_ == nullptr) return;
+    for (const auto& e : *entries_)
       if (e.ch == ch) f(e.owed);
   }
   // Calls f(channel, const Owed&) for every owed response, each channel's
   // oldest first.
   template <typename F>
   void ForEach(F f) const {
-    for (const auto& e : entries_) f(e.ch, e.owed);
+    if (entries_ == nullptr) return;
+    for (const auto& e : *entries_) f(e.ch, e.owed);
   }
-  // Calls f(Owed&) for every owed response (any order).
+  // Calls f(Owed&) for every owed response (any order), on this
+  // explanation's own copy of the list.
   template <typename F>
   void ForEachMutable(F f) {
-    for (auto& e : entries_) f(e.owed);
+    if (entries_ == nullptr) return;
+    auto own = std::make_shared<std::vector<Entry>>(*entries_);
+    for (auto& e : *own) f(e.owed);
+    entries_ = std::move(own);
   }
 
  private:
@@ -62,7 +69,9 @@ class OwedQueues {
     size_t ch;
     Owed owed;
   };
-  absl::InlinedVector<Entry, 2> entries_;  // per channel: oldest first
+  // Per channel oldest first; null when nothing is owed; never changed
+  // once shared (every change makes a new list).
+  std::shared_ptr<const std::vector<Entry>> entries_;
 };
 
 // The requests the server took, newest first (shared tails): each one's

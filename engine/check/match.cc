@@ -17,67 +17,87 @@ std::string Short(const Value& v) {
 
 bool IsAbsentMarker(const Value& v) { return v.is_option() && !v.has_value(); }
 
-}  // namespace
+// `step` (a field name or "[i]") followed by the path below it.
+std::string JoinPath(std::string step, const std::string& below) {
+  if (below.empty()) return step;
+  if (below.front() == '[') return step + below;
+  return absl::StrCat(step, ".", below);
+}
 
-bool MatchMessage(const Value& spec, const Value& obs, const std::string& path, std::vector<TermRef>* cs,
-                  Mismatch* mm) {
-  auto fail = [&](std::string text) {
-    mm->field = path.empty() ? "(message)" : path;
-    mm->text = std::move(text);
+// MatchMessage below the top: on a mismatch, mm (when given) names the
+// field relative to `spec` ("" for `spec` itself). The texts are built only
+// when asked for: a search matches far more often than it reports.
+bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismatch* mm) {
+  auto fail = [&](auto make_text) {
+    if (mm != nullptr) {
+      mm->field.clear();
+      mm->text = make_text();
+    }
     return false;
   };
   switch (spec.kind()) {
     case Value::Kind::kOption:
       if (!spec.has_value()) {
         if (obs.is_null()) return true;
-        return fail(absl::StrCat("spec expects nothing (none), observed ", Short(obs)));
+        return fail([&] { return absl::StrCat("spec expects nothing (none), observed ", Short(obs)); });
       }
-      return MatchMessage(spec.inner(), obs, path, cs, mm);
+      return Match(spec.inner(), obs, cs, mm);
     case Value::Kind::kSym: {
       const TermRef& t = spec.as_term();
       auto os = obs.scalar_sort();
       if (!os || obs.is_sym() || *os != t->sort)
-        return fail(absl::StrCat("spec expects a ", sym::SortName(t->sort), " (", sym::TermToString(t), "), observed ",
-                                 Short(obs)));
+        return fail([&] {
+          return absl::StrCat("spec expects a ", sym::SortName(t->sort), " (", sym::TermToString(t), "), observed ",
+                              Short(obs));
+        });
       cs->push_back(sym::MkEq(t, obs.ToTerm()));
       return true;
     }
     case Value::Kind::kMap: {
-      if (!obs.is_map()) return fail(absl::StrCat("spec expects an object, observed ", Short(obs)));
+      if (!obs.is_map()) return fail([&] { return absl::StrCat("spec expects an object, observed ", Short(obs)); });
       for (const auto& [k, v] : spec.as_map()) {
-        std::string sub = path.empty() ? k : absl::StrCat(path, ".", k);
         const Value* o = obs.Find(k);
+        bool ok = true;
         if (IsAbsentMarker(v)) {
-          if (o != nullptr) {
-            mm->field = sub;
-            mm->text = absl::StrCat("spec expects no field '", k, "', observed ", Short(*o));
-            return false;
-          }
-          continue;
+          if (o != nullptr)
+            ok = fail([&] { return absl::StrCat("spec expects no field '", k, "', observed ", Short(*o)); });
+        } else if (o == nullptr) {
+          ok = fail([&] { return absl::StrCat("spec expects field '", k, "' = ", Short(v), ", observed no such field"); });
+        } else {
+          ok = Match(v, *o, cs, mm);
         }
-        if (o == nullptr) {
-          mm->field = sub;
-          mm->text = absl::StrCat("spec expects field '", k, "' = ", Short(v), ", observed no such field");
+        if (!ok) {
+          if (mm != nullptr) mm->field = JoinPath(k, mm->field);
           return false;
         }
-        if (!MatchMessage(v, *o, sub, cs, mm)) return false;
       }
       return true;
     }
     case Value::Kind::kList: {
-      if (!obs.is_list()) return fail(absl::StrCat("spec expects a list, observed ", Short(obs)));
+      if (!obs.is_list()) return fail([&] { return absl::StrCat("spec expects a list, observed ", Short(obs)); });
       const auto& a = spec.as_list();
       const auto& b = obs.as_list();
       if (a.size() != b.size())
-        return fail(absl::StrCat("spec expects a list of ", a.size(), " elements, observed ", b.size()));
-      for (size_t i = 0; i < a.size(); ++i)
-        if (!MatchMessage(a[i], b[i], absl::StrCat(path, "[", i, "]"), cs, mm)) return false;
+        return fail([&] { return absl::StrCat("spec expects a list of ", a.size(), " elements, observed ", b.size()); });
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (Match(a[i], b[i], cs, mm)) continue;
+        if (mm != nullptr) mm->field = JoinPath(absl::StrCat("[", i, "]"), mm->field);
+        return false;
+      }
       return true;
     }
     default:
       if (spec == obs) return true;
-      return fail(absl::StrCat("spec expects ", Short(spec), ", observed ", Short(obs)));
+      return fail([&] { return absl::StrCat("spec expects ", Short(spec), ", observed ", Short(obs)); });
   }
+}
+
+}  // namespace
+
+bool MatchMessage(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismatch* mm) {
+  if (Match(spec, obs, cs, mm)) return true;
+  if (mm != nullptr && mm->field.empty()) mm->field = "(message)";
+  return false;
 }
 
 }  // namespace dualswarm::check

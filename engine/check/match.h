@@ -20,8 +20,9 @@ struct Mismatch {
 };
 
 // True when `obs` may be `spec`; appends the constraints that must hold.
-bool MatchMessage(const ir::Value& spec, const ir::Value& obs, const std::string& path, std::vector<sym::TermRef>* cs,
-                  Mismatch* mm);
+// On a mismatch, fills `mm` unless it is null (the texts cost more than the
+// match: a search that only needs the answer passes null).
+bool MatchMessage(const ir::Value& spec, const ir::Value& obs, std::vector<sym::TermRef>* cs, Mismatch* mm);
 
 }  // namespace dualswarm::check
 

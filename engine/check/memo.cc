@@ -6,14 +6,23 @@
 namespace dualswarm::check {
 namespace {
 
+size_t Count(const SettledNames& s) { return s == nullptr ? 0 : s->size(); }
+
 // a ⊆ b, both sorted multisets.
-bool IsSubset(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
-  return a.size() <= b.size() && std::includes(b.begin(), b.end(), a.begin(), a.end());
+bool IsSubset(const SettledNames& a, const SettledNames& b) {
+  if (Count(a) == 0 || a == b) return true;
+  return Count(a) <= Count(b) && std::includes(b->begin(), b->end(), a->begin(), a->end());
 }
 
 }  // namespace
 
-bool ExplanationMemo::Dominated(const SettledSets& sets, const std::vector<uint64_t>& settled) {
+bool SameNames(const SettledNames& a, const SettledNames& b) {
+  if (a == b) return true;
+  if (Count(a) != Count(b)) return false;
+  return Count(a) == 0 || *a == *b;
+}
+
+bool ExplanationMemo::Dominated(const SettledSets& sets, const SettledNames& settled) {
   for (const auto& s : sets)
     if (IsSubset(s, settled)) return true;
   return false;
@@ -26,7 +35,7 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
   // list stays an antichain and short.
   size_t before = sets.size();
   sets.erase(std::remove_if(sets.begin(), sets.end(),
-                            [&](const std::vector<uint64_t>& s) { return IsSubset(key.settled, s); }),
+                            [&](const SettledNames& s) { return IsSubset(key.settled, s); }),
              sets.end());
   entries_ -= before - sets.size();
   if (!sets.empty()) ++incomparable_inserts_;
@@ -54,7 +63,7 @@ void ExplanationMemo::ForgetSince(uint64_t mark) {
     auto it = by_base_.find(log_[k].base);
     if (it == by_base_.end()) continue;
     SettledSets& sets = it->second;
-    auto s = std::find(sets.begin(), sets.end(), log_[k].settled);
+    auto s = std::find_if(sets.begin(), sets.end(), [&](const SettledNames& x) { return SameNames(x, log_[k].settled); });
     if (s == sets.end()) continue;  // displaced by a later key, also forgotten
     sets.erase(s);
     --entries_;

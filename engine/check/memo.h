@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -33,9 +34,15 @@
 
 namespace dualswarm::check {
 
+// The names of a key's settled channels: sorted, with repeats (a
+// multiset); null when there are none. Shared by the keys and tasks that
+// have them, so copying a key copies no names.
+using SettledNames = std::shared_ptr<const std::vector<uint64_t>>;
+bool SameNames(const SettledNames& a, const SettledNames& b);
+
 struct MemoKey {
-  uint64_t base = 0;              // includes the observation index
-  std::vector<uint64_t> settled;  // sorted, with repeats (a multiset)
+  uint64_t base = 0;  // includes the observation index
+  SettledNames settled;
 };
 
 class ExplanationMemo {
@@ -64,9 +71,9 @@ class ExplanationMemo {
   uint64_t resets() const { return resets_; }
 
  private:
-  using SettledSets = absl::InlinedVector<std::vector<uint64_t>, 1>;
+  using SettledSets = absl::InlinedVector<SettledNames, 1>;
   // Whether one of `sets` is a subset of `settled`.
-  static bool Dominated(const SettledSets& sets, const std::vector<uint64_t>& settled);
+  static bool Dominated(const SettledSets& sets, const SettledNames& settled);
   absl::flat_hash_map<uint64_t, SettledSets> by_base_;
   size_t entries_ = 0;
   size_t max_entries_;

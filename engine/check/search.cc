@@ -218,15 +218,19 @@ Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) con
     return kOwesNothing;
   };
   const ChannelsAt& a = ChannelsAtObs(at_obs);
+  std::vector<uint64_t> settled;
   for (size_t n = 0; n < a.key.size(); ++n) {
     const size_t ch = a.key[n];
     const int32_t c = Consumed(e, ch);
     k.hash += TermOf(ch, a.key_roles[n], c, owed_on(ch));
-    if (SettlesAs(ch, a.key_roles[n], c)) k.settled.push_back(SettledName(ch));
+    if (SettlesAs(ch, a.key_roles[n], c)) settled.push_back(SettledName(ch));
   }
   for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
     if (!InKey(ch, at_obs)) k.hash += TermOf(ch, KeyRole::kOut, 0, what);
-  std::sort(k.settled.begin(), k.settled.end());
+  if (!settled.empty()) {
+    std::sort(settled.begin(), settled.end());
+    k.settled = std::make_shared<const std::vector<uint64_t>>(std::move(settled));
+  }
   return k;
 }
 
@@ -291,7 +295,13 @@ Search::ChannelKey Search::ChildChannelKey(const ChannelKey& parent_key, const E
   const KeyRole d_role = RoleOf(d, at_obs);
   if (SettlesAs(d, d_role, Consumed(c, d)) && !SettlesAs(d, d_role, Consumed(parent, d))) {
     const uint64_t name = SettledName(d);
-    k.settled.insert(std::upper_bound(k.settled.begin(), k.settled.end(), name), name);
+    std::vector<uint64_t> names;
+    if (k.settled != nullptr) {
+      names.reserve(k.settled->size() + 1);
+      names.assign(k.settled->begin(), k.settled->end());
+    }
+    names.insert(std::upper_bound(names.begin(), names.end(), name), name);
+    k.settled = std::make_shared<const std::vector<uint64_t>>(std::move(names));
   }
   return k;
 }
@@ -348,7 +358,7 @@ const Search::ChannelsAt& Search::ChannelsAtObs(size_t at_obs) const {
   for (const ChannelsAt& a : channels_at_)
     if (a.at_obs == at_obs) return a;
   ChannelsAt& a = channels_at_[next_channels_at_++ % channels_at_.size()];
-  a = ChannelsAt{at_obs};
+  a.Reset(at_obs);
   const bool drop_twins = TwinsDropped();
   for (size_t ch = 0; ch < log_.per_channel.size(); ++ch) {
     if (!InKey(ch, at_obs)) continue;
@@ -382,6 +392,17 @@ const Search::ChannelsAt& Search::ChannelsAtObs(size_t at_obs) const {
       std::count_if(closed_at_.begin(), closed_at_.end(), [&](size_t closed) { return closed <= at_obs; }));
   a.crashed_version = (static_cast<uint64_t>(a.crashed.size()) << 32) | gone;
   return a;
+}
+
+void Search::ChannelsAt::Reset(size_t obs) {
+  at_obs = obs;
+  key.clear();
+  key_roles.clear();
+  plain.clear();
+  twins.clear();
+  twin_group_ends.clear();
+  crashed.clear();
+  crashed_version = 0;
 }
 
 // The channels a task with explanation e at at_obs may consume from, as
@@ -437,16 +458,24 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
   const size_t at = seen[k];
   const Owed& o = e.owed.Back(ch);
   std::vector<sym::TermRef> cs;
-  Mismatch mm;
-  if (MatchMessage(o.msg, obs_[at].msg, "", &cs, &mm)) return false;
+  if (MatchMessage(o.msg, obs_[at].msg, &cs, nullptr)) return false;
   if (at == at_obs) {  // the response being explained: an ordinary death
     NoteBlocker(at, e, o.msg);
-    RecordDeath(at, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, o.loc));
-  } else if (at_obs > furthest_) {
-    furthest_ = at_obs;
-    verdict_.reasons.clear();
+    RecordMismatch(at, e, o);
+  } else {
+    ReachedAt(at_obs);
   }
   return true;
+}
+
+// Explanation e died at at_obs: `owed` does not match the response there.
+// The reason's texts are built only when it is kept (most deaths' are not).
+void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Owed& owed) {
+  if (!ReachedAt(at_obs)) return;
+  std::vector<sym::TermRef> cs;
+  Mismatch mm;
+  MatchMessage(owed.msg, obs_[at_obs].msg, &cs, &mm);
+  RecordDeath(at_obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, owed.loc));
 }
 
 bool Search::Seen(MemoKey key) {
@@ -457,6 +486,10 @@ bool Search::Seen(MemoKey key) {
 }
 
 void Search::Enqueue(Frame& f, Task t) {
+  if (f.work.capacity() == 0 && !spare_work_.empty()) {  // a new frame's list: one that grew before
+    f.work = std::move(spare_work_.back());
+    spare_work_.pop_back();
+  }
   f.work.push_back(std::move(t));
   ++frontier_;
   st_.max_frontier_seen = std::max(st_.max_frontier_seen, frontier_);
@@ -479,7 +512,7 @@ absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
       Compact(f);
       return true;
     }
-    absl::Status s = ConsumeOne(f, std::move(t));
+    absl::Status s = ConsumeOne(f, t);
     if (!s.ok()) return s;
     s = CheckBounds(obs_[f.obs]);
     if (!s.ok()) return s;
@@ -494,18 +527,18 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   ++st_.explanations;
   const Owed& head = e.owed.Front(ch);
   std::vector<sym::TermRef> cs;
-  Mismatch mm;
-  if (!MatchMessage(head.msg, obs_[f.obs].msg, "", &cs, &mm)) {
+  if (!MatchMessage(head.msg, obs_[f.obs].msg, &cs, nullptr)) {
     NoteBlocker(f.obs, e, head.msg);
-    RecordDeath(f.obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, head.loc));
+    RecordMismatch(f.obs, e, head);
     return false;
   }
-  const std::string where = lang::FormatLoc(spec_->file, head.loc);
+  const lang::Loc where = head.loc;
   Explanation c = std::move(e);
   c.owed.PopFront(ch);
   std::string why;
   if (!Constrain(solver_, &c, cs, &why)) {
-    RecordDeath(f.obs, c, why, "", where);  // a death names the server order, which Constrain keeps
+    // A death names the server order, which Constrain keeps.
+    if (ReachedAt(f.obs)) RecordDeath(f.obs, c, why, "", lang::FormatLoc(spec_->file, where));
     return false;
   }
   DropUnreachableConstraints(&c);
@@ -516,7 +549,7 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
 // The response's channel owes nothing yet: the server takes one more
 // request, from the task's next channel in order (lazily: the task goes
 // back on the list for its remaining channels).
-absl::Status Search::ConsumeOne(Frame& f, Task t) {
+absl::Status Search::ConsumeOne(Frame& f, Task& t) {
   if (t.channels == nullptr) {  // the task's first visit: fix its channel order
     bool crashed_covered = t.from_closure;
     if (!crashed_covered && is_probe_ && TwinsDropped() && t.e.pc.empty()) {
@@ -625,7 +658,10 @@ absl::StatusOr<std::shared_ptr<const StepOutcomes>> Search::StepFrom(const Expla
   }
   auto ran = std::make_shared<StepOutcomes>();
   if (absl::Status s = RunStep(p, d, Sent(RequestRef{d, index}), ran.get()); !s.ok()) return s;
-  if (cacheable) steps_.Insert(p.globals, d, index, p.next_fresh, ran);
+  if (cacheable) {
+    for (StepOutcome& o : *ran) o.globals = steps_.Intern(std::move(o.globals));
+    steps_.Insert(p.globals, d, index, p.next_fresh, ran);
+  }
   return ran;
 }
 
@@ -755,7 +791,7 @@ absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const Se
     child.key_epoch = obs_.size();
     if (opts_.verify_memo_keys) {
       const ChannelKey full = ChannelKeyOf(child.e, at_obs);
-      if (full.hash != child.key.hash || full.settled != child.key.settled)
+      if (full.hash != child.key.hash || !SameNames(full.settled, child.key.settled))
         return absl::InternalError(absl::StrCat("a memo key derived from its parent's differs from the one computed (",
                                                 "observation ", at_obs, ", channel ", d, ")"));
     }
@@ -820,12 +856,19 @@ void Search::OrderChildren(std::vector<Task>* children) {
 // furthest observation reached so far. Cheap when it is not kept.
 void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
                          std::string spec_loc) {
+  if (!ReachedAt(at_obs)) return;
+  AddReason(DeathReason{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)});
+}
+
+// Notes that an explanation reached at_obs (a rejection names the furthest
+// observation any reached, with the reasons of those that died there);
+// whether a death there would be kept as a reason.
+bool Search::ReachedAt(size_t at_obs) {
   if (at_obs > furthest_) {
     furthest_ = at_obs;
     verdict_.reasons.clear();
   }
-  if (at_obs < furthest_ || static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) return;
-  AddReason(DeathReason{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)});
+  return at_obs == furthest_ && static_cast<int>(verdict_.reasons.size()) < opts_.max_reasons;
 }
 
 // Keeps `r` among the rejection's reasons unless one with the same text and
@@ -851,8 +894,12 @@ absl::Status Search::CheckBounds(const Observation& o) const {
 
 void Search::Compact(Frame& f) {
   if (f.head == f.work.size()) {
+    // Emptied: its capacity goes to the next frames (growing a list moves
+    // every task in it), unless it is large (memory for no one).
     f.work.clear();
-    f.work.shrink_to_fit();
+    if (f.work.capacity() <= kSpareWorkCapacity && spare_work_.size() < kSpareWorkLists)
+      spare_work_.push_back(std::move(f.work));
+    f.work = {};
     f.head = 0;
   } else if (f.head > 64 && f.head * 2 > f.work.size()) {
     f.work.erase(f.work.begin(), f.work.begin() + static_cast<std::ptrdiff_t>(f.head));

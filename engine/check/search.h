@@ -115,8 +115,8 @@ class Search {
   // What an explanation's channels contribute to its memo key (KeyOf):
   // everything but the state and the observation.
   struct ChannelKey {
-    uint64_t hash = 0;              // the sum of the channels' terms (ChannelTerm)
-    std::vector<uint64_t> settled;  // sorted
+    uint64_t hash = 0;     // the sum of the channels' terms (ChannelTerm)
+    SettledNames settled;  // memo.h
   };
   struct Task {
     Explanation e;
@@ -186,6 +186,7 @@ class Search {
     // and the clients gone at at_obs (CrashedClosures::Of).
     std::vector<CrashedRequest> crashed;
     uint64_t crashed_version = 0;
+    void Reset(size_t obs);  // empty, for obs, keeping the lists' capacity
   };
   const ChannelsAt& ChannelsAtObs(size_t at_obs) const;
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
@@ -207,7 +208,7 @@ class Search {
 
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
   bool MatchOwed(const Frame& f, Explanation e, Explanation* out);
-  absl::Status ConsumeOne(Frame& f, Task t);
+  absl::Status ConsumeOne(Frame& f, Task& t);  // puts t back on f.work while it has channels left
   absl::Status PollTimeAndCancel() const;
   absl::Status Expand(Task& t, int d, size_t at_obs, std::vector<Task>* out, bool probe_child);
   bool Inert(const StepOutcome& o, size_t at_obs) const;
@@ -217,6 +218,8 @@ class Search {
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Task>* children);
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
+  void RecordMismatch(size_t at_obs, const Explanation& e, const Owed& owed);
+  bool ReachedAt(size_t at_obs);
   void AddReason(DeathReason r);
   absl::Status CheckBounds(const Observation& o) const;
 
@@ -247,7 +250,7 @@ class Search {
   void AdoptReasons(const Verdict& probe_verdict);
   void Reject();
   void Fail(const absl::Status& s);
-  static void Compact(Frame& f);
+  void Compact(Frame& f);
 
   std::shared_ptr<const lang::Spec> spec_;
   CheckerOptions opts_;
@@ -301,6 +304,10 @@ class Search {
   CrashedClosures closures_;    // the probe's (AddClosureChildren)
   StepOutcomes step_scratch_;   // the outcomes of a step that is not cached
   std::vector<Task> children_;  // ConsumeOne's, kept for their capacity
+  // Emptied frames' work lists, kept for their capacity (Compact, Enqueue).
+  std::vector<std::vector<Task>> spare_work_;
+  static constexpr size_t kSpareWorkLists = 16;
+  static constexpr size_t kSpareWorkCapacity = 1024;
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;

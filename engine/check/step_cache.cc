@@ -29,6 +29,7 @@ StepCache::~StepCache() {
 // another thread made the 50-client kv histories 20 % slower (tcmalloc's
 // per-thread caches, a thread per batch).
 void StepCache::Forget() {
+  interned_.clear();
   if (nodes_ < kFreeAsideFromNodes) {  // small: a thread would cost more than it saves
     steps_.clear();
     nodes_ = 0;
@@ -41,6 +42,12 @@ void StepCache::Forget() {
   nodes_ = 0;
   if (freeing_.valid()) freeing_.wait();
   freeing_ = std::async(std::launch::async, [batch = std::move(batch)]() mutable { batch.clear(); });
+}
+
+std::shared_ptr<const std::vector<ir::Value>> StepCache::Intern(
+    std::shared_ptr<const std::vector<ir::Value>> globals) {
+  if (interned_.size() >= max_entries_) interned_.clear();
+  return interned_.insert(GlobalsKey::Of(std::move(globals))).first->globals;
 }
 
 bool StepCache::Active() {

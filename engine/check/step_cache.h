@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "engine/ir/value.h"
 #include "engine/lang/interp.h"
 #include "engine/sym/term.h"
@@ -80,6 +81,12 @@ class StepCache {
   void Insert(std::shared_ptr<const std::vector<ir::Value>> globals, int channel, int32_t request, int64_t next_fresh,
               std::shared_ptr<const StepOutcomes> outcomes);
 
+  // `globals`, or an equal state a step kept here led to: the states
+  // explanations carry are then mostly one object per value, and looking a
+  // step up compares pointers instead of values. For the outcomes of steps
+  // about to be inserted; forgotten with the steps.
+  std::shared_ptr<const std::vector<ir::Value>> Intern(std::shared_ptr<const std::vector<ir::Value>> globals);
+
   size_t size() const { return steps_.size(); }
   uint64_t resets() const { return resets_; }
 
@@ -103,6 +110,10 @@ class StepCache {
   void Forget();
 
   absl::flat_hash_map<Key, std::shared_ptr<const StepOutcomes>> steps_;
+  struct GlobalsKeyHash {
+    size_t operator()(const GlobalsKey& k) const { return k.hash; }
+  };
+  absl::flat_hash_set<GlobalsKey, GlobalsKeyHash> interned_;  // Intern's states
   size_t max_entries_;
   uint64_t max_nodes_;
   uint64_t nodes_ = 0;  // value nodes of the outcomes held

@@ -521,27 +521,32 @@ TEST(Memo, TimeBoundEndsInconclusiveNeverAccept) {
 
 // A restart (search.h) forgets the memo keys of the frames it discards:
 // exactly the keys inserted after its mark, whatever happened meanwhile.
+check::MemoKey Key(uint64_t base, std::vector<uint64_t> settled) {
+  if (settled.empty()) return check::MemoKey{base, nullptr};
+  return check::MemoKey{base, std::make_shared<const std::vector<uint64_t>>(std::move(settled))};
+}
+
 TEST(Memo, ForgetSinceForgetsTheKeysInsertedAfterTheMark) {
   check::ExplanationMemo m(100);
-  EXPECT_FALSE(m.SeenOrInsert({1, {}}));
-  EXPECT_FALSE(m.SeenOrInsert({4, {5, 6}}));
+  EXPECT_FALSE(m.SeenOrInsert(Key(1, {})));
+  EXPECT_FALSE(m.SeenOrInsert(Key(4, {5, 6})));
   const uint64_t mark = m.Mark();
-  EXPECT_FALSE(m.SeenOrInsert({2, {}}));
-  EXPECT_FALSE(m.SeenOrInsert({4, {5}}));  // dominates {5, 6}, which it displaces
+  EXPECT_FALSE(m.SeenOrInsert(Key(2, {})));
+  EXPECT_FALSE(m.SeenOrInsert(Key(4, {5})));  // dominates {5, 6}, which it displaces
   m.ForgetSince(mark);
-  EXPECT_TRUE(m.SeenOrInsert({1, {}}));
-  EXPECT_FALSE(m.SeenOrInsert({2, {}}));      // forgotten
-  EXPECT_FALSE(m.SeenOrInsert({4, {5, 6}}));  // gone with the key that displaced it: only work is lost
+  EXPECT_TRUE(m.SeenOrInsert(Key(1, {})));
+  EXPECT_FALSE(m.SeenOrInsert(Key(2, {})));      // forgotten
+  EXPECT_FALSE(m.SeenOrInsert(Key(4, {5, 6})));  // gone with the key that displaced it: only work is lost
   EXPECT_EQ(m.size(), 3u);
   // Marks taken before a reset (past max_entries) forget all since.
   check::ExplanationMemo small(2);
-  EXPECT_FALSE(small.SeenOrInsert({1, {}}));
+  EXPECT_FALSE(small.SeenOrInsert(Key(1, {})));
   const uint64_t early = small.Mark();
-  EXPECT_FALSE(small.SeenOrInsert({2, {}}));
-  EXPECT_FALSE(small.SeenOrInsert({3, {}}));  // a third key: the memo starts afresh
-  EXPECT_FALSE(small.SeenOrInsert({4, {}}));
+  EXPECT_FALSE(small.SeenOrInsert(Key(2, {})));
+  EXPECT_FALSE(small.SeenOrInsert(Key(3, {})));  // a third key: the memo starts afresh
+  EXPECT_FALSE(small.SeenOrInsert(Key(4, {})));
   small.ForgetSince(early);
-  EXPECT_FALSE(small.SeenOrInsert({4, {}}));
+  EXPECT_FALSE(small.SeenOrInsert(Key(4, {})));
   EXPECT_EQ(small.size(), 1u);
 }
 
