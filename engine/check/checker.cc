@@ -36,6 +36,10 @@ struct Checker::Impl {
   WorkClock clock;
   bool holding = false;        // append only; Release() explains
   std::vector<Part*> pending;  // parts with observations not yet explained
+  // The trace's fault events so far, when the spec has `on fault` (each is
+  // then a step of every part: AppendFault), and the steps given to parts.
+  std::vector<Observation> faults;
+  uint64_t fault_steps = 0;
 
   Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
       : spec(std::move(s)),
@@ -59,8 +63,40 @@ struct Checker::Impl {
       Part p;
       p.search = std::make_unique<Search>(spec, opts, std::move(*model), &solver, &clock);
       it = parts.emplace(key, std::move(p)).first;
+      // The faults before its first request happened to its state too.
+      for (size_t k = 0; k < faults.size(); ++k) AppendFault(&it->second, faults[k], k);
     }
     return &it->second;
+  }
+
+  // Fault k of the trace as a step of part p (docs/checker.md: faults):
+  // a request on a connection of its own (below every trace connection,
+  // labels below every trace label) that is sent, answered and closed at
+  // the event, so the server takes it after every request answered before
+  // the event and before every request sent after it. Its step runs the
+  // `on fault` handler, and the answer is the event itself (Search).
+  void AppendFault(Part* p, const Observation& fault, size_t k) {
+    if (++fault_steps > opts.max_fault_steps && verdict.kind == Verdict::Kind::kAccept) {
+      verdict.kind = Verdict::Kind::kInconclusive;
+      verdict.message = absl::StrCat("more than ", opts.max_fault_steps,
+                                     " fault steps (fault events times partitions; limit: fault steps)");
+    }
+    if (fault_steps > opts.max_fault_steps) return;
+    const int64_t label = -3 - 2 * static_cast<int64_t>(k);
+    const int64_t conn = -1 - static_cast<int64_t>(k);
+    auto with = [&](Observation::Kind kind, int64_t l) {
+      Observation o = fault;
+      o.kind = kind;
+      o.label = l;
+      o.conn = conn;
+      return o;
+    };
+    for (Observation o : {with(Observation::Kind::kSent, label), with(Observation::Kind::kReceived, label + 1),
+                          with(Observation::Kind::kClosed, 0)}) {
+      absl::StatusOr<int> ch = p->validator.Accept(o);
+      if (o.kind == Observation::Kind::kSent) o.kind = Observation::Kind::kFault;  // the search's mark of a fault step
+      p->search->Append(std::move(o), *ch);  // a fresh connection: the validator accepts it
+    }
   }
 
   absl::Status Observe(Observation o) {
@@ -89,14 +125,27 @@ struct Checker::Impl {
         for (auto& [k, p] : parts) targets.push_back(&p);
         break;
       case Observation::Kind::kFault:
-        // What a fault may do is the network's and the spec's business; the
-        // explanation of the responses around it does not change.
-        break;
+        // Without `on fault`, what a fault may do is the network's business
+        // (docs/trace-format.md); with it, a step of every part.
+        if (!interp.HasFaultHandler()) break;
+        faults.push_back(o);
+        for (auto& [k, p] : parts) {
+          AppendFault(&p, o, faults.size() - 1);
+          targets.push_back(&p);
+        }
+        return ExplainOrHold(targets);
     }
     for (Part* p : targets) {
       auto pch = p->validator.Accept(o);
       if (!pch.ok()) return pch.status();  // cannot happen after the global check
       p->search->Append(o, *pch);
+    }
+    return ExplainOrHold(targets);
+  }
+
+  // Explains what the parts were just given, or keeps them for Release().
+  absl::Status ExplainOrHold(const std::vector<Part*>& targets) {
+    for (Part* p : targets) {
       if (holding) {
         if (std::find(pending.begin(), pending.end(), p) == pending.end()) pending.push_back(p);
         continue;

@@ -56,6 +56,10 @@ struct CheckerOptions {
   // Most (observation, explanation) keys remembered per partition; past it
   // the memo starts afresh (more work, same verdict).
   size_t max_memo = 4'000'000;
+  // With an `on fault` handler, each fault event is a step of every
+  // partition: past this many such steps (faults times partitions) the
+  // check ends INCONCLUSIVE, naming the bound.
+  uint64_t max_fault_steps = 1'000'000;
   // Prune explanations already taken up (always on in the product; the
   // memo's exactness test compares verdicts with it off).
   bool use_memo = true;

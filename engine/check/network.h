@@ -27,6 +27,7 @@ struct SentRequest {
   size_t obs_index;  // index of its "sent" observation in the trace
   uint64_t seq;      // global send order
   ir::Value msg;
+  bool fault = false;  // a fault's step (the spec's `on fault`), not a client's request
 };
 
 // Requests sent so far, per channel (a connection between two closes).

@@ -126,8 +126,10 @@ void Search::Append(Observation o, int ch) {
     case Observation::Kind::kClosed:
       if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
       break;
+    case Observation::Kind::kFault:  // a fault's step, on a connection of its own (checker.cc: AppendFault)
+      log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg, true});
+      break;
     case Observation::Kind::kTimeout:
-    case Observation::Kind::kFault:  // never appended (checker.cc skips faults)
       break;
   }
   obs_.push_back(std::move(o));
@@ -135,7 +137,9 @@ void Search::Append(Observation o, int ch) {
   if (ch >= 0) NoteChannel(static_cast<size_t>(ch));
   for (ChannelsAt& a : channels_at_) a.at_obs = kNoClose;  // what they depend on changed
   closures_.Clear();                                       // and what their versions name
-  ++st_.observations;
+  // A fault's answer and close (on the connection below 0 that
+  // AppendFault gives it, checker.cc) are not the trace's: its step counts.
+  if (obs_.back().conn >= 0 || obs_.back().kind == Observation::Kind::kFault) ++st_.observations;
 }
 
 // Brings channel ch's entries in optional_after_, last_request_class_ and
@@ -740,7 +744,8 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
           absl::StrCat("step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
     if (st_.handler_runs % kClockPollEvery == 0)
       if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
-    absl::Status s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
+    absl::Status s = r.fault ? RunFaultStep(*p.globals, r.msg, conn, &oracle, &so)
+                             : interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
     if (!s.ok()) return s;
     if (so.killed || oracle.dead()) continue;
     StepOutcome o;
@@ -751,6 +756,17 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
     o.next_fresh = oracle.next_fresh();
     outcomes->push_back(std::move(o));
   } while (oracle.NextPath());
+  return absl::OkStatus();
+}
+
+// A fault's step: the `on fault` handler on the event's fields, answered on
+// the fault's own connection by the event itself (which the trace shows
+// there: checker.cc), so the step is taken by the time of the event.
+absl::Status Search::RunFaultStep(const std::vector<Value>& globals, const Value& fault, const Value& conn,
+                                  lang::Oracle* oracle, lang::StepOutput* out) const {
+  absl::Status s = interp_.RunFaultHandler(globals, fault, oracle, out);
+  if (!s.ok()) return s;
+  out->sends.push_back(lang::SendRecord{conn, fault, spec_->ast.fault_handlers.at(0).loc});
   return absl::OkStatus();
 }
 

@@ -219,6 +219,8 @@ class Search {
   void OrderChildren(std::vector<Task>* children);
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
   void RecordMismatch(size_t at_obs, const Explanation& e, const Owed& owed);
+  absl::Status RunFaultStep(const std::vector<ir::Value>& globals, const ir::Value& fault, const ir::Value& conn,
+                            lang::Oracle* oracle, lang::StepOutput* out) const;
   bool ReachedAt(size_t at_obs);
   void AddReason(DeathReason r);
   absl::Status CheckBounds(const Observation& o) const;

@@ -79,6 +79,20 @@ struct Channel {
   bool open = true;
 };
 
+// Runs one server step (`run` fills a StepOutput) along a random path; an
+// `assume` may kill the path, so it draws again (rejection sampling).
+template <typename Run>
+absl::StatusOr<lang::StepOutput> RunServerStep(Run run, const std::string& what) {
+  lang::StepOutput out;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    absl::Status s = run(&out);
+    if (!s.ok()) return s;
+    if (!out.killed) return out;
+  }
+  return absl::FailedPreconditionError(absl::StrCat("the spec's `assume` killed 1000 random paths in a row for ", what,
+                                                    "; the simulator needs specs whose server usually has a next step"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const RequestFn& next_request,
@@ -113,7 +127,25 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
   size_t stop_at =
       truncate ? static_cast<size_t>(opts.requests) + (rng() % (static_cast<uint64_t>(opts.requests) + 1)) : SIZE_MAX;
   enum Kind { kSend = 0, kStep = 1, kDeliver = 2, kCrash = 3 };
+  std::vector<Value> faults = opts.faults;
+  if (faults.empty()) faults.push_back(Value::Map({{"fault", Value::String("kill")}, {"node", Value::Int(0)}}));
   while (trace.size() < stop_at) {
+    if (opts.fault_probability > 0 && unit(rng) < opts.fault_probability) {
+      Observation o;
+      o.kind = Observation::Kind::kFault;
+      o.msg = faults[rng() % faults.size()];
+      o.t = ++t;
+      if (interp.HasFaultHandler()) {
+        absl::StatusOr<lang::StepOutput> out = RunServerStep(
+            [&](lang::StepOutput* so) { return interp.RunFaultHandler(globals, o.msg, &oracle, so); },
+            ir::ToJson(o.msg));
+        if (!out.ok()) return out.status();
+        if (!out->sends.empty())
+          return absl::FailedPreconditionError("the simulator supports `on fault` handlers that send nothing");
+        globals = std::move(out->globals);
+      }
+      trace.push_back(std::move(o));
+    }
     // Possible actions: a client sends (client index), the server steps
     // (channel index), a response arrives (channel index), a client crashes
     // (client index). Without crashes channel c is client c's only channel
@@ -149,17 +181,11 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
       Channel& ch = chans[c];
       Pending p = std::move(ch.to_server.front());
       ch.to_server.pop_front();
-      lang::StepOutput out;
-      // An `assume` may kill the random path; draw again (rejection sampling).
-      for (int attempt = 0; attempt < 1000; ++attempt) {
-        absl::Status s = interp.RunHandler(globals, p.msg, Value::Int(ch.conn), &oracle, &out);
-        if (!s.ok()) return s;
-        if (!out.killed) break;
-      }
-      if (out.killed)
-        return absl::FailedPreconditionError(
-            absl::StrCat("the spec's `assume` killed 1000 random paths in a row for request ", ir::ToJson(p.msg),
-                         "; the simulator needs specs whose server usually has a next step"));
+      absl::StatusOr<lang::StepOutput> step = RunServerStep(
+          [&](lang::StepOutput* so) { return interp.RunHandler(globals, p.msg, Value::Int(ch.conn), &oracle, so); },
+          absl::StrCat("request ", ir::ToJson(p.msg)));
+      if (!step.ok()) return step.status();
+      lang::StepOutput& out = *step;
       int responses = 0;
       for (auto& send : out.sends) {
         if (!send.conn.is_int() || send.conn.as_int() != ch.conn)

@@ -59,6 +59,14 @@ struct SimOptions {
   // (a number names a new connection after `closed`) instead of a new one
   // (connections, connections + 1, ... in crash order).
   bool crash_reuse_conn = false;
+
+  // Fault events (off by default): before each action, with this
+  // probability the trace gets a fault event drawn from `faults` (each
+  // {"fault": NAME, ...}; empty: {"fault": "kill", "node": 0}) and, when
+  // the spec has `on fault`, its handler runs on the server's state at
+  // that moment, as the checker assumes (docs/checker.md: faults).
+  double fault_probability = 0;
+  std::vector<ir::Value> faults;
 };
 
 // What became of the requests crashed clients never got an answer to.

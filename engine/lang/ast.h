@@ -158,6 +158,15 @@ struct Handler {
   int num_slots = 0;
 };
 
+// `on fault F { ... }`: what a fault event of the trace does to the server
+// (the checker runs it as one atomic step at the event: docs/spec-language.md).
+struct FaultHandler {
+  std::string fault;  // name bound to the event's fields ({"fault": NAME, ...})
+  Loc loc;
+  ExprPtr body;
+  int num_slots = 0;
+};
+
 struct GenDecl {
   std::string name;
   Loc loc;
@@ -180,6 +189,7 @@ struct SpecAst {
   std::vector<VarDecl> vars;
   std::vector<FnDecl> fns;
   std::vector<Handler> handlers;
+  std::vector<FaultHandler> fault_handlers;  // at most one (checks.cc)
   std::vector<GenDecl> gens;
   bool has_partition = false;
   PartitionDecl partition;

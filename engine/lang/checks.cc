@@ -90,6 +90,14 @@ class Checker {
       Expr(h.body.get());
       h.num_slots = max_slots_;
     }
+    if (ast_->fault_handlers.size() > 1)
+      Error(ast_->fault_handlers[1].loc, "a spec has at most one `on fault` handler; branch on the fault inside it");
+    for (auto& h : ast_->fault_handlers) {
+      Begin(Context::kHandler);
+      Declare(h.fault);
+      Expr(h.body.get());
+      h.num_slots = max_slots_;
+    }
     if (ast_->has_partition) {
       Begin(Context::kPartition);
       Declare(ast_->partition.request);

@@ -717,21 +717,38 @@ absl::StatusOr<EvalEnd> Guarded(const std::string& file, absl::StatusCode fault_
 
 }  // namespace
 
-absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request, const Value& conn,
-                                     Oracle* oracle, StepOutput* out) const {
-  const Handler& h = spec_->ast.handlers[0];
+namespace {
+
+// Runs a server handler's body from `globals` with `args` in its first
+// local slots (RunHandler, RunFaultHandler).
+absl::Status RunServerBody(const Spec* spec, const Interpreter::Cluster& cluster, const Expr* body, int num_slots,
+                           std::initializer_list<Value> args, const std::vector<Value>& globals, Oracle* oracle,
+                           StepOutput* out) {
   out->globals = globals;
   out->sends.clear();
   out->killed = false;
-  std::vector<Value> frame(static_cast<size_t>(h.num_slots));
-  frame[0] = request;
-  frame[1] = conn;
-  Eval ev(spec_, &out->globals, oracle, out, cluster_);
+  std::vector<Value> frame(std::max(static_cast<size_t>(num_slots), args.size()));
+  std::copy(args.begin(), args.end(), frame.begin());
+  Eval ev(spec, &out->globals, oracle, out, cluster);
   absl::StatusOr<EvalEnd> end =
-      Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { ev.Run(h.body.get(), &frame); });
+      Guarded(spec->file, absl::StatusCode::kFailedPrecondition, [&] { ev.Run(body, &frame); });
   if (!end.ok()) return end.status();
   out->killed = *end == EvalEnd::kPathKilled;
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request, const Value& conn,
+                                     Oracle* oracle, StepOutput* out) const {
+  const Handler& h = spec_->ast.handlers[0];
+  return RunServerBody(spec_, cluster_, h.body.get(), h.num_slots, {request, conn}, globals, oracle, out);
+}
+
+absl::Status Interpreter::RunFaultHandler(const std::vector<Value>& globals, const Value& fault, Oracle* oracle,
+                                          StepOutput* out) const {
+  const FaultHandler& h = spec_->ast.fault_handlers.at(0);
+  return RunServerBody(spec_, cluster_, h.body.get(), h.num_slots, {fault}, globals, oracle, out);
 }
 
 absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::vector<Value>& globals,

@@ -106,6 +106,13 @@ class Interpreter {
   absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request, const ir::Value& conn,
                           Oracle* oracle, StepOutput* out) const;
 
+  // Runs the `on fault` handler on a fault event's fields (`fault`: {"fault":
+  // NAME, ...}), as RunHandler runs `on recv`. The spec must have one
+  // (HasFaultHandler).
+  bool HasFaultHandler() const { return !spec_->ast.fault_handlers.empty(); }
+  absl::Status RunFaultHandler(const std::vector<ir::Value>& globals, const ir::Value& fault, Oracle* oracle,
+                               StepOutput* out) const;
+
   // Runs `gen NAME` against the model state `globals`; the result is a
   // J-expression (holes from observed()). FailedPrecondition for spec bugs
   // and when every alternative failed (e.g. pick() from empty lists).

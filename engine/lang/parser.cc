@@ -163,9 +163,18 @@ class Parser {
       ast->fns.push_back(std::move(f));
     } else if (IsW("on")) {
       Next();
+      if (IsW("fault")) {
+        Next();
+        FaultHandler h;
+        h.loc = t.loc;
+        h.fault = ExpectIdent("the fault's name (`on fault F { ... }`)");
+        h.body = ParseBlock();
+        ast->fault_handlers.push_back(std::move(h));
+        return;
+      }
       Handler h;
       h.loc = t.loc;
-      Expect("recv", "expected `recv` after `on` (`on recv REQ from CONN { ... }`)");
+      Expect("recv", "expected `recv` or `fault` after `on` (`on recv REQ from CONN { ... }`, `on fault F { ... }`)");
       h.request = ExpectIdent("the request name");
       Expect("from", "expected `from CONN` in `on recv REQ from CONN`");
       h.conn = ExpectIdent("the connection name");
@@ -188,7 +197,8 @@ class Parser {
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
     } else {
-      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `partition` or `gen`, found ", Describe(t)));
+      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition` or `gen`, found ",
+                           Describe(t)));
     }
   }
 

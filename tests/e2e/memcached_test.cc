@@ -2,7 +2,8 @@
 // a free loopback port) must pass specs/memcached.dspec for 20 seeds of
 // 2,000 steps at 4 connections and when pipelined, and four specs that are
 // each wrong about one documented behaviour (protocol.txt) must be
-// rejected by the same server, so these runs can fail. The reference
+// rejected by the same server, so these runs can fail; under kills it
+// comes back empty, as the spec's `on fault` says. The reference
 // server (tests/suts/memcached_server.cc) must pass when correct and be
 // caught in each of its mutants.
 #include <unistd.h>
@@ -114,6 +115,41 @@ TEST(RealServers, MemcachedRejectsSpecsThatAreWrongAboutIt) {
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ(r->outcome, Outcome::kSafety) << w.what << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
     }
+  }
+}
+
+// memcached killed -9 and restarted by the nemesis (a one-node cluster)
+// comes back empty: the shipped spec says so in its `on fault` handler and
+// passes; the same spec without the handler (memcached as a durable
+// store) is rejected, so these runs can fail.
+TEST(RealServers, MemcachedUnderKillsComesBackEmptyAsItsSpecSays) {
+  ASSERT_TRUE(MemcachedInstalled()) << "memcached is installed by scripts/setup.sh";
+  auto under_kills = [](uint64_t seed) {
+    JobOptions o = Options(seed, 10000);
+    o.nodes = 1;
+    o.nemesis.faults = {"kill"};
+    o.nemesis.interval_ms = 100;
+    o.nemesis.duration_ms = 50;
+    return o;
+  };
+  auto spec = Shipped("memcached.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    auto r = RunJob(spec, under_kills(seed));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    EXPECT_GE(r->faults, 2) << "seed " << seed << ": the run took " << r->seconds << " s";
+  }
+  const std::string source = ShippedSource();
+  const size_t begin = source.find("on fault f {");
+  const size_t end = source.find("\n}\n", begin);
+  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos) << "the shipped spec changed; update this test";
+  auto durable = lang::LoadSpec("memcached-durable.dspec", source.substr(0, begin) + source.substr(end + 3));
+  ASSERT_TRUE(durable.ok()) << durable.status();
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    auto r = RunJob(*durable, under_kills(seed));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kSafety) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
   }
 }
 

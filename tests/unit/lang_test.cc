@@ -372,6 +372,14 @@ TEST(LoadSpecErrorTest, TwoHandlers) {
                  "a spec has exactly one `on recv` handler");
 }
 
+TEST(LoadSpecErrorTest, OneFaultHandlerAtMost) {
+  MustLoad(Src({"spec t;", "var down = false;", kHandler, "on fault f {", "  down = f.fault == \"kill\";", "}"}));
+  ExpectOneError(Src({"spec t;", kHandler, "on fault f { }", "on fault g { }"}), "4:1",
+                 "a spec has at most one `on fault` handler");
+  ExpectOneError(Src({"spec t;", kHandler, "on fault { }"}), "3:10", "expected the fault's name");
+  ExpectOneError(Src({"spec t;", kHandler, "on fault f { g = 1; }"}), "3:14", "unknown name 'g'");
+}
+
 TEST(LoadSpecErrorTest, NoHandler) {
   ExpectOneError(Src({"spec t;", "var x = 1;"}), "1:1", "the spec has no `on recv REQ from CONN { ... }` handler");
 }
@@ -425,7 +433,7 @@ TEST(LoadSpecErrorTest, SyntaxShapes) {
                  "expected `int`, `string` or `bool` after `fresh`");
   ExpectOneError(Src({"spec t;", "var x = 1 +;", kHandler}), "2:12", "expected an expression, found ';'");
   ExpectOneError(Src({"spec t;", "var x;", kHandler}), "2:6", "a `var` needs an initial value");
-  ExpectOneError(Src({"spec t;", "on send q from c { }"}), "2:4", "expected `recv` after `on`");
+  ExpectOneError(Src({"spec t;", "on send q from c { }"}), "2:4", "expected `recv` or `fault` after `on`");
   ExpectOneError(Src({"spec t;", "var if = 1;", kHandler}), "2:5", "expected a variable name, found 'if'");
 }
 
