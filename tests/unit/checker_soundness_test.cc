@@ -185,6 +185,63 @@ TEST(Sensitivity, RedisReplicaLagsButNeverGoesBack) {
             K::kAccept);
 }
 
+// Kills (redis.dspec's `on fault`: nodes run without persistence): a killed
+// node comes back empty, a primary restarted empty wipes its replicas (in
+// order, some time), and a killed replica resyncs to a state of the
+// primary's from the kill on. Node 0 is the primary, conn 0 talks to it,
+// conn 1 to the replica (node 1); the primary had k = a, then k = b.
+TEST(Sensitivity, RedisKillsEmptyTheNodeAndAPrimaryKillWipesTheReplicas) {
+  using K = check::Verdict::Kind;
+  const std::string kill0 = "{\"event\":\"fault\",\"fault\":\"kill\",\"node\":0}\n";
+  const std::string kill1 = "{\"event\":\"fault\",\"fault\":\"kill\",\"node\":1}\n";
+  const std::string primary_get_nil =
+      "{\"label\":5,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"cmd\":[\"GET\",\"k\"]}}\n"
+      "{\"label\":6,\"conn\":0,\"dir\":\"received\",\"msg\":{\"nil\":true}}\n";
+  EXPECT_EQ(RedisReplicaVerdict(primary_get_nil), K::kReject);  // no kill: b stands
+  EXPECT_EQ(RedisReplicaVerdict(kill0 + primary_get_nil), K::kAccept);
+  EXPECT_EQ(RedisReplicaVerdict("{\"event\":\"fault\",\"fault\":\"pause\",\"node\":0}\n" + primary_get_nil),
+            K::kReject);
+  // The replica: stale b, then wiped; never b again once wiped.
+  EXPECT_EQ(RedisReplicaVerdict(kill0 + ReplicaGet(7, "{\"bulk\":\"b\"}") + ReplicaGet(9, "{\"nil\":true}")),
+            K::kAccept);
+  EXPECT_EQ(RedisReplicaVerdict(kill0 + ReplicaGet(7, "{\"bulk\":\"b\"}") + ReplicaGet(9, "{\"nil\":true}") +
+                                ReplicaGet(11, "{\"bulk\":\"b\"}")),
+            K::kReject);
+  // A killed replica: empty, then the primary's b; never the older a.
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"bulk\":\"b\"}") + kill1 + ReplicaGet(7, "{\"nil\":true}") +
+                                ReplicaGet(9, "{\"bulk\":\"b\"}")),
+            K::kAccept);
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"nil\":true}") + kill1 + ReplicaGet(7, "{\"bulk\":\"a\"}")),
+            K::kReject);
+  EXPECT_EQ(RedisReplicaVerdict(ReplicaGet(5, "{\"bulk\":\"b\"}") + ReplicaGet(7, "{\"nil\":true}")),
+            K::kReject);  // without the kill: back in time
+}
+
+// Simulated replicated Redis with kills of every node, in which the
+// spec's own server empties the nodes at each kill, is always accepted.
+TEST(Soundness, RedisPrimaryAndReplicasUnderKills) {
+  auto spec = Shipped("redis.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    harness::SimOptions so;
+    so.seed = 16000 + seed;
+    so.requests = 50;
+    so.connections = 4;
+    so.connection_nodes = {3, -1};
+    so.fresh_strings = kRedisErrors;
+    so.fault_probability = 0.03;
+    for (int node = 0; node < 3; ++node)
+      so.faults.push_back(Rec({{"fault", Value::String("kill")}, {"node", Value::Int(node)}}));
+    auto trace = harness::Simulate(*spec, RedisRequest, so);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    check::CheckerOptions co;
+    co.connection_nodes = so.connection_nodes;
+    auto v = check::CheckTrace(spec, *trace, co);
+    ASSERT_TRUE(v.ok()) << v.status();
+    ASSERT_EQ(v->kind, check::Verdict::Kind::kAccept) << "seed " << so.seed << ": " << check::FormatVerdict(*v);
+  }
+}
+
 // --- Independent brute-force kv checker (no spec interpreter): enumerate
 // every server order that respects per-connection FIFO and real time
 // (a request whose response was seen before another was sent goes first),
