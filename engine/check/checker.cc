@@ -94,8 +94,13 @@ struct Checker::Impl {
     for (Observation o : {with(Observation::Kind::kSent, label), with(Observation::Kind::kReceived, label + 1),
                           with(Observation::Kind::kClosed, 0)}) {
       absl::StatusOr<int> ch = p->validator.Accept(o);
+      if (!ch.ok()) {  // cannot happen: a connection and labels of its own
+        verdict.kind = Verdict::Kind::kInconclusive;
+        verdict.message = absl::StrCat("internal error: fault step ", k, ": ", ch.status().message());
+        return;
+      }
       if (o.kind == Observation::Kind::kSent) o.kind = Observation::Kind::kFault;  // the search's mark of a fault step
-      p->search->Append(std::move(o), *ch);  // a fresh connection: the validator accepts it
+      p->search->Append(std::move(o), *ch);
     }
   }
 
