@@ -35,9 +35,9 @@ class OwedQueues {
   size_t Count(size_t ch) const;
   bool AnyOwed() const { return entries_ != nullptr; }
   size_t Size() const { return entries_ ? entries_->size() : 0; }  // over all channels
-  const Owed& Front(size_t ch) const;                                // the channel must owe something
-  const Owed& Back(size_t ch) const;                                 // the channel must owe something
-  Owed PopFront(size_t ch);                                          // the channel must owe something
+  const Owed& Front(size_t ch) const;                              // the channel must owe something
+  const Owed& Back(size_t ch) const;                               // the channel must owe something
+  Owed PopFront(size_t ch);                                        // the channel must owe something
   void Push(size_t ch, Owed o);
   void Clear(size_t ch);
   // Calls f(const Owed&) for channel ch's owed responses, oldest first.

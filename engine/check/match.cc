@@ -62,7 +62,8 @@ bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismat
           if (o != nullptr)
             ok = fail([&] { return absl::StrCat("spec expects no field '", k, "', observed ", Short(*o)); });
         } else if (o == nullptr) {
-          ok = fail([&] { return absl::StrCat("spec expects field '", k, "' = ", Short(v), ", observed no such field"); });
+          ok = fail(
+              [&] { return absl::StrCat("spec expects field '", k, "' = ", Short(v), ", observed no such field"); });
         } else {
           ok = Match(v, *o, cs, mm);
         }
@@ -78,7 +79,8 @@ bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismat
       const auto& a = spec.as_list();
       const auto& b = obs.as_list();
       if (a.size() != b.size())
-        return fail([&] { return absl::StrCat("spec expects a list of ", a.size(), " elements, observed ", b.size()); });
+        return fail(
+            [&] { return absl::StrCat("spec expects a list of ", a.size(), " elements, observed ", b.size()); });
       for (size_t i = 0; i < a.size(); ++i) {
         if (Match(a[i], b[i], cs, mm)) continue;
         if (mm != nullptr) mm->field = JoinPath(absl::StrCat("[", i, "]"), mm->field);

@@ -34,8 +34,7 @@ bool ExplanationMemo::SeenOrInsert(MemoKey key) {
   // The new set dominates every stored superset of it: drop those, so the
   // list stays an antichain and short.
   size_t before = sets.size();
-  sets.erase(std::remove_if(sets.begin(), sets.end(),
-                            [&](const SettledNames& s) { return IsSubset(key.settled, s); }),
+  sets.erase(std::remove_if(sets.begin(), sets.end(), [&](const SettledNames& s) { return IsSubset(key.settled, s); }),
              sets.end());
   entries_ -= before - sets.size();
   if (!sets.empty()) ++incomparable_inserts_;
@@ -63,7 +62,8 @@ void ExplanationMemo::ForgetSince(uint64_t mark) {
     auto it = by_base_.find(log_[k].base);
     if (it == by_base_.end()) continue;
     SettledSets& sets = it->second;
-    auto s = std::find_if(sets.begin(), sets.end(), [&](const SettledNames& x) { return SameNames(x, log_[k].settled); });
+    auto s =
+        std::find_if(sets.begin(), sets.end(), [&](const SettledNames& x) { return SameNames(x, log_[k].settled); });
     if (s == sets.end()) continue;  // displaced by a later key, also forgotten
     sets.erase(s);
     --entries_;

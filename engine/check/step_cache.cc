@@ -44,8 +44,7 @@ void StepCache::Forget() {
   freeing_ = std::async(std::launch::async, [batch = std::move(batch)]() mutable { batch.clear(); });
 }
 
-std::shared_ptr<const std::vector<ir::Value>> StepCache::Intern(
-    std::shared_ptr<const std::vector<ir::Value>> globals) {
+std::shared_ptr<const std::vector<ir::Value>> StepCache::Intern(std::shared_ptr<const std::vector<ir::Value>> globals) {
   if (interned_.size() >= max_entries_) interned_.clear();
   return interned_.insert(GlobalsKey::Of(std::move(globals))).first->globals;
 }

@@ -89,8 +89,9 @@ absl::StatusOr<lang::StepOutput> RunServerStep(Run run, const std::string& what)
     if (!s.ok()) return s;
     if (!out.killed) return out;
   }
-  return absl::FailedPreconditionError(absl::StrCat("the spec's `assume` killed 1000 random paths in a row for ", what,
-                                                    "; the simulator needs specs whose server usually has a next step"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("the spec's `assume` killed 1000 random paths in a row for ", what,
+                   "; the simulator needs specs whose server usually has a next step"));
 }
 
 }  // namespace
@@ -136,9 +137,9 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
       o.msg = faults[rng() % faults.size()];
       o.t = ++t;
       if (interp.HasFaultHandler()) {
-        absl::StatusOr<lang::StepOutput> out = RunServerStep(
-            [&](lang::StepOutput* so) { return interp.RunFaultHandler(globals, o.msg, &oracle, so); },
-            ir::ToJson(o.msg));
+        absl::StatusOr<lang::StepOutput> out =
+            RunServerStep([&](lang::StepOutput* so) { return interp.RunFaultHandler(globals, o.msg, &oracle, so); },
+                          ir::ToJson(o.msg));
         if (!out.ok()) return out.status();
         if (!out->sends.empty())
           return absl::FailedPreconditionError("the simulator supports `on fault` handlers that send nothing");

@@ -161,8 +161,8 @@ TEST(FaultHandler, SimulatedTracesWithFaultsAreAccepted) {
     if (seed % 3 == 0) so.crash_probability = 0.1;
     auto trace = harness::Simulate(*spec, harness::KvRequests({"a", "b", "c"}), so);
     ASSERT_TRUE(trace.ok()) << trace.status();
-    for (check::BranchOrder order : {check::BranchOrder::kFirst, check::BranchOrder::kLast,
-                                     check::BranchOrder::kRandom}) {
+    for (check::BranchOrder order :
+         {check::BranchOrder::kFirst, check::BranchOrder::kLast, check::BranchOrder::kRandom}) {
       check::CheckerOptions co;
       co.branch_order = order;
       co.seed = so.seed;
@@ -190,8 +190,8 @@ TEST(FaultHandler, SimulatedTracesWithFaultsAreAccepted) {
 TEST(FaultHandler, FaultStepsAreBounded) {
   std::vector<std::string> t;
   for (int k = 0; k < 6; ++k) {
-    t.push_back(absl::StrCat(R"({"label":)", 2 * k + 1, R"(,"conn":0,"dir":"sent","msg":{"op":"get","key":"k)", k,
-                             R"("}})"));
+    t.push_back(
+        absl::StrCat(R"({"label":)", 2 * k + 1, R"(,"conn":0,"dir":"sent","msg":{"op":"get","key":"k)", k, R"("}})"));
     t.push_back(absl::StrCat(R"({"label":)", 2 * k + 2, R"(,"conn":0,"dir":"received","msg":{"value":null}})"));
     t.push_back(kKill);
   }
