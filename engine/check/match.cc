@@ -55,7 +55,9 @@ bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismat
     }
     case Value::Kind::kMap: {
       if (!obs.is_map()) return fail([&] { return absl::StrCat("spec expects an object, observed ", Short(obs)); });
-      for (const auto& [k, v] : spec.as_map()) {
+      for (const auto& field : spec.as_map()) {
+        const std::string& k = field.first;  // named: lambdas below cannot capture a structured binding (clang)
+        const Value& v = field.second;
         const Value* o = obs.Find(k);
         bool ok = true;
         if (IsAbsentMarker(v)) {
