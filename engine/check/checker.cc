@@ -99,8 +99,11 @@ struct Checker::Impl {
         verdict.message = absl::StrCat("internal error: fault step ", k, ": ", ch.status().message());
         return;
       }
-      if (o.kind == Observation::Kind::kSent) o.kind = Observation::Kind::kFault;  // the search's mark of a fault step
-      p->search->Append(std::move(o), *ch);
+      // The event is the trace's (the search's mark of a fault step); its
+      // answer and close are made up.
+      const bool event = o.kind == Observation::Kind::kSent;
+      if (event) o.kind = Observation::Kind::kFault;
+      p->search->Append(std::move(o), *ch, event ? Search::Origin::kTrace : Search::Origin::kMadeUp);
     }
   }
 

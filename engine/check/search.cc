@@ -101,7 +101,7 @@ void Search::BecomeProbe(uint64_t max_work) {
   restart_after_ = 0;
 }
 
-void Search::Append(Observation o, int ch) {
+void Search::Append(Observation o, int ch, Origin origin) {
   if (ch >= 0 && static_cast<size_t>(ch) >= log_.per_channel.size()) {
     log_.per_channel.resize(static_cast<size_t>(ch) + 1);
     closed_at_.resize(static_cast<size_t>(ch) + 1, kNoClose);
@@ -137,9 +137,7 @@ void Search::Append(Observation o, int ch) {
   if (ch >= 0) NoteChannel(static_cast<size_t>(ch));
   for (ChannelsAt& a : channels_at_) a.at_obs = kNoClose;  // what they depend on changed
   closures_.Clear();                                       // and what their versions name
-  // A fault's answer and close (on the connection below 0 that
-  // AppendFault gives it, checker.cc) are not the trace's: its step counts.
-  if (obs_.back().conn >= 0 || obs_.back().kind == Observation::Kind::kFault) ++st_.observations;
+  if (origin == Origin::kTrace) ++st_.observations;
 }
 
 // Brings channel ch's entries in optional_after_, last_request_class_ and
@@ -490,10 +488,6 @@ bool Search::Seen(MemoKey key) {
 }
 
 void Search::Enqueue(Frame& f, Task t) {
-  if (f.work.capacity() == 0 && !spare_work_.empty()) {  // a new frame's list: one that grew before
-    f.work = std::move(spare_work_.back());
-    spare_work_.pop_back();
-  }
   f.work.push_back(std::move(t));
   ++frontier_;
   st_.max_frontier_seen = std::max(st_.max_frontier_seen, frontier_);
@@ -910,12 +904,7 @@ absl::Status Search::CheckBounds(const Observation& o) const {
 
 void Search::Compact(Frame& f) {
   if (f.head == f.work.size()) {
-    // Emptied: its capacity goes to the next frames (growing a list moves
-    // every task in it), unless it is large (memory for no one).
-    f.work.clear();
-    if (f.work.capacity() <= kSpareWorkCapacity && spare_work_.size() < kSpareWorkLists)
-      spare_work_.push_back(std::move(f.work));
-    f.work = {};
+    f.work = {};  // emptied: its memory goes back
     f.head = 0;
   } else if (f.head > 64 && f.head * 2 > f.work.size()) {
     f.work.erase(f.work.begin(), f.work.begin() + static_cast<std::ptrdiff_t>(f.head));

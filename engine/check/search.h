@@ -91,8 +91,11 @@ class Search {
   Search(const Search&) = delete;  // its interpreter points back at it
   Search& operator=(const Search&) = delete;
 
-  // Records observation `o` on channel `ch` (-1 when it has none).
-  void Append(Observation o, int ch);
+  // Records observation `o` on channel `ch` (-1 when it has none). An
+  // observation the checker made up (a fault step's answer and close,
+  // checker.cc: AppendFault) is not counted in stats().observations.
+  enum class Origin { kTrace, kMadeUp };
+  void Append(Observation o, int ch, Origin origin = Origin::kTrace);
   // Explains the observations appended so far, as far as possible; sets
   // verdict() when they cannot all be explained or a bound is hit. With
   // CheckerOptions::defer_when_stalled it may stop short (restarts, below).
@@ -306,10 +309,6 @@ class Search {
   CrashedClosures closures_;    // the probe's (AddClosureChildren)
   StepOutcomes step_scratch_;   // the outcomes of a step that is not cached
   std::vector<Task> children_;  // ConsumeOne's, kept for their capacity
-  // Emptied frames' work lists, kept for their capacity (Compact, Enqueue).
-  std::vector<std::vector<Task>> spare_work_;
-  static constexpr size_t kSpareWorkLists = 16;
-  static constexpr size_t kSpareWorkCapacity = 1024;
   size_t frontier_ = 0;
   Verdict verdict_;
   size_t furthest_ = 0;

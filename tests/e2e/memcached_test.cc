@@ -8,8 +8,6 @@
 // caught in each of its mutants.
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -78,13 +76,6 @@ TEST(RealServers, MemcachedPassesPipelined) {
   }
 }
 
-std::string ShippedSource() {
-  std::ifstream in(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/memcached.dspec"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct WrongSpec {
   const char* what;  // the documented behaviour it gets wrong
   const char* right;
@@ -95,7 +86,7 @@ struct WrongSpec {
 // the documented behaviour within 2,000 requests on every seed tried.
 TEST(RealServers, MemcachedRejectsSpecsThatAreWrongAboutIt) {
   ASSERT_TRUE(MemcachedInstalled()) << "memcached is installed by scripts/setup.sh";
-  const std::string source = ShippedSource();
+  const std::string source = ShippedSource("memcached.dspec");
   const WrongSpec wrong[] = {
       {"decr below 0 stops at 0", "let m = if up { n + by } else { if by > n { 0 } else { n - by } };",
        "let m = if up { n + by } else { n - by };"},
@@ -140,7 +131,7 @@ TEST(RealServers, MemcachedUnderKillsComesBackEmptyAsItsSpecSays) {
     EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     EXPECT_GE(r->faults, 2) << "seed " << seed << ": the run took " << r->seconds << " s";
   }
-  const std::string source = ShippedSource();
+  const std::string source = ShippedSource("memcached.dspec");
   const size_t begin = source.find("on fault f {");
   const size_t end = source.find("\n}\n", begin);
   ASSERT_TRUE(begin != std::string::npos && end != std::string::npos) << "the shipped spec changed; update this test";

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
@@ -87,6 +89,16 @@ JobOptions ReplicatedRedisOptions(const std::string& launch, uint64_t seed) {
   return o;
 }
 
+// The cluster above under a nemesis that injects `faults`, one every
+// `every_ms` milliseconds, each lasting as long.
+JobOptions ReplicatedRedisUnder(std::vector<std::string> faults, int every_ms, uint64_t seed) {
+  JobOptions o = ReplicatedRedisOptions(RedisPrimaryAndReplicas(), seed);
+  o.nemesis.faults = std::move(faults);
+  o.nemesis.interval_ms = every_ms;
+  o.nemesis.duration_ms = every_ms;
+  return o;
+}
+
 // How many replies on replica connections showed a value (replication at
 // work) and how many refused a write.
 struct ReplicaReplies {
@@ -126,11 +138,7 @@ TEST(RealServers, RedisPrimaryAndTwoReplicasPass) {
 TEST(RealServers, RedisPrimaryAndTwoReplicasPassUnderPausesAndPartitions) {
   auto spec = Shipped("redis.dspec");
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    JobOptions o = ReplicatedRedisOptions(RedisPrimaryAndReplicas(), seed);
-    o.nemesis.faults = {"pause", "partition"};
-    o.nemesis.interval_ms = 200;
-    o.nemesis.duration_ms = 200;
-    auto r = RunJob(spec, o);
+    auto r = RunJob(spec, ReplicatedRedisUnder({"pause", "partition"}, 200, seed));
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     EXPECT_GE(r->faults, 1) << "seed " << seed << ": the run took " << r->seconds << " s";
@@ -149,11 +157,8 @@ TEST(RealServers, RedisPrimaryAndTwoReplicasComeBackEmptyAfterKillsAsTheSpecSays
   auto spec = Shipped("redis.dspec");
   ASSERT_NE(spec, nullptr);
   for (uint64_t seed = 1; seed <= 3; ++seed) {
-    JobOptions o = ReplicatedRedisOptions(RedisPrimaryAndReplicas(), seed);
+    JobOptions o = ReplicatedRedisUnder({"kill"}, 300, seed);
     o.exec.steps = 20000;
-    o.nemesis.faults = {"kill"};
-    o.nemesis.interval_ms = 300;
-    o.nemesis.duration_ms = 300;
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);

@@ -5,8 +5,6 @@
 // always accepted (soundness) and still rejected with a read of a value
 // nobody wrote; a spec without the handler judges the same traces as if
 // the faults were not there.
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,11 +28,10 @@ using ir::Value;
 // specs/kv.dspec whose store is lost when node 0 is killed (a primary that
 // keeps it in memory only).
 std::shared_ptr<const lang::Spec> VolatileKv() {
-  std::ifstream in(absl::StrCat(DUALSWARM_SOURCE_DIR, "/specs/kv.dspec"));
-  std::stringstream source;
-  source << in.rdbuf();
-  source << "\non fault f {\n  if f.fault == \"kill\" && f.get(\"node\") == some(0) {\n    store = {};\n  }\n}\n";
-  auto spec = lang::LoadSpec("kv_volatile.dspec", source.str());
+  std::string source =
+      ShippedSource("kv.dspec") +
+      "\non fault f {\n  if f.fault == \"kill\" && f.get(\"node\") == some(0) {\n    store = {};\n  }\n}\n";
+  auto spec = lang::LoadSpec("kv_volatile.dspec", source);
   EXPECT_TRUE(spec.ok()) << spec.status();
   return spec.ok() ? *spec : nullptr;
 }
