@@ -324,109 +324,128 @@ bool LinkRelays::Accept(const Listener& l) {
   return true;
 }
 
+// The loop: poll what has something to do, serve what is ready, drop what
+// has finished, until Stop.
 void LinkRelays::Loop() {
-  enum Kind { kWake, kListener, kSideA, kSideB };
-  std::vector<pollfd> fds;
-  std::vector<std::pair<Kind, size_t>> who;
+  PollSet set;
   bool accepting = true;  // false for kAcceptPauseMs after an accept failed
-  int wait_ms = -1;       // poll's timeout: the accept pause, or when delayed bytes are due
   while (!stop_) {
-    fds.clear();
-    who.clear();
-    fds.push_back({wake_[0], POLLIN, 0});
-    who.emplace_back(kWake, 0);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (size_t i = 0; accepting && pipes_.size() < kMaxPipes && i < listeners_.size(); ++i) {
-        if (isolated_[static_cast<size_t>(listeners_[i].to)]) continue;  // connects wait in the backlog
-        fds.push_back({listeners_[i].fd, POLLIN, 0});
-        who.emplace_back(kListener, i);
-      }
-      const int64_t now = NowMs();
-      wait_ms = accepting ? -1 : kAcceptPauseMs;
-      for (size_t i = 0; i < pipes_.size(); ++i) {
-        Pipe& p = pipes_[i];
-        if (Cut(p.from, p.to)) continue;        // bytes wait in the kernel
-        for (Flow* f : {&p.a_to_b, &p.b_to_a})  // wake when delayed bytes are due
-          if (f->Ready(now) < f->bytes.size()) {
-            const int due = static_cast<int>(std::max<int64_t>(f->delayed.front().first - now, 1));
-            wait_ms = wait_ms < 0 ? due : std::min(wait_ms, due);
-          }
-        short a = 0, b = 0;
-        if (!p.a_eof && p.a_to_b.bytes.size() < kMaxBuffered) a |= POLLIN;
-        if (p.b_to_a.Ready(now) > 0) a |= POLLOUT;
-        if (!p.b_eof && p.b_to_a.bytes.size() < kMaxBuffered) b |= POLLIN;
-        if (p.a_to_b.Ready(now) > 0) b |= POLLOUT;
-        // A side with nothing to do is left out (poll ignores a negative
-        // fd): a hung-up side would otherwise wake the loop for ever.
-        fds.push_back({a != 0 ? p.a : -1, a, 0});
-        who.emplace_back(kSideA, i);
-        fds.push_back({b != 0 ? p.b : -1, b, 0});
-        who.emplace_back(kSideB, i);
-      }
-    }
-    const int polled = poll(fds.data(), fds.size(), wait_ms);
+    const int wait_ms = FillPollSet(accepting, &set);
+    const int polled = poll(set.fds.data(), set.fds.size(), wait_ms);
     accepting = true;
     if (polled < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    for (size_t k = 0; k < fds.size(); ++k) {
-      const short ev = fds[k].revents;
+    for (size_t k = 0; k < set.fds.size(); ++k) {
+      const short ev = set.fds[k].revents;
       if (ev == 0) continue;
-      auto [kind, i] = who[k];
-      if (kind == kWake) {
-        char drain[64];
-        while (read(wake_[0], drain, sizeof(drain)) > 0) {
-        }
-        // A partition begins or ends: name the connections not known as a
-        // node's when they were accepted (a restarted node's, opened
-        // before its new process group was known).
-        for (Pipe& p : pipes_)
-          if (p.from < 0 && !p.dead) p.from = NodeOfConnection(p.a, p.relay_port);
-        continue;
+      auto [kind, i] = set.who[k];
+      switch (kind) {
+        case PollSet::kWake:
+          OnWake();
+          break;
+        case PollSet::kListener:
+          accepting = Accept(listeners_[i]) && accepting;
+          break;
+        case PollSet::kSideA:
+        case PollSet::kSideB:
+          ServeSide(pipes_[i], kind == PollSet::kSideA, ev);
+          break;
       }
-      if (kind == kListener) {
-        accepting = Accept(listeners_[i]) && accepting;
-        continue;
-      }
-      Pipe& p = pipes_[i];
-      const bool side_a = kind == kSideA;
-      const int fd = side_a ? p.a : p.b;
-      Flow& in = side_a ? p.a_to_b : p.b_to_a;
-      Flow& out = side_a ? p.b_to_a : p.a_to_b;
-      bool& eof = side_a ? p.a_eof : p.b_eof;
-      if ((ev & POLLIN) || ((ev & (POLLHUP | POLLERR)) && !eof)) {
-        const size_t before = in.bytes.size();
-        if (!ReadInto(fd, &in.bytes, &eof)) p.dead = true;
-        int delay_ms;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          delay_ms = DelayMs(p.from, p.to);
-        }
-        if (delay_ms > 0 || !in.delayed.empty()) in.Delay(in.bytes.size() - before, NowMs() + delay_ms);
-      }
-      if ((ev & POLLOUT) && !WriteFrom(fd, &out.bytes, out.Ready(NowMs()))) p.dead = true;
-      if ((ev & POLLERR) && !(ev & POLLIN)) p.dead = true;
     }
-    // Forward EOFs whose data has gone through; drop finished or broken
-    // connections (closing one end closes the other: a node that exits
-    // ends its peers' connections through the relay too).
-    for (Pipe& p : pipes_) {
-      if (p.a_eof && p.a_to_b.bytes.empty()) shutdown(p.b, SHUT_WR);
-      if (p.b_eof && p.b_to_a.bytes.empty()) shutdown(p.a, SHUT_WR);
-      if (p.a_eof && p.b_eof && p.a_to_b.bytes.empty() && p.b_to_a.bytes.empty()) p.dead = true;
-    }
-    for (size_t i = 0; i < pipes_.size();) {
-      if (!pipes_[i].dead) {
-        ++i;
-        continue;
+    DropFinishedPipes();
+  }
+}
+
+// Fills `set` with what to wait for; returns poll's timeout: the accept
+// pause, or when the first delayed bytes are due (-1: none).
+int LinkRelays::FillPollSet(bool accepting, PollSet* set) {
+  set->fds.clear();
+  set->who.clear();
+  set->fds.push_back({wake_[0], POLLIN, 0});
+  set->who.emplace_back(PollSet::kWake, 0);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; accepting && pipes_.size() < kMaxPipes && i < listeners_.size(); ++i) {
+    if (isolated_[static_cast<size_t>(listeners_[i].to)]) continue;  // connects wait in the backlog
+    set->fds.push_back({listeners_[i].fd, POLLIN, 0});
+    set->who.emplace_back(PollSet::kListener, i);
+  }
+  const int64_t now = NowMs();
+  int wait_ms = accepting ? -1 : kAcceptPauseMs;
+  for (size_t i = 0; i < pipes_.size(); ++i) {
+    Pipe& p = pipes_[i];
+    if (Cut(p.from, p.to)) continue;        // bytes wait in the kernel
+    for (Flow* f : {&p.a_to_b, &p.b_to_a})  // wake when delayed bytes are due
+      if (f->Ready(now) < f->bytes.size()) {
+        const int due = static_cast<int>(std::max<int64_t>(f->delayed.front().first - now, 1));
+        wait_ms = wait_ms < 0 ? due : std::min(wait_ms, due);
       }
-      close(pipes_[i].a);
-      close(pipes_[i].b);
-      pipes_[i] = std::move(pipes_.back());
-      pipes_.pop_back();
+    short a = 0, b = 0;
+    if (!p.a_eof && p.a_to_b.bytes.size() < kMaxBuffered) a |= POLLIN;
+    if (p.b_to_a.Ready(now) > 0) a |= POLLOUT;
+    if (!p.b_eof && p.b_to_a.bytes.size() < kMaxBuffered) b |= POLLIN;
+    if (p.a_to_b.Ready(now) > 0) b |= POLLOUT;
+    // A side with nothing to do is left out (poll ignores a negative fd):
+    // a hung-up side would otherwise wake the loop for ever.
+    set->fds.push_back({a != 0 ? p.a : -1, a, 0});
+    set->who.emplace_back(PollSet::kSideA, i);
+    set->fds.push_back({b != 0 ? p.b : -1, b, 0});
+    set->who.emplace_back(PollSet::kSideB, i);
+  }
+  return wait_ms;
+}
+
+// The self-pipe woke the loop: a partition begins or ends. Names the
+// connections not known as a node's when they were accepted (a restarted
+// node's, opened before its new process group was known).
+void LinkRelays::OnWake() {
+  char drain[64];
+  while (read(wake_[0], drain, sizeof(drain)) > 0) {
+  }
+  for (Pipe& p : pipes_)
+    if (p.from < 0 && !p.dead) p.from = NodeOfConnection(p.a, p.relay_port);
+}
+
+// Poll events `ev` on one side of `p`: reads into that side's flow (delayed
+// when the link is slow), writes what the other side's flow has ready.
+void LinkRelays::ServeSide(Pipe& p, bool side_a, short ev) {
+  const int fd = side_a ? p.a : p.b;
+  Flow& in = side_a ? p.a_to_b : p.b_to_a;
+  Flow& out = side_a ? p.b_to_a : p.a_to_b;
+  bool& eof = side_a ? p.a_eof : p.b_eof;
+  if ((ev & POLLIN) || ((ev & (POLLHUP | POLLERR)) && !eof)) {
+    const size_t before = in.bytes.size();
+    if (!ReadInto(fd, &in.bytes, &eof)) p.dead = true;
+    int delay_ms;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      delay_ms = DelayMs(p.from, p.to);
     }
+    if (delay_ms > 0 || !in.delayed.empty()) in.Delay(in.bytes.size() - before, NowMs() + delay_ms);
+  }
+  if ((ev & POLLOUT) && !WriteFrom(fd, &out.bytes, out.Ready(NowMs()))) p.dead = true;
+  if ((ev & POLLERR) && !(ev & POLLIN)) p.dead = true;
+}
+
+// Forwards EOFs whose data has gone through; drops finished or broken
+// connections (closing one end closes the other: a node that exits ends
+// its peers' connections through the relay too).
+void LinkRelays::DropFinishedPipes() {
+  for (Pipe& p : pipes_) {
+    if (p.a_eof && p.a_to_b.bytes.empty()) shutdown(p.b, SHUT_WR);
+    if (p.b_eof && p.b_to_a.bytes.empty()) shutdown(p.a, SHUT_WR);
+    if (p.a_eof && p.b_eof && p.a_to_b.bytes.empty() && p.b_to_a.bytes.empty()) p.dead = true;
+  }
+  for (size_t i = 0; i < pipes_.size();) {
+    if (!pipes_[i].dead) {
+      ++i;
+      continue;
+    }
+    close(pipes_[i].a);
+    close(pipes_[i].b);
+    pipes_[i] = std::move(pipes_.back());
+    pipes_.pop_back();
   }
 }
 

@@ -24,6 +24,7 @@
 #ifndef DUALSWARM_WORKERS_SUT_LINK_RELAY_H_
 #define DUALSWARM_WORKERS_SUT_LINK_RELAY_H_
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -99,8 +100,19 @@ class LinkRelays {
     bool a_eof = false, b_eof = false;  // that side sent EOF (forwarded once its buffer is empty)
     bool dead = false;
   };
+  // What one poll waits for: fds[k] belongs to who[k] (a kind, and the
+  // index of the listener or pipe).
+  struct PollSet {
+    enum Kind { kWake, kListener, kSideA, kSideB };
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Kind, size_t>> who;
+  };
   LinkRelays() = default;
   void Loop();
+  int FillPollSet(bool accepting, PollSet* set);
+  void OnWake();
+  void ServeSide(Pipe& p, bool side_a, short ev);
+  void DropFinishedPipes();
   // Relays a new connection; false when accepting failed (out of
   // descriptors), so that the loop pauses accepting.
   bool Accept(const Listener& l);
