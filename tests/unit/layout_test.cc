@@ -2,7 +2,8 @@
 // #include line of the product code: the engine is pure (no I/O libraries,
 // nothing of the binaries around it), util/ depends on nothing of ours,
 // workers/ and cli/ never reach into the coordinator, and only the
-// coordinator's store talks to PostgreSQL.
+// coordinator's store talks to PostgreSQL; and tests/unit starts no
+// process (those tests live in tests/process, tests/e2e, ...).
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -114,6 +115,30 @@ TEST(Layout, OnlyTheStoreTalksToPostgres) {
     }
 }
 
+// What in a unit test's text starts a process: the calls themselves, or
+// the helpers that start SUTs and job children. One line each.
+std::vector<std::string> ProcessStarts(const fs::path& root, const std::string& dir) {
+  static const std::regex kStart(R"(\b(fork|vfork|posix_spawnp?|execv[pe]?|execl[pe]?|popen|system)\s*\()");
+  static const std::regex kHelper(
+      R"(#\s*include\s*"(tests/common/processes\.h|workers/sut/|workers/daemon/job_process\.h))");
+  std::vector<std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    std::string text;
+    for (int n = 1; std::getline(in, text); ++n)
+      if (std::regex_search(text, kStart) || std::regex_search(text, kHelper))
+        out.push_back(absl::StrCat(fs::relative(entry.path(), root).string(), ":", n, ": ", text));
+  }
+  return out;
+}
+
+TEST(Layout, UnitTestsStartNoProcess) {
+  for (const std::string& v : ProcessStarts(kRoot, "tests/unit"))
+    if (!absl::StartsWith(v, "tests/unit/layout_test.cc:"))  // its own probe below
+      ADD_FAILURE() << v << " (a test that starts processes belongs in tests/process or tests/e2e)";
+}
+
 // The rules must be able to fail: an engine file that includes the store
 // and libpqxx breaks the engine's rule twice.
 TEST(Layout, ARuleCatchesAViolation) {
@@ -128,6 +153,21 @@ TEST(Layout, ARuleCatchesAViolation) {
   ASSERT_EQ(v.size(), 2u);
   EXPECT_TRUE(absl::StrContains(v[0], "engine/check/probe.h:2: #include services/coordinator/store/store.h")) << v[0];
   EXPECT_TRUE(absl::StrContains(v[1], "engine/check/probe.h:3: #include pqxx/pqxx")) << v[1];
+}
+
+// And the unit-test rule: a fork and a SUT launcher are caught, a file
+// system call is not.
+TEST(Layout, TheUnitTestRuleCatchesAProcess) {
+  const fs::path root = fs::path(testing::TempDir()) / "layout_probe_unit";
+  fs::remove_all(root);
+  fs::create_directories(root / "tests" / "unit");
+  std::ofstream(root / "tests" / "unit" / "probe_test.cc")
+      << "#include \"workers/sut/launcher.h\"\nint x = file_system(1);\npid_t p = fork();\n";
+  std::vector<std::string> v = ProcessStarts(root, "tests/unit");
+  fs::remove_all(root);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(v[0], "probe_test.cc:1:")) << v[0];
+  EXPECT_TRUE(absl::StrContains(v[1], "probe_test.cc:3:")) << v[1];
 }
 
 }  // namespace
