@@ -45,6 +45,9 @@ class SocketWatchdog {
   };
   void Loop();
 
+  // mu_ guards everything below it but thread_: watches_, next_ticket_,
+  // fired_, wakes_at_ and stopping_. cv_ (with mu_) wakes the watching
+  // thread when a watch is due before its next wake-up, or when it stops.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint64_t, Watch> watches_;
