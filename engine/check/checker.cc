@@ -188,6 +188,15 @@ struct Checker::Impl {
   }
 };
 
+absl::Status CheckableSpec(const lang::Spec& spec) {
+  if (lang::Interpreter(&spec).HasOriginRole())
+    return absl::UnimplementedError(absl::StrCat(
+        "spec '", spec.name,
+        "' has an origin role (an intermediary); the checker does not explain origin-side observations yet "
+        "(docs/spec-language.md: intermediaries)"));
+  return absl::OkStatus();
+}
+
 Checker::Checker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Checker::~Checker() = default;
 
@@ -198,6 +207,7 @@ absl::StatusOr<std::unique_ptr<Checker>> Checker::Create(std::shared_ptr<const l
   if (options.max_frontier == 0) return absl::InvalidArgumentError("max_frontier must be positive");
   if (options.max_memo == 0) return absl::InvalidArgumentError("max_memo must be positive");
   if (options.max_seconds < 0) return absl::InvalidArgumentError("max_seconds must not be negative");
+  if (absl::Status s = CheckableSpec(*spec); !s.ok()) return s;
   return std::unique_ptr<Checker>(new Checker(std::make_unique<Impl>(std::move(spec), options)));
 }
 

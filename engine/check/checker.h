@@ -162,6 +162,10 @@ struct CheckerStats {
   double max_observe_seconds = 0;  // the most one Observe call took
 };
 
+// OK when the checker can check traces of `spec`; Unimplemented, saying
+// why, when the spec uses what it cannot explain yet (an origin role).
+absl::Status CheckableSpec(const lang::Spec& spec);
+
 class Checker {
  public:
   static absl::StatusOr<std::unique_ptr<Checker>> Create(std::shared_ptr<const lang::Spec> spec,

@@ -219,9 +219,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   if (options.max_in_flight < 1) return absl::InvalidArgumentError("max_in_flight must be at least 1");
   if (!options.replay) {
     bool has_gen = false;
-    for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen;
+    for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen && g.role == lang::Role::kClient;
     if (!has_gen)
-      return absl::InvalidArgumentError(absl::StrCat("spec '", spec->name, "' has no `gen ", options.gen,
+      return absl::InvalidArgumentError(absl::StrCat("spec '", spec->name, "' has no client `gen ", options.gen,
                                                      " { ... }` block to generate requests from"));
   } else {
     for (const auto& item : *options.replay)

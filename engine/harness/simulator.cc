@@ -106,6 +106,8 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
   Rng rng(opts.seed);
   RandomOracle oracle(&rng, &opts);
   lang::Interpreter interp(&spec, opts.connection_nodes);
+  if (interp.HasOriginRole())
+    return absl::UnimplementedError("the simulator does not play an intermediary's origin side yet");
   std::vector<Value> globals = spec.initial_globals;
   size_t n = static_cast<size_t>(opts.connections);
   // Channels: the first n are the clients' first connections; a crash adds

@@ -97,6 +97,8 @@ enum class Builtin {
   // the tester's connections (ConnectionNodes in interp.h)
   kNodeOf,
   kNodes,
+  // `send origin(T) MSG`: the origin side, as the connection of a send only
+  kOrigin,
   // gen-only (meaning given by the tester)
   kPick,
   kRandomWord,
@@ -150,9 +152,19 @@ struct FnDecl {
   int num_slots = 0;
 };
 
+// Which side of an intermediary a handler or generator serves: the clients
+// (the default, and all a server has), or the origin servers the SUT
+// forwards to (docs/spec-language.md: intermediaries).
+enum class Role { kClient, kOrigin };
+inline const char* RoleName(Role r) { return r == Role::kOrigin ? "origin" : "client"; }
+
+// `on recv REQ from CONN { ... }` (client role), or `on recv ANSWER from
+// TAG: origin { ... }`: the origin's answer to the request the spec sent
+// with `send origin(TAG) ...`.
 struct Handler {
   std::string request;  // name bound to the received message
-  std::string conn;     // name bound to the connection
+  std::string conn;     // name bound to the connection (origin role: the tag)
+  Role role = Role::kClient;
   Loc loc;
   ExprPtr body;
   int num_slots = 0;
@@ -167,8 +179,12 @@ struct FaultHandler {
   int num_slots = 0;
 };
 
+// `gen NAME { ... }`: a client request; `gen NAME(REQ): origin { ... }`:
+// the origin's answer to request REQ.
 struct GenDecl {
   std::string name;
+  Role role = Role::kClient;
+  std::string param;  // origin role: the name bound to the request answered
   Loc loc;
   ExprPtr body;
   int num_slots = 0;
@@ -188,7 +204,7 @@ struct SpecAst {
   std::vector<std::pair<std::string, Loc>> uses;
   std::vector<VarDecl> vars;
   std::vector<FnDecl> fns;
-  std::vector<Handler> handlers;
+  std::vector<Handler> handlers;             // one client handler, at most one origin handler (checks.cc)
   std::vector<FaultHandler> fault_handlers;  // at most one (checks.cc)
   std::vector<GenDecl> gens;
   bool has_partition = false;

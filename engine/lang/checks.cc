@@ -29,6 +29,7 @@ const BuiltinInfo kBuiltins[] = {
     {"or_else", Builtin::kOrElse, 2, 2, false},
     {"node_of", Builtin::kNodeOf, 1, 1, false},
     {"nodes", Builtin::kNodes, 0, 0, false},
+    {"origin", Builtin::kOrigin, 1, 1, false},
     {"is_concrete", Builtin::kIsConcrete, 1, 1, true},
     {"pick", Builtin::kPick, 1, 1, true},
     {"random_word", Builtin::kRandomWord, 1, 1, true},
@@ -80,9 +81,7 @@ class Checker {
       Expr(f.body.get());
       f.num_slots = max_slots_;
     }
-    if (ast_->handlers.empty()) Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
-    if (ast_->handlers.size() > 1)
-      Error(ast_->handlers[1].loc, "a spec has exactly one `on recv` handler; branch on the request inside it");
+    CheckHandlerRoles();
     for (auto& h : ast_->handlers) {
       Begin(Context::kHandler);
       Declare(h.request);
@@ -107,17 +106,52 @@ class Checker {
     std::set<std::string> gen_names;
     for (auto& g : ast_->gens) {
       if (!gen_names.insert(g.name).second) Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
+      if (g.role == Role::kOrigin && g.param.empty())
+        Error(g.loc, absl::StrCat("an origin generator answers a request: `gen ", g.name, "(REQ): origin { ... }`"));
+      if (g.role == Role::kClient && !g.param.empty())
+        Error(g.loc, absl::StrCat("only an origin generator takes the request it answers: `gen ", g.name, "(", g.param,
+                                  "): origin { ... }`"));
       Begin(Context::kGen);
+      if (!g.param.empty()) Declare(g.param);
       Expr(g.body.get());
       g.num_slots = max_slots_;
     }
     ReportGenOnlyReachableFromServer();
+    ReportOriginSendsWithoutOriginHandler();
     ast_->num_choice_sites = sites_;
     return std::move(errors_);
   }
 
  private:
   void Error(Loc loc, std::string msg) { errors_.push_back(FormatDiag(ast_->file, loc, msg)); }
+
+  // Exactly one client handler; at most one origin handler, which a
+  // partition cannot split yet (an origin request's key would have to be
+  // its client request's).
+  void CheckHandlerRoles() {
+    const Handler* client = nullptr;
+    const Handler* origin = nullptr;
+    for (const Handler& h : ast_->handlers) {
+      const Handler*& first = h.role == Role::kOrigin ? origin : client;
+      if (first != nullptr)
+        Error(h.loc, absl::StrCat("a spec has one `on recv` handler per role (this is a second ", RoleName(h.role),
+                                  " handler); branch on the message inside it"));
+      else
+        first = &h;
+    }
+    if (client == nullptr) Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
+    if (origin != nullptr && ast_->has_partition)
+      Error(ast_->partition.loc, "`partition` is not supported yet in a spec with an origin role");
+  }
+
+  // `send origin(T) ...` needs a handler for the origin's answers.
+  void ReportOriginSendsWithoutOriginHandler() {
+    for (const Handler& h : ast_->handlers)
+      if (h.role == Role::kOrigin) return;
+    for (const Loc& loc : origin_sends_)
+      Error(loc,
+            "`send origin(...)` needs a handler for the origin's answers: `on recv ANSWER from TAG: origin { ... }`");
+  }
 
   void Begin(Context c) {
     ctx_ = c;
@@ -240,6 +274,15 @@ class Checker {
       case ExprKind::kSend:
         if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
           Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
+        if (lang::Expr* to = e->args[0].get(); to->kind == ExprKind::kCall && to->name == "origin") {
+          // `send origin(T) MSG`: the one place origin(...) may stand.
+          to->builtin = Builtin::kOrigin;
+          if (to->args.size() != 1) Error(to->loc, "`origin` takes the tag of the request: `send origin(T) MSG`");
+          origin_sends_.push_back(to->loc);
+          for (auto& a : to->args) Expr(a.get());
+          Expr(e->args[1].get());
+          return;
+        }
         break;
       case ExprKind::kFresh:
       case ExprKind::kEither:
@@ -292,6 +335,10 @@ class Checker {
       return;
     }
     e->builtin = b->id;
+    if (b->id == Builtin::kOrigin) {
+      Error(e->loc, "`origin(T)` names the origin side only as the connection of `send`: `send origin(T) MSG`");
+      return;
+    }
     if (argc < b->min_args || argc > b->max_args) {
       if (b->min_args == b->max_args) {
         Error(e->loc, absl::StrCat("'", e->name, "' takes ", b->min_args, " argument(s), got ", argc));
@@ -340,6 +387,7 @@ class Checker {
   std::set<int> gen_only_fn_;                                    // functions using tester builtins
   std::vector<std::pair<int, int>> fn_calls_;                    // (caller, callee)
   std::vector<std::tuple<int, Loc, std::string>> server_calls_;  // handler -> function
+  std::vector<Loc> origin_sends_;                                // `send origin(T) ...`
   std::vector<std::string> errors_;
 };
 

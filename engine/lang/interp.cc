@@ -393,10 +393,14 @@ class Eval {
   }
 
   Value Send(const Expr* e) {
-    Value conn = E(e->args[0].get());
+    const Expr* to = e->args[0].get();
+    const bool to_origin = to->kind == ExprKind::kCall && to->builtin == Builtin::kOrigin;
+    Value conn = E(to_origin ? to->args[0].get() : to);
+    if (to_origin && !conn.IsConcrete())
+      Fault(to->loc, absl::StrCat("the tag of `send origin(T)` must be concrete, not ", conn.ToString()));
     Value msg = E(e->args[1].get());
     if (out_ == nullptr) Fault(e->loc, "`send` is not allowed here");
-    out_->sends.push_back({std::move(conn), std::move(msg), e->loc});
+    out_->sends.push_back({std::move(conn), std::move(msg), e->loc, to_origin});
     return Value::Null();
   }
 
@@ -631,6 +635,8 @@ class Eval {
       }
       case Builtin::kNodes:
         return Value::Int(cluster_.nodes.nodes);
+      case Builtin::kOrigin:  // the checks allow it only in `send origin(T)`, which Send evaluates
+        Fault(loc, "`origin(T)` is only the connection of `send`");
       default:
         break;
     }
@@ -741,8 +747,23 @@ absl::Status RunServerBody(const Spec* spec, const Interpreter::Cluster& cluster
 
 absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request, const Value& conn,
                                      Oracle* oracle, StepOutput* out) const {
-  const Handler& h = spec_->ast.handlers[0];
-  return RunServerBody(spec_, cluster_, h.body.get(), h.num_slots, {request, conn}, globals, oracle, out);
+  for (const Handler& h : spec_->ast.handlers)
+    if (h.role == Role::kClient)
+      return RunServerBody(spec_, cluster_, h.body.get(), h.num_slots, {request, conn}, globals, oracle, out);
+  return absl::FailedPreconditionError("the spec has no client handler");  // the checks refuse such a spec
+}
+
+const Handler* Interpreter::OriginHandler() const {
+  for (const Handler& h : spec_->ast.handlers)
+    if (h.role == Role::kOrigin) return &h;
+  return nullptr;
+}
+
+absl::Status Interpreter::RunOriginHandler(const std::vector<Value>& globals, const Value& answer, const Value& tag,
+                                           Oracle* oracle, StepOutput* out) const {
+  const Handler* h = OriginHandler();
+  if (h == nullptr) return absl::FailedPreconditionError("the spec has no origin handler");
+  return RunServerBody(spec_, cluster_, h->body.get(), h->num_slots, {answer, tag}, globals, oracle, out);
 }
 
 absl::Status Interpreter::RunFaultHandler(const std::vector<Value>& globals, const Value& fault, Oracle* oracle,
@@ -751,14 +772,20 @@ absl::Status Interpreter::RunFaultHandler(const std::vector<Value>& globals, con
   return RunServerBody(spec_, cluster_, h.body.get(), h.num_slots, {fault}, globals, oracle, out);
 }
 
-absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::vector<Value>& globals,
-                                          GenContext* ctx) const {
+absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::vector<Value>& globals, GenContext* ctx,
+                                          const Value* request) const {
   const GenDecl* g = nullptr;
   for (const auto& d : spec_->ast.gens)
     if (d.name == name) g = &d;
   if (g == nullptr) return absl::NotFoundError(absl::StrCat("spec '", spec_->name, "' has no `gen ", name, "` block"));
+  if ((g->role == Role::kOrigin) != (request != nullptr))
+    return absl::FailedPreconditionError(absl::StrCat("`gen ", name, "` is ",
+                                                      g->role == Role::kOrigin
+                                                          ? "an origin generator: it answers a request"
+                                                          : "a client generator: it answers no request"));
   std::vector<Value> copy = globals;
   std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
+  if (request != nullptr) frame[0] = *request;
   NoChoiceOracle oracle;
   Eval ev(spec_, &copy, &oracle, nullptr, cluster_);
   ev.set_gen(ctx);

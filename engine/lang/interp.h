@@ -75,10 +75,13 @@ struct ConnectionNodes {
 // is the connection number itself.
 using ConnectionOf = std::function<int64_t(int64_t conn_value)>;
 
+// One `send`: to a client's connection, or (`send origin(T) MSG`) to the
+// origin side, with the tag the origin handler gets back with the answer.
 struct SendRecord {
-  ir::Value conn;
+  ir::Value conn;  // to_origin: the tag T (concrete)
   ir::Value msg;
   Loc loc;
+  bool to_origin = false;
 };
 
 struct StepOutput {
@@ -99,7 +102,7 @@ class Interpreter {
     ConnectionOf connection_of;
   };
 
-  // Runs the handler on `request` received from `conn`. A spec bug (failed
+  // Runs the client handler on `request` received from `conn`. A spec bug (failed
   // assert, type error, unwrap of none, a limit of limits.h reached, ...)
   // returns FailedPrecondition with "file:line:col: message"; a non-OK
   // Oracle::Poll() is returned as it is.
@@ -113,11 +116,22 @@ class Interpreter {
   absl::Status RunFaultHandler(const std::vector<ir::Value>& globals, const ir::Value& fault, Oracle* oracle,
                                StepOutput* out) const;
 
+  // Runs the origin handler (`on recv ANSWER from TAG: origin`) on the
+  // origin's `answer` to the request the spec sent with `send origin(tag)`,
+  // as RunHandler runs the client handler. The spec must have one
+  // (HasOriginRole).
+  bool HasOriginRole() const { return OriginHandler() != nullptr; }
+  absl::Status RunOriginHandler(const std::vector<ir::Value>& globals, const ir::Value& answer, const ir::Value& tag,
+                                Oracle* oracle, StepOutput* out) const;
+
   // Runs `gen NAME` against the model state `globals`; the result is a
-  // J-expression (holes from observed()). FailedPrecondition for spec bugs
-  // and when every alternative failed (e.g. pick() from empty lists).
-  absl::StatusOr<ir::Value> RunGen(const std::string& name, const std::vector<ir::Value>& globals,
-                                   GenContext* ctx) const;
+  // J-expression (holes from observed()). An origin generator (`gen
+  // NAME(REQ): origin`) gets the request it answers in `request`; a client
+  // one gets none. FailedPrecondition for spec bugs, for a request given
+  // to the wrong kind, and when every alternative failed (e.g. pick() from
+  // empty lists).
+  absl::StatusOr<ir::Value> RunGen(const std::string& name, const std::vector<ir::Value>& globals, GenContext* ctx,
+                                   const ir::Value* request = nullptr) const;
 
   // Evaluates the spec's `partition` key for a request (the spec must have
   // one); spec bugs return FailedPrecondition with file:line:col.
@@ -127,6 +141,8 @@ class Interpreter {
   static absl::StatusOr<std::vector<ir::Value>> EvalInitialGlobals(const Spec& spec);
 
  private:
+  const Handler* OriginHandler() const;
+
   const Spec* spec_;
   Cluster cluster_;
 };

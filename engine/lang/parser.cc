@@ -178,6 +178,10 @@ class Parser {
       h.request = ExpectIdent("the request name");
       Expect("from", "expected `from CONN` in `on recv REQ from CONN`");
       h.conn = ExpectIdent("the connection name");
+      if (IsP(":")) {
+        Next();
+        h.role = ExpectRole();
+      }
       h.body = ParseBlock();
       ast->handlers.push_back(std::move(h));
     } else if (IsW("partition")) {
@@ -194,12 +198,31 @@ class Parser {
       GenDecl g;
       g.loc = Peek().loc;
       g.name = ExpectIdent("a generator name");
+      if (IsP("(")) {
+        Next();
+        g.param = ExpectIdent("the request an origin generator answers (`gen NAME(REQ): origin { ... }`)");
+        ExpectP(")");
+      }
+      if (IsP(":")) {
+        Next();
+        g.role = ExpectRole();
+      }
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
     } else {
       Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition` or `gen`, found ",
                            Describe(t)));
     }
+  }
+
+  // `client` or `origin`, after `:` in `on recv` and `gen`.
+  Role ExpectRole() {
+    const Token& t = Peek();
+    if (IsW("client") || IsW("origin")) {
+      Next();
+      return t.text == "origin" ? Role::kOrigin : Role::kClient;
+    }
+    Fail(t, absl::StrCat("expected a role, `client` or `origin`, found ", Describe(t)));
   }
 
   TypeExpr ParseType() {

@@ -369,7 +369,7 @@ TEST(LoadSpecErrorTest, InitialValuesMatchingTheirTypesLoad) {
 
 TEST(LoadSpecErrorTest, TwoHandlers) {
   ExpectOneError(Src({"spec t;", kHandler, "", "  on recv r from d { send d {}; }"}), "4:3",
-                 "a spec has exactly one `on recv` handler");
+                 "a spec has one `on recv` handler per role (this is a second client handler)");
 }
 
 TEST(LoadSpecErrorTest, OneFaultHandlerAtMost) {
@@ -378,6 +378,51 @@ TEST(LoadSpecErrorTest, OneFaultHandlerAtMost) {
                  "a spec has at most one `on fault` handler");
   ExpectOneError(Src({"spec t;", kHandler, "on fault { }"}), "3:10", "expected the fault's name");
   ExpectOneError(Src({"spec t;", kHandler, "on fault f { g = 1; }"}), "3:14", "unknown name 'g'");
+}
+
+// An intermediary's spec: a client handler that forwards to the origin
+// side with a tag, an origin handler that gets the answer back with the tag,
+// a client gen and an origin gen (docs/spec-language.md: intermediaries).
+constexpr const char* kRelay[] = {
+    "spec relay;",
+    "var seen = 0;",
+    "on recv q from c {",
+    "  seen = seen + 1;",
+    "  send origin({c: c, n: seen}) { op: q.op, id: q.id };",
+    "}",
+    "on recv r from t: origin {",
+    "  send t.c { v: r.v, n: t.n };",
+    "}",
+    "gen request { { op: \"get\", id: random_word(3) } }",
+    "gen answer(q): origin { { v: q.id } }",
+};
+
+std::string Relay(std::initializer_list<const char*> more = {}) {
+  std::vector<std::string> lines(std::begin(kRelay), std::end(kRelay));
+  lines.insert(lines.end(), more.begin(), more.end());
+  return absl::StrJoin(lines, "\n");
+}
+
+TEST(LoadSpecErrorTest, RolesOfHandlersAndGenerators) {
+  MustLoad(Relay());
+  MustLoad(Relay({"on fault f { }"}));
+  ExpectOneError(Relay({"on recv x from y: origin { }"}), "12:1",
+                 "one `on recv` handler per role (this is a second origin handler)");
+  ExpectOneError(Relay({"on recv x from y: client { }"}), "12:1",
+                 "one `on recv` handler per role (this is a second client handler)");
+  ExpectOneError(Src({"spec t;", "on recv q from c: server { }"}), "2:19",
+                 "expected a role, `client` or `origin`, found 'server'");
+  ExpectOneError(Src({"spec t;", "on recv r from t: origin { }"}), "1:1", "the spec has no `on recv");
+  ExpectOneError(Relay({"gen other: origin { {} }"}), "12:5",
+                 "an origin generator answers a request: `gen other(REQ): origin");
+  ExpectOneError(Relay({"gen other(q) { {} }"}), "12:5", "only an origin generator takes the request it answers");
+  ExpectOneError(Relay({"gen other(q): origin { { v: seen2 } }"}), "12:29", "unknown name 'seen2'");
+  ExpectOneError(Relay({"fn f(c) { origin(c) }"}), "12:11", "`origin(T)` names the origin side only as the connection");
+  ExpectOneError(Relay({"partition q => q.id;"}), "12:1", "`partition` is not supported yet in a spec with an origin");
+  ExpectOneError(Src({"spec t;", "on recv q from c { send origin(c) q; }", "gen r { {} }"}), "2:25",
+                 "`send origin(...)` needs a handler for the origin's answers");
+  ExpectOneError(Src({"spec t;", "on recv q from c { send origin(c, 1) q; }", "on recv r from t: origin { }"}), "2:25",
+                 "`origin` takes the tag of the request");
 }
 
 TEST(LoadSpecErrorTest, NoHandler) {
@@ -472,7 +517,7 @@ TEST(LoadSpecErrorTest, MultipleCheckErrorsAreAllReported) {
   for (const char* want :
        {"t.dspec:2:8: unknown type 'strnig'", "t.dspec:4:11: unknown name 'nope'", "t.dspec:5:11: 'len' takes 1",
         "t.dspec:6:3: assignment to unknown name 'y'", "t.dspec:7:15: 'random_int' is a tester function",
-        "t.dspec:9:1: a spec has exactly one", "t.dspec:10:9: `send` is only allowed"}) {
+        "t.dspec:9:1: a spec has one `on recv` handler per role", "t.dspec:10:9: `send` is only allowed"}) {
     EXPECT_TRUE(absl::StrContains(msg, want)) << "missing: " << want << "\nin:\n" << msg;
   }
 }
@@ -827,6 +872,39 @@ TEST(InterpreterTest, UserFunctionsAndRecursion) {
   EXPECT_EQ(r.out.sends[0].msg, J(R"({"f":3628800,"w":"\"x\""})"));
 }
 
+TEST(InterpreterTest, AnIntermediarySendsToTheOriginWithATagAndGetsItBack) {
+  auto spec = MustLoad(Relay());
+  ASSERT_NE(spec, nullptr);
+  Interpreter interp(spec.get());
+  ASSERT_TRUE(interp.HasOriginRole());
+  ScriptOracle oracle;
+  StepRun fwd = RunOnce(*spec, J(R"({"op":"get","id":"abc"})"), &oracle, nullptr, Value::Int(3));
+  ASSERT_TRUE(fwd.status.ok()) << fwd.status;
+  ASSERT_EQ(fwd.out.sends.size(), 1u);
+  EXPECT_TRUE(fwd.out.sends[0].to_origin);
+  EXPECT_EQ(fwd.out.sends[0].conn, J(R"({"c":3,"n":1})"));
+  EXPECT_EQ(fwd.out.sends[0].msg, J(R"({"op":"get","id":"abc"})"));
+
+  StepOutput back;
+  absl::Status s = interp.RunOriginHandler(fwd.out.globals, J(R"({"v":"x"})"), fwd.out.sends[0].conn, &oracle, &back);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(back.sends.size(), 1u);
+  EXPECT_FALSE(back.sends[0].to_origin);
+  EXPECT_EQ(back.sends[0].conn, Value::Int(3));
+  EXPECT_EQ(back.sends[0].msg, J(R"({"v":"x","n":1})"));
+}
+
+TEST(InterpreterTest, AnOriginTagMustBeConcrete) {
+  auto spec =
+      MustLoad(Src({"spec t;", "on recv q from c { send origin(fresh int) q; }", "on recv r from t: origin { }"}));
+  ASSERT_NE(spec, nullptr);
+  ScriptOracle oracle;
+  StepRun r = RunOnce(*spec, J("{}"), &oracle);
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(r.status.message(), "t.dspec:2:25: the tag of `send origin(T)` must be concrete"))
+      << r.status;
+}
+
 TEST(InterpreterTest, ShortCircuitSkipsFaults) {
   auto spec = MustLoad(Src({
       "spec t;",
@@ -989,6 +1067,23 @@ TEST(InterpreterGenTest, AGenRunsToItsValue) {
   auto v = interp.RunGen("r", spec->initial_globals, &gen);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(ir::ToJson(*v), "{\"v\":7}");
+}
+
+TEST(InterpreterGenTest, AnOriginGenAnswersTheRequestItIsGiven) {
+  auto spec = MustLoad(Relay());
+  ASSERT_NE(spec, nullptr);
+  Interpreter interp(spec.get());
+  FixedGen gen;
+  const Value request = J(R"({"op":"get","id":"abc"})");
+  auto v = interp.RunGen("answer", spec->initial_globals, &gen, &request);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(ir::ToJson(*v), R"({"v":"abc"})");
+  auto no_request = interp.RunGen("answer", spec->initial_globals, &gen);
+  EXPECT_TRUE(absl::StrContains(no_request.status().message(), "`gen answer` is an origin generator"))
+      << no_request.status();
+  auto with_request = interp.RunGen("request", spec->initial_globals, &gen, &request);
+  EXPECT_TRUE(absl::StrContains(with_request.status().message(), "`gen request` is a client generator"))
+      << with_request.status();
 }
 
 }  // namespace

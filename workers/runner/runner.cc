@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
 #include "engine/harness/faults.h"
 #include "engine/ir/json.h"
 #include "util/status_macros.h"
@@ -473,6 +474,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
+  RETURN_IF_ERROR(check::CheckableSpec(*spec));  // before a SUT is started for nothing
   if (!o.nemesis.faults.empty()) {
     if (o.launch.empty()) return absl::InvalidArgumentError("the nemesis needs a launched SUT (a launch command)");
     RETURN_IF_ERROR(o.nemesis.Check(o.response_timeout_ms));
