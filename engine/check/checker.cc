@@ -108,6 +108,10 @@ struct Checker::Impl {
   }
 
   absl::Status Observe(Observation o) {
+    if (o.side == Side::kOrigin)  // CheckableSpec refuses specs with an origin role
+      return absl::InvalidArgumentError(absl::StrCat(o.line ? absl::StrCat("line ", o.line, ": ") : "",
+                                                     "an observation on the origin side, but spec '", spec->name,
+                                                     "' has no origin role (it is not an intermediary's spec)"));
     auto ch = global.Accept(o);
     if (!ch.ok()) return ch.status();
     std::vector<Part*> targets;

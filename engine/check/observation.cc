@@ -32,6 +32,15 @@ absl::StatusOr<Observation> FaultFromValue(const ir::Value& v, Observation o) {
   return o;
 }
 
+// "side": absent or "client" (the clients' side), or "origin".
+absl::StatusOr<Side> SideField(const ir::Value& v) {
+  const ir::Value* f = v.Find("side");
+  if (f == nullptr) return Side::kClient;
+  if (f->is_string() && f->as_string() == "client") return Side::kClient;
+  if (f->is_string() && f->as_string() == "origin") return Side::kOrigin;
+  return Bad("field \"side\" must be \"client\" or \"origin\"");
+}
+
 }  // namespace
 
 const char* ObservationKindName(Observation::Kind k) {
@@ -58,8 +67,13 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
   // -1 means absent, and a negative time would not be written back.
   if (v.Find("t") != nullptr && *t < 0) return Bad("field \"t\" must not be negative");
   o.t = *t;
-  if (const ir::Value* ev = v.Find("event"); ev != nullptr && ev->is_string() && ev->as_string() == "fault")
+  absl::StatusOr<Side> side = SideField(v);
+  if (!side.ok()) return side.status();
+  o.side = *side;
+  if (const ir::Value* ev = v.Find("event"); ev != nullptr && ev->is_string() && ev->as_string() == "fault") {
+    if (v.Find("side") != nullptr) return Bad("a fault event has no side");
     return FaultFromValue(v, o);
+  }
   auto conn = IntField(v, "conn", true, 0);
   if (!conn.ok()) return conn.status();
   if (*conn < 0 || *conn > 1'000'000) return Bad("field \"conn\" must be between 0 and 1000000");
@@ -72,6 +86,7 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
     }
     if (ev->as_string() != "timeout")
       return Bad(absl::StrCat("unknown event \"", ev->as_string(), "\" (expected closed, timeout or fault)"));
+    if (o.side == Side::kOrigin) return Bad("a timeout is on the clients' side only (the tester waits there)");
     o.kind = Observation::Kind::kTimeout;
     auto label = IntField(v, "label", true, 0);
     if (!label.ok()) return label.status();
@@ -87,10 +102,15 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
   if (!label.ok()) return label.status();
   o.label = *label;
   if (o.label <= 0) return Bad("field \"label\" must be positive");
-  if (o.kind == Observation::Kind::kSent && o.label % 2 == 0)
-    return Bad(absl::StrCat("a sent request must have an odd label, got ", o.label));
-  if (o.kind == Observation::Kind::kReceived && o.label % 2 != 0)
-    return Bad(absl::StrCat("a received response must have an even label, got ", o.label));
+  // A request has an odd label, its answer the next one: the tester sends
+  // the requests on the clients' side and receives them on the origin's.
+  const bool request = (o.kind == Observation::Kind::kSent) == (o.side == Side::kClient);
+  if (request && o.label % 2 == 0)
+    return Bad(absl::StrCat(o.side == Side::kClient ? "a sent request" : "a request received on the origin side",
+                            " must have an odd label, got ", o.label));
+  if (!request && o.label % 2 != 0)
+    return Bad(absl::StrCat(o.side == Side::kClient ? "a received response" : "an answer sent on the origin side",
+                            " must have an even label, got ", o.label));
   const ir::Value* msg = v.Find("msg");
   if (msg == nullptr) return Bad("missing field \"msg\"");
   o.msg = *msg;
@@ -123,9 +143,10 @@ absl::StatusOr<std::vector<Observation>> ParseTrace(absl::string_view file, absl
 
 std::string ObservationToJson(const Observation& o) {
   std::string out;
+  const char* side = o.side == Side::kOrigin ? ",\"side\":\"origin\"" : "";  // a client line as before
   switch (o.kind) {
     case Observation::Kind::kClosed:
-      absl::StrAppend(&out, "{\"event\":\"closed\",\"conn\":", o.conn);
+      absl::StrAppend(&out, "{\"event\":\"closed\"", side, ",\"conn\":", o.conn);
       break;
     case Observation::Kind::kTimeout:
       absl::StrAppend(&out, "{\"event\":\"timeout\",\"label\":", o.label, ",\"conn\":", o.conn);
@@ -137,7 +158,8 @@ std::string ObservationToJson(const Observation& o) {
       break;
     }
     default:
-      absl::StrAppend(&out, "{\"label\":", o.label, ",\"conn\":", o.conn, ",\"dir\":\"", ObservationKindName(o.kind),
+      absl::StrAppend(&out, "{", o.side == Side::kOrigin ? "\"side\":\"origin\"," : "", "\"label\":", o.label,
+                      ",\"conn\":", o.conn, ",\"dir\":\"", ObservationKindName(o.kind),
                       "\",\"msg\":", ir::ToJson(o.msg));
   }
   if (o.t >= 0) absl::StrAppend(&out, ",\"t\":", o.t);

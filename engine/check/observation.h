@@ -8,22 +8,31 @@
 //                                          (the checker skips it)
 // plus an optional "t" (nanoseconds). Requests carry odd labels; a response
 // carries its request's label + 1.
+//
+// An intermediary's trace has a second side: "side":"origin" on a line
+// says it happened on a connection the SUT opened to the tester playing
+// the origin. There the SUT's request is "received" (odd label) and the
+// tester's answer "sent" (its label + 1); each side numbers its own
+// connections and labels. Lines without "side" are the clients' side.
 #ifndef DUALSWARM_ENGINE_CHECK_OBSERVATION_H_
 #define DUALSWARM_ENGINE_CHECK_OBSERVATION_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/ir/value.h"
 
 namespace dualswarm::check {
 
+// Which side of an intermediary an observation is on (see above).
+enum class Side { kClient, kOrigin };
+
 struct Observation {
   enum class Kind { kSent, kReceived, kClosed, kTimeout, kFault };
   Kind kind = Kind::kSent;
+  Side side = Side::kClient;  // kOrigin: sent/received/closed only
   int64_t label = 0;
   int64_t conn = 0;
   // sent/received: the message; fault: the event's fields but "event" and

@@ -16,7 +16,7 @@ namespace {
 namespace check = dualswarm::check;
 
 bool Same(const check::Observation& a, const check::Observation& b) {
-  return a.kind == b.kind && a.label == b.label && a.conn == b.conn && a.msg == b.msg && a.t == b.t;
+  return a.kind == b.kind && a.side == b.side && a.label == b.label && a.conn == b.conn && a.msg == b.msg && a.t == b.t;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "engine/check/observation.h"
+#include "engine/check/trace_validator.h"
 #include "engine/harness/counterexample.h"
 #include "gtest/gtest.h"
 
@@ -63,6 +64,74 @@ TEST(Observation, FaultsNeedAName) {
   }
   auto unknown = ParseObservationLine(R"({"event":"reset","conn":0})");
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "(expected closed, timeout or fault)")) << unknown.status();
+}
+
+// An intermediary's trace (docs/trace-format.md: the origin side): the
+// tester receives the SUT's request on an origin connection (odd label)
+// and sends the answer (label + 1); lines without "side" are the clients'
+// and are written as before.
+TEST(Observation, TheOriginSideReadsAndWritesBack) {
+  const char* text =
+      "{\"label\":1,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"id\":\"a\"}}\n"
+      "{\"side\":\"origin\",\"label\":1,\"conn\":0,\"dir\":\"received\",\"msg\":{\"id\":\"a\"}}\n"
+      "{\"side\":\"origin\",\"label\":2,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"v\":1}}\n"
+      "{\"event\":\"closed\",\"conn\":0,\"side\":\"origin\"}\n"
+      "{\"side\":\"client\",\"label\":2,\"conn\":0,\"dir\":\"received\",\"msg\":{\"v\":1}}\n";
+  auto trace = ParseTrace("t.jsonl", text);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->size(), 5u);
+  EXPECT_EQ((*trace)[0].side, Side::kClient);
+  EXPECT_EQ((*trace)[1].side, Side::kOrigin);
+  EXPECT_EQ((*trace)[3].side, Side::kOrigin);
+  EXPECT_EQ((*trace)[4].side, Side::kClient);
+  EXPECT_EQ(ObservationToJson((*trace)[1]),
+            R"({"side":"origin","label":1,"conn":0,"dir":"received","msg":{"id":"a"}})");
+  EXPECT_EQ(ObservationToJson((*trace)[3]), R"({"event":"closed","side":"origin","conn":0})");
+  EXPECT_EQ(ObservationToJson((*trace)[4]), R"({"label":2,"conn":0,"dir":"received","msg":{"v":1}})");
+  TraceValidator v;
+  std::vector<int> channels;
+  for (const Observation& o : *trace) {
+    auto ch = v.Accept(o);
+    ASSERT_TRUE(ch.ok()) << ch.status();
+    channels.push_back(*ch);
+  }
+  // Connection 0 of each side is a channel of its own.
+  EXPECT_EQ(channels, (std::vector<int>{0, 1, 1, 1, 0}));
+}
+
+TEST(Observation, TheOriginSideHasItsOwnRules) {
+  struct Case {
+    const char* line;
+    const char* error;
+  } cases[] = {
+      {R"({"side":"origin","label":2,"conn":0,"dir":"received","msg":{}})",
+       "a request received on the origin side must have an odd label, got 2"},
+      {R"({"side":"origin","label":1,"conn":0,"dir":"sent","msg":{}})",
+       "an answer sent on the origin side must have an even label, got 1"},
+      {R"({"side":"origin","event":"timeout","label":1,"conn":0})", "a timeout is on the clients' side only"},
+      {R"({"side":"origin","event":"fault","fault":"kill"})", "a fault event has no side"},
+      {R"({"side":"proxy","label":1,"conn":0,"dir":"sent","msg":{}})",
+       "field \"side\" must be \"client\" or \"origin\""},
+  };
+  for (const Case& c : cases) {
+    auto o = ParseObservationLine(c.line);
+    ASSERT_FALSE(o.ok()) << c.line;
+    EXPECT_TRUE(absl::StrContains(o.status().message(), c.error)) << o.status();
+  }
+  // An answer must answer the oldest request open on its origin connection.
+  auto trace = ParseTrace("t.jsonl",
+                          "{\"side\":\"origin\",\"label\":1,\"conn\":4,\"dir\":\"received\",\"msg\":{}}\n"
+                          "{\"side\":\"origin\",\"label\":3,\"conn\":4,\"dir\":\"received\",\"msg\":{}}\n"
+                          "{\"side\":\"origin\",\"label\":4,\"conn\":4,\"dir\":\"sent\",\"msg\":{}}\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  TraceValidator v;
+  ASSERT_TRUE(v.Accept((*trace)[0]).ok());
+  ASSERT_TRUE(v.Accept((*trace)[1]).ok());
+  auto out_of_order = v.Accept((*trace)[2]);
+  EXPECT_TRUE(absl::StrContains(out_of_order.status().message(),
+                                "line 3: answer label 4 on origin conn 4 does not answer the oldest outstanding "
+                                "request there (expected label 2)"))
+      << out_of_order.status();
 }
 
 // The sequence diagram draws a fault as its own row with its fields.
