@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/harness/random_server.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
 
@@ -13,56 +14,6 @@ namespace {
 
 using check::Observation;
 using ir::Value;
-
-class RandomOracle : public lang::Oracle {
- public:
-  RandomOracle(Rng* rng, const SimOptions* opts) : rng_(rng), opts_(opts) {}
-  int Choose(int n, lang::Loc) override {
-    return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(*rng_));
-  }
-  Value Fresh(sym::Sort sort, lang::Loc) override {
-    switch (sort) {
-      case sym::Sort::kBool:
-        return Value::Bool(Choose(2, {}) == 0);
-      case sym::Sort::kInt:
-        return Value::Int(Choose(10, {}));
-      case sym::Sort::kString:
-        return Value::String(
-            opts_->fresh_strings[static_cast<size_t>(Choose(static_cast<int>(opts_->fresh_strings.size()), {}))]);
-    }
-    return Value::Null();
-  }
-  // Concrete runs never meet symbolic conditions.
-  bool Decide(const sym::TermRef&, lang::Loc) override { return false; }
-  bool Assume(const sym::TermRef&, lang::Loc) override { return false; }
-  bool Possible(const sym::TermRef&) override { return false; }
-
- private:
-  Rng* rng_;
-  const SimOptions* opts_;
-};
-
-// What a client would see of a spec message: fields set to `none` are
-// absent, `some(v)` is v.
-Value Concretize(const Value& v) {
-  switch (v.kind()) {
-    case Value::Kind::kOption:
-      return v.has_value() ? Concretize(v.inner()) : Value::Null();
-    case Value::Kind::kMap: {
-      ir::MapEntries e;
-      for (const auto& [k, x] : v.as_map())
-        if (!(x.is_option() && !x.has_value())) e.emplace_back(k, Concretize(x));
-      return Value::Map(std::move(e));
-    }
-    case Value::Kind::kList: {
-      std::vector<Value> items;
-      for (const auto& x : v.as_list()) items.push_back(Concretize(x));
-      return Value::List(std::move(items));
-    }
-    default:
-      return v;
-  }
-}
 
 struct Pending {
   int64_t label;
@@ -79,21 +30,6 @@ struct Channel {
   bool open = true;
 };
 
-// Runs one server step (`run` fills a StepOutput) along a random path; an
-// `assume` may kill the path, so it draws again (rejection sampling).
-template <typename Run>
-absl::StatusOr<lang::StepOutput> RunServerStep(Run run, const std::string& what) {
-  lang::StepOutput out;
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    absl::Status s = run(&out);
-    if (!s.ok()) return s;
-    if (!out.killed) return out;
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("the spec's `assume` killed 1000 random paths in a row for ", what,
-                   "; the simulator needs specs whose server usually has a next step"));
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const RequestFn& next_request,
@@ -104,10 +40,11 @@ absl::StatusOr<std::vector<Observation>> Simulate(const lang::Spec& spec, const 
   if (opts.connections <= 0 || opts.max_in_flight <= 0)
     return absl::InvalidArgumentError("connections and max_in_flight must be positive");
   Rng rng(opts.seed);
-  RandomOracle oracle(&rng, &opts);
+  RandomOracle oracle(&rng, &opts.fresh_strings);
   lang::Interpreter interp(&spec, opts.connection_nodes);
   if (interp.HasOriginRole())
-    return absl::UnimplementedError("the simulator does not play an intermediary's origin side yet");
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec '", spec.name, "' has an origin role (use SimulateIntermediary)"));
   std::vector<Value> globals = spec.initial_globals;
   size_t n = static_cast<size_t>(opts.connections);
   // Channels: the first n are the clients' first connections; a crash adds

@@ -23,12 +23,12 @@
 
 #include "absl/status/statusor.h"
 #include "engine/check/observation.h"
+#include "engine/harness/random_server.h"
 #include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 
 namespace dualswarm::harness {
 
-using Rng = std::mt19937_64;
 // Produces the next request a client sends (the spec's message IR).
 using RequestFn = std::function<ir::Value(Rng&)>;
 
