@@ -41,6 +41,10 @@ run 1 "kv stale read after the write was acknowledged: rejected" \
   check --spec specs/kv.dspec --trace specs/examples/kv_stale_read.jsonl
 run 1 "the same, as JSON" \
   check --spec specs/kv.dspec --trace specs/examples/kv_stale_read.jsonl --json
+run 0 "a relay (an intermediary): two clients on one origin connection, forwarded in reverse: explained" \
+  check --spec specs/examples/relay.dspec --trace specs/examples/relay_shared_origin_ok.jsonl
+run 1 "the same with the origin's answers swapped between the clients: rejected" \
+  check --spec specs/examples/relay.dspec --trace specs/examples/relay_answers_swapped.jsonl
 WEBDAV="$BUILD_DIR/tests/suts/ds-ref-webdav --port {port} --dir {dir}"
 CX=$(mktemp /tmp/dualswarm-demo-cx.XXXXXX.json)
 run 0 "the online tester against a correct WebDAV server (2000 requests, 4 connections)" \

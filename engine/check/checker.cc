@@ -108,44 +108,50 @@ struct Checker::Impl {
   }
 
   absl::Status Observe(Observation o) {
-    if (o.side == Side::kOrigin)  // CheckableSpec refuses specs with an origin role
+    if (o.side == Side::kOrigin && !interp.HasOriginRole())
       return absl::InvalidArgumentError(absl::StrCat(o.line ? absl::StrCat("line ", o.line, ": ") : "",
                                                      "an observation on the origin side, but spec '", spec->name,
                                                      "' has no origin role (it is not an intermediary's spec)"));
     auto ch = global.Accept(o);
     if (!ch.ok()) return ch.status();
     std::vector<Part*> targets;
-    switch (o.kind) {
-      case Observation::Kind::kSent: {
-        auto p = PartFor(o);
-        if (!p.ok()) {
-          verdict.kind = Verdict::Kind::kSpecError;
-          verdict.message = std::string(p.status().message());
-          return absl::OkStatus();
+    if (o.side == Side::kOrigin) {  // a spec with an origin role has no partitions (spec-language.md)
+      auto p = PartFor(o);
+      if (!p.ok()) return p.status();
+      targets.push_back(*p);
+    } else {
+      switch (o.kind) {
+        case Observation::Kind::kSent: {
+          auto p = PartFor(o);
+          if (!p.ok()) {
+            verdict.kind = Verdict::Kind::kSpecError;
+            verdict.message = std::string(p.status().message());
+            return absl::OkStatus();
+          }
+          part_of_label[o.label] = *p;
+          targets.push_back(*p);
+          break;
         }
-        part_of_label[o.label] = *p;
-        targets.push_back(*p);
-        break;
+        case Observation::Kind::kReceived:
+          targets.push_back(part_of_label.at(o.label - 1));
+          break;
+        case Observation::Kind::kTimeout:
+          targets.push_back(part_of_label.at(o.label));
+          break;
+        case Observation::Kind::kClosed:
+          for (auto& [k, p] : parts) targets.push_back(&p);
+          break;
+        case Observation::Kind::kFault:
+          // Without `on fault`, what a fault may do is the network's business
+          // (docs/trace-format.md); with it, a step of every part.
+          if (!interp.HasFaultHandler()) break;
+          faults.push_back(o);
+          for (auto& [k, p] : parts) {
+            AppendFault(&p, o, faults.size() - 1);
+            targets.push_back(&p);
+          }
+          return ExplainOrHold(targets);
       }
-      case Observation::Kind::kReceived:
-        targets.push_back(part_of_label.at(o.label - 1));
-        break;
-      case Observation::Kind::kTimeout:
-        targets.push_back(part_of_label.at(o.label));
-        break;
-      case Observation::Kind::kClosed:
-        for (auto& [k, p] : parts) targets.push_back(&p);
-        break;
-      case Observation::Kind::kFault:
-        // Without `on fault`, what a fault may do is the network's business
-        // (docs/trace-format.md); with it, a step of every part.
-        if (!interp.HasFaultHandler()) break;
-        faults.push_back(o);
-        for (auto& [k, p] : parts) {
-          AppendFault(&p, o, faults.size() - 1);
-          targets.push_back(&p);
-        }
-        return ExplainOrHold(targets);
     }
     for (Part* p : targets) {
       auto pch = p->validator.Accept(o);
@@ -192,14 +198,24 @@ struct Checker::Impl {
   }
 };
 
-absl::Status CheckableSpec(const lang::Spec& spec) {
-  if (lang::Interpreter(&spec).HasOriginRole())
-    return absl::UnimplementedError(absl::StrCat(
-        "spec '", spec.name,
-        "' has an origin role (an intermediary); the checker does not explain origin-side observations yet "
-        "(docs/spec-language.md: intermediaries)"));
-  return absl::OkStatus();
+std::string ServerOrderEntry(int64_t label) {
+  return label >= kOriginLabelBase ? absl::StrCat("o", label - kOriginLabelBase) : absl::StrCat(label);
 }
+
+namespace {
+
+void AppendServerOrder(const std::vector<int64_t>& order, absl::string_view sep, bool json, std::string* out) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k) out->append(sep.data(), sep.size());
+    const std::string e = ServerOrderEntry(order[k]);
+    if (json && order[k] >= kOriginLabelBase)
+      absl::StrAppend(out, "\"", e, "\"");
+    else
+      out->append(e);
+  }
+}
+
+}  // namespace
 
 Checker::Checker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Checker::~Checker() = default;
@@ -211,7 +227,6 @@ absl::StatusOr<std::unique_ptr<Checker>> Checker::Create(std::shared_ptr<const l
   if (options.max_frontier == 0) return absl::InvalidArgumentError("max_frontier must be positive");
   if (options.max_memo == 0) return absl::InvalidArgumentError("max_memo must be positive");
   if (options.max_seconds < 0) return absl::InvalidArgumentError("max_seconds must not be negative");
-  if (absl::Status s = CheckableSpec(*spec); !s.ok()) return s;
   return std::unique_ptr<Checker>(new Checker(std::make_unique<Impl>(std::move(spec), options)));
 }
 
@@ -360,8 +375,9 @@ std::string FormatVerdict(const Verdict& v) {
   absl::StrAppend(&out, "  why each remaining explanation died:\n");
   int i = 0;
   for (const auto& r : v.reasons) {
-    absl::StrAppend(&out, "  ", ++i, ". server order [", absl::StrJoin(r.server_order, ", "), "]: ", r.text,
-                    r.spec_loc.empty() ? "" : absl::StrCat("  (", r.spec_loc, ")"), "\n");
+    absl::StrAppend(&out, "  ", ++i, ". server order [");
+    AppendServerOrder(r.server_order, ", ", false, &out);
+    absl::StrAppend(&out, "]: ", r.text, r.spec_loc.empty() ? "" : absl::StrCat("  (", r.spec_loc, ")"), "\n");
   }
   return out;
 }
@@ -380,7 +396,9 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
       ir::AppendJsonString(r.text, &out);
       out += ",\"field\":";
       ir::AppendJsonString(r.field, &out);
-      absl::StrAppend(&out, ",\"server_order\":[", absl::StrJoin(r.server_order, ","), "],\"spec_loc\":");
+      out += ",\"server_order\":[";
+      AppendServerOrder(r.server_order, ",", true, &out);
+      out += "],\"spec_loc\":";
       ir::AppendJsonString(r.spec_loc, &out);
       out += "}";
     }

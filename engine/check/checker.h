@@ -120,11 +120,18 @@ struct CheckerOptions {
 };
 
 // Why one explanation could not explain the rejecting observation.
+// In a server order, an origin's answer to an intermediary (whose labels
+// are the origin side's own, docs/trace-format.md) is kOriginLabelBase +
+// its label, and prints as "o" + its label (ServerOrderEntry).
+constexpr int64_t kOriginLabelBase = int64_t{1} << 62;
+std::string ServerOrderEntry(int64_t label);
+
 struct DeathReason {
-  std::string text;                   // field diff or conflicting constraint
-  std::string field;                  // mismatching field path, e.g. "status"
-  std::vector<int64_t> server_order;  // request labels in the order the server took them
-  std::string spec_loc;               // "file:line:col" of the `send` that produced the response
+  std::string text;   // field diff or conflicting constraint
+  std::string field;  // mismatching field path, e.g. "status"
+  // Input labels in the order the server took them (kOriginLabelBase: above).
+  std::vector<int64_t> server_order;
+  std::string spec_loc;  // "file:line:col" of the `send` that produced the response
 };
 
 struct Verdict {
@@ -161,10 +168,6 @@ struct CheckerStats {
   double check_seconds = 0;        // wall time spent in Observe, in total
   double max_observe_seconds = 0;  // the most one Observe call took
 };
-
-// OK when the checker can check traces of `spec`; Unimplemented, saying
-// why, when the spec uses what it cannot explain yet (an origin role).
-absl::Status CheckableSpec(const lang::Spec& spec);
 
 class Checker {
  public:

@@ -56,6 +56,7 @@ bool Constrain(sym::Solver* solver, Explanation* e, const std::vector<TermRef>& 
     for (const auto& v : *e->globals) g->push_back(ir::SubstituteValue(v, b));
     e->globals = std::move(g);
     e->owed.ForEachMutable([&](Owed& o) { o.msg = ir::SubstituteValue(o.msg, b); });
+    e->origin.ForEachPoolEntryMutable([&](PoolEntry& p) { p.msg = ir::SubstituteValue(p.msg, b); });
   }
   // Only constraints that are new or changed by the bindings can make the
   // (previously satisfiable) set unsatisfiable.
@@ -81,6 +82,7 @@ void DropUnreachableConstraints(Explanation* e) {
   std::vector<TermRef> live;
   for (const auto& g : *e->globals) ir::CollectValueVars(g, &live);
   e->owed.ForEach([&](size_t, const Owed& o) { ir::CollectValueVars(o.msg, &live); });
+  e->origin.ForEachPoolEntry([&](const PoolEntry& p) { ir::CollectValueVars(p.msg, &live); });
   auto is_live = [&](const TermRef& v) {
     for (const auto& w : live)
       if (w->ival == v->ival && w->sort == v->sort) return true;

@@ -18,7 +18,8 @@ namespace dualswarm::check {
 bool Constrain(sym::Solver* solver, Explanation* e, const std::vector<sym::TermRef>& cs, std::string* why);
 
 // Drops path constraints about values the explanation can no longer reach
-// (their variables occur neither in the state nor in owed responses, nor in
+// (their variables occur neither in the state nor in owed responses or the
+// origin pool, nor in
 // a constraint connected to such a variable). The constraints are
 // satisfiable, so each connected component is satisfiable on its own, and
 // an unreachable one can never become unsatisfiable again: dropping it

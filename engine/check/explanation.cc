@@ -52,6 +52,51 @@ void OwedQueues::Clear(size_t ch) {
   entries_ = next->empty() ? nullptr : std::move(next);
 }
 
+void OriginPending::AddToPool(PoolEntry e) {
+  std::shared_ptr<Data> d = Own();
+  d->pool.push_back(std::move(e));
+  Keep(std::move(d));
+}
+
+PoolEntry OriginPending::Match(size_t j, size_t ch) {
+  std::shared_ptr<Data> d = Own();
+  PoolEntry taken = std::move(d->pool[j]);
+  d->pool.erase(d->pool.begin() + static_cast<std::ptrdiff_t>(j));
+  d->tags.push_back({ch, taken.tag});
+  Keep(std::move(d));
+  return taken;
+}
+
+bool OriginPending::HasTag(size_t ch) const {
+  return data_ != nullptr &&
+         std::any_of(data_->tags.begin(), data_->tags.end(), [&](const Tag& t) { return t.ch == ch; });
+}
+
+const ir::Value& OriginPending::FrontTag(size_t ch) const {
+  return std::find_if(data_->tags.begin(), data_->tags.end(), [&](const Tag& t) { return t.ch == ch; })->tag;
+}
+
+void OriginPending::PopTag(size_t ch) {
+  std::shared_ptr<Data> d = Own();
+  d->tags.erase(std::find_if(d->tags.begin(), d->tags.end(), [&](const Tag& t) { return t.ch == ch; }));
+  Keep(std::move(d));
+}
+
+uint64_t OriginPending::Hash() const {
+  if (data_ == nullptr) return 0;
+  uint64_t h = 0;
+  for (const PoolEntry& e : data_->pool) h += absl::HashOf(0x9e3779b97f4a7c15ull, e.msg.Hash(), e.tag.Hash());
+  // Per channel, the tags in order: a channel's terms chained, summed.
+  std::vector<std::pair<size_t, uint64_t>> per_channel;
+  for (const Tag& t : data_->tags) {
+    auto it = std::find_if(per_channel.begin(), per_channel.end(), [&](const auto& x) { return x.first == t.ch; });
+    if (it == per_channel.end()) it = per_channel.insert(per_channel.end(), {t.ch, 0x6a09e667f3bcc909ull});
+    it->second = absl::HashOf(it->second, t.tag.Hash());
+  }
+  for (const auto& [ch, tags] : per_channel) h += absl::HashOf(4, ch, tags);
+  return h;
+}
+
 void Explanation::EnsureChannels(size_t n) {
   if (consumed.size() < n) consumed.resize(n, 0);
 }

@@ -74,6 +74,66 @@ class OwedQueues {
   std::shared_ptr<const std::vector<Entry>> entries_;
 };
 
+// A message an intermediary's spec sent to the origin role that no request
+// observed on an origin connection has matched yet.
+struct PoolEntry {
+  ir::Value msg;  // what the spec's server sent (may be symbolic)
+  ir::Value tag;  // concrete: the origin handler gets it with the answer
+  int64_t label;  // label of the request whose step sent it
+  lang::Loc loc;  // the `send`
+};
+
+// What an intermediary's explanation has pending with the origin
+// (docs/checker.md: intermediaries): the pool of messages sent to the
+// origin role and not yet seen there, in no order (the intermediary may
+// carry any of them on any origin connection, in any order), and per
+// origin channel the tags of the requests it carried whose answers the
+// server has not taken yet, oldest first. Empty for any other spec. Shared
+// by the copies of an explanation until one changes it, like OwedQueues.
+class OriginPending {
+ public:
+  bool Empty() const { return data_ == nullptr; }
+  size_t PoolSize() const { return data_ ? data_->pool.size() : 0; }
+  const PoolEntry& PoolAt(size_t j) const { return data_->pool[j]; }  // j < PoolSize()
+  void AddToPool(PoolEntry e);
+  // Pool entry j is the request seen on origin channel ch: it leaves the
+  // pool and its tag joins ch's queue. Returns it.
+  PoolEntry Match(size_t j, size_t ch);
+  bool HasTag(size_t ch) const;
+  const ir::Value& FrontTag(size_t ch) const;  // HasTag(ch)
+  void PopTag(size_t ch);                      // HasTag(ch)
+  // Of the pool's (msg, tag) pairs, independent of their order, and of
+  // each channel's tags in order; 0 when empty. Labels and locs stay out.
+  uint64_t Hash() const;
+  template <typename F>
+  void ForEachPoolEntry(F f) const {
+    if (data_ == nullptr) return;
+    for (const auto& e : data_->pool) f(e);
+  }
+  // Calls f(PoolEntry&) for every pool entry, on this explanation's own copy.
+  template <typename F>
+  void ForEachPoolEntryMutable(F f) {
+    if (data_ == nullptr) return;
+    auto own = std::make_shared<Data>(*data_);
+    for (auto& e : own->pool) f(e);
+    data_ = std::move(own);
+  }
+
+ private:
+  struct Tag {
+    size_t ch;
+    ir::Value tag;
+  };
+  struct Data {
+    std::vector<PoolEntry> pool;
+    std::vector<Tag> tags;  // per channel oldest first
+  };
+  // A copy to change (null when empty); data_ is never changed once shared.
+  std::shared_ptr<Data> Own() const { return data_ ? std::make_shared<Data>(*data_) : std::make_shared<Data>(); }
+  void Keep(std::shared_ptr<Data> d) { data_ = d->pool.empty() && d->tags.empty() ? nullptr : std::move(d); }
+  std::shared_ptr<const Data> data_;
+};
+
 // The requests the server took, newest first (shared tails): each one's
 // label and the observation whose frame took it.
 struct History {
@@ -91,6 +151,7 @@ struct Explanation {
   std::vector<sym::TermRef> pc;   // residual constraints, each mentions a variable
   std::vector<int32_t> consumed;  // per channel
   OwedQueues owed;
+  OriginPending origin;                    // an intermediary's
   int64_t next_fresh = 0;                  // id of the next `fresh` variable
   std::shared_ptr<const History> history;  // for rejection reports and provenance repair
 

@@ -20,14 +20,17 @@
 
 namespace dualswarm::check {
 
-// One request the tester sent, as the checker records it.
+// One input the tester sent, as the checker records it: a client's
+// request, a fault event (the spec's `on fault` takes it), or an origin's
+// answer to an intermediary (its origin handler takes it).
 struct SentRequest {
+  enum class Kind : uint8_t { kRequest, kFault, kOriginAnswer };
   int64_t label;
   int channel;
   size_t obs_index;  // index of its "sent" observation in the trace
   uint64_t seq;      // global send order
   ir::Value msg;
-  bool fault = false;  // a fault's step (the spec's `on fault`), not a client's request
+  Kind kind = Kind::kRequest;
 };
 
 // Requests sent so far, per channel (a connection between two closes).

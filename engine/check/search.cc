@@ -85,11 +85,14 @@ Search::Search(std::shared_ptr<const lang::Spec> spec, const CheckerOptions& opt
       clock_(clock),
       interchangeable_requests_(HandlersIgnoreTheirConnection(spec_->ast)),
       may_decline_(model_->MayDeclineLastRequest()),
+      has_origin_role_(interp_.HasOriginRole()),
       memo_(opts.max_memo),
       steps_(opts.max_cached_steps, opts.max_cached_step_nodes),
       rng_(opts.seed) {
   cur_.globals = std::make_shared<const std::vector<Value>>(spec_->initial_globals);
-  probe_after_ = opts.probe_after_work;
+  // The probe's closures (crashed_closure.h) know no origin pool: an
+  // intermediary's search goes without.
+  probe_after_ = has_origin_role_ ? 0 : opts.probe_after_work;
   restart_after_ = opts.restart_after_work;
   restart_back_ = opts_.restart_back_observations;
 }
@@ -111,14 +114,22 @@ void Search::Append(Observation o, int ch, Origin origin) {
     optional_after_.resize(static_cast<size_t>(ch) + 1, kNeverOptional);
     last_request_class_.resize(static_cast<size_t>(ch) + 1, kNoClass);
     settled_name_.resize(static_cast<size_t>(ch) + 1, 0);
+    is_origin_.resize(static_cast<size_t>(ch) + 1, 0);
   }
-  if (ch >= 0) channel_conn_[static_cast<size_t>(ch)] = o.conn;
+  if (ch >= 0) {
+    channel_conn_[static_cast<size_t>(ch)] = o.conn;
+    is_origin_[static_cast<size_t>(ch)] = o.side == Side::kOrigin;
+  }
   switch (o.kind) {
-    case Observation::Kind::kSent:
+    case Observation::Kind::kSent: {  // a client's request, or an origin's answer
       if (RepairsOn())
         carriers_.Note(o.msg, ch, static_cast<int32_t>(log_.per_channel[static_cast<size_t>(ch)].size()));
-      log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg});
+      const bool answer = o.side == Side::kOrigin;
+      log_.per_channel[static_cast<size_t>(ch)].push_back(
+          {answer ? kOriginLabelBase + o.label : o.label, ch, obs_.size(), seq_++, o.msg,
+           answer ? SentRequest::Kind::kOriginAnswer : SentRequest::Kind::kRequest});
       break;
+    }
     case Observation::Kind::kReceived:
       ++answered_[static_cast<size_t>(ch)];
       received_at_[static_cast<size_t>(ch)].push_back(obs_.size());
@@ -127,7 +138,8 @@ void Search::Append(Observation o, int ch, Origin origin) {
       if (ch >= 0) closed_at_[static_cast<size_t>(ch)] = obs_.size();
       break;
     case Observation::Kind::kFault:  // a fault's step, on a connection of its own (checker.cc: AppendFault)
-      log_.per_channel[static_cast<size_t>(ch)].push_back({o.label, ch, obs_.size(), seq_++, o.msg, true});
+      log_.per_channel[static_cast<size_t>(ch)].push_back(
+          {o.label, ch, obs_.size(), seq_++, o.msg, SentRequest::Kind::kFault});
       break;
     case Observation::Kind::kTimeout:
       break;
@@ -143,6 +155,8 @@ void Search::Append(Observation o, int ch, Origin origin) {
 // Brings channel ch's entries in optional_after_, last_request_class_ and
 // settled_name_ up to date after an observation on it.
 void Search::NoteChannel(size_t ch) {
+  settled_name_[ch] = ch;
+  if (IsOrigin(ch)) return;  // never optional: its answers may be taken after it closed
   const auto& requests = log_.per_channel[ch];
   const bool unanswered = static_cast<size_t>(answered_[ch]) < requests.size();
   if (closed_at_[ch] == kNoClose || !unanswered) {
@@ -151,7 +165,6 @@ void Search::NoteChannel(size_t ch) {
     const auto& received = received_at_[ch];
     optional_after_[ch] = received.empty() ? -1 : static_cast<int64_t>(received.back());
   }
-  settled_name_[ch] = ch;
   if (closed_at_[ch] == kNoClose || requests.empty()) return;
   if (last_request_class_[ch] == kNoClass) last_request_class_[ch] = RequestClass(requests.back().msg);
   if (interchangeable_requests_ && requests.size() - static_cast<size_t>(answered_[ch]) == 1)
@@ -183,9 +196,10 @@ bool Search::IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const 
   return may_decline_ && IsOptional(ch, at_obs) && static_cast<size_t>(consumed) + 1 == log_.per_channel[ch].size();
 }
 
-// Whether a `send` addresses a connection of the trace.
+// Whether a `send` addresses a client's connection of the trace.
 bool Search::IsConnection(const Value& conn) const {
-  return conn.is_int() && conn.as_int() >= 0 && conn.as_int() < static_cast<int64_t>(log_.per_channel.size());
+  return conn.is_int() && conn.as_int() >= 0 && conn.as_int() < static_cast<int64_t>(log_.per_channel.size()) &&
+         !IsOrigin(static_cast<size_t>(conn.as_int()));
 }
 
 // An explanation's memo key at `at_obs`: everything that decides what can
@@ -194,7 +208,8 @@ bool Search::IsConnection(const Value& conn) const {
 // channels contribute: ChannelKeyOf, or derived: ChildChannelKey). Left
 // out, because no future depends on them: the server order that led here,
 // the numbering of `fresh` values, channels closed with every request
-// answered (consumed = sent in every explanation). An optional channel
+// answered (consumed = sent in every explanation). An intermediary's
+// explanation adds what it has pending with the origin (OriginPending). An optional channel
 // with one request left is left out, and one with none left goes to
 // `settled` (memo.h: dominance).
 MemoKey Search::WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash) {
@@ -229,6 +244,7 @@ Search::ChannelKey Search::ChannelKeyOf(const Explanation& e, size_t at_obs) con
   }
   for (const auto& [ch, what] : owed)  // owed to a client yet to send: a `send` across connections
     if (!InKey(ch, at_obs)) k.hash += TermOf(ch, KeyRole::kOut, 0, what);
+  k.hash += e.origin.Hash();
   if (!settled.empty()) {
     std::sort(settled.begin(), settled.end());
     k.settled = std::make_shared<const std::vector<uint64_t>>(std::move(settled));
@@ -340,7 +356,8 @@ bool Search::Seen(Task& t, size_t at_obs) {
 bool Search::ProbeChildSeen(Task& t, const StepOutcome& o, size_t at_obs) {
   if (!t.e.pc.empty() || !o.added.empty()) return false;
   for (const auto& send : o.sends)
-    if (!IsConnection(send.conn) || closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
+    if (send.to_origin || !IsConnection(send.conn) || closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs)
+      return false;
   if (!memo_.Contains(WithState(KeyOfTask(t, at_obs), at_obs, StateHashOf(*o.globals, {})))) return false;
   ++work_;
   ++st_.memo_hits;
@@ -439,7 +456,8 @@ bool Search::InKey(size_t ch, size_t at_obs) const {
   if (ch >= log_.per_channel.size()) return false;
   const auto& requests = log_.per_channel[ch];
   if (requests.empty() || requests.front().obs_index >= at_obs) return false;
-  return closed_at_[ch] >= at_obs || IsOptional(ch, at_obs);
+  // An origin channel's answers may be taken after it closed (an abort).
+  return closed_at_[ch] >= at_obs || IsOptional(ch, at_obs) || IsOrigin(ch);
 }
 
 // Whether the response just owed on `ch` (the last of e.owed's for ch) differs
@@ -463,21 +481,22 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
   if (MatchMessage(o.msg, obs_[at].msg, &cs, nullptr)) return false;
   if (at == at_obs) {  // the response being explained: an ordinary death
     NoteBlocker(at, e, o.msg);
-    RecordMismatch(at, e, o);
+    RecordMismatch(at, e, o.msg, o.loc);
   } else {
     ReachedAt(at_obs);
   }
   return true;
 }
 
-// Explanation e died at at_obs: `owed` does not match the response there.
-// The reason's texts are built only when it is kept (most deaths' are not).
-void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Owed& owed) {
+// Explanation e died at at_obs: what the spec sent (by the `send` at loc)
+// does not match the message observed there. The reason's texts are built
+// only when it is kept (most deaths' are not).
+void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Value& sent, lang::Loc loc) {
   if (!ReachedAt(at_obs)) return;
   std::vector<sym::TermRef> cs;
   Mismatch mm;
-  MatchMessage(owed.msg, obs_[at_obs].msg, &cs, &mm);
-  RecordDeath(at_obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, owed.loc));
+  MatchMessage(sent, obs_[at_obs].msg, &cs, &mm);
+  RecordDeath(at_obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, loc));
 }
 
 bool Search::Seen(MemoKey key) {
@@ -499,20 +518,28 @@ void Search::Enqueue(Frame& f, Task t) {
 // left.
 absl::StatusOr<bool> Search::NextCandidate(Frame& f, Explanation* out) {
   const int ch = obs_channel_[f.obs];
+  const bool from_sut_to_origin = IsOrigin(static_cast<size_t>(ch));
   while (f.head < f.work.size()) {
     if (OnStall() != StallAction::kGoOn) return false;  // a frame can stall the search by itself (Backtrack)
     if (RepairDue(f)) return false;                     // the repair goes first (Backtrack)
     Task t = std::move(f.work[f.head++]);
     --frontier_;
     t.e.EnsureChannels(log_.per_channel.size());
-    if (!t.e.owed.Empty(static_cast<size_t>(ch))) {
+    if (from_sut_to_origin) {
+      absl::StatusOr<bool> matched = ExplainOriginRequest(f, t, out);
+      if (!matched.ok()) return matched.status();
+      if (*matched) {
+        Compact(f);
+        return true;
+      }
+    } else if (!t.e.owed.Empty(static_cast<size_t>(ch))) {
       if (!MatchOwed(f, std::move(t.e), out)) continue;
       Compact(f);
       return true;
+    } else if (absl::Status s = ConsumeOne(f, t); !s.ok()) {
+      return s;
     }
-    absl::Status s = ConsumeOne(f, t);
-    if (!s.ok()) return s;
-    s = CheckBounds(obs_[f.obs]);
+    absl::Status s = CheckBounds(obs_[f.obs]);
     if (!s.ok()) return s;
   }
   Compact(f);
@@ -527,7 +554,7 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   std::vector<sym::TermRef> cs;
   if (!MatchMessage(head.msg, obs_[f.obs].msg, &cs, nullptr)) {
     NoteBlocker(f.obs, e, head.msg);
-    RecordMismatch(f.obs, e, head);
+    RecordMismatch(f.obs, e, head.msg, head.loc);
     return false;
   }
   const lang::Loc where = head.loc;
@@ -537,6 +564,83 @@ bool Search::MatchOwed(const Frame& f, Explanation e, Explanation* out) {
   if (!Constrain(solver_, &c, cs, &why)) {
     // A death names the server order, which Constrain keeps.
     if (ReachedAt(f.obs)) RecordDeath(f.obs, c, why, "", lang::FormatLoc(spec_->file, where));
+    return false;
+  }
+  DropUnreachableConstraints(&c);
+  *out = std::move(c);
+  return true;
+}
+
+// Observation f.obs is a request the intermediary sent on an origin
+// channel. Task t's alternatives, tried lazily in this order (t goes back
+// on the work list while it has some left): each message in its origin
+// pool that may be this request (one per distinct message and tag), then
+// taking one more input, since the request may come from a step not taken
+// yet even when the pool holds messages (docs/checker.md: intermediaries).
+// True with *out when a pool message matched.
+absl::StatusOr<bool> Search::ExplainOriginRequest(Frame& f, Task& t, Explanation* out) {
+  if (t.channels == nullptr) {  // the task's first visit: fix its alternatives
+    auto alternatives = std::make_shared<std::vector<int>>();
+    const OriginPending& pending = t.e.origin;
+    absl::flat_hash_map<uint64_t, absl::InlinedVector<size_t, 1>> by_hash;  // entries offered, by hash
+    for (size_t j = 0; j < pending.PoolSize(); ++j) {
+      const PoolEntry& x = pending.PoolAt(j);
+      auto& same_hash = by_hash[absl::HashOf(x.msg.Hash(), x.tag.Hash())];
+      if (std::any_of(same_hash.begin(), same_hash.end(),
+                      [&](size_t k) { return pending.PoolAt(k).msg == x.msg && pending.PoolAt(k).tag == x.tag; }))
+        continue;  // an equal entry is offered: interchangeable
+      same_hash.push_back(j);
+      alternatives->push_back(PoolAlternative(j));
+    }
+    std::vector<int> cons;
+    CandidateChannels(t.e, f.obs, true, &candidates_);
+    model_->Consumable(log_, t.e.consumed, f.obs, candidates_, &cons);
+    OrderChannels(-1, t.e, f.obs, &cons);
+    alternatives->insert(alternatives->end(), cons.begin(), cons.end());
+    if (alternatives->empty()) {
+      RecordDeath(f.obs, t.e,
+                  "the spec's server has nothing pending for the origin (no request it has taken sends a message "
+                  "there that is still to be seen) and no input left to take",
+                  "", "");
+      return false;
+    }
+    t.channels = std::move(alternatives);
+  }
+  const std::vector<int>& alternatives = *t.channels;
+  while (t.next_k < alternatives.size()) {
+    const int a = alternatives[t.next_k++];
+    if (a < 0) {
+      if (!MatchPool(f, t.e, PoolIndex(a), out)) continue;
+      if (t.next_k < alternatives.size()) Enqueue(f, std::move(t));
+      return true;
+    }
+    children_.clear();
+    if (absl::Status s = Expand(t, a, f.obs, &children_, false); !s.ok()) return s;
+    OrderChildren(&children_);
+    for (auto& c : children_)
+      if (!Seen(c, f.obs)) Enqueue(f, std::move(c));
+    break;
+  }
+  if (t.next_k < alternatives.size()) Enqueue(f, std::move(t));
+  return false;
+}
+
+// Pool message j of e is the request observation f.obs shows on its
+// origin channel: the channel's tag queue gets its tag, and the match's
+// constraints must hold.
+bool Search::MatchPool(const Frame& f, const Explanation& e, size_t j, Explanation* out) {
+  ++st_.explanations;
+  const PoolEntry& entry = e.origin.PoolAt(j);
+  std::vector<sym::TermRef> cs;
+  if (!MatchMessage(entry.msg, obs_[f.obs].msg, &cs, nullptr)) {
+    RecordMismatch(f.obs, e, entry.msg, entry.loc);
+    return false;
+  }
+  Explanation c = e;
+  const PoolEntry taken = c.origin.Match(j, static_cast<size_t>(obs_channel_[f.obs]));
+  std::string why;
+  if (!Constrain(solver_, &c, cs, &why)) {
+    if (ReachedAt(f.obs)) RecordDeath(f.obs, c, why, "", lang::FormatLoc(spec_->file, taken.loc));
     return false;
   }
   DropUnreachableConstraints(&c);
@@ -686,7 +790,9 @@ absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* ou
   const SentRequest& r = Sent(RequestRef{d, index});
   std::shared_ptr<const StepOutcomes> cached;  // held here whatever the cache does with it
   const StepOutcomes* outcomes = nullptr;
-  if (opts_.use_step_cache && p.pc.empty() && steps_.Active()) {
+  // An origin answer's step depends on its tag too, which the step
+  // cache's key leaves out.
+  if (opts_.use_step_cache && p.pc.empty() && steps_.Active() && !IsOrigin(static_cast<size_t>(d))) {
     absl::StatusOr<std::shared_ptr<const StepOutcomes>> found = StepFrom(p, d, index);
     if (!found.ok()) return found.status();
     cached = *std::move(found);
@@ -718,7 +824,7 @@ absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* ou
 bool Search::Inert(const StepOutcome& o, size_t at_obs) const {
   if (!o.keeps_state) return false;
   for (const auto& send : o.sends) {
-    if (!IsConnection(send.conn)) return false;  // AddChild reports the spec error
+    if (send.to_origin || !IsConnection(send.conn)) return false;  // AddChild reports the spec error
     if (closed_at_[static_cast<size_t>(send.conn.as_int())] > at_obs) return false;
   }
   return true;
@@ -738,8 +844,22 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
           absl::StrCat("step bound exceeded (", opts_.max_steps, " spec steps); raise --max-steps"));
     if (st_.handler_runs % kClockPollEvery == 0)
       if (absl::Status s = PollTimeAndCancel(); !s.ok()) return s;
-    absl::Status s = r.fault ? RunFaultStep(*p.globals, r.msg, conn, &oracle, &so)
-                             : interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
+    absl::Status s;
+    switch (r.kind) {
+      case SentRequest::Kind::kRequest:
+        s = interp_.RunHandler(*p.globals, r.msg, conn, &oracle, &so);
+        break;
+      case SentRequest::Kind::kFault:
+        s = RunFaultStep(*p.globals, r.msg, conn, &oracle, &so);
+        break;
+      case SentRequest::Kind::kOriginAnswer:
+        // Its request was matched, and its tag queued, at an earlier frame.
+        if (!p.origin.HasTag(static_cast<size_t>(d)))
+          return absl::InternalError(absl::StrCat("origin answer label ", r.label - kOriginLabelBase,
+                                                  " is taken before its request was seen"));
+        s = interp_.RunOriginHandler(*p.globals, r.msg, p.origin.FrontTag(static_cast<size_t>(d)), &oracle, &so);
+        break;
+    }
     if (!s.ok()) return s;
     if (so.killed || oracle.dead()) continue;
     StepOutcome o;
@@ -774,13 +894,21 @@ absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const Se
   c.pc = p.pc;
   c.consumed = p.consumed;
   c.owed = p.owed;
+  c.origin = p.origin;
   c.EnsureChannels(log_.per_channel.size());
+  bool touches_origin = IsOrigin(static_cast<size_t>(d));
+  if (touches_origin) c.origin.PopTag(static_cast<size_t>(d));
   // A probe takes a crashed client's request and leaves it to be taken again.
   if (!is_probe_ || !IsLastOfOptional(static_cast<size_t>(d), p.consumed[static_cast<size_t>(d)], at_obs))
     ++c.consumed[static_cast<size_t>(d)];
   c.next_fresh = step.next_fresh;
   c.history = std::make_shared<const History>(History{r.label, p.history, at_obs});
   for (const auto& send : step.sends) {
+    if (send.to_origin) {
+      c.origin.AddToPool({send.msg, send.conn, r.label, send.loc});
+      touches_origin = true;
+      continue;
+    }
     if (!IsConnection(send.conn))
       return absl::FailedPreconditionError(
           lang::FormatDiag(spec_->file, send.loc,
@@ -795,7 +923,9 @@ absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const Se
   if (!Constrain(solver_, &c, step.added, &why)) return absl::OkStatus();
   DropUnreachableConstraints(&c);
   Task child{std::move(c)};
-  if (opts_.use_memo && step.added.empty() && KeyCurrent(parent, at_obs)) {
+  // A step that touched the origin pool or tags gets its key computed in
+  // full (KeyOfTask), not derived.
+  if (opts_.use_memo && step.added.empty() && KeyCurrent(parent, at_obs) && !touches_origin) {
     child.key = ChildChannelKey(parent.key, p, child.e, static_cast<size_t>(d), at_obs);
     child.key_at = at_obs;
     child.key_epoch = obs_.size();
@@ -1312,8 +1442,10 @@ void Search::Reject() {
   verdict_.obs_index = furthest_;
   verdict_.observation = obs_[furthest_];
   const Observation& r = obs_[furthest_];
+  const bool origin = r.side == Side::kOrigin;
   verdict_.message = absl::StrCat("no execution of spec '", spec_->name, "' under the ", model_->name(),
-                                  " network explains response label ", r.label, " on conn ", r.conn,
+                                  " network explains ", origin ? "request label " : "response label ", r.label,
+                                  origin ? " the SUT sent on origin conn " : " on conn ", r.conn,
                                   r.line ? absl::StrCat(" (trace line ", r.line, ")") : "");
 }
 

@@ -124,7 +124,8 @@ class Search {
   struct Task {
     Explanation e;
     // The channels it may consume from, in the order tried (OrderChannels);
-    // set on its first visit.
+    // set on its first visit. In a frame explaining a request on an origin
+    // channel, the origin pool's messages come first (PoolAlternative).
     std::shared_ptr<const std::vector<int>> channels;
     size_t next_k = 0;  // index into `channels`
     // e's ChannelKey at observation key_at, when it was computed or derived
@@ -201,6 +202,9 @@ class Search {
   bool IsOptional(size_t ch, size_t at_obs) const;
   bool IsLastOfOptional(size_t ch, int32_t consumed, size_t at_obs) const;
   bool IsConnection(const ir::Value& conn) const;
+  // Whether ch is an origin channel (an intermediary's connection to the
+  // tester playing the origin): its inputs are the origin's answers.
+  bool IsOrigin(size_t ch) const { return ch < is_origin_.size() && is_origin_[ch]; }
   uint64_t SettledName(size_t ch) const { return settled_name_[ch]; }
   void NoteChannel(size_t ch);
   uint32_t RequestClass(const ir::Value& msg);
@@ -211,6 +215,11 @@ class Search {
 
   absl::StatusOr<bool> NextCandidate(Frame& f, Explanation* out);
   bool MatchOwed(const Frame& f, Explanation e, Explanation* out);
+  absl::StatusOr<bool> ExplainOriginRequest(Frame& f, Task& t, Explanation* out);
+  // In an origin frame's Task::channels, pool message j is alternative -1-j.
+  static int PoolAlternative(size_t j) { return -1 - static_cast<int>(j); }
+  static size_t PoolIndex(int alternative) { return static_cast<size_t>(-1 - alternative); }
+  bool MatchPool(const Frame& f, const Explanation& e, size_t j, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task& t);  // puts t back on f.work while it has channels left
   absl::Status PollTimeAndCancel() const;
   absl::Status Expand(Task& t, int d, size_t at_obs, std::vector<Task>* out, bool probe_child);
@@ -221,7 +230,7 @@ class Search {
   void OrderChannels(int own_ch, const Explanation& e, size_t obs_index, std::vector<int>* cons) const;
   void OrderChildren(std::vector<Task>* children);
   void RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field, std::string spec_loc);
-  void RecordMismatch(size_t at_obs, const Explanation& e, const Owed& owed);
+  void RecordMismatch(size_t at_obs, const Explanation& e, const ir::Value& sent, lang::Loc loc);
   absl::Status RunFaultStep(const std::vector<ir::Value>& globals, const ir::Value& fault, const ir::Value& conn,
                             lang::Oracle* oracle, lang::StepOutput* out) const;
   bool ReachedAt(size_t at_obs);
@@ -269,6 +278,7 @@ class Search {
   // The network lets the server leave a channel's last request for ever
   // (NetworkModel::MayDeclineLastRequest): what dominance needs.
   bool may_decline_;
+  bool has_origin_role_;  // an intermediary's spec (no probe: see the constructor)
 
   // The trace so far (this partition's part of it) and what it implies.
   std::vector<Observation> obs_;
@@ -291,6 +301,7 @@ class Search {
   // by its channel id.
   std::vector<uint32_t> last_request_class_;
   std::vector<uint64_t> settled_name_;
+  std::vector<uint8_t> is_origin_;  // per channel: IsOrigin
   absl::flat_hash_map<uint64_t, std::vector<std::pair<const ir::Value*, uint32_t>>> request_classes_;
   uint32_t num_request_classes_ = 0;
   // Scratch for OrderChannels (no allocation per task): sort keys.

@@ -11,6 +11,7 @@
 #include "engine/check/checker.h"
 #include "engine/harness/faults.h"
 #include "engine/ir/json.h"
+#include "engine/lang/interp.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
 #include "workers/runner/nemesis.h"
@@ -474,7 +475,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
-  RETURN_IF_ERROR(check::CheckableSpec(*spec));  // before a SUT is started for nothing
+  if (lang::Interpreter(spec.get()).HasOriginRole())  // before a SUT is started for nothing
+    return absl::UnimplementedError(absl::StrCat(
+        "spec '", spec->name,
+        "' has an origin role (an intermediary); the tester does not play the origin yet, so it cannot run it "
+        "against a SUT (`dualswarm check` checks such traces offline; docs/spec-language.md: intermediaries)"));
   if (!o.nemesis.faults.empty()) {
     if (o.launch.empty()) return absl::InvalidArgumentError("the nemesis needs a launched SUT (a launch command)");
     RETURN_IF_ERROR(o.nemesis.Check(o.response_timeout_ms));
