@@ -6,10 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
-
-#include <ctime>
 
 #include <cstring>
 #include <functional>
@@ -18,18 +15,15 @@
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/adapters/codec_connection.h"
 #include "workers/adapters/grpc_adapter.h"
 
 namespace dualswarm::workers {
 namespace {
 
-struct Conn {
+// A client connection: a CodecConnection to one SUT node.
+struct Conn : CodecConnection {
   int port = 0;  // the SUT node this connection talks to
-  int fd = -1;
-  bool connecting = false;
-  std::string out;  // bytes not yet written
-  std::string in;   // bytes not yet decoded
-  std::unique_ptr<Codec> codec;
 };
 
 class TcpAdapter : public Adapter {
@@ -54,7 +48,7 @@ class TcpAdapter : public Adapter {
     auto bytes = c.codec->Encode(request);
     if (!bytes.ok()) return bytes.status();
     c.out += *bytes;
-    Flush(&c);
+    c.Flush();
     return absl::OkStatus();
   }
 
@@ -93,7 +87,7 @@ class TcpAdapter : public Adapter {
         }
         c.connecting = false;
       }
-      if (fds[k].revents & POLLOUT) Flush(&c);
+      if (fds[k].revents & POLLOUT) c.Flush();
       if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(i, events);
     }
     return absl::OkStatus();
@@ -101,21 +95,11 @@ class TcpAdapter : public Adapter {
 
   void Close(int conn) override {
     if (conn < 0 || static_cast<size_t>(conn) >= conns_.size()) return;
-    Conn& c = conns_[static_cast<size_t>(conn)];
-    if (c.fd >= 0) ::close(c.fd);
-    c.fd = -1;
-    c.connecting = false;
-    c.out.clear();
-    c.in.clear();
+    conns_[static_cast<size_t>(conn)].Close();
   }
 
   void CloseAll() override {
-    for (auto& c : conns_) {
-      if (c.fd >= 0) ::close(c.fd);
-      c.fd = -1;
-      c.out.clear();
-      c.in.clear();
-    }
+    for (auto& c : conns_) c.Close();
   }
 
  private:
@@ -146,81 +130,10 @@ class TcpAdapter : public Adapter {
     return absl::OkStatus();
   }
 
-  void Flush(Conn* c) {
-    if (c->connecting || c->fd < 0) return;
-    while (!c->out.empty()) {
-      ssize_t w = ::send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
-      if (w > 0) {
-        c->out.erase(0, static_cast<size_t>(w));
-        continue;
-      }
-      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-      return;  // the read side reports the close
-    }
-  }
-
-  static constexpr int kMaxReadsPerPoll = 64;  // × 64 KiB
-
-  // Reads what the connection has and decodes it as it arrives (so the
-  // buffer holds at most one read plus the codec's bounded partial
-  // response), stopping at malformed bytes.
+  // Reports what connection i read: its responses, then malformed bytes
+  // and the close they cause, or the close that ended it.
   void ReadFrom(int i, std::vector<AdapterEvent>* events) {
-    Conn& c = conns_[static_cast<size_t>(i)];
-    char buf[65536];
-    int64_t arrival_ns = 0;
-    // A server that never stops sending must not keep the tester here: at
-    // most kMaxReadsPerPoll reads, then the next Poll continues.
-    for (int reads = 0; reads < kMaxReadsPerPoll; ++reads) {
-      bool eof = false;
-      std::string why;
-      ssize_t r = RecvStamped(c.fd, buf, sizeof buf, arrival_ns == 0 ? &arrival_ns : nullptr);
-      if (r > 0) {
-        c.in.append(buf, static_cast<size_t>(r));
-      } else if (r == 0) {
-        eof = true;
-        why = "closed by the server";
-      } else if (errno == EINTR) {
-        continue;  // counts as a read: a signal storm cannot keep us here either
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        eof = true;
-        why = std::strerror(errno);
-      }
-      std::vector<ir::Value> out;
-      DecodeResult decoded = c.codec->Decode(&c.in, eof, &out);
-      for (auto& m : out) events->push_back({AdapterEvent::Kind::kReceived, i, std::move(m), "", arrival_ns});
-      if (!decoded.malformed.empty()) {
-        events->push_back({AdapterEvent::Kind::kMalformed, i, ir::Value(), std::move(decoded.malformed), arrival_ns});
-        why = "unparseable response";
-      }
-      if (eof || decoded.close) {
-        Drop(i, why.empty() ? "the response ended the connection" : why, events);
-        events->back().arrival_ns = arrival_ns;
-        return;
-      }
-      if (r < 0) return;  // nothing more to read now
-    }
-  }
-
-  // recv() that also reports the kernel's receive time of the data, when
-  // the socket has SO_TIMESTAMPNS and the kernel provides it.
-  static ssize_t RecvStamped(int fd, char* buf, size_t len, int64_t* arrival_ns) {
-    iovec iov{buf, len};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t r = ::recvmsg(fd, &msg, 0);
-    if (r <= 0 || arrival_ns == nullptr) return r;
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-        timespec ts;
-        std::memcpy(&ts, CMSG_DATA(cm), sizeof ts);
-        *arrival_ns = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-      }
-    }
-    return r;
+    if (AppendReadEvents(i, conns_[static_cast<size_t>(i)].Read(), "the server", "response", events)) Close(i);
   }
 
   void Drop(int i, std::string why, std::vector<AdapterEvent>* events) {
