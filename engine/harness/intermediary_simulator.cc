@@ -54,7 +54,7 @@ class Intermediary {
   };
   struct OriginConn {
     int64_t conn;
-    std::deque<OriginRequest> outstanding;             // received, not yet answered, oldest first
+    std::deque<OriginRequest> outstanding;          // received, not yet answered, oldest first
     std::deque<std::pair<Value, Value>> to_server;  // answers (and their tags) not yet taken
     bool open = true;
   };
@@ -93,9 +93,9 @@ class Intermediary {
 };
 
 absl::StatusOr<std::vector<Observation>> Intermediary::Run() {
-  if (opts_.connections <= 0 || opts_.max_in_flight <= 0 || opts_.origin_connections <= 0 ||
-      opts_.origin_pipeline <= 0)
-    return absl::InvalidArgumentError("connections, max_in_flight, origin_connections and origin_pipeline must be positive");
+  if (opts_.connections <= 0 || opts_.max_in_flight <= 0 || opts_.origin_connections <= 0 || opts_.origin_pipeline <= 0)
+    return absl::InvalidArgumentError(
+        "connections, max_in_flight, origin_connections and origin_pipeline must be positive");
   if (!interp_.HasOriginRole())
     return absl::InvalidArgumentError(absl::StrCat("spec '", spec_.name, "' has no origin role (use Simulate)"));
   const bool truncate = Chance(opts_.truncate_probability);
@@ -170,9 +170,9 @@ absl::Status Intermediary::TakeRequest(size_t c) {
   cc.to_server.pop_front();
   cc.labels.pop_front();
   const Value conn = Value::Int(static_cast<int64_t>(c));
-  absl::StatusOr<lang::StepOutput> out = RunServerStep(
-      [&](lang::StepOutput* so) { return interp_.RunHandler(globals_, msg, conn, &oracle_, so); },
-      absl::StrCat("request ", ir::ToJson(msg)));
+  absl::StatusOr<lang::StepOutput> out =
+      RunServerStep([&](lang::StepOutput* so) { return interp_.RunHandler(globals_, msg, conn, &oracle_, so); },
+                    absl::StrCat("request ", ir::ToJson(msg)));
   if (!out.ok()) return out.status();
   return Apply(*std::move(out));
 }
@@ -242,9 +242,9 @@ absl::Status Intermediary::TakeAnswer(size_t oc) {
   const Value answer = std::move(o.to_server.front().first);
   const Value tag = std::move(o.to_server.front().second);
   o.to_server.pop_front();
-  absl::StatusOr<lang::StepOutput> out = RunServerStep(
-      [&](lang::StepOutput* so) { return interp_.RunOriginHandler(globals_, answer, tag, &oracle_, so); },
-      absl::StrCat("origin answer ", ir::ToJson(answer)));
+  absl::StatusOr<lang::StepOutput> out =
+      RunServerStep([&](lang::StepOutput* so) { return interp_.RunOriginHandler(globals_, answer, tag, &oracle_, so); },
+                    absl::StrCat("origin answer ", ir::ToJson(answer)));
   if (!out.ok()) return out.status();
   return Apply(*std::move(out));
 }

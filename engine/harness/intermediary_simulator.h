@@ -33,13 +33,13 @@ namespace dualswarm::harness {
 using AnswerFn = std::function<ir::Value(Rng&, const ir::Value& request)>;
 
 struct IntermediarySimOptions {
-  int connections = 3;          // clients, one connection each
-  int requests = 50;            // client requests in total
-  int max_in_flight = 1;        // per client connection (pipelining when > 1)
-  int origin_connections = 2;   // origin connections open at once, at most
-  int origin_pipeline = 1;      // requests outstanding on one origin connection, at most
-  double origin_reuse = 0.7;    // probability to forward on an open connection with room when a new one may open
-  double origin_close = 0.05;   // per action, probability that an idle origin connection is closed
+  int connections = 3;                // clients, one connection each
+  int requests = 50;                  // client requests in total
+  int max_in_flight = 1;              // per client connection (pipelining when > 1)
+  int origin_connections = 2;         // origin connections open at once, at most
+  int origin_pipeline = 1;            // requests outstanding on one origin connection, at most
+  double origin_reuse = 0.7;          // probability to forward on an open connection with room when a new one may open
+  double origin_close = 0.05;         // per action, probability that an idle origin connection is closed
   double truncate_probability = 0.2;  // the trace is cut short with exchanges unfinished
   uint64_t seed = 1;
   std::vector<std::string> fresh_strings = {"\"a1\"", "\"b2\"", "x"};

@@ -17,7 +17,8 @@ Value RandomOracle::Fresh(sym::Sort sort, lang::Loc) {
     case sym::Sort::kInt:
       return Value::Int(Choose(10, {}));
     case sym::Sort::kString:
-      return Value::String((*fresh_strings_)[static_cast<size_t>(Choose(static_cast<int>(fresh_strings_->size()), {}))]);
+      return Value::String(
+          (*fresh_strings_)[static_cast<size_t>(Choose(static_cast<int>(fresh_strings_->size()), {}))]);
   }
   return Value::Null();
 }

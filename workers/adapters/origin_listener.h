@@ -1,0 +1,86 @@
+// OriginListener: the tester playing an intermediary's origin servers
+// (docs/design/intermediaries.md). It binds loopback ports before the SUT
+// is launched (so their numbers go into the launch template), accepts the
+// connections the SUT opens to them, frames what the SUT sends with a codec
+// whose directions are flipped (it decodes requests and encodes answers;
+// for JSON lines that is the clients' codec itself), adds the endpoint's
+// logical name to each request ("origin": "origin-K"), and writes the
+// tester's answers back. Origin connections are numbered in accept order
+// and never reused.
+//
+// Bounds: at most kMaxOriginConnections accepted over its life (one more is
+// a ResourceExhausted error naming the bound, never a finding); buffers as
+// the codec bounds them.
+#ifndef DUALSWARM_WORKERS_ADAPTERS_ORIGIN_LISTENER_H_
+#define DUALSWARM_WORKERS_ADAPTERS_ORIGIN_LISTENER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/ir/value.h"
+#include "workers/adapters/adapter.h"
+#include "workers/adapters/codec_connection.h"
+
+namespace dualswarm::workers {
+
+constexpr int kMaxOriginEndpoints = 16;
+constexpr size_t kMaxOriginConnections = 1024;
+
+class OriginListener {
+ public:
+  // `endpoints` listening sockets on 127.0.0.1, each on a port the kernel
+  // picks; make_codec gives each accepted connection its codec.
+  static absl::StatusOr<std::unique_ptr<OriginListener>> Create(int endpoints,
+                                                                std::function<std::unique_ptr<Codec>()> make_codec);
+  ~OriginListener();
+  OriginListener(const OriginListener&) = delete;
+  OriginListener& operator=(const OriginListener&) = delete;
+
+  // Endpoint K's port, K = 0 .. endpoints-1.
+  const std::vector<int>& ports() const { return ports_; }
+  // The logical name of endpoint K, which requests carry: "origin-K".
+  static std::string EndpointName(int k);
+
+  // Waits up to timeout_ms for I/O and reports what happened, as
+  // Adapter::Poll does for responses: kReceived (a request the SUT sent;
+  // `conn` is the origin connection), kMalformed (bytes that are not a
+  // request; a kClosed follows), kClosed (the SUT closed it, or the tester
+  // aborted it).
+  absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events);
+
+  // Writes the tester's answer on origin connection `conn`, or aborts it:
+  // {"abort": "close"} closes it once what is queued is written (FIN),
+  // {"abort": "reset"} resets it at once (RST). FailedPrecondition when the
+  // connection is closed; InvalidArgument when it never existed.
+  absl::Status Answer(int conn, const ir::Value& answer);
+
+  // Origin connections accepted so far.
+  size_t connections() const { return conns_.size(); }
+
+ private:
+  struct OriginConn : CodecConnection {
+    int endpoint = 0;
+    bool close_after_write = false;  // an abort "close" waits for the queued bytes
+  };
+  OriginListener(std::vector<int> listen_fds, std::vector<int> ports,
+                 std::function<std::unique_ptr<Codec>()> make_codec)
+      : listen_fds_(std::move(listen_fds)), ports_(std::move(ports)), make_codec_(std::move(make_codec)) {}
+  absl::Status Accept(int endpoint);
+  void ReadFrom(int conn, std::vector<AdapterEvent>* events);
+  void Flush(int conn);
+  void Drop(int conn, std::string why);
+
+  std::vector<int> listen_fds_;  // per endpoint
+  std::vector<int> ports_;       // per endpoint
+  std::function<std::unique_ptr<Codec>()> make_codec_;
+  std::vector<OriginConn> conns_;      // by origin connection number
+  std::vector<AdapterEvent> pending_;  // closes the tester caused, reported by the next Poll
+};
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_ADAPTERS_ORIGIN_LISTENER_H_
