@@ -21,6 +21,7 @@
 #include "engine/lang/spec.h"
 #include "util/ready_probe.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/adapters/origin_listener.h"
 #include "workers/runner/choice_sites.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
@@ -52,6 +53,11 @@ const char kTestHelp[] =
     "                         (where the others reach this node; docs/clusters.md)\n"
     "  --connect WHERE        with --nodes: round-robin (connection c to node c mod N;\n"
     "                         the default) or a node's number (every connection to it)\n"
+    "  --origins N            a spec with an origin role (an intermediary): the tester\n"
+    "                         also plays N origin servers (1-16), listening on loopback\n"
+    "                         ports the template names {origin_port} (the first) and\n"
+    "                         {origin_port_K}; jsonl only (docs/spec-language.md)\n"
+    "  --origin-gen NAME      the origin gen that answers (default: the spec's only one)\n"
     "  --nemesis FAULTS       inject faults into the launched nodes at times drawn from\n"
     "                         the seed, comma-separated: pause (SIGSTOP a node, SIGCONT it\n"
     "                         later), kill (SIGKILL a node, run its command again later on\n"
@@ -195,6 +201,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
       !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err) ||
       !NumFlag(f, "nodes", 1, workers::kMaxClusterNodes, &o.nodes, &err) ||
+      !NumFlag(f, "origins", 1, workers::kMaxOriginEndpoints, &o.origins, &err) ||
       !NumFlag(f, "fault-interval", 1, 3'600'000, &o.nemesis.interval_ms, &err) ||
       !NumFlag(f, "fault-duration", 1, 3'600'000, &o.nemesis.duration_ms, &err))
     return BadInput(err);
@@ -212,6 +219,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   if (f.count("connect") && f["connect"] != "round-robin" &&
       (!absl::SimpleAtoi(f["connect"], &o.connect_node) || o.connect_node < 0 || o.connect_node >= o.nodes))
     return BadInput(absl::StrCat("--connect must be round-robin or a node's number (0 to ", o.nodes - 1, ")"));
+  if (f.count("origin-gen")) o.exec.origin_gen = f["origin-gen"];
   if ((f.count("nodes") || f.count("connect")) && o.launch.empty())
     return BadInput("--nodes and --connect need --launch (a cluster the test starts)");
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
@@ -350,7 +358,8 @@ int TestCommand(const std::vector<std::string>& args) {
                          "ready-timeout",  "ready",          "save",
                          "shrink-reruns",  "shrink-time",    "descriptor-set",
                          "nodes",          "connect",        "nemesis",
-                         "fault-interval", "fault-duration", "save-trace"},
+                         "fault-interval", "fault-duration", "save-trace",
+                         "origins",        "origin-gen"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));

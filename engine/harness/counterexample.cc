@@ -107,6 +107,7 @@ std::string ComputeSignature(const Verdict& v, const std::vector<Observation>& t
     std::string loc = v.spec_loc;
     if (size_t slash = loc.rfind('/'); slash != std::string::npos) loc = loc.substr(slash + 1);
     absl::StrAppend(&key, "|", loc);
+    if (v.origin_side) key += "|origin";  // a wrong forwarded request, not a wrong response
   }
   // The faults the failure kept through shrinking: a failure that needs a
   // kill is another cause than one without faults, whatever it looks like.
@@ -136,6 +137,7 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
                   ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"nodes\":", cx.nodes,
                   ",\"connect_node\":", cx.connect_node);
+  if (cx.origins > 0) absl::StrAppend(&out, ",\"origins\":", cx.origins);
   if (!cx.nemesis_faults.empty()) {
     absl::StrAppend(&out, ",\"nemesis\":{\"faults\":[");
     for (size_t i = 0; i < cx.nemesis_faults.size(); ++i) {
@@ -171,7 +173,8 @@ std::string CounterexampleToJson(const Counterexample& cx) {
     if (i) out += ",";
     ir::AppendJsonString(cx.verdict.spec_locs[i], &out);
   }
-  absl::StrAppend(&out, "],\"label\":", cx.verdict.label, ",\"details\":[");
+  absl::StrAppend(&out, "],\"label\":", cx.verdict.label, cx.verdict.origin_side ? ",\"side\":\"origin\"" : "",
+                  ",\"details\":[");
   for (size_t i = 0; i < cx.verdict.details.size(); ++i) {
     if (i) out += ",";
     ir::AppendJsonString(cx.verdict.details[i], &out);
@@ -234,6 +237,9 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   }
   cx.nodes = static_cast<int>(num(v, "nodes", 1));
   cx.connect_node = static_cast<int>(num(v, "connect_node", -1));
+  cx.origins = static_cast<int>(num(v, "origins", 0));
+  if (cx.origins < 0 || cx.origins > 16)
+    return absl::InvalidArgumentError("counterexample \"origins\" must be between 0 and 16");
   if (cx.nodes < 1 || cx.nodes > 16 || cx.connect_node < -1 || cx.connect_node >= cx.nodes)
     return absl::InvalidArgumentError(
         "counterexample \"nodes\" must be between 1 and 16 and \"connect_node\" -1 or one of them");
@@ -274,6 +280,7 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   cx.verdict.field = str(*verdict, "field");
   cx.verdict.spec_loc = str(*verdict, "spec_loc");
   cx.verdict.label = num(*verdict, "label", 0);
+  cx.verdict.origin_side = str(*verdict, "side") == "origin";
   if (const Value* d = verdict->Find("spec_locs"); d && d->is_list())
     for (const auto& x : d->as_list())
       if (x.is_string()) cx.verdict.spec_locs.push_back(x.as_string());
@@ -297,8 +304,13 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
 
 std::string RenderSequenceDiagram(const Counterexample& cx) {
   constexpr size_t kLane = 34;
-  int lanes = 1;
-  for (const auto& o : cx.trace) lanes = std::max(lanes, static_cast<int>(o.conn) + 1);
+  // The clients' connections, then an intermediary's origin connections
+  // (labels there are the origin side's own: o#1).
+  int lanes = 1, origin_lanes = 0;
+  for (const auto& o : cx.trace) {
+    int& n = o.side == check::Side::kOrigin ? origin_lanes : lanes;
+    n = std::max(n, static_cast<int>(o.conn) + 1);
+  }
   std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ", cx.verdict.kind,
                                  ", signature ", cx.signature, "\n\n ");
   for (int c = 0; c < lanes; ++c) {
@@ -308,18 +320,26 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
     head.resize(kLane, ' ');
     out += head;
   }
+  for (int c = 0; c < origin_lanes; ++c) {
+    std::string head = absl::StrCat("origin conn ", c);
+    head.resize(kLane, ' ');
+    out += head;
+  }
   out += "\n";
   for (const auto& o : cx.trace) {
-    std::string row(static_cast<size_t>(o.conn) * kLane + 1, ' ');
+    const bool origin = o.side == check::Side::kOrigin;
+    std::string row(static_cast<size_t>(o.conn + (origin ? lanes : 0)) * kLane + 1, ' ');
+    const char* mark = origin ? "o#" : "#";
+    const bool this_side = origin == cx.verdict.origin_side;
     bool failing = false;
     switch (o.kind) {
       case Observation::Kind::kSent:
-        absl::StrAppend(&row, "--> #", o.label, " ", Summarize(o.msg));
-        failing = cx.verdict.kind == "liveness" && o.label == cx.verdict.label;
+        absl::StrAppend(&row, "--> ", mark, o.label, " ", Summarize(o.msg));
+        failing = cx.verdict.kind == "liveness" && !origin && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kReceived:
-        absl::StrAppend(&row, "<-- #", o.label, " ", Summarize(o.msg));
-        failing = cx.verdict.kind == "safety" && o.label == cx.verdict.label;
+        absl::StrAppend(&row, "<-- ", mark, o.label, " ", Summarize(o.msg));
+        failing = cx.verdict.kind == "safety" && this_side && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kClosed:
         absl::StrAppend(&row, "x-- connection closed");

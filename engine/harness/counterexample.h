@@ -23,6 +23,7 @@ struct Verdict {
   std::string spec_loc;                // the `send` the primary dying explanation expected (file:line:col)
   std::vector<std::string> spec_locs;  // every `send` the dying explanations expected
   int64_t label = 0;                   // the rejected response / the overdue request
+  bool origin_side = false;            // the rejected message is a request the SUT sent the origin
   std::vector<std::string> details;    // why each remaining explanation died
 };
 
@@ -40,6 +41,7 @@ struct Counterexample {
   int64_t response_timeout_ms = 5000;
   int nodes = 1;          // a launched cluster's nodes (workers/sut/cluster.h)
   int connect_node = -1;  // the node every connection talks to; -1 round-robin
+  int origins = 0;        // an intermediary's origin endpoints (0: none; workers/runner/runner.h)
   // The nemesis's faults (none: empty) and its timing, as the job ran.
   std::vector<std::string> nemesis_faults;
   int64_t nemesis_interval_ms = 1000;

@@ -121,6 +121,15 @@ class Executor::Gen : public lang::GenContext {
 
 namespace {
 
+// The origin gen the tester answers with: `wanted`, or the spec's only one
+// ("" when the spec has no origin role). Create checks it exists.
+std::string OriginGenOf(const lang::Spec& spec, const std::string& wanted) {
+  if (!wanted.empty()) return wanted;
+  for (const auto& g : spec.ast.gens)
+    if (g.role == lang::Role::kOrigin) return g.name;
+  return "";
+}
+
 // Every string leaf of a response's headers with its path.
 void HeaderLeaves(const Value& v, ir::JPath* path,
                   const std::function<void(const std::string&, const ir::JPath&)>& visit) {
@@ -210,7 +219,9 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       opts_(options),
       checker_(std::move(checker)),
       rng_(options.seed),
-      outstanding_(static_cast<size_t>(options.connections)) {}
+      outstanding_(static_cast<size_t>(options.connections)),
+      origin_gen_(OriginGenOf(*spec_, options.origin_gen)),
+      origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull) {}
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,
                                                            const ExecutorOptions& options) {
@@ -229,6 +240,21 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
         return absl::InvalidArgumentError(
             absl::StrCat("test input uses connection ", item.conn, " but only ", options.connections, " are open"));
   }
+  const bool intermediary = lang::Interpreter(spec.get()).HasOriginRole();
+  int origin_gens = 0;
+  bool has_origin_gen = false;
+  for (const auto& g : spec->ast.gens) {
+    origin_gens += g.role == lang::Role::kOrigin;
+    has_origin_gen |= g.role == lang::Role::kOrigin && g.name == options.origin_gen;
+  }
+  if (!intermediary && !options.origin_gen.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("an origin gen was given but spec '", spec->name, "' has no origin role"));
+  if (intermediary && (options.origin_gen.empty() ? origin_gens != 1 : !has_origin_gen))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec '", spec->name, "' has an origin role: the tester answers as the origin with a `gen NAME(REQ): origin`",
+        options.origin_gen.empty() ? absl::StrCat(" block; it has ", origin_gens, " (name one when there are several)")
+                                   : absl::StrCat(" block named ", options.origin_gen, ", which it lacks")));
   check::CheckerOptions co = options.checker;
   co.seed = options.seed;
   co.defer_when_stalled = true;  // the runner calls FinishChecking
@@ -428,6 +454,76 @@ absl::Status Executor::GaveUp(int conn, int64_t t_ns) {
     if (absl::Status s = checker_->Observe(std::move(o)); !s.ok()) return s;
   }
   return Closed(conn, t_ns);
+}
+
+absl::Status Executor::Record(check::Observation o) {
+  observations_.push_back(o);
+  return checker_->Observe(std::move(o));
+}
+
+// ---- The origin side ---------------------------------------------------------
+
+absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
+  if (!plays_origin())
+    return absl::FailedPreconditionError(
+        absl::StrCat("the SUT sent a request to the origin, but spec '", spec_->name, "' has no origin role"));
+  const int64_t label = next_origin_label_;
+  next_origin_label_ += 2;
+  lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
+  Gen gen(&origin_rng_, &opts_.mask, &messages_);
+  absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);
+  if (!jexpr.ok()) return jexpr.status();
+  absl::StatusOr<Value> answer = ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
+  if (!answer.ok()) return answer.status();
+  const bool hold = std::uniform_real_distribution<double>(0, 1)(origin_rng_) < opts_.origin_hold_probability;
+  const int64_t due = t_ns + (hold ? std::uniform_int_distribution<int64_t>(0, kMaxOriginHoldNs)(origin_rng_) : 0);
+  origin_queue_[oconn].push_back({label + 1, std::move(*answer), due});
+  check::Observation o;
+  o.kind = check::Observation::Kind::kReceived;
+  o.side = check::Side::kOrigin;
+  o.label = label;
+  o.conn = oconn;
+  o.msg = std::move(msg);
+  o.t = t_ns;
+  return Record(std::move(o));
+}
+
+std::optional<OriginAnswer> Executor::NextOriginAnswer(int64_t t_ns) {
+  std::vector<int> due;
+  for (const auto& [oconn, queue] : origin_queue_)
+    if (!queue.empty() && queue.front().due_ns <= t_ns) due.push_back(oconn);
+  if (due.empty()) return std::nullopt;
+  std::sort(due.begin(), due.end());  // the map's order is not the seed's
+  const int oconn = due[origin_rng_() % due.size()];
+  const QueuedAnswer& a = origin_queue_[oconn].front();
+  return OriginAnswer{oconn, a.label, a.msg};
+}
+
+absl::Status Executor::OriginAnswered(const OriginAnswer& a, int64_t t_ns) {
+  auto it = origin_queue_.find(a.oconn);
+  if (it == origin_queue_.end() || it->second.empty() || it->second.front().label != a.label)
+    return absl::FailedPreconditionError("origin answers must be sent in the order NextOriginAnswer gives them");
+  it->second.pop_front();
+  check::Observation o;
+  o.kind = check::Observation::Kind::kSent;
+  o.side = check::Side::kOrigin;
+  o.label = a.label;
+  o.conn = a.oconn;
+  o.msg = a.msg;
+  o.t = t_ns;
+  return Record(std::move(o));
+}
+
+absl::Status Executor::OriginClosed(int oconn, int64_t t_ns) {
+  auto it = origin_queue_.find(oconn);
+  if (it == origin_queue_.end()) return absl::OkStatus();  // it carried no request: not in the trace
+  origin_queue_.erase(it);
+  check::Observation o;
+  o.kind = check::Observation::Kind::kClosed;
+  o.side = check::Side::kOrigin;
+  o.conn = oconn;
+  o.t = t_ns;
+  return Record(std::move(o));
 }
 
 bool Executor::finished() const {

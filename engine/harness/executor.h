@@ -75,6 +75,25 @@ struct ExecutorOptions {
   check::CheckerOptions checker;  // network model, bounds, branch order
   // When set, send exactly these inputs in order instead of generating.
   std::optional<std::vector<InputItem>> replay;
+  // An intermediary's spec (one with an origin role): the origin `gen`
+  // that answers the requests the SUT sends the tester ("": the spec's
+  // only one), and how often an answer is held back (up to
+  // kMaxOriginHoldNs), so that answers overtake each other across origin
+  // connections. Answers come from their own random stream (seeded from
+  // `seed`), so the requests generated do not depend on them.
+  std::string origin_gen;
+  double origin_hold_probability = 0.25;
+};
+
+// Longest an origin answer is held back (ExecutorOptions).
+constexpr int64_t kMaxOriginHoldNs = 20'000'000;
+
+// An answer the tester, playing the origin, owes on origin connection
+// `oconn` (Executor::NextOriginAnswer).
+struct OriginAnswer {
+  int oconn = 0;
+  int64_t label = 0;  // the origin side's: the request's label + 1
+  ir::Value msg;
 };
 
 struct PlannedRequest {
@@ -129,6 +148,19 @@ class Executor {
   // clock, decide when faults happen).
   bool ReplaysFaults() const;
 
+  // An intermediary's origin side (the spec has an origin role; the runner
+  // accepts the SUT's connections to the tester, origin_listener.h). A
+  // request arrived on origin connection `oconn`: recorded and checked, and
+  // the origin gen's answer to it queued. NextOriginAnswer: an answer due
+  // at t_ns (oldest first per connection, a random connection among those
+  // due); OriginAnswered: it went out at t_ns. OriginClosed: the connection
+  // is gone (its queued answers are dropped).
+  bool plays_origin() const { return !origin_gen_.empty(); }
+  absl::Status OriginRequest(int oconn, ir::Value msg, int64_t t_ns);
+  std::optional<OriginAnswer> NextOriginAnswer(int64_t t_ns);
+  absl::Status OriginAnswered(const OriginAnswer& a, int64_t t_ns);
+  absl::Status OriginClosed(int oconn, int64_t t_ns);
+
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).
   void HoldChecker() { checker_->Hold(); }
@@ -167,6 +199,7 @@ class Executor {
 
  private:
   bool NextAvailable(int* conn) const;
+  absl::Status Record(check::Observation o);
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
            std::unique_ptr<check::Checker> checker);
@@ -187,6 +220,17 @@ class Executor {
   std::vector<int> answered_since_send_;  // positions answered since the last send
   std::vector<bool> answered_;            // per position in this run
   bool draining_ = false;
+  // The origin side (plays_origin): the origin gen, its random stream, the
+  // next origin-side label, and per origin connection the answers queued.
+  struct QueuedAnswer {
+    int64_t label;
+    ir::Value msg;
+    int64_t due_ns;
+  };
+  std::string origin_gen_;
+  std::mt19937_64 origin_rng_;
+  int64_t next_origin_label_ = 1;
+  absl::flat_hash_map<int, std::deque<QueuedAnswer>> origin_queue_;
 };
 
 }  // namespace dualswarm::harness

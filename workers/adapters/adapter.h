@@ -34,6 +34,9 @@ struct AdapterEvent {
   // of the order the server sent them in (no request is sent in between, so
   // causality is the same either way).
   int64_t arrival_ns = 0;
+  // From the origin listener (origin_listener.h): `conn` is an origin
+  // connection, and kReceived a request the SUT sent the origin.
+  bool origin = false;
 };
 
 // What a Decode call found besides complete responses.

@@ -78,7 +78,8 @@ absl::Status OriginListener::Poll(int timeout_ms, std::vector<AdapterEvent>* eve
     which.push_back(static_cast<int>(i));
   }
   const int n = ::poll(fds.data(), fds.size(), timeout_ms);
-  if (n < 0) return errno == EINTR ? absl::OkStatus() : absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+  if (n < 0)
+    return errno == EINTR ? absl::OkStatus() : absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
   for (size_t k = 0; k < fds.size(); ++k) {
     if (fds[k].revents == 0) continue;
     if (k < listen_fds_.size()) {
@@ -98,7 +99,8 @@ absl::Status OriginListener::Poll(int timeout_ms, std::vector<AdapterEvent>* eve
 // Takes every connection waiting on endpoint k's socket.
 absl::Status OriginListener::Accept(int endpoint) {
   while (true) {
-    const int fd = ::accept4(listen_fds_[static_cast<size_t>(endpoint)], nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd =
+        ::accept4(listen_fds_[static_cast<size_t>(endpoint)], nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED) return absl::OkStatus();
       return absl::InternalError(absl::StrCat("accept on the origin's port: ", std::strerror(errno)));
@@ -127,7 +129,9 @@ void OriginListener::ReadFrom(int conn, std::vector<AdapterEvent>* events) {
   const ir::Value name = ir::Value::String(EndpointName(c.endpoint));
   for (auto& m : r.messages)
     if (m.is_map()) m = m.Set("origin", name);
+  const size_t first = events->size();
   if (AppendReadEvents(conn, std::move(r), "the SUT", "request", events)) c.Close();
+  for (size_t k = first; k < events->size(); ++k) (*events)[k].origin = true;
 }
 
 void OriginListener::Flush(int conn) {
@@ -138,7 +142,7 @@ void OriginListener::Flush(int conn) {
 
 void OriginListener::Drop(int conn, std::string why) {
   conns_[static_cast<size_t>(conn)].Close();
-  pending_.push_back({AdapterEvent::Kind::kClosed, conn, ir::Value(), std::move(why)});
+  pending_.push_back({AdapterEvent::Kind::kClosed, conn, ir::Value(), std::move(why), 0, /*origin=*/true});
 }
 
 absl::Status OriginListener::Answer(int conn, const ir::Value& answer) {

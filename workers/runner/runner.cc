@@ -14,6 +14,7 @@
 #include "engine/lang/interp.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
+#include "workers/adapters/origin_listener.h"
 #include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
 
@@ -67,7 +68,18 @@ struct SutEndpoint {
   std::vector<int> nodes;  // per connection: the node it reaches (launched clusters)
 };
 
-absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
+// The launch template's names for the origin endpoints' ports:
+// {origin_port} (endpoint 0) and {origin_port_K}.
+std::vector<std::pair<std::string, std::string>> OriginPlaceholders(const OriginListener* origin) {
+  std::vector<std::pair<std::string, std::string>> names;
+  if (origin == nullptr) return names;
+  names.emplace_back("{origin_port}", absl::StrCat(origin->ports()[0]));
+  for (size_t k = 0; k < origin->ports().size(); ++k)
+    names.emplace_back(absl::StrCat("{origin_port_", k, "}"), absl::StrCat(origin->ports()[k]));
+  return names;
+}
+
+absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* origin) {
   SutEndpoint e;
   if (o.launch.empty()) {
     int port = 0;
@@ -83,6 +95,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o) {
   lo.ready_timeout_ms = o.ready_timeout_ms;
   lo.ready_probe = o.ready_probe;
   lo.work_root = o.work_root;
+  lo.placeholders = OriginPlaceholders(origin);
   ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, NeedsLinkRelays(o.nemesis.faults)));
   e.host = "127.0.0.1";
   for (int c = 0; c < o.exec.connections; ++c) {
@@ -113,10 +126,12 @@ enum class Next { kGoOn, kStop };
 // outcomes) are returned as statuses.
 class JobLoop {
  public:
-  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, SutCluster* sut, std::vector<int> conn_nodes)
+  JobLoop(const JobOptions& o, harness::Executor* ex, Adapter* adapter, OriginListener* origin, SutCluster* sut,
+          std::vector<int> conn_nodes)
       : o_(o),
         ex_(*ex),
         adapter_(*adapter),
+        origin_(origin),
         sut_(sut),
         conn_nodes_(std::move(conn_nodes)),
         // A replayed input that carries faults injects them where they are
@@ -141,6 +156,9 @@ class JobLoop {
       // at wire_now, never at a time that includes the checker's work.
       const int64_t wire_now = NowNs();
       n = PollAndFeed();
+      if (!n.ok()) return n.status();
+      if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
+      n = AnswerAsOrigin();
       if (!n.ok()) return n.status();
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
       if (JudgeLiveness(wire_now) == Next::kStop) return absl::OkStatus();
@@ -223,16 +241,23 @@ class JobLoop {
   // the responses of one poll are explained together.
   absl::StatusOr<Next> PollAndFeed() {
     events_.clear();
-    absl::Status ps = adapter_.Poll(5, &events_);
+    // With an origin listener, both sides are polled in turn, 1 ms each
+    // (one side's wait must not hold up the other's traffic).
+    absl::Status ps = adapter_.Poll(origin_ != nullptr ? 1 : 5, &events_);
     if (absl::IsUnavailable(ps) && !OnlyDownNodesUnreachable()) return Crash(std::string(ps.message()));
     if (absl::IsUnavailable(ps)) ps = absl::OkStatus();  // a killed node's connections: closed events follow
     if (!ps.ok()) return ps;
+    if (origin_ != nullptr) {
+      absl::Status os = origin_->Poll(1, &events_);
+      if (absl::IsResourceExhausted(os)) return Decide(Outcome::kInconclusive, std::string(os.message()));
+      if (!os.ok()) return os;
+    }
     // An event without an arrival time (0) came no earlier than the events
     // the adapter reported before it on its connection: a close must not
     // overtake the responses that preceded it.
-    absl::flat_hash_map<int, int64_t> latest;  // per connection
+    absl::flat_hash_map<std::pair<bool, int>, int64_t> latest;  // per connection of each side
     for (AdapterEvent& ev : events_) {
-      int64_t& l = latest[ev.conn];
+      int64_t& l = latest[{ev.origin, ev.conn}];
       if (ev.arrival_ns == 0) ev.arrival_ns = l;
       l = std::max(l, ev.arrival_ns);
     }
@@ -251,6 +276,7 @@ class JobLoop {
   }
 
   absl::StatusOr<Next> Feed(AdapterEvent& ev) {
+    if (ev.origin) return FeedOrigin(ev);
     if (ev.kind == AdapterEvent::Kind::kMalformed) {
       // Bytes the codec could not frame break the wire protocol whatever
       // the spec allows (even where it accepts any response).
@@ -266,6 +292,44 @@ class JobLoop {
       return Decide(Outcome::kSafety, absl::StrCat("the SUT sent a response on connection ", ev.conn,
                                                    " where no request was outstanding"));
     if (!s.ok()) return s;
+    return Next::kGoOn;
+  }
+
+  // What happened on an origin connection: a request the SUT sent the
+  // tester playing the origin (recorded, checked, and answered by the
+  // origin gen when it is due: AnswerAsOrigin), bytes that are no request,
+  // or a close.
+  absl::StatusOr<Next> FeedOrigin(AdapterEvent& ev) {
+    switch (ev.kind) {
+      case AdapterEvent::Kind::kMalformed:
+        return Decide(Outcome::kSafety, absl::StrCat("the SUT sent bytes on origin connection ", ev.conn,
+                                                     " that are not a valid request: ", ev.note));
+      case AdapterEvent::Kind::kClosed:
+        RETURN_IF_ERROR(ex_.OriginClosed(ev.conn, NowNs() - start_));
+        return Next::kGoOn;
+      case AdapterEvent::Kind::kReceived:
+        break;
+    }
+    absl::Status s = ex_.OriginRequest(ev.conn, std::move(ev.msg), NowNs() - start_);
+    if (absl::IsFailedPrecondition(s)) return Decide(Outcome::kSpecError, std::string(s.message()));
+    if (!s.ok()) return s;
+    return Next::kGoOn;
+  }
+
+  // Writes every origin answer that is due.
+  absl::StatusOr<Next> AnswerAsOrigin() {
+    if (origin_ == nullptr) return Next::kGoOn;
+    while (std::optional<harness::OriginAnswer> a = ex_.NextOriginAnswer(NowNs() - start_)) {
+      absl::Status s = origin_->Answer(a->oconn, a->msg);
+      if (absl::IsFailedPrecondition(s)) {  // the connection closed meanwhile (its close event follows)
+        RETURN_IF_ERROR(ex_.OriginClosed(a->oconn, NowNs() - start_));
+        continue;
+      }
+      if (!s.ok())
+        return Decide(Outcome::kSpecError,
+                      absl::StrCat("the origin gen made an answer the adapter cannot send: ", s.message()));
+      RETURN_IF_ERROR(ex_.OriginAnswered(*a, NowNs() - start_));
+    }
     return Next::kGoOn;
   }
 
@@ -455,6 +519,7 @@ class JobLoop {
   const JobOptions& o_;
   harness::Executor& ex_;
   Adapter& adapter_;
+  OriginListener* origin_;                                  // null unless the spec has an origin role
   SutCluster* sut_;                                         // null when testing a running target
   std::vector<int> conn_nodes_;                             // per connection: the node of sut_ it reaches
   Nemesis nemesis_;                                         // faults for sut_ (none without NemesisOptions::faults)
@@ -469,23 +534,43 @@ class JobLoop {
   JobResult res_;
 };
 
+// The tester's origin endpoints for an intermediary's spec (null for any
+// other): the spec's origin role and JobOptions::origins go together.
+absl::StatusOr<std::unique_ptr<OriginListener>> ListenAsOrigin(const lang::Spec& spec, const JobOptions& o) {
+  const bool intermediary = lang::Interpreter(&spec).HasOriginRole();
+  if (intermediary && o.origins == 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec '", spec.name,
+        "' has an origin role (an intermediary): give the tester origin endpoints to listen on (--origins N) and "
+        "name them in the launch template ({origin_port}, {origin_port_K})"));
+  if (!intermediary && o.origins > 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("origin endpoints were asked for, but spec '", spec.name, "' has no origin role"));
+  if (!intermediary) return std::unique_ptr<OriginListener>();
+  if (o.launch.empty())
+    return absl::InvalidArgumentError(
+        "an intermediary's test launches the SUT (a launch command), whose template names the tester's origin "
+        "ports ({origin_port}); a running target cannot be told them");
+  if (o.adapter != "jsonl")
+    return absl::UnimplementedError(
+        absl::StrCat("the tester plays the origin over JSON lines only, for now (adapter jsonl, not ", o.adapter, ")"));
+  return OriginListener::Create(o.origins, [] { return MakeJsonLinesCodec(); });
+}
+
 }  // namespace
 
 absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
-  if (lang::Interpreter(spec.get()).HasOriginRole())  // before a SUT is started for nothing
-    return absl::UnimplementedError(absl::StrCat(
-        "spec '", spec->name,
-        "' has an origin role (an intermediary); the tester does not play the origin yet, so it cannot run it "
-        "against a SUT (`dualswarm check` checks such traces offline; docs/spec-language.md: intermediaries)"));
+  std::unique_ptr<OriginListener> origin;  // bound before the SUT starts: its ports go into the template
+  ASSIGN_OR_RETURN(origin, ListenAsOrigin(*spec, o));
   if (!o.nemesis.faults.empty()) {
     if (o.launch.empty()) return absl::InvalidArgumentError("the nemesis needs a launched SUT (a launch command)");
     RETURN_IF_ERROR(o.nemesis.Check(o.response_timeout_ms));
     RETURN_IF_ERROR(o.nemesis.CheckNodes(o.nodes));
   }
-  absl::StatusOr<SutEndpoint> sut = ReachSut(o);
+  absl::StatusOr<SutEndpoint> sut = ReachSut(o, origin.get());
   if (!sut.ok()) return sut.status();
   auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, o.adapter_config);
   if (!adapter.ok()) return adapter.status();
@@ -493,7 +578,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   exec.max_in_flight_per_connection = (*adapter)->MaxInFlightPerConnection();
   auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
-  JobLoop loop(o, executor->get(), adapter->get(), sut->cluster.get(), sut->nodes);
+  JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);
   absl::Status ran = loop.Run();
   (*adapter)->CloseAll();
   if (!ran.ok() && !absl::IsCancelled(ran)) return ran;

@@ -44,6 +44,12 @@ struct JobOptions {
   // Faults injected into the launched nodes while the job runs, from the
   // seed (nemesis.h); none by default.
   NemesisOptions nemesis;
+  // An intermediary's spec (one with an origin role): how many origin
+  // endpoints the tester listens on (origin_listener.h), named in the
+  // launch template as {origin_port} (endpoint 0) and {origin_port_K};
+  // 0 for any other spec. Requests on them are framed like the clients'
+  // (the adapter's codec; jsonl only, for now).
+  int origins = 0;
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;

@@ -16,6 +16,7 @@ harness::Verdict VerdictOf(const JobResult& r) {
   if (r.outcome == Outcome::kLiveness) v.label = r.overdue_label;
   if (r.outcome == Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
     v.label = r.verdict.observation.label;
+    v.origin_side = r.verdict.observation.side == check::Side::kOrigin;
     // The primary explanation: one whose status the SUT contradicted (the
     // expectation a reader names the bug by: "404 expected"), else the
     // smallest (location, field) — stable whichever explanation the search
@@ -47,6 +48,7 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.response_timeout_ms = cx.response_timeout_ms;
   o.nodes = cx.nodes;
   o.connect_node = cx.connect_node;
+  o.origins = cx.origins;
   o.nemesis.faults = cx.nemesis_faults;
   o.nemesis.interval_ms = cx.nemesis_interval_ms;
   o.nemesis.duration_ms = cx.nemesis_duration_ms;
@@ -108,6 +110,7 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.response_timeout_ms = job.response_timeout_ms;
   cx.nodes = job.nodes;
   cx.connect_node = job.connect_node;
+  cx.origins = job.origins;
   cx.nemesis_faults = job.nemesis.faults;
   cx.nemesis_interval_ms = job.nemesis.interval_ms;
   cx.nemesis_duration_ms = job.nemesis.duration_ms;

@@ -69,7 +69,8 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
   for (int i = 0; i < nodes; ++i) {
     LaunchOptions o = node;
     o.port = ports[static_cast<size_t>(i)];
-    o.placeholders = Placeholders(i, ports, nodes, cluster->relays_.get());
+    for (auto& p : Placeholders(i, ports, nodes, cluster->relays_.get()))  // after the caller's own
+      o.placeholders.push_back(std::move(p));
     absl::StatusOr<std::unique_ptr<SutProcess>> started = SutProcess::Start(o);
     if (!started.ok())
       return nodes == 1

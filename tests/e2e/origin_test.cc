@@ -1,0 +1,87 @@
+// The tester playing clients and origin at once (docs/spec-language.md:
+// intermediaries) against the reference relay (tests/suts/relay_server.cc)
+// and specs/examples/relay.dspec: the correct relay passes, with one and
+// with several pooled origin connections, and each mutant is found; one is
+// shrunk and replayed through the CLI.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "engine/check/checker.h"
+#include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
+#include "tests/common/processes.h"
+#include "tests/common/shipped_spec.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::workers {
+namespace {
+
+std::string RefRelay(int mutant, int origin_connections) {
+  return absl::StrCat(DS_REF_RELAY, " --port {port} --origin-port {origin_port} --origin-connections ",
+                      origin_connections, " --mutant ", mutant);
+}
+
+JobOptions RelayJob(int mutant, int origin_connections, uint64_t seed, uint64_t steps) {
+  JobOptions o = testing::JobOptionsFor(RefRelay(mutant, origin_connections), "jsonl", seed, steps);
+  o.origins = 1;
+  return o;
+}
+
+TEST(Intermediaries, TheCorrectRelayPassesWithOneOrSeveralOriginConnections) {
+  auto spec = Shipped("examples/relay.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const int origin_connections = 1 + static_cast<int>(seed % 3);
+    auto r = RunJob(spec, RelayJob(0, origin_connections, seed, 1000));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    EXPECT_EQ(r->received, 1000u);
+    size_t origin_requests = 0;
+    for (const check::Observation& o : r->trace)
+      origin_requests += o.side == check::Side::kOrigin && o.kind == check::Observation::Kind::kReceived;
+    EXPECT_EQ(origin_requests, 1000u) << "seed " << seed << ": every request goes through the origin";
+  }
+}
+
+TEST(Intermediaries, EveryRelayMutantIsFound) {
+  auto spec = Shipped("examples/relay.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (int mutant = 1; mutant <= 4; ++mutant) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      auto r = RunJob(spec, RelayJob(mutant, 2, seed, 1000));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->outcome, Outcome::kSafety)
+          << "mutant " << mutant << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
+    }
+  }
+}
+
+TEST(Intermediaries, ADroppedFieldIsShrunkToOneRequestByTheCli) {
+  auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec",
+                                std::string(DUALSWARM_SOURCE_DIR) + "/specs/examples/relay.dspec", "--launch",
+                                RefRelay(2, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time",
+                                "20"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "the SUT sent on origin conn")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "id: spec expects field 'id'")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "input: 1 requests")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "5 of 5 reproduced")) << r.out;
+}
+
+TEST(Intermediaries, TheOriginRoleAndOriginEndpointsGoTogether) {
+  auto relay = Shipped("examples/relay.dspec");
+  JobOptions without = RelayJob(0, 1, 1, 10);
+  without.origins = 0;
+  auto r = RunJob(relay, without);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "--origins N")) << r.status();
+  JobOptions kv = testing::JobOptionsFor(absl::StrCat(DS_REF_KV, " --port {port}"), "jsonl", 1, 10);
+  kv.origins = 1;
+  r = RunJob(Shipped("kv.dspec"), kv);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "has no origin role")) << r.status();
+}
+
+}  // namespace
+}  // namespace dualswarm::workers

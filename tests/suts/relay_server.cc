@@ -1,0 +1,320 @@
+// ds-ref-relay: the reference intermediary the online tester runs against
+// specs/examples/relay.dspec, playing its clients and its origin, plus
+// seeded bugs ("mutants").
+//
+// Clients send JSON lines ({"op":..,"id":..}); the relay forwards each line
+// to the origin (127.0.0.1:--origin-port, JSON lines too) and sends the
+// client the origin's answer line. A client's requests are forwarded at once,
+// each on an origin connection of a shared pool (at most
+// --origin-connections, one request at a time on each, reused across
+// clients), so a client's pipelined requests may reach the origin in any
+// order; the client gets its answers in the order of its requests.
+// Threads: one per client connection and one per forwarded request.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sut_json.h"
+#include "sut_net.h"
+
+namespace {
+
+const char kHelp[] =
+    "usage: ds-ref-relay --port N --origin-port N [--origin-connections N] [--mutant N] [--dir D]\n"
+    "\n"
+    "A JSON-lines relay used as a system under test (an intermediary): forwards\n"
+    "each client line to the origin at 127.0.0.1:ORIGIN-PORT and answers the client\n"
+    "with the origin's line, in request order. Listens on 127.0.0.1 only and prints\n"
+    "\"listening on 127.0.0.1:PORT\" when ready.\n"
+    "\n"
+    "  --port N                 TCP port for clients (0 picks a free one)\n"
+    "  --origin-port N          the origin's port on 127.0.0.1\n"
+    "  --origin-connections N   origin connections at most (default 2)\n"
+    "  --dir D                  ignored (the launcher's working directory)\n"
+    "  --mutant N   0 = correct relay; N > 0 = seeded bug N (all safety):\n"
+    "     1  relays the origin's previous answer (server-wide) instead of this one\n"
+    "     2  drops the \"id\" field of the requests it forwards\n"
+    "     3  answers a client's pipelined requests in the order the origin answered\n"
+    "        them, not in the order the client sent them (needs pipelining)\n"
+    "     4  forwards every request twice (the second answer is dropped)\n";
+constexpr int kMaxMutant = 4;
+constexpr size_t kMaxLine = 1u << 20;
+
+struct Flags {
+  int port = 0;
+  int origin_port = 0;
+  int origin_connections = 2;
+  int mutant = 0;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr, "ds-ref-relay: %s\n\n%s", why.c_str(), kHelp);
+  std::exit(2);
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help") {
+      std::fputs(kHelp, stdout);
+      std::exit(0);
+    }
+    std::string value;
+    if (size_t eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      Usage(a + " needs a value");
+    }
+    char* end = nullptr;
+    const long n = std::strtol(value.c_str(), &end, 10);
+    const bool number = !value.empty() && *end == '\0';
+    if (a == "--dir") continue;
+    if (!number) Usage(a + " needs a number");
+    if (a == "--port") f.port = static_cast<int>(n);
+    else if (a == "--origin-port") f.origin_port = static_cast<int>(n);
+    else if (a == "--origin-connections") f.origin_connections = static_cast<int>(n);
+    else if (a == "--mutant") f.mutant = static_cast<int>(n);
+    else Usage("unknown flag " + a);
+  }
+  if (f.origin_port <= 0 || f.origin_port > 65535) Usage("--origin-port is required (1-65535)");
+  if (f.origin_connections < 1 || f.origin_connections > 64) Usage("--origin-connections must be 1-64");
+  if (f.mutant < 0 || f.mutant > kMaxMutant) Usage("no such mutant");
+  return f;
+}
+
+// Reads one line (without '\n') from a blocking socket, keeping what follows
+// in *buf; false on EOF, an error, or a line longer than kMaxLine.
+bool ReadLine(int fd, std::string* buf, std::string* line) {
+  while (true) {
+    if (size_t nl = buf->find('\n'); nl != std::string::npos) {
+      *line = buf->substr(0, nl);
+      buf->erase(0, nl + 1);
+      return true;
+    }
+    if (buf->size() > kMaxLine) return false;
+    char chunk[65536];
+    ssize_t r = ::recv(fd, chunk, sizeof chunk, 0);
+    if (r <= 0) return false;
+    buf->append(chunk, static_cast<size_t>(r));
+  }
+}
+
+// The origin connections: borrowed one request at a time, opened lazily.
+class OriginPool {
+ public:
+  OriginPool(int port, int most) : port_(port), most_(most) {}
+  // A connection to the origin (-1 when it cannot be reached).
+  int Borrow() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !idle_.empty() || open_ < most_; });
+    if (!idle_.empty()) {
+      int fd = idle_.back();
+      idle_.pop_back();
+      return fd;
+    }
+    ++open_;
+    lock.unlock();
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      Release(-1);
+      return -1;
+    }
+    return fd;
+  }
+  // Gives a connection back (-1: it broke, and was closed).
+  void Release(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd >= 0) {
+      idle_.push_back(fd);
+    } else {
+      --open_;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  const int port_;
+  const int most_;
+  std::mutex mu_;  // guards idle_ and open_
+  std::condition_variable cv_;
+  std::vector<int> idle_;
+  int open_ = 0;  // idle or borrowed
+};
+
+// One forwarded request: its answer once the origin gave it.
+struct Exchange {
+  bool done = false;
+  bool failed = false;
+  std::string answer;
+  uint64_t finished_order = 0;  // mutant 3
+};
+
+class Relay {
+ public:
+  explicit Relay(const Flags& f) : flags_(f), pool_(f.origin_port, f.origin_connections) {}
+
+  void ServeClient(int fd) {
+    std::mutex mu;  // guards `pending` and the exchanges in it
+    std::condition_variable cv;
+    std::deque<std::shared_ptr<Exchange>> pending;  // in request order
+    bool reading = true;
+    std::thread writer([&] { WriteAnswers(fd, &mu, &cv, &pending, &reading); });
+    std::string buf, line;
+    while (ReadLine(fd, &buf, &line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      auto x = std::make_shared<Exchange>();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        pending.push_back(x);
+      }
+      std::thread([this, x, line, &mu, &cv] { Forward(line, x, &mu, &cv); }).detach();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      reading = false;
+    }
+    cv.notify_all();
+    writer.join();
+    ::close(fd);
+  }
+
+ private:
+  // Answers the client in request order (mutant 3: in completion order).
+  void WriteAnswers(int fd, std::mutex* mu, std::condition_variable* cv,
+                    std::deque<std::shared_ptr<Exchange>>* pending, const bool* reading) {
+    std::unique_lock<std::mutex> lock(*mu);
+    while (true) {
+      cv->wait(lock, [&] { return NextDone(*pending) != pending->end() || (!*reading && pending->empty()); });
+      auto it = NextDone(*pending);
+      if (it == pending->end()) return;  // the client left and nothing is pending
+      std::shared_ptr<Exchange> x = *it;
+      pending->erase(it);
+      if (x->failed) return;  // the origin went away: so does the client
+      lock.unlock();
+      const bool sent = dsut::SendAll(fd, x->answer + "\n");
+      lock.lock();
+      if (!sent) return;
+    }
+  }
+
+  std::deque<std::shared_ptr<Exchange>>::iterator NextDone(std::deque<std::shared_ptr<Exchange>>& pending) const {
+    if (flags_.mutant != 3) return !pending.empty() && pending.front()->done ? pending.begin() : pending.end();
+    auto best = pending.end();
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if ((*it)->done && (best == pending.end() || (*it)->finished_order < (*best)->finished_order)) best = it;
+    return best;
+  }
+
+  void Forward(std::string line, std::shared_ptr<Exchange> x, std::mutex* mu, std::condition_variable* cv) {
+    if (flags_.mutant == 2) line = WithoutId(line);
+    std::string answer;
+    bool ok = Exchange1(line, &answer);
+    if (ok && flags_.mutant == 4) {
+      std::string dropped;
+      ok = Exchange1(line, &dropped);
+    }
+    if (ok && flags_.mutant == 1) {
+      std::lock_guard<std::mutex> lock(last_mu_);
+      if (!last_answer_.empty()) std::swap(answer, last_answer_);
+      else last_answer_ = answer;
+    }
+    std::lock_guard<std::mutex> lock(*mu);
+    x->done = true;
+    x->failed = !ok;
+    x->answer = std::move(answer);
+    x->finished_order = ++finished_;
+    cv->notify_all();
+  }
+
+  // Sends one request on a pooled origin connection and reads its answer.
+  bool Exchange1(const std::string& line, std::string* answer) {
+    const int fd = pool_.Borrow();
+    if (fd < 0) return false;
+    std::string buf;
+    if (!dsut::SendAll(fd, line + "\n") || !ReadLine(fd, &buf, answer) || !buf.empty()) {
+      ::close(fd);
+      pool_.Release(-1);
+      return false;
+    }
+    pool_.Release(fd);
+    return true;
+  }
+
+  // The request line without its "id" member (mutant 2).
+  static std::string WithoutId(const std::string& line) {
+    std::map<std::string, dsut::Json> members;
+    std::string err;
+    if (!dsut::JsonParser(line).ParseObjectLine(&members, &err)) return line;
+    std::string out = "{";
+    for (const auto& [k, v] : members) {
+      if (k == "id") continue;
+      if (out.size() > 1) out += ",";
+      dsut::AppendQuoted(&out, k);
+      out += ":" + v.canon;
+    }
+    return out + "}";
+  }
+
+  const Flags flags_;
+  OriginPool pool_;
+  std::mutex last_mu_;  // guards last_answer_ (mutant 1)
+  std::string last_answer_;
+  std::atomic<uint64_t> finished_{0};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  ::signal(SIGPIPE, SIG_IGN);
+  int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(flags.port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(lfd, 64) != 0 ||
+      ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("ds-ref-relay: listen");
+    return 1;
+  }
+  std::printf("listening on 127.0.0.1:%d\n", ntohs(addr.sin_port));
+  std::fflush(stdout);
+  static Relay relay(flags);  // outlives the detached threads
+  while (true) {
+    int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::thread([fd] { relay.ServeClient(fd); }).detach();
+  }
+}

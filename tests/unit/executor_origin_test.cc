@@ -1,0 +1,113 @@
+// The executor's origin side (engine/harness/executor.h): for an
+// intermediary's spec it records the requests the SUT sends the origin,
+// answers each with the origin gen (oldest first per connection), and
+// feeds both sides to the checker; for any other spec it refuses them.
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "engine/check/observation.h"
+#include "engine/harness/executor.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
+
+namespace dualswarm::harness {
+namespace {
+
+using ir::Value;
+
+Value Request(const std::string& id) {
+  return Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}, {"origin", Value::String("origin-0")}});
+}
+
+// Sends two client requests on connection 0, ids "a" then "b".
+void SendRequestsAAndB(Executor& e) {
+  for (const char* id : {"a", "b"}) {
+    auto next = e.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+    PlannedRequest r = **next;
+    r.msg = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
+    ASSERT_TRUE(e.Sent(r, 1).ok());
+  }
+}
+
+TEST(ExecutorOrigin, AnswersEachOriginRequestInOrderAndChecksBothSides) {
+  ExecutorOptions o;
+  o.connections = 1;
+  o.origin_hold_probability = 0;  // every answer due at once
+  auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  Executor& e = **ex;
+  ASSERT_TRUE(e.plays_origin());
+  // Two client requests, forwarded in reverse on one origin connection.
+  SendRequestsAAndB(e);
+  ASSERT_TRUE(e.OriginRequest(0, Request("b"), 2).ok());
+  ASSERT_TRUE(e.OriginRequest(0, Request("a"), 3).ok());
+  std::optional<OriginAnswer> first = e.NextOriginAnswer(3);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->label, 2);  // the origin side's: request 1's answer
+  EXPECT_NE(first->msg.Find("v"), nullptr) << first->msg.ToString();
+  ASSERT_TRUE(e.OriginAnswered(*first, 4).ok());
+  std::optional<OriginAnswer> second = e.NextOriginAnswer(4);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->label, 4);
+  // Out of order is refused: the first was sent already.
+  EXPECT_EQ(e.OriginAnswered(*first, 5).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(e.OriginAnswered(*second, 5).ok());
+  EXPECT_FALSE(e.NextOriginAnswer(5).has_value());
+  // The client gets a's answer first (its request came first).
+  ASSERT_TRUE(e.Received(0, second->msg, 6).ok());
+  ASSERT_TRUE(e.Received(0, first->msg, 7).ok());
+  EXPECT_FALSE(e.decided()) << check::FormatVerdict(e.verdict());
+  ASSERT_TRUE(e.OriginClosed(0, 8).ok());
+  ASSERT_TRUE(e.OriginClosed(5, 8).ok());  // never carried a request: not recorded
+  size_t origin_lines = 0;
+  for (const check::Observation& obs : e.observations()) origin_lines += obs.side == check::Side::kOrigin;
+  EXPECT_EQ(origin_lines, 5u);  // two requests, two answers, one close
+  e.FinishChecking();
+  EXPECT_EQ(e.verdict().kind, check::Verdict::Kind::kAccept) << check::FormatVerdict(e.verdict());
+}
+
+TEST(ExecutorOrigin, ASwappedRelayIsRejected) {
+  ExecutorOptions o;
+  o.connections = 1;
+  o.origin_hold_probability = 0;
+  auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  Executor& e = **ex;
+  SendRequestsAAndB(e);
+  ASSERT_TRUE(e.OriginRequest(0, Request("a"), 2).ok());
+  ASSERT_TRUE(e.OriginRequest(0, Request("b"), 3).ok());
+  std::optional<OriginAnswer> a = e.NextOriginAnswer(3);
+  ASSERT_TRUE(a && e.OriginAnswered(*a, 4).ok());
+  std::optional<OriginAnswer> b = e.NextOriginAnswer(4);
+  ASSERT_TRUE(b && e.OriginAnswered(*b, 5).ok());
+  ASSERT_NE(a->msg, b->msg) << "seed 1's origin gen draws two different answers";
+  ASSERT_TRUE(e.Received(0, b->msg, 6).ok());  // b's answer for a
+  e.FinishChecking();
+  EXPECT_EQ(e.verdict().kind, check::Verdict::Kind::kReject);
+}
+
+TEST(ExecutorOrigin, TheOriginGenMustExistAndBelongToAnIntermediary) {
+  auto no_gen = lang::LoadSpec("r.dspec", R"(spec r;
+on recv q from c { send origin({c: c}) q; }
+on recv r from t: origin { send t.c r; }
+gen request { { op: "get" } }
+)");
+  ASSERT_TRUE(no_gen.ok()) << no_gen.status();
+  auto ex = Executor::Create(*no_gen, ExecutorOptions{});
+  EXPECT_EQ(ex.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(ex.status().message(), "gen NAME(REQ): origin")) << ex.status();
+  ExecutorOptions named;
+  named.origin_gen = "answer";
+  ex = Executor::Create(Shipped("kv.dspec"), named);
+  EXPECT_EQ(ex.status().code(), absl::StatusCode::kInvalidArgument);
+  auto kv = Executor::Create(Shipped("kv.dspec"), ExecutorOptions{});
+  ASSERT_TRUE(kv.ok());
+  EXPECT_FALSE((*kv)->plays_origin());
+  EXPECT_EQ((*kv)->OriginRequest(0, Request("a"), 1).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace dualswarm::harness
