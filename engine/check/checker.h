@@ -123,7 +123,7 @@ struct CheckerOptions {
 // In a server order, an origin's answer to an intermediary (whose labels
 // are the origin side's own, docs/trace-format.md) is kOriginLabelBase +
 // its label, and prints as "o" + its label (ServerOrderEntry).
-constexpr int64_t kOriginLabelBase = int64_t{1} << 62;
+constexpr int64_t kOriginLabelBase = kLabelLimit;
 std::string ServerOrderEntry(int64_t label);
 
 struct DeathReason {

@@ -101,7 +101,7 @@ absl::StatusOr<Observation> ObservationFromValue(const ir::Value& v) {
   auto label = IntField(v, "label", true, 0);
   if (!label.ok()) return label.status();
   o.label = *label;
-  if (o.label <= 0) return Bad("field \"label\" must be positive");
+  if (o.label <= 0 || o.label >= kLabelLimit) return Bad("field \"label\" must be positive and below 2^62");
   // A request has an odd label, its answer the next one: the tester sends
   // the requests on the clients' side and receives them on the origin's.
   const bool request = (o.kind == Observation::Kind::kSent) == (o.side == Side::kClient);

@@ -26,6 +26,10 @@
 
 namespace dualswarm::check {
 
+// Labels in a trace are below this (the checker numbers an intermediary's
+// origin-side inputs above it, checker.h: kOriginLabelBase).
+constexpr int64_t kLabelLimit = int64_t{1} << 62;
+
 // Which side of an intermediary an observation is on (see above).
 enum class Side { kClient, kOrigin };
 

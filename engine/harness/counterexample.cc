@@ -138,6 +138,10 @@ std::string CounterexampleToJson(const Counterexample& cx) {
                   ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"nodes\":", cx.nodes,
                   ",\"connect_node\":", cx.connect_node);
   if (cx.origins > 0) absl::StrAppend(&out, ",\"origins\":", cx.origins);
+  if (!cx.origin_gen.empty()) {
+    out += ",\"origin_gen\":";
+    ir::AppendJsonString(cx.origin_gen, &out);
+  }
   if (!cx.nemesis_faults.empty()) {
     absl::StrAppend(&out, ",\"nemesis\":{\"faults\":[");
     for (size_t i = 0; i < cx.nemesis_faults.size(); ++i) {
@@ -240,6 +244,8 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   cx.origins = static_cast<int>(num(v, "origins", 0));
   if (cx.origins < 0 || cx.origins > 16)
     return absl::InvalidArgumentError("counterexample \"origins\" must be between 0 and 16");
+  cx.origin_gen = str(v, "origin_gen");
+  if (cx.origin_gen.size() > 256) return absl::InvalidArgumentError("counterexample \"origin_gen\" is too long");
   if (cx.nodes < 1 || cx.nodes > 16 || cx.connect_node < -1 || cx.connect_node >= cx.nodes)
     return absl::InvalidArgumentError(
         "counterexample \"nodes\" must be between 1 and 16 and \"connect_node\" -1 or one of them");

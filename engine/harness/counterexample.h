@@ -39,9 +39,10 @@ struct Counterexample {
   int connections = 1;
   int max_in_flight = 1;
   int64_t response_timeout_ms = 5000;
-  int nodes = 1;          // a launched cluster's nodes (workers/sut/cluster.h)
-  int connect_node = -1;  // the node every connection talks to; -1 round-robin
-  int origins = 0;        // an intermediary's origin endpoints (0: none; workers/runner/runner.h)
+  int nodes = 1;           // a launched cluster's nodes (workers/sut/cluster.h)
+  int connect_node = -1;   // the node every connection talks to; -1 round-robin
+  int origins = 0;         // an intermediary's origin endpoints (0: none; workers/runner/runner.h)
+  std::string origin_gen;  // the origin gen that answered ("": the spec's only one)
   // The nemesis's faults (none: empty) and its timing, as the job ran.
   std::vector<std::string> nemesis_faults;
   int64_t nemesis_interval_ms = 1000;

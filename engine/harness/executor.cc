@@ -494,7 +494,7 @@ std::optional<OriginAnswer> Executor::NextOriginAnswer(int64_t t_ns) {
     if (!queue.empty() && queue.front().due_ns <= t_ns) due.push_back(oconn);
   if (due.empty()) return std::nullopt;
   std::sort(due.begin(), due.end());  // the map's order is not the seed's
-  const int oconn = due[origin_rng_() % due.size()];
+  const int oconn = due.size() == 1 ? due[0] : due[origin_rng_() % due.size()];
   const QueuedAnswer& a = origin_queue_[oconn].front();
   return OriginAnswer{oconn, a.label, a.msg};
 }
@@ -512,6 +512,10 @@ absl::Status Executor::OriginAnswered(const OriginAnswer& a, int64_t t_ns) {
   o.msg = a.msg;
   o.t = t_ns;
   return Record(std::move(o));
+}
+
+void Executor::DropOriginAnswers(int oconn) {
+  if (auto it = origin_queue_.find(oconn); it != origin_queue_.end()) it->second.clear();
 }
 
 absl::Status Executor::OriginClosed(int oconn, int64_t t_ns) {

@@ -160,6 +160,9 @@ class Executor {
   std::optional<OriginAnswer> NextOriginAnswer(int64_t t_ns);
   absl::Status OriginAnswered(const OriginAnswer& a, int64_t t_ns);
   absl::Status OriginClosed(int oconn, int64_t t_ns);
+  // The answers queued for `oconn` cannot go out (it was aborted): dropped
+  // unrecorded, as if the origin never answered those requests.
+  void DropOriginAnswers(int oconn);
 
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).

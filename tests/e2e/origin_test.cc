@@ -5,8 +5,8 @@
 // shrunk and replayed through the CLI.
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
@@ -58,10 +58,9 @@ TEST(Intermediaries, EveryRelayMutantIsFound) {
 }
 
 TEST(Intermediaries, ADroppedFieldIsShrunkToOneRequestByTheCli) {
-  auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec",
-                                std::string(DUALSWARM_SOURCE_DIR) + "/specs/examples/relay.dspec", "--launch",
-                                RefRelay(2, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time",
-                                "20"});
+  auto r = testing::RunCommand(
+      {DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/examples/relay.dspec", "--launch",
+       RefRelay(2, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time", "20"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "the SUT sent on origin conn")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "id: spec expects field 'id'")) << r.out;

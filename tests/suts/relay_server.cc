@@ -90,11 +90,16 @@ Flags ParseFlags(int argc, char** argv) {
     const bool number = !value.empty() && *end == '\0';
     if (a == "--dir") continue;
     if (!number) Usage(a + " needs a number");
-    if (a == "--port") f.port = static_cast<int>(n);
-    else if (a == "--origin-port") f.origin_port = static_cast<int>(n);
-    else if (a == "--origin-connections") f.origin_connections = static_cast<int>(n);
-    else if (a == "--mutant") f.mutant = static_cast<int>(n);
-    else Usage("unknown flag " + a);
+    if (a == "--port")
+      f.port = static_cast<int>(n);
+    else if (a == "--origin-port")
+      f.origin_port = static_cast<int>(n);
+    else if (a == "--origin-connections")
+      f.origin_connections = static_cast<int>(n);
+    else if (a == "--mutant")
+      f.mutant = static_cast<int>(n);
+    else
+      Usage("unknown flag " + a);
   }
   if (f.origin_port <= 0 || f.origin_port > 65535) Usage("--origin-port is required (1-65535)");
   if (f.origin_connections < 1 || f.origin_connections > 64) Usage("--origin-connections must be 1-64");
@@ -176,52 +181,65 @@ struct Exchange {
   uint64_t finished_order = 0;  // mutant 3
 };
 
+// One client connection's exchanges, shared with its forward threads
+// (which may outlive the connection when it ends early).
+struct Client {
+  std::mutex mu;  // guards everything below and the exchanges in `pending`
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Exchange>> pending;  // in request order
+  bool reading = true;
+};
+
 class Relay {
  public:
   explicit Relay(const Flags& f) : flags_(f), pool_(f.origin_port, f.origin_connections) {}
 
   void ServeClient(int fd) {
-    std::mutex mu;  // guards `pending` and the exchanges in it
-    std::condition_variable cv;
-    std::deque<std::shared_ptr<Exchange>> pending;  // in request order
-    bool reading = true;
-    std::thread writer([&] { WriteAnswers(fd, &mu, &cv, &pending, &reading); });
+    auto client = std::make_shared<Client>();
+    std::thread writer([this, fd, client] { WriteAnswers(fd, client.get()); });
     std::string buf, line;
     while (ReadLine(fd, &buf, &line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;
       auto x = std::make_shared<Exchange>();
       {
-        std::lock_guard<std::mutex> lock(mu);
-        pending.push_back(x);
+        std::lock_guard<std::mutex> lock(client->mu);
+        client->pending.push_back(x);
       }
-      std::thread([this, x, line, &mu, &cv] { Forward(line, x, &mu, &cv); }).detach();
+      std::thread([this, x, line, client] { Forward(line, x, client.get()); }).detach();
     }
     {
-      std::lock_guard<std::mutex> lock(mu);
-      reading = false;
+      std::lock_guard<std::mutex> lock(client->mu);
+      client->reading = false;
     }
-    cv.notify_all();
+    client->cv.notify_all();
     writer.join();
     ::close(fd);
   }
 
  private:
   // Answers the client in request order (mutant 3: in completion order).
-  void WriteAnswers(int fd, std::mutex* mu, std::condition_variable* cv,
-                    std::deque<std::shared_ptr<Exchange>>* pending, const bool* reading) {
-    std::unique_lock<std::mutex> lock(*mu);
+  void WriteAnswers(int fd, Client* client) {
+    std::unique_lock<std::mutex> lock(client->mu);
+    auto& pending = client->pending;
     while (true) {
-      cv->wait(lock, [&] { return NextDone(*pending) != pending->end() || (!*reading && pending->empty()); });
-      auto it = NextDone(*pending);
-      if (it == pending->end()) return;  // the client left and nothing is pending
+      client->cv.wait(lock,
+                      [&] { return NextDone(pending) != pending.end() || (!client->reading && pending.empty()); });
+      auto it = NextDone(pending);
+      if (it == pending.end()) return;  // the client left and nothing is pending
       std::shared_ptr<Exchange> x = *it;
-      pending->erase(it);
-      if (x->failed) return;  // the origin went away: so does the client
+      pending.erase(it);
+      if (x->failed) {  // the origin went away: so does the client (the reader sees EOF)
+        ::shutdown(fd, SHUT_RDWR);
+        return;
+      }
       lock.unlock();
       const bool sent = dsut::SendAll(fd, x->answer + "\n");
       lock.lock();
-      if (!sent) return;
+      if (!sent) {
+        ::shutdown(fd, SHUT_RDWR);
+        return;
+      }
     }
   }
 
@@ -233,7 +251,7 @@ class Relay {
     return best;
   }
 
-  void Forward(std::string line, std::shared_ptr<Exchange> x, std::mutex* mu, std::condition_variable* cv) {
+  void Forward(std::string line, std::shared_ptr<Exchange> x, Client* client) {
     if (flags_.mutant == 2) line = WithoutId(line);
     std::string answer;
     bool ok = Exchange1(line, &answer);
@@ -243,15 +261,17 @@ class Relay {
     }
     if (ok && flags_.mutant == 1) {
       std::lock_guard<std::mutex> lock(last_mu_);
-      if (!last_answer_.empty()) std::swap(answer, last_answer_);
-      else last_answer_ = answer;
+      if (!last_answer_.empty())
+        std::swap(answer, last_answer_);
+      else
+        last_answer_ = answer;
     }
-    std::lock_guard<std::mutex> lock(*mu);
+    std::lock_guard<std::mutex> lock(client->mu);
     x->done = true;
     x->failed = !ok;
     x->answer = std::move(answer);
     x->finished_order = ++finished_;
-    cv->notify_all();
+    client->cv.notify_all();
   }
 
   // Sends one request on a pooled origin connection and reads its answer.

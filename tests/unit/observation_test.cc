@@ -51,6 +51,16 @@ TEST(Observation, NegativeTimeIsRefused) {
 }
 
 // A fault needs its name; it has no connection.
+// Labels stay below 2^62: above it the checker numbers an intermediary's
+// origin-side inputs, so a trace cannot make the two sides' labels meet.
+TEST(Observation, LabelsAreBelowTwoToThe62) {
+  auto top = ParseObservationLine(R"({"label":4611686018427387903,"conn":0,"dir":"sent","msg":{}})");
+  EXPECT_TRUE(top.ok()) << top.status();
+  auto over = ParseObservationLine(R"({"label":4611686018427387905,"conn":0,"dir":"sent","msg":{}})");
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("below 2^62"), std::string::npos) << over.status();
+}
+
 TEST(Observation, FaultsNeedAName) {
   auto pause = ParseObservationLine(R"({"event":"fault","fault":"pause","node":1})");
   ASSERT_TRUE(pause.ok()) << pause.status();

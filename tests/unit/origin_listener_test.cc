@@ -126,20 +126,28 @@ TEST(OriginListener, AbortsCloseAfterWhatIsQueuedOrResetAtOnce) {
   Write(a, "{\"n\":1}\n{\"n\":2}\n");
   Write(b, "{\"n\":3}\n");
   ASSERT_EQ(PollFor(**l, 3).size(), 3u);
-  // Which accepted socket is origin connection 0 follows accept order;
-  // find a's by answering and reading.
+  // a is origin connection 0 (accepted first), b is 1.
   ASSERT_TRUE((*l)->Answer(0, Json("{\"v\":\"first\"}")).ok());
   ASSERT_TRUE((*l)->Answer(0, Json("{\"abort\":\"close\"}")).ok());
   ASSERT_TRUE((*l)->Answer(1, Json("{\"abort\":\"reset\"}")).ok());
-  std::vector<AdapterEvent> ev = PollFor(**l, 2);
-  ASSERT_EQ(ev.size(), 2u);
-  for (const AdapterEvent& e : ev) EXPECT_EQ(e.kind, AdapterEvent::Kind::kClosed);
   EXPECT_EQ((*l)->Answer(0, Json("{}")).code(), absl::StatusCode::kFailedPrecondition);
-  // a is connection 0 (accepted first): its answer, then FIN; b got RST.
+  std::vector<AdapterEvent> ev = PollFor(**l, 1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AdapterEvent::Kind::kClosed);
+  EXPECT_EQ(ev[0].conn, 1);
+  EXPECT_TRUE(absl::StartsWith(ReadLine(b), "error: Connection reset")) << "b was not reset";
+  // a gets its answer, then FIN; what it sends after that is still read,
+  // and its own close ends the connection.
   EXPECT_EQ(ReadLine(a), "{\"v\":\"first\"}");
   EXPECT_EQ(ReadLine(a), "");
-  EXPECT_TRUE(absl::StartsWith(ReadLine(b), "error: Connection reset")) << "b was not reset";
+  Write(a, "{\"n\":4}\n");
   ::close(a);
+  ev = PollFor(**l, 2);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, AdapterEvent::Kind::kReceived);
+  EXPECT_EQ(ev[0].conn, 0);
+  EXPECT_EQ(ev[1].kind, AdapterEvent::Kind::kClosed);
+  EXPECT_EQ(ev[1].note, "closed by the SUT after the tester's abort");
   ::close(b);
 }
 

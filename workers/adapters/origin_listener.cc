@@ -130,14 +130,18 @@ void OriginListener::ReadFrom(int conn, std::vector<AdapterEvent>* events) {
   for (auto& m : r.messages)
     if (m.is_map()) m = m.Set("origin", name);
   const size_t first = events->size();
-  if (AppendReadEvents(conn, std::move(r), "the SUT", "request", events)) c.Close();
+  const char* peer = c.write_shut ? "the SUT after the tester's abort" : "the SUT";
+  if (AppendReadEvents(conn, std::move(r), peer, "request", events)) c.Close();
   for (size_t k = first; k < events->size(); ++k) (*events)[k].origin = true;
 }
 
 void OriginListener::Flush(int conn) {
   OriginConn& c = conns_[static_cast<size_t>(conn)];
   c.Flush();
-  if (c.close_after_write && c.out.empty()) Drop(conn, "closed by the tester (abort)");
+  if (c.close_after_write && !c.write_shut && c.out.empty()) {
+    ::shutdown(c.fd, SHUT_WR);  // FIN; what the SUT still sends is read until it closes too
+    c.write_shut = true;
+  }
 }
 
 void OriginListener::Drop(int conn, std::string why) {

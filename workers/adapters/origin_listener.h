@@ -53,9 +53,11 @@ class OriginListener {
   absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events);
 
   // Writes the tester's answer on origin connection `conn`, or aborts it:
-  // {"abort": "close"} closes it once what is queued is written (FIN),
-  // {"abort": "reset"} resets it at once (RST). FailedPrecondition when the
-  // connection is closed; InvalidArgument when it never existed.
+  // {"abort": "close"} shuts its sending side once what is queued is
+  // written (FIN; requests the SUT sent meanwhile are still reported, and
+  // the close when the SUT closes too), {"abort": "reset"} resets it at
+  // once (RST). FailedPrecondition when it is closed or aborted;
+  // InvalidArgument when it never existed.
   absl::Status Answer(int conn, const ir::Value& answer);
 
   // Origin connections accepted so far.
@@ -64,7 +66,8 @@ class OriginListener {
  private:
   struct OriginConn : CodecConnection {
     int endpoint = 0;
-    bool close_after_write = false;  // an abort "close" waits for the queued bytes
+    bool close_after_write = false;  // an abort "close": FIN once the queued bytes are written
+    bool write_shut = false;         // that FIN was sent; reading goes on until the SUT closes too
   };
   OriginListener(std::vector<int> listen_fds, std::vector<int> ports,
                  std::function<std::unique_ptr<Codec>()> make_codec)

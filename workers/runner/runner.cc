@@ -321,8 +321,8 @@ class JobLoop {
     if (origin_ == nullptr) return Next::kGoOn;
     while (std::optional<harness::OriginAnswer> a = ex_.NextOriginAnswer(NowNs() - start_)) {
       absl::Status s = origin_->Answer(a->oconn, a->msg);
-      if (absl::IsFailedPrecondition(s)) {  // the connection closed meanwhile (its close event follows)
-        RETURN_IF_ERROR(ex_.OriginClosed(a->oconn, NowNs() - start_));
+      if (absl::IsFailedPrecondition(s)) {  // closed or aborted: nothing more goes out there
+        ex_.DropOriginAnswers(a->oconn);    // (its close is recorded when the listener reports it)
         continue;
       }
       if (!s.ok())

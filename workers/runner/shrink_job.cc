@@ -49,6 +49,7 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.nodes = cx.nodes;
   o.connect_node = cx.connect_node;
   o.origins = cx.origins;
+  o.exec.origin_gen = cx.origin_gen;
   o.nemesis.faults = cx.nemesis_faults;
   o.nemesis.interval_ms = cx.nemesis_interval_ms;
   o.nemesis.duration_ms = cx.nemesis_duration_ms;
@@ -111,6 +112,7 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.nodes = job.nodes;
   cx.connect_node = job.connect_node;
   cx.origins = job.origins;
+  cx.origin_gen = job.exec.origin_gen;
   cx.nemesis_faults = job.nemesis.faults;
   cx.nemesis_interval_ms = job.nemesis.interval_ms;
   cx.nemesis_duration_ms = job.nemesis.duration_ms;
