@@ -10,7 +10,7 @@
 # The baseline commit (BASELINE_REF, default 92c41b0: main before the
 # checker rewrite; BASELINE_REF=none skips it) is checked out in a
 # temporary git worktree; the new benchmark and the harness it needs
-# (engine/harness/simulator.*, workloads.*, bench/CMakeLists.txt and
+# (engine/harness/simulator.*, random_server.*, workloads.*, bench/CMakeLists.txt and
 # bench/checker_hard_bench.cc) are copied over it and compiled against the
 # baseline's engine/check (the checker API is the same). engine/lang is
 # copied too when it differs (specs/queue.dspec uses the `drop` builtin,
@@ -27,7 +27,8 @@ source bench/lib.sh
 BASELINE_REF=${BASELINE_REF:-92c41b0}
 export BENCH_JOBS=${BENCH_JOBS:-1}
 BENCH_OVERLAY="bench/CMakeLists.txt bench/checker_hard_bench.cc engine/harness/simulator.h
-  engine/harness/simulator.cc engine/harness/workloads.h engine/harness/workloads.cc"
+  engine/harness/simulator.cc engine/harness/random_server.h engine/harness/random_server.cc
+  engine/harness/workloads.h engine/harness/workloads.cc"
 
 tmp=$(mktemp -d /tmp/ds-hard-bench-XXXXXX)
 wt=""
