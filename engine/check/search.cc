@@ -614,11 +614,7 @@ absl::StatusOr<bool> Search::ExplainOriginRequest(Frame& f, Task& t, Explanation
       if (t.next_k < alternatives.size()) Enqueue(f, std::move(t));
       return true;
     }
-    children_.clear();
-    if (absl::Status s = Expand(t, a, f.obs, &children_, false); !s.ok()) return s;
-    OrderChildren(&children_);
-    for (auto& c : children_)
-      if (!Seen(c, f.obs)) Enqueue(f, std::move(c));
+    if (absl::StatusOr<bool> added = EnqueueChildren(f, t, a, false); !added.ok()) return added.status();
     break;
   }
   if (t.next_k < alternatives.size()) Enqueue(f, std::move(t));
@@ -678,16 +674,9 @@ absl::Status Search::ConsumeOne(Frame& f, Task& t) {
     const bool optional_last =
         opts_.use_memo && IsLastOfOptional(static_cast<size_t>(d), t.e.consumed[static_cast<size_t>(d)], f.obs);
     const bool same_channels = is_probe_ && optional_last;  // the probe leaves d's request to be taken again
-    children_.clear();
-    absl::Status s = Expand(t, d, f.obs, &children_, same_channels);
-    if (!s.ok()) return s;
-    OrderChildren(&children_);
-    bool added = false;
-    for (auto& c : children_) {
-      if (Seen(c, f.obs)) continue;
-      Enqueue(f, std::move(c));
-      added = true;
-    }
+    absl::StatusOr<bool> added_any = EnqueueChildren(f, t, d, same_channels);
+    if (!added_any.ok()) return added_any.status();
+    const bool added = *added_any;
     // A crashed client's request that gave nothing new hands the task
     // straight to its next channel: a task with many such requests would
     // otherwise go round the work list once per request. (Only the order
@@ -701,6 +690,22 @@ absl::Status Search::ConsumeOne(Frame& f, Task& t) {
   }
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
+}
+
+// Takes channel d's next input from task t's explanation (Expand) and puts
+// the children the memo has not seen on f's work list, in branch order;
+// whether it put any.
+absl::StatusOr<bool> Search::EnqueueChildren(Frame& f, Task& t, int d, bool probe_child) {
+  children_.clear();
+  if (absl::Status s = Expand(t, d, f.obs, &children_, probe_child); !s.ok()) return s;
+  OrderChildren(&children_);
+  bool added = false;
+  for (auto& c : children_) {
+    if (Seen(c, f.obs)) continue;
+    Enqueue(f, std::move(c));
+    added = true;
+  }
+  return added;
 }
 
 // In a probe: makes every state of the closure of t's state under the

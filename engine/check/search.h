@@ -221,6 +221,7 @@ class Search {
   static size_t PoolIndex(int alternative) { return static_cast<size_t>(-1 - alternative); }
   bool MatchPool(const Frame& f, const Explanation& e, size_t j, Explanation* out);
   absl::Status ConsumeOne(Frame& f, Task& t);  // puts t back on f.work while it has channels left
+  absl::StatusOr<bool> EnqueueChildren(Frame& f, Task& t, int d, bool probe_child);
   absl::Status PollTimeAndCancel() const;
   absl::Status Expand(Task& t, int d, size_t at_obs, std::vector<Task>* out, bool probe_child);
   bool Inert(const StepOutcome& o, size_t at_obs) const;

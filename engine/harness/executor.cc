@@ -363,8 +363,7 @@ absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
   o.msg = r.msg;
   o.t = t_ns;
   messages_.push_back({r.label, r.msg});
-  observations_.push_back(o);
-  return checker_->Observe(std::move(o));
+  return Record(std::move(o));
 }
 
 absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
@@ -386,8 +385,7 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
   o.t = t_ns;
   messages_.push_back({label, o.msg});
   response_headers_.Add(label, o.msg);
-  observations_.push_back(o);
-  return checker_->Observe(std::move(o));
+  return Record(std::move(o));
 }
 
 absl::Status Executor::Closed(int conn, int64_t t_ns) {
@@ -397,8 +395,7 @@ absl::Status Executor::Closed(int conn, int64_t t_ns) {
   o.kind = check::Observation::Kind::kClosed;
   o.conn = conn;
   o.t = t_ns;
-  observations_.push_back(o);
-  return checker_->Observe(std::move(o));
+  return Record(std::move(o));
 }
 
 absl::Status Executor::Fault(Value fault, int64_t t_ns) {
@@ -418,8 +415,7 @@ absl::Status Executor::Fault(Value fault, int64_t t_ns) {
   o.kind = check::Observation::Kind::kFault;
   o.msg = std::move(fault);
   o.t = t_ns;
-  observations_.push_back(o);
-  return checker_->Observe(std::move(o));
+  return Record(std::move(o));
 }
 
 bool Executor::ReplaysFaults() const {
@@ -450,8 +446,7 @@ absl::Status Executor::GaveUp(int conn, int64_t t_ns) {
     o.label = label;
     o.conn = conn;
     o.t = t_ns;
-    observations_.push_back(o);
-    if (absl::Status s = checker_->Observe(std::move(o)); !s.ok()) return s;
+    if (absl::Status s = Record(std::move(o)); !s.ok()) return s;
   }
   return Closed(conn, t_ns);
 }

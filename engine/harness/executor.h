@@ -202,7 +202,7 @@ class Executor {
 
  private:
   bool NextAvailable(int* conn) const;
-  absl::Status Record(check::Observation o);
+  absl::Status Record(check::Observation o);  // into the trace and the checker
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
            std::unique_ptr<check::Checker> checker);
