@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/ir/value.h"
+#include "workers/adapters/origin_names.h"
 
 namespace dualswarm::workers {
 
@@ -65,7 +66,12 @@ class Codec {
   virtual std::unique_ptr<Codec> Clone() const = 0;
 };
 
-std::unique_ptr<Codec> MakeHttpCodec(std::string host_header);
+// HTTP/1.1 for the clients (http_codec.cc); `names` maps the tester's
+// origin endpoints in absolute-form targets and header values.
+std::unique_ptr<Codec> MakeHttpCodec(std::string host_header, OriginNames names = {});
+// HTTP/1.1 for the tester playing an intermediary's origin, directions
+// flipped: decodes requests, encodes answers (http_origin_codec.cc).
+std::unique_ptr<Codec> MakeHttpOriginCodec(OriginNames names);
 std::unique_ptr<Codec> MakeJsonLinesCodec();
 std::unique_ptr<Codec> MakeRespCodec();
 // memcached's text protocol; the IR is in docs/adapters.md.
@@ -94,6 +100,9 @@ struct AdapterConfig {
   // grpc: the bytes of a protobuf FileDescriptorSet describing the
   // services (grpc_adapter.h); unused by the other adapters.
   std::string descriptor_set;
+  // http: the tester's origin endpoints, for an intermediary's clients
+  // (absolute-form targets name them: origin_names.h).
+  OriginNames origin_names;
 };
 
 // kind: one of kAdapterKinds (adapter_kinds.h). Connection c connects to

@@ -61,7 +61,7 @@ OriginListener::~OriginListener() {
   for (int fd : listen_fds_) ::close(fd);
 }
 
-std::string OriginListener::EndpointName(int k) { return absl::StrCat("origin-", k); }
+std::string OriginListener::EndpointName(int k) { return OriginEndpointName(k); }
 
 absl::Status OriginListener::Poll(int timeout_ms, std::vector<AdapterEvent>* events) {
   if (!pending_.empty()) {  // closes the tester caused: reported at once

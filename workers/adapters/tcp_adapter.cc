@@ -155,7 +155,9 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, con
   if (kind == "grpc") return MakeGrpcAdapter(host, ports, config.descriptor_set);
   std::function<std::unique_ptr<Codec>(int)> make_codec;
   if (kind == "http") {
-    make_codec = [host](int port) { return MakeHttpCodec(absl::StrCat(host, ":", port)); };
+    make_codec = [host, names = config.origin_names](int port) {
+      return MakeHttpCodec(absl::StrCat(host, ":", port), names);
+    };
   } else if (kind == "jsonl") {
     make_codec = [](int) { return MakeJsonLinesCodec(); };
   } else if (kind == "resp") {

@@ -551,10 +551,16 @@ absl::StatusOr<std::unique_ptr<OriginListener>> ListenAsOrigin(const lang::Spec&
     return absl::InvalidArgumentError(
         "an intermediary's test launches the SUT (a launch command), whose template names the tester's origin "
         "ports ({origin_port}); a running target cannot be told them");
-  if (o.adapter != "jsonl")
-    return absl::UnimplementedError(
-        absl::StrCat("the tester plays the origin over JSON lines only, for now (adapter jsonl, not ", o.adapter, ")"));
-  return OriginListener::Create(o.origins, [] { return MakeJsonLinesCodec(); });
+  if (o.adapter == "jsonl") return OriginListener::Create(o.origins, [] { return MakeJsonLinesCodec(); });
+  if (o.adapter != "http")
+    return absl::UnimplementedError(absl::StrCat(
+        "the tester plays the origin over JSON lines and HTTP only (adapter jsonl or http, not ", o.adapter, ")"));
+  // The codecs name the endpoints by their ports, known once they listen.
+  auto names = std::make_shared<OriginNames>();
+  ASSIGN_OR_RETURN(std::unique_ptr<OriginListener> listener,
+                   OriginListener::Create(o.origins, [names] { return MakeHttpOriginCodec(*names); }));
+  *names = OriginNames(listener->ports());
+  return listener;
 }
 
 }  // namespace
@@ -572,7 +578,9 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   }
   absl::StatusOr<SutEndpoint> sut = ReachSut(o, origin.get());
   if (!sut.ok()) return sut.status();
-  auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, o.adapter_config);
+  AdapterConfig adapter_config = o.adapter_config;
+  if (origin != nullptr) adapter_config.origin_names = OriginNames(origin->ports());
+  auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, adapter_config);
   if (!adapter.ok()) return adapter.status();
   harness::ExecutorOptions exec = ExecutorOptionsFor(o);
   exec.max_in_flight_per_connection = (*adapter)->MaxInFlightPerConnection();
