@@ -38,7 +38,8 @@ TEST(HttpCodec, AbsoluteFormNamesAnOriginAndItsHost) {
   auto c = MakeHttpCodec("127.0.0.1:80", OriginNames({4567}));
   auto plain = c->Encode(*ir::ParseJson(R"({"method":"GET","path":"http://origin-0/a?b"})"));
   ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_EQ(plain->substr(0, plain->find("\r\n\r\n")), "GET http://127.0.0.1:4567/a?b HTTP/1.1\r\nhost: 127.0.0.1:4567");
+  EXPECT_EQ(plain->substr(0, plain->find("\r\n\r\n")),
+            "GET http://127.0.0.1:4567/a?b HTTP/1.1\r\nhost: 127.0.0.1:4567");
   // The IR's own host is sent (a proxy must replace it: RFC 9112 §3.2.2).
   auto own = c->Encode(*ir::ParseJson(R"({"method":"GET","path":"http://origin-0/","headers":{"Host":"elsewhere"}})"));
   ASSERT_TRUE(own.ok());
@@ -51,7 +52,8 @@ TEST(HttpCodec, AbsoluteFormNamesAnOriginAndItsHost) {
   EXPECT_EQ(origin_form->find("host: h"), std::string::npos);
   // Responses name the origin again.
   DecodeResult r;
-  auto got = Decode(*c, "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:4567/z\r\ncontent-length: 0\r\n\r\n", false, &r);
+  auto got =
+      Decode(*c, "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:4567/z\r\ncontent-length: 0\r\n\r\n", false, &r);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].Find("headers")->Find("location")->as_string(), "http://origin-0/z");
 }
@@ -88,12 +90,12 @@ TEST(HttpOriginCodec, DecodesRequestsWithAnyFraming) {
 }
 
 TEST(HttpOriginCodec, GarbageIsMalformedNamingWhy) {
-  for (const auto& [bytes, why] : std::vector<std::pair<const char*, const char*>>{
-           {"HTTP/1.1 200 OK\r\n\r\n", "bad request line"},
-           {"\x01GET /a HTTP/1.1\r\n\r\n", "not an HTTP request line"},
-           {"GET /a SPDY/3\r\n\r\n", "bad request line"},
-           {"GET  HTTP/1.1\r\n\r\n", "bad request line"},
-           {"GET /a HTTP/1.1\r\nno colon\r\n\r\n", "bad header line"}}) {
+  for (const auto& [bytes, why] :
+       std::vector<std::pair<const char*, const char*>>{{"HTTP/1.1 200 OK\r\n\r\n", "bad request line"},
+                                                        {"\x01GET /a HTTP/1.1\r\n\r\n", "not an HTTP request line"},
+                                                        {"GET /a SPDY/3\r\n\r\n", "bad request line"},
+                                                        {"GET  HTTP/1.1\r\n\r\n", "bad request line"},
+                                                        {"GET /a HTTP/1.1\r\nno colon\r\n\r\n", "bad header line"}}) {
     auto c = MakeHttpOriginCodec({});
     DecodeResult r;
     auto got = Decode(*c, bytes, false, &r);
@@ -132,6 +134,25 @@ TEST(HttpOriginCodec, EncodesAnswersInRequestOrder) {
   EXPECT_EQ(not_modified->substr(not_modified->size() - 4), "\r\n\r\n");
   EXPECT_FALSE(c->Encode(*ir::ParseJson(R"({"status":"200"})")).ok());
   EXPECT_FALSE(c->Encode(*ir::ParseJson(R"({"status":200,"headers":{"x":"a\nb"}})")).ok());
+}
+
+// RFC 9112 §9.3 and §9.6: the origin closes after answering a request that
+// does not keep its connection, and only then.
+TEST(HttpOriginCodec, ClosesAfterAnsweringARequestThatAskedForIt) {
+  const Value ok = *ir::ParseJson(R"({"status":200,"body":"x"})");
+  for (const auto& [request, closes] :
+       std::vector<std::pair<const char*, bool>>{{"GET / HTTP/1.1\r\n\r\n", false},
+                                                 {"GET / HTTP/1.1\r\nConnection: x-hop, Close\r\n\r\n", true},
+                                                 {"GET / HTTP/1.0\r\n\r\n", true},
+                                                 {"GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n", false}}) {
+    auto c = MakeHttpOriginCodec({});
+    DecodeResult r;
+    ASSERT_EQ(Decode(*c, request, false, &r).size(), 1u) << request;
+    ASSERT_TRUE(c->Encode(*ir::ParseJson(R"({"status":100})")).ok());
+    EXPECT_FALSE(c->EndsConnection()) << request << ": an interim answer leaves the request open";
+    ASSERT_TRUE(c->Encode(ok).ok());
+    EXPECT_EQ(c->EndsConnection(), closes) << request;
+  }
 }
 
 }  // namespace

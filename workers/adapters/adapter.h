@@ -64,6 +64,10 @@ class Codec {
   virtual DecodeResult Decode(std::string* buf, bool eof, std::vector<ir::Value>* out) = 0;
   // Resets per-connection parse state (a fresh connection).
   virtual std::unique_ptr<Codec> Clone() const = 0;
+  // Whether the connection must be closed once the message Encode returned
+  // last is written (the origin side of HTTP: the request it answers asked
+  // for that, RFC 9112 §9.6).
+  virtual bool EndsConnection() const { return false; }
 };
 
 // HTTP/1.1 for the clients (http_codec.cc); `names` maps the tester's

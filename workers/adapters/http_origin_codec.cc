@@ -7,7 +7,9 @@
 // request not yet answered (HTTP/1.1 answers a connection in order): with
 // `content-length` (none for 1xx, 204 and 304, whose bodies are empty),
 // no body for a HEAD request, and `date: <now>` unless the answer has one
-// (caches reckon a response's age from it: RFC 9111 §4.2.3).
+// (caches reckon a response's age from it: RFC 9111 §4.2.3). The
+// connection is closed after answering a request that does not keep it
+// (RFC 9112 §9.3, §9.6: "close", or HTTP/1.0 without "keep-alive").
 #include <deque>
 
 #include "absl/strings/str_cat.h"
@@ -25,20 +27,34 @@ using ir::Value;
 // The reason phrase of a status (informative only: RFC 9112 §4).
 absl::string_view ReasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 412: return "Precondition Failed";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 412:
+      return "Precondition Failed";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -61,9 +77,12 @@ class HttpOriginCodec : public Codec {
     if (HeaderField(headers, "date") == nullptr)
       absl::StrAppend(&out, "date: ", absl::FormatTime("%a, %d %b %Y %H:%M:%S GMT", absl::Now(), absl::UTCTimeZone()),
                       "\r\n");
-    const bool head = !heads_.empty() && heads_.front();
-    if (code >= 200) {  // an interim answer leaves the request open
-      if (!heads_.empty()) heads_.pop_front();
+    const Pending request = heads_.empty() ? Pending{} : heads_.front();
+    const bool head = request.head;
+    ends_connection_ = false;
+    if (code >= 200 && !heads_.empty()) {  // an interim answer leaves the request open
+      heads_.pop_front();
+      ends_connection_ = !request.persistent;
     }
     if (code < 200 || code == 204 || code == 304) return absl::StrCat(out, "\r\n");
     absl::StrAppend(&out, "content-length: ", body.size(), "\r\n\r\n");
@@ -76,18 +95,25 @@ class HttpOriginCodec : public Codec {
     DecodeResult r = parser_.Decode(buf, eof, out);
     for (size_t k = before; k < out->size(); ++k) {
       const Value* method = (*out)[k].Find("method");
-      heads_.push_back(method != nullptr && method->as_string() == "HEAD");
+      heads_.push_back({method != nullptr && method->as_string() == "HEAD", parser_.NextRequestPersistent()});
       (*out)[k] = WithNamesFromWire((*out)[k], names_);
     }
     return r;
   }
 
   std::unique_ptr<Codec> Clone() const override { return std::make_unique<HttpOriginCodec>(names_); }
+  bool EndsConnection() const override { return ends_connection_; }
 
  private:
+  // A request received and not yet answered.
+  struct Pending {
+    bool head = false;       // a HEAD: its answer has no body
+    bool persistent = true;  // its connection stays open after the answer (RFC 9112 §9.3)
+  };
   const OriginNames names_;
   HttpParser parser_;
-  std::deque<bool> heads_;  // per request received and not yet answered: whether it was a HEAD
+  std::deque<Pending> heads_;     // per request received and not yet answered, oldest first
+  bool ends_connection_ = false;  // the answer encoded last closes the connection
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "workers/adapters/printable_sample.h"
 
 namespace dualswarm::workers {
@@ -45,7 +46,8 @@ DecodeResult HttpParser::Decode(std::string* buf, bool eof, std::vector<Value>* 
 
 // Parses what it can of buf[*pos..] in the current phase, advancing *pos
 // over the bytes it consumed.
-HttpParser::Step HttpParser::Advance(const std::string& buf, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+HttpParser::Step HttpParser::Advance(const std::string& buf, size_t* pos, bool eof, std::vector<Value>* out,
+                                     DecodeResult* r) {
   absl::string_view rest = absl::string_view(buf).substr(*pos);
   switch (phase_) {
     case Phase::kHead:
@@ -66,7 +68,8 @@ HttpParser::Step HttpParser::Advance(const std::string& buf, size_t* pos, bool e
   return Step::kNeedBytes;
 }
 
-HttpParser::Step HttpParser::AdvanceHead(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+HttpParser::Step HttpParser::AdvanceHead(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out,
+                                         DecodeResult* r) {
   // Judged the same whatever the split: the status line's start first,
   // then sizes (a partial block may hold 3 bytes of its terminator).
   if (!rest.empty() && !LooksLikeStartPrefix(rest))
@@ -92,7 +95,8 @@ HttpParser::Step HttpParser::AdvanceHead(absl::string_view rest, size_t* pos, bo
   return Step::kProgress;
 }
 
-HttpParser::Step HttpParser::AdvanceLengthBody(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+HttpParser::Step HttpParser::AdvanceLengthBody(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out,
+                                               DecodeResult* r) {
   size_t take = std::min(rest.size(), static_cast<size_t>(length_) - body_.size());
   body_.append(rest.data(), take);
   Consume(pos, take);
@@ -154,7 +158,8 @@ HttpParser::Step HttpParser::AdvanceChunkEnd(absl::string_view rest, size_t* pos
 
 // Trailer fields after the last chunk are read and dropped, up to an
 // empty line.
-HttpParser::Step HttpParser::AdvanceTrailers(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+HttpParser::Step HttpParser::AdvanceTrailers(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out,
+                                             DecodeResult* r) {
   size_t eol = Find(rest, "\r\n");
   if (eol == absl::string_view::npos) {
     if (trailer_bytes_ + rest.size() > kMaxTrailerBytes)
@@ -170,7 +175,8 @@ HttpParser::Step HttpParser::AdvanceTrailers(absl::string_view rest, size_t* pos
   return Step::kProgress;
 }
 
-HttpParser::Step HttpParser::AdvanceCloseDelimited(absl::string_view rest, size_t* pos, bool eof, std::vector<Value>* out, DecodeResult* r) {
+HttpParser::Step HttpParser::AdvanceCloseDelimited(absl::string_view rest, size_t* pos, bool eof,
+                                                   std::vector<Value>* out, DecodeResult* r) {
   if (body_.size() + rest.size() > kMaxBodyBytes)
     return Malformed(r, absl::StrCat("body larger than ", kMaxBodyBytes, " bytes"), "");
   body_.append(rest.data(), rest.size());
@@ -238,6 +244,7 @@ bool HttpParser::ParseStartLine(const std::string& line) {
     head_error_ = absl::StrCat("bad request line \"", line.substr(0, 60), "\"");
     return false;
   }
+  http10_ = line.compare(sp2 + 1, std::string::npos, "HTTP/1.0") == 0;
   method_ = line.substr(0, sp1);
   target_ = line.substr(sp1 + 1, sp2 - sp1 - 1);
   return true;
@@ -272,13 +279,33 @@ bool HttpParser::ParseHead(const std::string& head) {
   if (const Value* te = headers_.Find("transfer-encoding"))
     chunked_ = absl::AsciiStrToLower(te->as_string()).find("chunked") != std::string::npos;
   if (const Value* cl = headers_.Find("content-length"); cl != nullptr && !chunked_) {
-    if (!absl::SimpleAtoi(cl->as_string(), &length_) || length_ < 0 ||
-        length_ > static_cast<int64_t>(kMaxBodyBytes)) {
+    if (!absl::SimpleAtoi(cl->as_string(), &length_) || length_ < 0 || length_ > static_cast<int64_t>(kMaxBodyBytes)) {
       head_error_ = absl::StrCat("bad content-length \"", cl->as_string(), "\"");
       return false;
     }
   }
   return true;
+}
+
+bool HttpParser::NextRequestPersistent() {
+  if (persistent_.empty()) return true;
+  const bool p = persistent_.front();
+  persistent_.pop_front();
+  return p;
+}
+
+// Whether the request just parsed keeps its connection: by its version
+// and the options its `connection` field lists (RFC 9112 §9.3).
+bool HttpParser::Persistent() const {
+  const Value* connection = headers_.Find("connection");
+  const std::string options = connection != nullptr ? absl::AsciiStrToLower(connection->as_string()) : "";
+  auto has = [&](absl::string_view option) {
+    for (absl::string_view o : absl::StrSplit(options, ','))
+      if (absl::StripAsciiWhitespace(o) == option) return true;
+    return false;
+  };
+  if (has("close")) return false;
+  return !http10_ || has("keep-alive");
 }
 
 bool HttpParser::Bodiless() const {
@@ -288,6 +315,7 @@ bool HttpParser::Bodiless() const {
 
 void HttpParser::Emit(std::vector<Value>* out) {
   if (kind_ == Kind::kRequest) {
+    persistent_.push_back(Persistent());
     out->push_back(Value::Map({{"method", Value::String(method_)},
                                {"path", Value::String(target_)},
                                {"headers", headers_},

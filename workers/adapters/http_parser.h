@@ -37,6 +37,12 @@ class HttpParser {
   // As Codec::Decode: takes complete messages off the front of *buf.
   DecodeResult Decode(std::string* buf, bool eof, std::vector<ir::Value>* out);
 
+  // Requests only: whether the oldest request decoded and not yet asked
+  // about keeps its connection open after its response (HTTP/1.1 without
+  // a "close" connection option, or HTTP/1.0 with "keep-alive": RFC 9112
+  // §9.3). Called once per request decoded, in order.
+  bool NextRequestPersistent();
+
  private:
   enum class Step { kProgress, kNeedBytes };
   // Where in a message the next byte belongs.
@@ -44,8 +50,7 @@ class HttpParser {
 
   Step Advance(const std::string& buf, size_t* pos, bool eof, std::vector<ir::Value>* out, DecodeResult* r);
   Step AdvanceHead(absl::string_view rest, size_t* pos, bool eof, std::vector<ir::Value>* out, DecodeResult* r);
-  Step AdvanceLengthBody(absl::string_view rest, size_t* pos, bool eof, std::vector<ir::Value>* out,
-                         DecodeResult* r);
+  Step AdvanceLengthBody(absl::string_view rest, size_t* pos, bool eof, std::vector<ir::Value>* out, DecodeResult* r);
   Step AdvanceChunkSize(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r);
   Step AdvanceChunkData(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r);
   Step AdvanceChunkEnd(absl::string_view rest, size_t* pos, bool eof, DecodeResult* r);
@@ -60,12 +65,15 @@ class HttpParser {
   bool LooksLikeStartPrefix(absl::string_view b) const;
   bool ParseStartLine(const std::string& line);
   bool ParseHead(const std::string& head);
+  bool Persistent() const;
   // Whether the message just parsed has no body at all.
   bool Bodiless() const;
   void Emit(std::vector<ir::Value>* out);
 
   const Kind kind_;
   std::deque<bool> head_requests_;  // kResponse: per request sent and not yet answered, whether it was a HEAD
+  std::deque<bool> persistent_;     // kRequest: per request decoded and not yet asked about (NextRequestPersistent)
+  bool http10_ = false;             // kRequest: the request being decoded is HTTP/1.0
   // The message being decoded.
   Phase phase_ = Phase::kHead;
   int status_ = 0;      // kResponse

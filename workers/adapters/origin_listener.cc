@@ -170,6 +170,7 @@ absl::Status OriginListener::Answer(int conn, const ir::Value& answer) {
   absl::StatusOr<std::string> bytes = c.codec->Encode(answer);
   if (!bytes.ok()) return bytes.status();
   c.out += *bytes;
+  if (c.codec->EndsConnection()) c.close_after_write = true;  // e.g. an HTTP request with "connection: close"
   Flush(conn);
   return absl::OkStatus();
 }

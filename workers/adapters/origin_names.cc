@@ -21,8 +21,7 @@ OriginNames::OriginNames(const std::vector<int>& ports) {
 std::string OriginNames::ToWire(absl::string_view s) const { return Replace(s, to_wire_); }
 std::string OriginNames::FromWire(absl::string_view s) const { return Replace(s, from_wire_); }
 
-std::string OriginNames::Replace(absl::string_view s,
-                                 const std::vector<std::pair<std::string, std::string>>& from_to) {
+std::string OriginNames::Replace(absl::string_view s, const std::vector<std::pair<std::string, std::string>>& from_to) {
   std::string out;
   size_t i = 0;
   while (i < s.size()) {
