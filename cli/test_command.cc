@@ -81,6 +81,8 @@ const char kTestHelp[] =
     "  --time S               wall-time budget in seconds (default: none)\n"
     "  --connections N        client connections (default 4)\n"
     "  --max-in-flight N      outstanding requests over all connections (default: connections)\n"
+    "  --max-per-connection N outstanding requests per connection (default: no limit but\n"
+    "                         --max-in-flight; 1: never pipeline, for servers that do not)\n"
     "  --branch-order O       first | last | random | most-constrained (default first)\n"
     "  --feature-mask M       swarm mask SITE:HEXBITS,... switching off gen alternatives:\n"
     "                         bit i of SITE's entry switches off alternative i of the\n"
@@ -197,6 +199,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
       !NumFlag(f, "connections", 1, 1024, &o.exec.connections, &err) ||
       !NumFlag(f, "max-in-flight", 1, 100000, &o.exec.max_in_flight, &err) ||
+      !NumFlag(f, "max-per-connection", 1, 100000, &o.exec.max_in_flight_per_connection, &err) ||
       !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
       !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
       !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err) ||
@@ -350,16 +353,37 @@ int TestCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec",           "launch",         "target",
-                         "adapter",        "seed",           "steps",
-                         "time",           "connections",    "max-in-flight",
-                         "branch-order",   "feature-mask",   "response-timeout",
-                         "network",        "max-frontier",   "max-check-seconds",
-                         "ready-timeout",  "ready",          "save",
-                         "shrink-reruns",  "shrink-time",    "descriptor-set",
-                         "nodes",          "connect",        "nemesis",
-                         "fault-interval", "fault-duration", "save-trace",
-                         "origins",        "origin-gen"},
+  if (!ParseFlags(args,
+                  {"spec",
+                   "launch",
+                   "target",
+                   "adapter",
+                   "seed",
+                   "steps",
+                   "time",
+                   "connections",
+                   "max-in-flight",
+                   "max-per-connection",
+                   "branch-order",
+                   "feature-mask",
+                   "response-timeout",
+                   "network",
+                   "max-frontier",
+                   "max-check-seconds",
+                   "ready-timeout",
+                   "ready",
+                   "save",
+                   "shrink-reruns",
+                   "shrink-time",
+                   "descriptor-set",
+                   "nodes",
+                   "connect",
+                   "nemesis",
+                   "fault-interval",
+                   "fault-duration",
+                   "save-trace",
+                   "origins",
+                   "origin-gen"},
                   {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));

@@ -137,6 +137,7 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   absl::StrAppend(&out, ",\"connections\":", cx.connections, ",\"max_in_flight\":", cx.max_in_flight,
                   ",\"response_timeout_ms\":", cx.response_timeout_ms, ",\"nodes\":", cx.nodes,
                   ",\"connect_node\":", cx.connect_node);
+  if (cx.max_per_connection > 0) absl::StrAppend(&out, ",\"max_per_connection\":", cx.max_per_connection);
   if (cx.origins > 0) absl::StrAppend(&out, ",\"origins\":", cx.origins);
   if (!cx.origin_gen.empty()) {
     out += ",\"origin_gen\":";
@@ -226,6 +227,9 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   if (cx.connections < 1 || cx.connections > 1024)
     return absl::InvalidArgumentError("counterexample \"connections\" must be between 1 and 1024");
   cx.max_in_flight = static_cast<int>(num(v, "max_in_flight", cx.connections));
+  cx.max_per_connection = static_cast<int>(num(v, "max_per_connection", 0));
+  if (cx.max_per_connection < 0 || cx.max_per_connection > 100000)
+    return absl::InvalidArgumentError("counterexample \"max_per_connection\" must be between 0 and 100000");
   cx.response_timeout_ms = num(v, "response_timeout_ms", 5000);
   if (const Value* nem = v.Find("nemesis"); nem != nullptr && nem->is_map()) {
     const Value* faults = nem->Find("faults");

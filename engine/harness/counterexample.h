@@ -38,6 +38,7 @@ struct Counterexample {
   std::string feature_mask;
   int connections = 1;
   int max_in_flight = 1;
+  int max_per_connection = 0;  // outstanding requests per connection (0: no limit but max_in_flight)
   int64_t response_timeout_ms = 5000;
   int nodes = 1;           // a launched cluster's nodes (workers/sut/cluster.h)
   int connect_node = -1;   // the node every connection talks to; -1 round-robin

@@ -221,5 +221,22 @@ TEST(Counterexamples, FaultItemsRoundTrip) {
   EXPECT_TRUE(back->input[1] == kill);
 }
 
+// A limit on requests per connection (--max-per-connection) is a setting
+// replays keep; a counterexample without it has none.
+TEST(Counterexamples, ThePerConnectionLimitRoundTrips) {
+  harness::Counterexample cx;
+  cx.connections = 4;
+  cx.max_in_flight = 4;
+  auto none = harness::CounterexampleFromJson(harness::CounterexampleToJson(cx));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->max_per_connection, 0);
+  cx.max_per_connection = 1;
+  const std::string json = harness::CounterexampleToJson(cx);
+  EXPECT_NE(json.find("\"max_per_connection\":1"), std::string::npos) << json;
+  auto back = harness::CounterexampleFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->max_per_connection, 1);
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

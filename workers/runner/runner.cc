@@ -583,7 +583,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   auto adapter = MakeAdapter(o.adapter, sut->host, sut->ports, adapter_config);
   if (!adapter.ok()) return adapter.status();
   harness::ExecutorOptions exec = ExecutorOptionsFor(o);
-  exec.max_in_flight_per_connection = (*adapter)->MaxInFlightPerConnection();
+  // The adapter's own limit (a protocol that cannot pipeline) wins when it
+  // is lower than the user's.
+  if (const int own = (*adapter)->MaxInFlightPerConnection();
+      own > 0 && (exec.max_in_flight_per_connection == 0 || own < exec.max_in_flight_per_connection))
+    exec.max_in_flight_per_connection = own;
   auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);

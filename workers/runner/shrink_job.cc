@@ -43,6 +43,7 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.exec.seed = cx.seed;
   o.exec.connections = cx.connections;
   o.exec.max_in_flight = cx.max_in_flight;
+  o.exec.max_in_flight_per_connection = cx.max_per_connection;
   if (auto bo = check::ParseBranchOrder(cx.branch_order); bo.ok()) o.exec.checker.branch_order = *bo;
   if (auto m = harness::FeatureMask::Parse(cx.feature_mask); m.ok()) o.exec.mask = *m;
   o.response_timeout_ms = cx.response_timeout_ms;
@@ -108,6 +109,7 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.feature_mask = job.exec.mask.ToString();
   cx.connections = job.exec.connections;
   cx.max_in_flight = job.exec.max_in_flight;
+  cx.max_per_connection = job.exec.max_in_flight_per_connection;
   cx.response_timeout_ms = job.response_timeout_ms;
   cx.nodes = job.nodes;
   cx.connect_node = job.connect_node;
