@@ -56,7 +56,7 @@ const char kTestHelp[] =
     "  --origins N            a spec with an origin role (an intermediary): the tester\n"
     "                         also plays N origin servers (1-16), listening on loopback\n"
     "                         ports the template names {origin_port} (the first) and\n"
-    "                         {origin_port_K}; jsonl only (docs/spec-language.md)\n"
+    "                         {origin_port_K}; http and jsonl (docs/spec-language.md)\n"
     "  --origin-gen NAME      the origin gen that answers (default: the spec's only one)\n"
     "  --nemesis FAULTS       inject faults into the launched nodes at times drawn from\n"
     "                         the seed, comma-separated: pause (SIGSTOP a node, SIGCONT it\n"

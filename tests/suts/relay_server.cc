@@ -10,10 +10,6 @@
 // clients), so a client's pipelined requests may reach the origin in any
 // order; the client gets its answers in the order of its requests.
 // Threads: one per client connection and one per forwarded request.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "intermediary_net.h"
 #include "sut_json.h"
 #include "sut_net.h"
 
@@ -123,55 +120,6 @@ bool ReadLine(int fd, std::string* buf, std::string* line) {
     buf->append(chunk, static_cast<size_t>(r));
   }
 }
-
-// The origin connections: borrowed one request at a time, opened lazily.
-class OriginPool {
- public:
-  OriginPool(int port, int most) : port_(port), most_(most) {}
-  // A connection to the origin (-1 when it cannot be reached).
-  int Borrow() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !idle_.empty() || open_ < most_; });
-    if (!idle_.empty()) {
-      int fd = idle_.back();
-      idle_.pop_back();
-      return fd;
-    }
-    ++open_;
-    lock.unlock();
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port_));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd);
-      Release(-1);
-      return -1;
-    }
-    return fd;
-  }
-  // Gives a connection back (-1: it broke, and was closed).
-  void Release(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (fd >= 0) {
-      idle_.push_back(fd);
-    } else {
-      --open_;
-    }
-    cv_.notify_one();
-  }
-
- private:
-  const int port_;
-  const int most_;
-  std::mutex mu_;  // guards idle_ and open_
-  std::condition_variable cv_;
-  std::vector<int> idle_;
-  int open_ = 0;  // idle or borrowed
-};
 
 // One forwarded request: its answer once the origin gave it.
 struct Exchange {
@@ -304,7 +252,7 @@ class Relay {
   }
 
   const Flags flags_;
-  OriginPool pool_;
+  dsut::OriginPool pool_;
   std::mutex last_mu_;  // guards last_answer_ (mutant 1)
   std::string last_answer_;
   std::atomic<uint64_t> finished_{0};
@@ -314,27 +262,6 @@ class Relay {
 
 int main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  ::signal(SIGPIPE, SIG_IGN);
-  int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(flags.port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(lfd, 64) != 0 ||
-      ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("ds-ref-relay: listen");
-    return 1;
-  }
-  std::printf("listening on 127.0.0.1:%d\n", ntohs(addr.sin_port));
-  std::fflush(stdout);
   static Relay relay(flags);  // outlives the detached threads
-  while (true) {
-    int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::thread([fd] { relay.ServeClient(fd); }).detach();
-  }
+  return dsut::ServeThreadPerClient(flags.port, "ds-ref-relay", [](int fd) { relay.ServeClient(fd); });
 }

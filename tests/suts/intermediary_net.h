@@ -1,0 +1,45 @@
+// intermediary_net: what the reference intermediaries (ds-ref-relay,
+// ds-ref-proxy) share: a thread-per-client server loop on 127.0.0.1 and a
+// pool of connections to the origin, borrowed one request at a time and
+// reused across clients.
+//
+// Deliberately standalone: plain C++20 and POSIX, no engine/ headers.
+#ifndef DUALSWARM_TESTS_SUTS_INTERMEDIARY_NET_H_
+#define DUALSWARM_TESTS_SUTS_INTERMEDIARY_NET_H_
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace dsut {
+
+// Listens on 127.0.0.1:port (0 = any), prints "listening on
+// 127.0.0.1:PORT" (flushed) and serves each accepted connection on a
+// thread of its own with serve_client(fd), which closes fd. Returns only
+// when it cannot listen (exit status 1, after saying why as `name`).
+int ServeThreadPerClient(int port, const char* name, std::function<void(int fd)> serve_client);
+
+// Connections to the origin at 127.0.0.1:port, at most `most` open at
+// once, opened lazily; each carries one request at a time.
+class OriginPool {
+ public:
+  OriginPool(int port, int most) : port_(port), most_(most) {}
+  // A connection to the origin (-1 when it cannot be reached); waits while
+  // `most` are borrowed.
+  int Borrow();
+  // Gives a connection back (-1: it broke, and the caller closed it).
+  void Release(int fd);
+
+ private:
+  const int port_;
+  const int most_;
+  std::mutex mu_;  // guards idle_ and open_
+  std::condition_variable cv_;
+  std::vector<int> idle_;
+  int open_ = 0;  // idle or borrowed
+};
+
+}  // namespace dsut
+
+#endif  // DUALSWARM_TESTS_SUTS_INTERMEDIARY_NET_H_
