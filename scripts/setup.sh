@@ -14,6 +14,7 @@ PACKAGES=(
   redis-tools           # redis-cli: a replica's launch waits for its primary to answer
   memcached             # a real memcached the tests run the tester against (the memcached adapter)
   etcd-server           # a real etcd the tests run the tester against (the grpc adapter)
+  tinyproxy-bin         # a real forward proxy the tests run the tester against (specs/http_proxy.dspec)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.

@@ -1,0 +1,53 @@
+// Real forward proxies from Debian against specs/http_proxy.dspec, the
+// tester playing their clients and their origin (docs/real-servers.md).
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/check/checker.h"
+#include "gtest/gtest.h"
+#include "tests/common/job_runs.h"
+#include "tests/common/shipped_spec.h"
+#include "workers/runner/runner.h"
+
+namespace dualswarm::workers {
+namespace {
+
+// tinyproxy serves one request per client connection (it asks the origin
+// to close after each, and relays what follows on the client connection
+// as it is), so its clients send the next request on a connection only
+// after the previous answer: pipelined requests are the subject of
+// docs/real-servers.md, not of this test.
+TEST(RealServers, TinyproxyForwardsAndRelaysAsRfc9110Says) {
+  ASSERT_EQ(::access("/usr/bin/tinyproxy", X_OK), 0) << "tinyproxy-bin is installed by scripts/setup.sh";
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/tinyproxy_forward.sh {port} {dir}");
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    JobOptions o = testing::JobOptionsFor(launch, "http", seed, 1000);
+    o.origins = 1;
+    o.exec.max_in_flight_per_connection = 1;
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    size_t forwarded = 0, aborts = 0, vias = 0;
+    for (const check::Observation& ob : r->trace) {
+      if (ob.side != check::Side::kOrigin) continue;
+      const bool request = ob.kind == check::Observation::Kind::kReceived;
+      forwarded += request;
+      aborts += !request && ob.msg.Find("abort") != nullptr;
+      const ir::Value* headers = request ? ob.msg.Find("headers") : nullptr;
+      const ir::Value* via = headers != nullptr ? headers->Find("via") : nullptr;
+      vias += via != nullptr && via->as_string().find("ds-tinyproxy") != std::string::npos;
+    }
+    // A request sent just as tinyproxy closed its connection after the
+    // previous answer is lost (the tester then gives up on it): most go through.
+    EXPECT_GE(forwarded, 950u) << "seed " << seed;
+    EXPECT_EQ(vias, forwarded) << "seed " << seed << ": tinyproxy names itself in Via";
+    EXPECT_GE(aborts, 10u) << "seed " << seed << ": the origin sometimes closes instead of answering";
+  }
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
