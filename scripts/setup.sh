@@ -14,7 +14,8 @@ PACKAGES=(
   redis-tools           # redis-cli: a replica's launch waits for its primary to answer
   memcached             # a real memcached the tests run the tester against (the memcached adapter)
   etcd-server           # a real etcd the tests run the tester against (the grpc adapter)
-  tinyproxy-bin         # a real forward proxy the tests run the tester against (specs/http_proxy.dspec)
+  tinyproxy-bin         # real forward proxies the tests run the tester against (specs/http_proxy.dspec)
+  squid apache2-bin
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.
@@ -43,9 +44,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  # nginx, postgresql and prometheus are installed as programs for the tests
-  # to start on 127.0.0.1; keep their packages from starting system services
-  # (nginx on :80, prometheus on :9090, all interfaces) while installing.
+  # nginx, postgresql, prometheus, squid and apache2 are installed as programs for
+  # the tests to start on 127.0.0.1; keep their packages from starting
+  # system services (nginx on :80, prometheus on :9090, squid on :3128, all
+  # interfaces) while installing.
   policy_rc=/usr/sbin/policy-rc.d
   own_policy=0
   if [ ! -e "$policy_rc" ]; then

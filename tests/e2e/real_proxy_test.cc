@@ -49,5 +49,69 @@ TEST(RealServers, TinyproxyForwardsAndRelaysAsRfc9110Says) {
   }
 }
 
+// squid as a forward proxy that caches nothing: pipelined requests, origin
+// connections kept open and reused, and retries of idempotent requests
+// after the origin closed without answering (RFC 9110 §9.2.2).
+TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
+  ASSERT_EQ(::access("/usr/sbin/squid", X_OK), 0) << "squid is installed by scripts/setup.sh";
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/squid_forward.sh {port} {dir}");
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    JobOptions o = testing::JobOptionsFor(launch, "http", seed, 1000);
+    o.origins = 1;
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    size_t forwarded = 0, vias = 0;
+    for (const check::Observation& ob : r->trace) {
+      if (ob.side != check::Side::kOrigin || ob.kind != check::Observation::Kind::kReceived) continue;
+      ++forwarded;
+      const ir::Value* headers = ob.msg.Find("headers");
+      const ir::Value* via = headers != nullptr ? headers->Find("via") : nullptr;
+      vias += via != nullptr && via->as_string().find("ds-squid") != std::string::npos;
+    }
+    EXPECT_GT(forwarded, 1000u) << "seed " << seed << ": every request, and some again after an abort";
+    EXPECT_EQ(vias, forwarded) << "seed " << seed << ": squid names itself in Via";
+  }
+}
+
+std::string ApacheLaunch(const std::string& via) {
+  return absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/apache_forward.sh {port} {dir} ", via);
+}
+
+// Apache's mod_proxy as configured out of the box (ProxyVia Off) forwards
+// without a Via field, which RFC 9110 §7.6.3 requires of a proxy: found
+// at the first request and shrunk to it.
+TEST(RealServers, ApacheForwardProxySendsNoViaByDefault) {
+  ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2-bin is installed by scripts/setup.sh";
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  JobOptions o = testing::JobOptionsFor(ApacheLaunch("Off"), "http", 1, 200);
+  o.origins = 1;
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
+  // (Besides the missing Via, the reasons list how the request differs
+  // from the other messages the proxy had to forward.)
+  bool via = false;
+  for (const auto& reason : r->verdict.reasons) via |= reason.field == "headers.via";
+  EXPECT_TRUE(via) << testing::DescribeJobResult(*r);
+}
+
+// With ProxyVia On, Apache does what RFC 9110 §7.6 asks of a forward
+// proxy (it opens an origin connection per request: the forward proxy's
+// default worker keeps none).
+TEST(RealServers, ApacheForwardProxyWithViaPasses) {
+  ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2-bin is installed by scripts/setup.sh";
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  JobOptions o = testing::JobOptionsFor(ApacheLaunch("On"), "http", 1, 1000);
+  o.origins = 1;
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

@@ -28,7 +28,7 @@
 namespace dualswarm::workers {
 
 constexpr int kMaxOriginEndpoints = 16;
-constexpr size_t kMaxOriginConnections = 1024;
+constexpr size_t kMaxOriginConnections = 16384;
 
 class OriginListener {
  public:

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Starts Debian's apache2 (mod_proxy, mod_proxy_http) as a forward proxy on
+# 127.0.0.1:PORT with its state under DIR (config, logs), in the
+# foreground, one process with threads (mpm_event, -X). Only the
+# configuration below applies (none of /etc/apache2). ProxyVia is Apache's
+# default (Off: it adds no Via), as a user who enables the proxy gets it,
+# unless VIA is given (On: Apache adds a Via in both directions).
+# Usage: apache_forward.sh PORT DIR [VIA]
+set -eu
+port=$1
+dir=$2
+via=${3:-Off}
+mods=/usr/lib/apache2/modules
+mkdir -p "$dir/logs"
+cat > "$dir/httpd.conf" <<CONF
+ServerRoot "$dir"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile "$dir/logs/httpd.pid"
+ErrorLog "$dir/logs/error.log"
+LogLevel warn
+LoadModule mpm_event_module $mods/mod_mpm_event.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule authz_host_module $mods/mod_authz_host.so
+LoadModule proxy_module $mods/mod_proxy.so
+LoadModule proxy_http_module $mods/mod_proxy_http.so
+User nobody
+Group nogroup
+ProxyRequests On
+ProxyVia $via
+<Proxy "*">
+  Require ip 127.0.0.1
+</Proxy>
+CONF
+exec apache2 -X -f "$dir/httpd.conf"
