@@ -8,9 +8,59 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace dsut {
+namespace {
+
+[[noreturn]] void Usage(const char* name, const char* help, const std::string& why) {
+  std::fprintf(stderr, "%s: %s\n\n%s", name, why.c_str(), help);
+  std::exit(2);
+}
+
+}  // namespace
+
+IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char* name, const char* help,
+                                               int max_mutant) {
+  IntermediaryFlags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help") {
+      std::fputs(help, stdout);
+      std::exit(0);
+    }
+    std::string value;
+    if (size_t eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      Usage(name, help, a + " needs a value");
+    }
+    char* end = nullptr;
+    const long n = std::strtol(value.c_str(), &end, 10);
+    const bool number = !value.empty() && *end == '\0';
+    if (a == "--dir") continue;
+    if (!number) Usage(name, help, a + " needs a number");
+    if (a == "--port")
+      f.port = static_cast<int>(n);
+    else if (a == "--origin-port")
+      f.origin_port = static_cast<int>(n);
+    else if (a == "--origin-connections")
+      f.origin_connections = static_cast<int>(n);
+    else if (a == "--mutant")
+      f.mutant = static_cast<int>(n);
+    else
+      Usage(name, help, "unknown flag " + a);
+  }
+  if (f.origin_port <= 0 || f.origin_port > 65535) Usage(name, help, "--origin-port is required (1-65535)");
+  if (f.origin_connections < 1 || f.origin_connections > 64) Usage(name, help, "--origin-connections must be 1-64");
+  if (f.mutant < 0 || f.mutant > max_mutant) Usage(name, help, "no such mutant");
+  return f;
+}
 
 int ServeThreadPerClient(int port, const char* name, std::function<void(int fd)> serve_client) {
   ::signal(SIGPIPE, SIG_IGN);

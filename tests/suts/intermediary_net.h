@@ -10,9 +10,24 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace dsut {
+
+// An intermediary's flags: --port N, --origin-port N (required),
+// --origin-connections N (1-64, default 2), --mutant N (0-max_mutant),
+// --dir D (ignored: the launcher's working directory), --help.
+struct IntermediaryFlags {
+  int port = 0;
+  int origin_port = 0;
+  int origin_connections = 2;
+  int mutant = 0;
+};
+// Prints `help` for --help (exit 0), and `name`: a message plus `help` for
+// a bad flag (exit 2); returns only on success.
+IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char* name, const char* help,
+                                               int max_mutant);
 
 // Listens on 127.0.0.1:port (0 = any), prints "listening on
 // 127.0.0.1:PORT" (flushed) and serves each accepted connection on a

@@ -59,56 +59,7 @@ constexpr int kMaxMutant = 9;
 constexpr size_t kMaxHead = 64 * 1024;
 constexpr size_t kMaxBody = 1 << 20;
 
-struct Flags {
-  int port = 0;
-  int origin_port = 0;
-  int origin_connections = 2;
-  int mutant = 0;
-};
-
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr, "ds-ref-proxy: %s\n\n%s", why.c_str(), kHelp);
-  std::exit(2);
-}
-
-Flags ParseFlags(int argc, char** argv) {
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    }
-    std::string value;
-    if (size_t eq = a.find('='); eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Usage(a + " needs a value");
-    }
-    char* end = nullptr;
-    const long n = std::strtol(value.c_str(), &end, 10);
-    const bool number = !value.empty() && *end == '\0';
-    if (a == "--dir") continue;
-    if (!number) Usage(a + " needs a number");
-    if (a == "--port")
-      f.port = static_cast<int>(n);
-    else if (a == "--origin-port")
-      f.origin_port = static_cast<int>(n);
-    else if (a == "--origin-connections")
-      f.origin_connections = static_cast<int>(n);
-    else if (a == "--mutant")
-      f.mutant = static_cast<int>(n);
-    else
-      Usage("unknown flag " + a);
-  }
-  if (f.origin_port <= 0 || f.origin_port > 65535) Usage("--origin-port is required (1-65535)");
-  if (f.origin_connections < 1 || f.origin_connections > 64) Usage("--origin-connections must be 1-64");
-  if (f.mutant < 0 || f.mutant > kMaxMutant) Usage("no such mutant");
-  return f;
-}
+using Flags = dsut::IntermediaryFlags;
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -292,9 +243,8 @@ class Proxy {
     std::unique_lock<std::mutex> lock(client->mu);
     auto& pending = client->pending;
     while (true) {
-      client->cv.wait(lock, [&] {
-        return (!pending.empty() && pending.front()->done) || (!client->reading && pending.empty());
-      });
+      client->cv.wait(
+          lock, [&] { return (!pending.empty() && pending.front()->done) || (!client->reading && pending.empty()); });
       if (pending.empty()) return;  // the client left and nothing is pending
       std::shared_ptr<Exchange> x = pending.front();
       pending.pop_front();
@@ -344,7 +294,8 @@ class Proxy {
     out += EndToEndFields(fields, M(1));
     if (!M(5)) out += "via: 1.1 ds-ref-proxy\r\n";
     const std::string body = M(9) && method == "POST" ? "" : q.body;
-    if (!body.empty() || method == "PUT" || method == "POST") out += "content-length: " + std::to_string(body.size()) + "\r\n";
+    if (!body.empty() || method == "PUT" || method == "POST")
+      out += "content-length: " + std::to_string(body.size()) + "\r\n";
     out += "\r\n" + body;
 
     const int fd = pool_.Borrow();
@@ -373,7 +324,10 @@ class Proxy {
   // The proxy's own response to a request with `method` (no content for
   // HEAD: RFC 9110 §9.3.2).
   static std::string Status(int code, const std::string& body, const std::string& method) {
-    return "HTTP/1.1 " + std::to_string(code) + " " + (code == 200 ? "OK" : code == 400 ? "Bad Request" : "Bad Gateway") +
+    return "HTTP/1.1 " + std::to_string(code) + " " +
+           (code == 200   ? "OK"
+            : code == 400 ? "Bad Request"
+                          : "Bad Gateway") +
            "\r\nvia: 1.1 ds-ref-proxy\r\ncontent-length: " + std::to_string(body.size()) + "\r\n\r\n" +
            (method == "HEAD" ? "" : body);
   }
@@ -387,7 +341,7 @@ class Proxy {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = ParseFlags(argc, argv);
+  const Flags flags = dsut::ParseIntermediaryFlagsOrExit(argc, argv, "ds-ref-proxy", kHelp, kMaxMutant);
   static Proxy proxy(flags);  // outlives the detached threads
   return dsut::ServeThreadPerClient(flags.port, "ds-ref-proxy", [](int fd) { proxy.ServeClient(fd); });
 }

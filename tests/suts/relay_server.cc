@@ -53,56 +53,7 @@ const char kHelp[] =
 constexpr int kMaxMutant = 4;
 constexpr size_t kMaxLine = 1u << 20;
 
-struct Flags {
-  int port = 0;
-  int origin_port = 0;
-  int origin_connections = 2;
-  int mutant = 0;
-};
-
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr, "ds-ref-relay: %s\n\n%s", why.c_str(), kHelp);
-  std::exit(2);
-}
-
-Flags ParseFlags(int argc, char** argv) {
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::fputs(kHelp, stdout);
-      std::exit(0);
-    }
-    std::string value;
-    if (size_t eq = a.find('='); eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      Usage(a + " needs a value");
-    }
-    char* end = nullptr;
-    const long n = std::strtol(value.c_str(), &end, 10);
-    const bool number = !value.empty() && *end == '\0';
-    if (a == "--dir") continue;
-    if (!number) Usage(a + " needs a number");
-    if (a == "--port")
-      f.port = static_cast<int>(n);
-    else if (a == "--origin-port")
-      f.origin_port = static_cast<int>(n);
-    else if (a == "--origin-connections")
-      f.origin_connections = static_cast<int>(n);
-    else if (a == "--mutant")
-      f.mutant = static_cast<int>(n);
-    else
-      Usage("unknown flag " + a);
-  }
-  if (f.origin_port <= 0 || f.origin_port > 65535) Usage("--origin-port is required (1-65535)");
-  if (f.origin_connections < 1 || f.origin_connections > 64) Usage("--origin-connections must be 1-64");
-  if (f.mutant < 0 || f.mutant > kMaxMutant) Usage("no such mutant");
-  return f;
-}
+using Flags = dsut::IntermediaryFlags;
 
 // Reads one line (without '\n') from a blocking socket, keeping what follows
 // in *buf; false on EOF, an error, or a line longer than kMaxLine.
@@ -261,7 +212,7 @@ class Relay {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Flags flags = ParseFlags(argc, argv);
+  const Flags flags = dsut::ParseIntermediaryFlagsOrExit(argc, argv, "ds-ref-relay", kHelp, kMaxMutant);
   static Relay relay(flags);  // outlives the detached threads
   return dsut::ServeThreadPerClient(flags.port, "ds-ref-relay", [](int fd) { relay.ServeClient(fd); });
 }

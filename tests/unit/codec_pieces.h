@@ -12,6 +12,13 @@
 
 namespace dualswarm::workers {
 
+// What one Decode call makes of `bytes` (with `eof`), and its result.
+inline std::vector<ir::Value> Decode(Codec& c, std::string bytes, bool eof, DecodeResult* result) {
+  std::vector<ir::Value> out;
+  *result = c.Decode(&bytes, eof, &out);
+  return out;
+}
+
 // Everything `proto` (cloned) makes of `bytes` fed in pieces of `piece`
 // bytes (0: at once), then EOF: the responses as JSON lines, then
 // "MALFORMED why" (without the quoted bytes, which show what had arrived).

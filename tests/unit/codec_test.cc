@@ -15,12 +15,6 @@ namespace {
 
 using ir::Value;
 
-std::vector<Value> Decode(Codec& c, std::string bytes, bool eof, DecodeResult* result) {
-  std::vector<Value> out;
-  *result = c.Decode(&bytes, eof, &out);
-  return out;
-}
-
 TEST(HttpCodec, EncodesRequestsWithLengthOrChunks) {
   auto c = MakeHttpCodec("127.0.0.1:80");
   Value put = *ir::ParseJson(R"({"method":"PUT","path":"/a","headers":{"If-Match":"\"x\""},"body":"hello"})");

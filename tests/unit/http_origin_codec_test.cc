@@ -8,6 +8,7 @@
 
 #include "engine/ir/json.h"
 #include "gtest/gtest.h"
+#include "tests/unit/codec_pieces.h"
 #include "workers/adapters/adapter.h"
 #include "workers/adapters/origin_names.h"
 
@@ -15,12 +16,6 @@ namespace dualswarm::workers {
 namespace {
 
 using ir::Value;
-
-std::vector<Value> Decode(Codec& c, std::string bytes, bool eof, DecodeResult* result) {
-  std::vector<Value> out;
-  *result = c.Decode(&bytes, eof, &out);
-  return out;
-}
 
 TEST(OriginNames, MapBothWaysWithoutTakingPrefixes) {
   std::vector<int> ports(13, 0);
