@@ -97,9 +97,7 @@ uint64_t OriginPending::Hash() const {
   return h;
 }
 
-void Explanation::EnsureChannels(size_t n) {
-  if (consumed.size() < n) consumed.resize(n, 0);
-}
+void Explanation::EnsureChannels(size_t n) { consumed.Resize(n); }
 
 uint64_t StateHashOf(const std::vector<ir::Value>& globals, const std::vector<sym::TermRef>& pc) {
   uint64_t h = 0x51ed270b27e5f6f5ull;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/check/consumed_counts.h"
 #include "engine/ir/value.h"
 #include "engine/lang/loc.h"
 #include "engine/sym/term.h"
@@ -148,8 +149,8 @@ uint64_t StateHashOf(const std::vector<ir::Value>& globals, const std::vector<sy
 
 struct Explanation {
   std::shared_ptr<const std::vector<ir::Value>> globals;
-  std::vector<sym::TermRef> pc;   // residual constraints, each mentions a variable
-  std::vector<int32_t> consumed;  // per channel
+  std::vector<sym::TermRef> pc;  // residual constraints, each mentions a variable
+  ConsumedCounts consumed;       // per channel
   OwedQueues owed;
   OriginPending origin;                    // an intermediary's
   int64_t next_fresh = 0;                  // id of the next `fresh` variable

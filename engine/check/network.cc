@@ -6,10 +6,10 @@
 namespace dualswarm::check {
 namespace {
 
-const SentRequest* Next(const SentLog& log, const std::vector<int32_t>& consumed, size_t c, size_t before_obs) {
+const SentRequest* Next(const SentLog& log, const ConsumedCounts& consumed, size_t c, size_t before_obs) {
   if (c >= log.per_channel.size()) return nullptr;
   const auto& q = log.per_channel[c];
-  size_t k = c < consumed.size() ? static_cast<size_t>(consumed[c]) : 0;
+  size_t k = static_cast<size_t>(consumed.Of(c));
   if (k >= q.size() || q[k].obs_index >= before_obs) return nullptr;
   return &q[k];
 }
@@ -18,7 +18,7 @@ class TcpModel : public NetworkModel {
  public:
   absl::string_view name() const override { return "tcp"; }
   bool MayDeclineLastRequest() const override { return true; }
-  void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
+  void Consumable(const SentLog& log, const ConsumedCounts& consumed, size_t before_obs,
                   const std::vector<int>& candidates, std::vector<int>* out) const override {
     for (const int c : candidates)
       if (Next(log, consumed, static_cast<size_t>(c), before_obs)) out->push_back(c);
@@ -30,7 +30,7 @@ class SyncModel : public NetworkModel {
   absl::string_view name() const override { return "sync"; }
   // An unprocessed request blocks every request sent after it.
   bool MayDeclineLastRequest() const override { return false; }
-  void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
+  void Consumable(const SentLog& log, const ConsumedCounts& consumed, size_t before_obs,
                   const std::vector<int>& candidates, std::vector<int>* out) const override {
     const SentRequest* best = nullptr;
     for (const int c : candidates) {

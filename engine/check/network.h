@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "engine/check/consumed_counts.h"
 #include "engine/ir/value.h"
 
 namespace dualswarm::check {
@@ -48,7 +49,7 @@ class NetworkModel {
   // leaves out requests it knows to be interchangeable with one it
   // offers). consumed[c] = how many of channel c's requests are consumed;
   // `before_obs`: only requests sent before this observation exist yet.
-  virtual void Consumable(const SentLog& log, const std::vector<int32_t>& consumed, size_t before_obs,
+  virtual void Consumable(const SentLog& log, const ConsumedCounts& consumed, size_t before_obs,
                           const std::vector<int>& candidates, std::vector<int>* out) const = 0;
   // Whether the server may leave the last request of a channel unprocessed
   // for ever without holding up any other request. The checker's memo

@@ -905,7 +905,7 @@ absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const Se
   if (touches_origin) c.origin.PopTag(static_cast<size_t>(d));
   // A probe takes a crashed client's request and leaves it to be taken again.
   if (!is_probe_ || !IsLastOfOptional(static_cast<size_t>(d), p.consumed[static_cast<size_t>(d)], at_obs))
-    ++c.consumed[static_cast<size_t>(d)];
+    c.consumed.Increment(static_cast<size_t>(d));
   c.next_fresh = step.next_fresh;
   c.history = std::make_shared<const History>(History{r.label, p.history, at_obs});
   for (const auto& send : step.sends) {

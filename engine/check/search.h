@@ -165,7 +165,7 @@ class Search {
   ChannelKey ChannelKeyOf(const Explanation& e, size_t at_obs) const;
   static MemoKey WithState(ChannelKey channels, size_t at_obs, uint64_t state_hash);
   static uint64_t OwedHash(const Explanation& e, size_t ch);
-  static int32_t Consumed(const Explanation& e, size_t ch) { return ch < e.consumed.size() ? e.consumed[ch] : 0; }
+  static int32_t Consumed(const Explanation& e, size_t ch) { return e.consumed.Of(ch); }
   enum class KeyRole : uint8_t { kOut, kOptional, kOpen };
   KeyRole RoleOf(size_t ch, size_t at_obs) const;
   uint64_t TermOf(size_t ch, KeyRole role, int32_t c, uint64_t owed) const;

@@ -412,28 +412,55 @@ const char* Value::KindName(Kind k) {
   return "?";
 }
 
-Value SubstituteValue(const Value& v, const sym::Bindings& b) {
+namespace {
+
+// v with the bindings applied, sharing every part they leave as it was
+// (explanations hold many messages with unbound `fresh` values, and a
+// binding of one must not copy the others); *changed when any part changed.
+Value Substituted(const Value& v, const sym::Bindings& b, bool* changed) {
   if (v.IsConcrete()) return v;
   switch (v.kind()) {
-    case Value::Kind::kSym:
-      return Value::Sym(sym::Substitute(v.as_term(), b));
+    case Value::Kind::kSym: {
+      sym::TermRef t = sym::Substitute(v.as_term(), b);
+      if (t.get() == v.as_term().get()) return v;
+      *changed = true;
+      return Value::Sym(std::move(t));
+    }
     case Value::Kind::kList: {
       std::vector<Value> items;
       items.reserve(v.as_list().size());
-      for (const auto& x : v.as_list()) items.push_back(SubstituteValue(x, b));
+      bool any = false;
+      for (const auto& x : v.as_list()) items.push_back(Substituted(x, b, &any));
+      if (!any) return v;
+      *changed = true;
       return Value::List(std::move(items));
     }
     case Value::Kind::kMap: {
       MapEntries e;
       e.reserve(v.as_map().size());
-      for (const auto& [k, x] : v.as_map()) e.emplace_back(k, SubstituteValue(x, b));
+      bool any = false;
+      for (const auto& [k, x] : v.as_map()) e.emplace_back(k, Substituted(x, b, &any));
+      if (!any) return v;
+      *changed = true;
       return Value::Map(std::move(e));
     }
-    case Value::Kind::kOption:
-      return Value::Some(SubstituteValue(v.inner(), b));
+    case Value::Kind::kOption: {
+      bool any = false;
+      Value inner = Substituted(v.inner(), b, &any);
+      if (!any) return v;
+      *changed = true;
+      return Value::Some(std::move(inner));
+    }
     default:
       return v;
   }
+}
+
+}  // namespace
+
+Value SubstituteValue(const Value& v, const sym::Bindings& b) {
+  bool changed = false;
+  return Substituted(v, b, &changed);
 }
 
 void CollectValueVars(const Value& v, std::vector<sym::TermRef>* out) {
