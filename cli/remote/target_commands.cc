@@ -19,6 +19,7 @@
 #include "cli/remote/resources.h"
 #include "dualswarm/v1/target.grpc.pb.h"
 #include "workers/adapters/adapter_kinds.h"
+#include "workers/adapters/origin_listener.h"
 #include "workers/sut/cluster.h"
 
 namespace dualswarm::cli {
@@ -50,7 +51,7 @@ const char kTargetHelp[] =
     "                            [--reset restart-per-job|none] [--label K=V ...]\n"
     "                            [--descriptor-set FILE] [--nodes N] [--connect round-robin|K]\n"
     "                            [--nemesis pause,kill,partition [--fault-interval MS]\n"
-    "                            [--fault-duration MS]] [--json]\n"
+    "                            [--fault-duration MS]] [--origins N] [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -81,6 +82,10 @@ const char kTargetHelp[] =
     "    --fault-interval MS  mean time from one fault's end to the next (default 1000)\n"
     "    --fault-duration MS  how long a fault lasts (default 300; below the runs'\n"
     "                      response timeout)\n"
+    "    --origins N       with --launch: the SUT is an intermediary (a proxy, a cache) and\n"
+    "                      the tester also plays N origin servers (1-16) on loopback ports\n"
+    "                      that CMD names {origin_port} (the first) and {origin_port_K};\n"
+    "                      for specs with an origin role (docs/spec-language.md)\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -113,7 +118,13 @@ std::string NemesisText(const v1::Target& t) {
                       t.fault_duration_ms() > 0 ? t.fault_duration_ms() : 300, " ms)");
 }
 
-// --nodes, --connect and the nemesis flags into `t`; the coordinator
+// ", 1 origin endpoint" for an intermediary; "" without.
+std::string OriginsText(const v1::Target& t) {
+  if (t.origins() <= 0) return "";
+  return absl::StrCat(", ", t.origins(), t.origins() == 1 ? " origin endpoint" : " origin endpoints");
+}
+
+// --nodes, --connect, --origins and the nemesis flags into `t`; the coordinator
 // checks the ranges against each other and that the target launches its
 // SUT.
 std::optional<int> ClusterFromFlags(const FlagMap& f, v1::Target* t) {
@@ -129,6 +140,11 @@ std::optional<int> ClusterFromFlags(const FlagMap& f, v1::Target* t) {
     (t->*set)(ms);
   }
   int n = 0;
+  if (auto it = f.find("origins"); it != f.end()) {
+    if (!absl::SimpleAtoi(it->second, &n) || n < 1 || n > workers::kMaxOriginEndpoints)
+      return BadInput(absl::StrCat("--origins must be between 1 and ", workers::kMaxOriginEndpoints));
+    t->set_origins(n);
+  }
   if (auto it = f.find("nodes"); it != f.end()) {
     if (!absl::SimpleAtoi(it->second, &n) || n < 1 || n > workers::kMaxClusterNodes)
       return BadInput(absl::StrCat("--nodes must be between 1 and ", workers::kMaxClusterNodes));
@@ -192,9 +208,10 @@ int Add(const ParsedArgs& a) {
     std::printf(
         "target %lld '%s' added: %s %s, ready %s (%d ms), reset %s%s\n", static_cast<long long>(created.id()),
         created.name().c_str(), AdapterText(created).c_str(),
-        created.launch().empty()
-            ? created.address().c_str()
-            : absl::StrCat("launch `", created.launch(), "`", ClusterText(created), NemesisText(created)).c_str(),
+        created.launch().empty() ? created.address().c_str()
+                                 : absl::StrCat("launch `", created.launch(), "`", ClusterText(created),
+                                                NemesisText(created), OriginsText(created))
+                                       .c_str(),
         created.readiness().probe().c_str(), created.readiness().timeout_ms(), ResetText(created).c_str(),
         created.labels().empty() ? "" : absl::StrCat(", labels ", absl::StrJoin(created.labels(), ",")).c_str());
   }
@@ -229,9 +246,10 @@ int List(const ParsedArgs& a) {
   }
   remote::Table t({"ID", "NAME", "ADAPTER", "RESET", "LABELS", "SUT"});
   for (const auto& x : all.targets())
-    t.Add(
-        {absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
-         x.launch().empty() ? x.address() : absl::StrCat("launch", ClusterText(x), NemesisText(x), ": ", x.launch())});
+    t.Add({absl::StrCat(x.id()), x.name(), AdapterText(x), ResetText(x), absl::StrJoin(x.labels(), ","),
+           x.launch().empty()
+               ? x.address()
+               : absl::StrCat("launch", ClusterText(x), NemesisText(x), OriginsText(x), ": ", x.launch())});
   std::fputs(t.Render().c_str(), stdout);
   return kExitOk;
 }
@@ -254,10 +272,11 @@ int TargetCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "add") {
-    if (!remote::ParseRemoteArgs(rest,
-                                 {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label",
-                                  "descriptor-set", "nodes", "connect", "nemesis", "fault-interval", "fault-duration"},
-                                 {"json"}, &a, &err))
+    if (!remote::ParseRemoteArgs(
+            rest,
+            {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label", "descriptor-set", "nodes",
+             "connect", "nemesis", "fault-interval", "fault-duration", "origins"},
+            {"json"}, &a, &err))
       return Usage(err);
     return Add(a);
   }

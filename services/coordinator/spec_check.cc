@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 
 namespace dualswarm::coord {
@@ -51,6 +52,7 @@ SpecCheck CheckSpec(const std::string& file_name, const std::string& source) {
     out.name = (*spec)->name;
     out.choice_sites = (*spec)->ast.num_choice_sites;
     for (const auto& g : (*spec)->ast.gens) out.gens.push_back(g.name);
+    out.origin_role = lang::Interpreter(spec->get()).HasOriginRole();
     return out;
   }
   for (absl::string_view line : absl::StrSplit(spec.status().message(), '\n', absl::SkipEmpty()))

@@ -22,6 +22,7 @@ struct SpecCheck {
   std::string name;                    // when valid
   int choice_sites = 0;                // when valid
   std::vector<std::string> gens;       // when valid: the gen block names, in order
+  bool origin_role = false;            // when valid: it has an origin role (an intermediary)
   // All errors as "file:line:column: message" lines (the loader's format).
   std::string ErrorText() const;
 };

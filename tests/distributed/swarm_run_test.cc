@@ -6,7 +6,8 @@
 // job is re-leased and finished by another worker, counted once); a
 // coordinator restart mid-run; targets that exit at once, never become
 // ready, or flood garbage; a grpc target (etcd) with its descriptor set; a
-// cluster target (three nodes, every connection to one); a job stuck in a
+// cluster target (three nodes, every connection to one); an intermediary
+// target (the reference proxy, its origin played by the job); a job stuck in a
 // spec handler, killed past its time budget; a SIGTERM that drains; worker
 // metrics.
 #include <signal.h>
@@ -449,6 +450,36 @@ TEST_F(SwarmTest, ClusterTargetsRunInTheServiceWithTheirNodes) {
   v1::Run run = WaitRun(Submit(spec, target, 2, 1000).id(), seconds(45));
   EXPECT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
   EXPECT_EQ(run.counts().passed(), 2) << WorkerLogs();
+}
+
+// An intermediary target: the reference forward proxy, the workers' jobs
+// playing its clients and its origin (origins 1, {origin_port} in the
+// launch). The correct proxy passes; mutant 3 (the client's Host forwarded)
+// is a finding, shrunk.
+TEST_F(SwarmTest, ProxyTargetsRunInTheServiceWithTheirOrigins) {
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/http_proxy.dspec");
+  auto proxy = [&](const std::string& name, int mutant) {
+    v1::Target t;
+    t.set_name(name);
+    t.set_adapter("http");
+    t.set_launch(absl::StrCat(DS_REF_PROXY, " --port {port} --origin-port {origin_port} --mutant ", mutant));
+    t.set_origins(1);
+    return CreateTarget(t);
+  };
+  int64_t correct = proxy("proxy", 0);
+  int64_t mutant = proxy("proxy-host", 3);
+  v1::Run pass = WaitRun(Submit(spec, correct, 4, 1000).id(), seconds(90));
+  v1::Run fail = WaitRun(Submit(spec, mutant, 2, 1000).id(), seconds(120));
+  ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 4);
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_GE(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  EXPECT_EQ(f.kind(), v1::VERDICT_KIND_SAFETY);
+  ASSERT_GE(f.counterexamples_size(), 1);
+  EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
 }
 
 // A 3-node etcd cluster target with a nemesis: 8 jobs on 2 workers, each

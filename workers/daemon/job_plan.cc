@@ -78,6 +78,9 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
     if (t.fault_interval_ms() > 0) o.nemesis.interval_ms = t.fault_interval_ms();
     if (t.fault_duration_ms() > 0) o.nemesis.duration_ms = t.fault_duration_ms();
   }
+  // An intermediary's origin endpoints (RunJob refuses a spec and a target
+  // that disagree about them).
+  o.origins = t.origins();
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())

@@ -41,7 +41,8 @@ class SpecService final : public ServiceWithState<v1::SpecService::Service> {
     SpecCheck check = CheckSpec(file, req->source());
     if (!check.valid) return Invalid(absl::StrCat("the spec does not load:\n", check.ErrorText()));
     bool created = false;
-    auto row = state_->store()->PutSpec(check.name, file, req->source(), check.choice_sites, &created, check.gens);
+    auto row = state_->store()->PutSpec(check.name, file, req->source(), check.choice_sites, &created, check.gens,
+                                        check.origin_role);
     if (!row.ok()) return ToGrpc(row.status());
     SpecToProto(*row, resp->mutable_spec());
     resp->mutable_spec()->clear_source();

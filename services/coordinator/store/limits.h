@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "workers/adapters/origin_listener.h"
 #include "workers/sut/cluster.h"
 
 namespace dualswarm::coord {
@@ -60,6 +61,9 @@ inline constexpr int kMaxTargetNodes = workers::kMaxClusterNodes;
 // CHECKs spell the numbers out).
 inline constexpr size_t kMaxNemesisBytes = 64;
 inline constexpr int64_t kMaxFaultTimingMs = 3'600'000;  // one hour
+// An intermediary target's origin endpoints: as many as the tester's origin
+// listener binds (migration 10's CHECK spells the number out).
+inline constexpr int kMaxTargetOrigins = workers::kMaxOriginEndpoints;
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

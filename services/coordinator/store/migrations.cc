@@ -259,13 +259,25 @@ ALTER TABLE jobs ADD COLUMN faults integer NOT NULL DEFAULT 0 CONSTRAINT jobs_fa
 ALTER TABLE job_attempts ADD COLUMN faults integer NOT NULL DEFAULT 0;
 )sql";
 
+// An intermediary target's origin endpoints (the tester plays them), bounded
+// as workers/adapters/origin_listener.h bounds them.
+// Whether a spec version has an origin role (NULL: stored before, unknown).
+constexpr const char* kV10 = R"sql(
+ALTER TABLE targets ADD COLUMN origins integer NOT NULL DEFAULT 0
+  CONSTRAINT targets_origins_range CHECK (origins BETWEEN 0 AND 16);
+ALTER TABLE specs ADD COLUMN origin_role boolean;
+)sql";
+static_assert(kMaxTargetOrigins == 16, "a new bound on origin endpoints needs a migration of targets_origins_range");
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, "initial schema", kV1},         {2, "counterexample documents", kV2}, {3, "fair-share lease index", kV3},
-      {4, "campaign scheduler", kV4},     {5, "spec gen names", kV5},           {6, "outcome and kind words", kV6},
-      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},          {9, "nemesis on targets", kV9},
+      {1, "initial schema", kV1},         {2, "counterexample documents", kV2},
+      {3, "fair-share lease index", kV3}, {4, "campaign scheduler", kV4},
+      {5, "spec gen names", kV5},         {6, "outcome and kind words", kV6},
+      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},
+      {9, "nemesis on targets", kV9},     {10, "origin endpoints on targets", kV10},
   };
   return kMigrations;
 }

@@ -63,12 +63,35 @@ absl::Status CheckTargetExists(Sql& w, int64_t id) {
   return absl::OkStatus();
 }
 
+// An intermediary's spec runs only on a target whose SUT is told the
+// tester's origin ports, and only it does (specs stored before the schema
+// knew their role are not checked: the job reports the mismatch).
+absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t target_id) {
+  pqxx::result r = w.exec_params(
+      "SELECT s.name, s.origin_role, t.name AS target, t.origins FROM specs s, targets t"
+      " WHERE s.hash = $1 AND t.id = $2 AND s.origin_role IS NOT NULL",
+      spec_hash, target_id);
+  if (r.empty()) return absl::OkStatus();
+  const bool intermediary = r[0]["origin_role"].as<bool>();
+  const int64_t origins = I64(r[0]["origins"]);
+  if (intermediary && origins == 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec \"", Str(r[0]["name"]), "\" has an origin role (an intermediary), but target \"", Str(r[0]["target"]),
+        "\" has no origins: register one whose launch names {origin_port} (target add --origins N)"));
+  if (!intermediary && origins > 0)
+    return absl::InvalidArgumentError(absl::StrCat("target \"", Str(r[0]["target"]), "\" plays ", origins,
+                                                   " origin server(s), but spec \"", Str(r[0]["name"]),
+                                                   "\" has no origin role"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by, int64_t campaign_id) {
   pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
   if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
   int sites = static_cast<int>(I64(spec[0]["choice_sites"]));
   RETURN_IF_ERROR(CheckGen(w, t.spec_hash, t.gen));
   RETURN_IF_ERROR(CheckTargetExists(w, t.target_id));
+  RETURN_IF_ERROR(CheckOriginRole(w, t.spec_hash, t.target_id));
   const JobBudget& b = t.budget;
   int64_t id =
       w.exec_params1(

@@ -24,7 +24,8 @@ absl::StatusOr<SpecRow> SpecByHash(Sql& w, const std::string& hash) {
 }  // namespace
 
 absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::string& file_name, const std::string& source,
-                                       int choice_sites, bool* created, std::optional<std::vector<std::string>> gens) {
+                                       int choice_sites, bool* created, std::optional<std::vector<std::string>> gens,
+                                       std::optional<bool> origin_role) {
   if (name.empty() || name.size() > kMaxNameBytes) return absl::InvalidArgumentError("bad spec name");
   if (source.size() > lang::kMaxSpecSourceBytes) return absl::InvalidArgumentError(lang::kSpecSourceTooLarge);
   RETURN_IF_ERROR(CheckText("spec name", name, true));
@@ -34,11 +35,11 @@ absl::StatusOr<SpecRow> Store::PutSpec(const std::string& name, const std::strin
   bool made = false;
   auto row = Run<SpecRow>("storing a spec", [&](Sql& w) -> absl::StatusOr<SpecRow> {
     pqxx::result ins = w.exec_params(
-        "INSERT INTO specs (hash, name, file_name, source, choice_sites, gens)"
-        " VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN $7::text[] END)"
+        "INSERT INTO specs (hash, name, file_name, source, choice_sites, gens, origin_role)"
+        " VALUES ($1, $2, $3, $4, $5, CASE WHEN $6 THEN $7::text[] END, CASE WHEN $8 THEN $9::boolean END)"
         " ON CONFLICT (hash) DO NOTHING RETURNING hash",
         hash, name, file_name, source, choice_sites, gens.has_value(),
-        TextArray(gens.value_or(std::vector<std::string>{})));
+        TextArray(gens.value_or(std::vector<std::string>{})), origin_role.has_value(), origin_role.value_or(false));
     made = !ins.empty();
     return SpecByHash(w, hash);
   });

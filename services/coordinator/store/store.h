@@ -81,6 +81,7 @@ struct TargetRow {
   std::string nemesis;              // faults injected while a job runs ("pause,kill,partition"; "" = none)
   int64_t fault_interval_ms = 0;    // 0 = default (1000)
   int64_t fault_duration_ms = 0;    // 0 = default (300)
+  int origins = 0;                  // an intermediary's origin endpoints the tester plays (0 = none)
 };
 
 struct JobBudget {
@@ -338,9 +339,13 @@ class Store {
   // Stores a version (a no-op for a source already stored); `created` tells which.
   // `gens`: the spec's gen block names; runs of this version must name one
   // of them (nullopt: unknown, not checked — versions stored before schema v5).
+  // `origin_role`: the spec is an intermediary's, so its runs need a target
+  // with origins and other specs' runs refuse one (nullopt: unknown, not
+  // checked — versions stored before schema v10).
   absl::StatusOr<SpecRow> PutSpec(const std::string& name, const std::string& file_name, const std::string& source,
                                   int choice_sites, bool* created,
-                                  std::optional<std::vector<std::string>> gens = std::nullopt);
+                                  std::optional<std::vector<std::string>> gens = std::nullopt,
+                                  std::optional<bool> origin_role = std::nullopt);
   absl::StatusOr<SpecRow> GetSpec(const std::string& hash);
   absl::StatusOr<SpecRow> GetLatestSpec(const std::string& name);
   absl::StatusOr<Listing<SpecRow>> ListSpecs(const std::string& name, const Page& page);

@@ -85,6 +85,21 @@ absl::Status CheckNemesis(TargetRow& t) {
   return absl::OkStatus();
 }
 
+// An intermediary's origin endpoints: within the listener's bound, only for
+// a launched target, whose template tells the SUT where they are.
+absl::Status CheckOrigins(const TargetRow& t) {
+  if (t.origins < 0 || t.origins > kMaxTargetOrigins)
+    return absl::InvalidArgumentError(absl::StrCat("origins must be between 0 and ", kMaxTargetOrigins));
+  if (t.origins == 0) return absl::OkStatus();
+  if (t.launch.empty())
+    return absl::InvalidArgumentError(
+        "origins need a launch command (the SUT is told the tester's origin ports when it starts)");
+  if (!absl::StrContains(t.launch, "{origin_port"))
+    return absl::InvalidArgumentError(
+        "a target with origins must name them in its launch command: {origin_port} (the first) or {origin_port_K}");
+  return absl::OkStatus();
+}
+
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
@@ -101,6 +116,7 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   }
   RETURN_IF_ERROR(CheckCluster(t));
   RETURN_IF_ERROR(CheckNemesis(t));
+  RETURN_IF_ERROR(CheckOrigins(t));
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
@@ -129,14 +145,14 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
     pqxx::result r =
         w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
                                    " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node,"
-                                   " nemesis, fault_interval_ms, fault_duration_ms)"
+                                   " nemesis, fault_interval_ms, fault_duration_ms, origins)"
                                    " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'),"
-                                   " $10, $11, $12, $13, $14)"
+                                   " $10, $11, $12, $13, $14, $15)"
                                    " ON CONFLICT (name) DO NOTHING RETURNING ",
                                    TargetColumns().list()),
                       t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
                       absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node,
-                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms);
+                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms, t.origins);
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
