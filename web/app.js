@@ -327,12 +327,13 @@ async function targetsPage(seq) {
   const targets = await all("targets", "targets", 1000);
   if (seq !== renderSeq) return;
   main.replaceChildren(h("h1", {}, "Targets"), targets.length ? h("table", { id: "targets" },
-    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "nemesis", "readiness", "labels"].map(x => h("th", {}, x)))),
+    h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "nemesis", "origins", "readiness", "labels"].map(x => h("th", {}, x)))),
     h("tbody", {}, targets.map(t => h("tr", {},
       h("td", { class: "num" }, t.id), h("td", {}, t.name),
       h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")),
       h("td", { class: "mono" }, t.launch || t.address), h("td", {}, clusterText(t)),
       h("td", {}, t.nemesis ? nemesisText(t) : ""),
+      h("td", { class: "num" }, Number(t.origins || 0) > 0 ? String(t.origins) : ""),
       h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),
       h("td", {}, (t.labels || []).join(", "))))))
     : h("p", { class: "muted" }, "No targets yet: dualswarm target add NAME ... (admin)"));

@@ -1,6 +1,8 @@
 // Draws a counterexample (docs/counterexample.md: the `document_json` of a
 // Counterexample) as an SVG sequence diagram: one lane per connection, each
-// lane a client and a server lifeline, one arrow per observation in trace
+// lane a client and a server lifeline (for an intermediary, its origin
+// connections follow the clients' as "origin conn K" lanes, the tester's
+// origin and the SUT), one arrow per observation in trace
 // order (requests to the right, responses to the left), the failing message
 // (verdict.label: the rejected response, or the unanswered request of a
 // liveness failure) highlighted. Built with DOM calls only: message text is
@@ -43,21 +45,33 @@ export function summarize(m) {
   return clip(JSON.stringify(m), 60);
 }
 
-// Which observation failed: {label, dir} ("received" for safety, "sent"
-// for liveness), or null.
+// Which observation failed: {label, dir, side} ("received" for safety,
+// "sent" for liveness; side "origin" for a request an intermediary sent the
+// tester playing its origin, else "client"), or null.
 export function failingOf(doc) {
   const v = doc.verdict || {};
   if (!v.label) return null;
-  if (v.kind === "safety") return { label: v.label, dir: "received" };
-  if (v.kind === "liveness") return { label: v.label, dir: "sent" };
+  const side = v.side === "origin" ? "origin" : "client";
+  if (v.kind === "safety") return { label: v.label, dir: "received", side };
+  if (v.kind === "liveness") return { label: v.label, dir: "sent", side };
   return null;
 }
+
+const isOrigin = o => o.side === "origin";
 
 // The <svg> for a parsed counterexample document.
 export function sequenceDiagram(doc) {
   const trace = Array.isArray(doc.trace) ? doc.trace : [];
-  let lanes = 1;
-  for (const o of trace) if (Number.isInteger(o.conn)) lanes = Math.max(lanes, o.conn + 1);
+  // The clients' connections, then an intermediary's origin connections
+  // (the tester plays the origin: requests the SUT sent it arrive there).
+  let clientLanes = 1, originLanes = 0;
+  for (const o of trace) {
+    if (!Number.isInteger(o.conn)) continue;
+    if (isOrigin(o)) originLanes = Math.max(originLanes, o.conn + 1);
+    else clientLanes = Math.max(clientLanes, o.conn + 1);
+  }
+  const lanes = clientLanes + originLanes;
+  const laneOf = o => (Number.isInteger(o.conn) ? o.conn : 0) + (isOrigin(o) ? clientLanes : 0);
   const failing = failingOf(doc);
   const width = LEFT * 2 + lanes * LANE_W + (lanes - 1) * LANE_GAP;
   const height = TOP + HEAD_H + 16 + trace.length * ROW_H + 16;
@@ -71,11 +85,13 @@ export function sequenceDiagram(doc) {
   const serverOf = c => nodes > 1
     ? `node ${Number.isInteger(doc.connect_node) && doc.connect_node >= 0 ? doc.connect_node : c % nodes}` : "server";
   for (let c = 0; c < lanes; c++) {
-    const g = el("g", { class: "lane", "data-conn": c });
+    const origin = c >= clientLanes;
+    const conn = origin ? c - clientLanes : c;
+    const g = el("g", { class: origin ? "lane origin" : "lane", "data-conn": conn });
     const head = el("g", { class: "lane-head" });
     head.append(el("rect", { x: laneX(c), y: TOP, width: LANE_W, height: HEAD_H, rx: 4 }),
-                el("text", { x: clientX(c) - 10, y: TOP + 19 }, `conn ${c}`),
-                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, serverOf(c)));
+                el("text", { x: clientX(c) - 10, y: TOP + 19 }, origin ? `origin conn ${conn}` : `conn ${conn}`),
+                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, origin ? "SUT" : serverOf(c)));
     g.append(head,
              el("line", { class: "lifeline", x1: clientX(c), y1: TOP + HEAD_H, x2: clientX(c), y2: height - 8 }),
              el("line", { class: "lifeline", x1: serverX(c), y1: TOP + HEAD_H, x2: serverX(c), y2: height - 8 }));
@@ -89,7 +105,7 @@ export function sequenceDiagram(doc) {
   }
   svg.prepend(defs);
   trace.forEach((o, i) => {
-    const c = Number.isInteger(o.conn) ? o.conn : 0;
+    const c = laneOf(o);
     const y = TOP + HEAD_H + 16 + i * ROW_H + 18;
     if (o.event) {
       const g = el("g", { class: `event ${o.event}`, "data-label": o.label ?? "" });
@@ -101,10 +117,11 @@ export function sequenceDiagram(doc) {
       return;
     }
     const sent = o.dir === "sent";
-    const isFailing = failing && failing.label === o.label && failing.dir === o.dir;
-    const g = el("g", { class: `msg ${sent ? "sent" : "received"}${isFailing ? " failing" : ""}`,
-                        "data-label": o.label, "data-conn": c });
-    const full = `${sent ? "→" : "←"} #${o.label} ${summarize(o.msg)}`;
+    const side = isOrigin(o) ? "origin" : "client";
+    const isFailing = failing && failing.label === o.label && failing.dir === o.dir && failing.side === side;
+    const g = el("g", { class: `msg ${sent ? "sent" : "received"}${isFailing ? " failing" : ""}${isOrigin(o) ? " origin" : ""}`,
+                        "data-label": o.label, "data-conn": o.conn ?? 0 });
+    const full = `${sent ? "→" : "←"} ${isOrigin(o) ? "o" : ""}#${o.label} ${summarize(o.msg)}`;
     if (isFailing) g.append(el("rect", { class: "hl", x: laneX(c) + 2, y: y - 22, width: LANE_W - 4, height: ROW_H - 2, rx: 3 }));
     const [x1, x2] = sent ? [clientX(c), serverX(c)] : [serverX(c), clientX(c)];
     g.append(el("line", { x1, y1: y, x2, y2: y,

@@ -64,6 +64,7 @@ const std::string kCli = DUALSWARM_CLI;
 const std::string kWebdav = DS_REF_WEBDAV;
 const std::string kResp = DS_REF_RESP;
 const std::string kMemcached = DS_REF_MEMCACHED;
+const std::string kProxy = DS_REF_PROXY;
 const std::string kWorker = DUALSWARM_WORKER;
 const std::string kArtifacts = DS_BROWSER_ARTIFACTS;
 
@@ -269,7 +270,8 @@ class WebUiTest : public ::testing::Test {
 
   int64_t AddTarget(const std::string& name, const std::string& adapter = "http",
                     const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6",
-                    const std::string& descriptor_set = "", int nodes = 1, const std::string& nemesis = "") {
+                    const std::string& descriptor_set = "", int nodes = 1, const std::string& nemesis = "",
+                    int origins = 0) {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
     req.mutable_target()->set_name(name);
@@ -278,6 +280,7 @@ class WebUiTest : public ::testing::Test {
     req.mutable_target()->set_descriptor_set(descriptor_set);
     req.mutable_target()->set_nodes(nodes);
     req.mutable_target()->set_nemesis(nemesis);
+    req.mutable_target()->set_origins(origins);
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -653,6 +656,47 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
 // The pages over a real swarm run: two dualswarm-worker daemons' worth of
 // slots run the jobs against mutant 6, shrink the finding and report it;
 // the browser goes from the runs list to the run and on to its finding.
+// An intermediary's finding (ds-ref-proxy's mutant 3 forwards the
+// client's Host): the targets page shows the target's origin endpoints,
+// and the diagram draws the origin connections as lanes after the clients',
+// the rejected request the proxy sent the origin highlighted there.
+TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
+  std::string doc = ProduceWith({"--spec", kSrc + "/specs/http_proxy.dspec", "--origins", "1", "--launch",
+                                 kProxy + " --port {port} --origin-port {origin_port} --mutant 3"});
+  DocFacts facts = FactsOf(doc);
+  ASSERT_GT(facts.label, 0);
+  ASSERT_TRUE(absl::StrContains(doc, "\"side\":\"origin\"")) << doc;
+  std::string hash = UploadSpec("http_proxy.dspec");
+  ASSERT_FALSE(hash.empty());
+  int64_t target = AddTarget("proxy-m3", "http", kProxy + " --port {port} --origin-port {origin_port} --mutant 3", "",
+                             1, "", /*origins=*/1);
+  RegisterWorker(1);
+  int64_t run = Submit(hash, target, 1);
+  auto jobs = Lease(1);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].target().origins(), 1);
+  Complete(jobs[0], &doc);
+
+  Browser b;
+  std::string err = b.Start(tmp_);
+  ASSERT_EQ(err, "") << err;
+  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+  GoWithToken(b, base + "#/targets");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 1")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return document.querySelector('#targets tbody tr').cells[6].textContent;"), "1") << b.Text("main");
+  ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head')]"
+                   ".map(h => h.querySelector('text').textContent).join(',');"),
+            "conn 0,origin conn 0");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
+            std::to_string(facts.messages));
+  EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').classList.contains('origin') ? "
+                   "'origin' : 'client';"),
+            "origin");
+  EXPECT_TRUE(absl::StrContains(b.Text("#diagram svg g.msg.failing text"), "o#")) << b.Text("#diagram svg");
+  Shot(b, "22-intermediary-finding");
+}
+
 TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
   auto specs = v1::SpecService::NewStub(coordinator_->channel());
   v1::CreateSpecRequest sreq;
