@@ -227,9 +227,10 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   if (cx.connections < 1 || cx.connections > 1024)
     return absl::InvalidArgumentError("counterexample \"connections\" must be between 1 and 1024");
   cx.max_in_flight = static_cast<int>(num(v, "max_in_flight", cx.connections));
-  cx.max_per_connection = static_cast<int>(num(v, "max_per_connection", 0));
-  if (cx.max_per_connection < 0 || cx.max_per_connection > 100000)
+  const int64_t max_per_connection = num(v, "max_per_connection", 0);
+  if (max_per_connection < 0 || max_per_connection > 100000)
     return absl::InvalidArgumentError("counterexample \"max_per_connection\" must be between 0 and 100000");
+  cx.max_per_connection = static_cast<int>(max_per_connection);
   cx.response_timeout_ms = num(v, "response_timeout_ms", 5000);
   if (const Value* nem = v.Find("nemesis"); nem != nullptr && nem->is_map()) {
     const Value* faults = nem->Find("faults");

@@ -509,14 +509,30 @@ absl::Status Executor::OriginAnswered(const OriginAnswer& a, int64_t t_ns) {
   return Record(std::move(o));
 }
 
-void Executor::DropOriginAnswers(int oconn) {
-  if (auto it = origin_queue_.find(oconn); it != origin_queue_.end()) it->second.clear();
+absl::Status Executor::AbortOriginAnswers(int oconn, int64_t t_ns) {
+  auto it = origin_queue_.find(oconn);
+  if (it == origin_queue_.end()) return absl::OkStatus();
+  const ir::Value abort = ir::Value::Map({{"abort", ir::Value::String("close")}});
+  while (!it->second.empty()) {
+    const int64_t label = it->second.front().label;
+    it->second.pop_front();
+    check::Observation o;
+    o.kind = check::Observation::Kind::kSent;
+    o.side = check::Side::kOrigin;
+    o.label = label;
+    o.conn = oconn;
+    o.msg = abort;
+    o.t = t_ns;
+    if (absl::Status s = Record(std::move(o)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Executor::OriginClosed(int oconn, int64_t t_ns) {
   auto it = origin_queue_.find(oconn);
   if (it == origin_queue_.end()) return absl::OkStatus();  // it carried no request: not in the trace
-  origin_queue_.erase(it);
+  if (absl::Status s = AbortOriginAnswers(oconn, t_ns); !s.ok()) return s;
+  origin_queue_.erase(oconn);
   check::Observation o;
   o.kind = check::Observation::Kind::kClosed;
   o.side = check::Side::kOrigin;

@@ -154,15 +154,17 @@ class Executor {
   // the origin gen's answer to it queued. NextOriginAnswer: an answer due
   // at t_ns (oldest first per connection, a random connection among those
   // due); OriginAnswered: it went out at t_ns. OriginClosed: the connection
-  // is gone (its queued answers are dropped).
+  // is gone; its queued answers never go out (AbortOriginAnswers).
   bool plays_origin() const { return !origin_gen_.empty(); }
   absl::Status OriginRequest(int oconn, ir::Value msg, int64_t t_ns);
   std::optional<OriginAnswer> NextOriginAnswer(int64_t t_ns);
   absl::Status OriginAnswered(const OriginAnswer& a, int64_t t_ns);
   absl::Status OriginClosed(int oconn, int64_t t_ns);
-  // The answers queued for `oconn` cannot go out (it was aborted): dropped
-  // unrecorded, as if the origin never answered those requests.
-  void DropOriginAnswers(int oconn);
+  // The answers queued for `oconn` cannot go out (the tester aborted it, or
+  // the SUT closed it): each is recorded at t_ns as {"abort": "close"}, what
+  // the SUT saw of those requests — their connection ended unanswered — so
+  // that the spec explains what the SUT then does for them (a 502, a retry).
+  absl::Status AbortOriginAnswers(int oconn, int64_t t_ns);
 
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).

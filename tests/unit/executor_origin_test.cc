@@ -69,6 +69,59 @@ TEST(ExecutorOrigin, AnswersEachOriginRequestInOrderAndChecksBothSides) {
   EXPECT_EQ(e.verdict().kind, check::Verdict::Kind::kAccept) << check::FormatVerdict(e.verdict());
 }
 
+// A proxy that pipelines two requests on one origin connection, which then
+// ends before either is answered (the tester aborted the first, or the
+// proxy closed it): both answers that were to go out are recorded as
+// aborts, so the proxy's 502 for each client is explained.
+TEST(ExecutorOrigin, AnswersThatCannotGoOutAreRecordedAsAborts) {
+  ExecutorOptions o;
+  o.connections = 1;
+  o.origin_hold_probability = 0;
+  auto ex = Executor::Create(Shipped("http_proxy.dspec"), o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  Executor& e = **ex;
+  auto request = [](const std::string& id) {
+    return Value::Map({{"method", Value::String("GET")},
+                       {"path", Value::String("http://origin-0/" + id)},
+                       {"headers", Value::Map({{"x-ds-id", Value::String(id)}, {"x-e2e-a", Value::String("e")}})},
+                       {"body", Value::String("")}});
+  };
+  auto forwarded = [](const std::string& id) {
+    return Value::Map({{"method", Value::String("GET")},
+                       {"path", Value::String("/" + id)},
+                       {"origin", Value::String("origin-0")},
+                       {"headers", Value::Map({{"host", Value::String("origin-0")},
+                                               {"via", Value::String("1.1 p")},
+                                               {"x-ds-id", Value::String(id)},
+                                               {"x-e2e-a", Value::String("e")}})},
+                       {"body", Value::String("")}});
+  };
+  for (const char* id : {"a", "b"}) {
+    auto next = e.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+    PlannedRequest r = **next;
+    r.msg = request(id);
+    ASSERT_TRUE(e.Sent(r, 1).ok());
+  }
+  ASSERT_TRUE(e.OriginRequest(0, forwarded("a"), 2).ok());
+  ASSERT_TRUE(e.OriginRequest(0, forwarded("b"), 3).ok());
+  ASSERT_TRUE(e.AbortOriginAnswers(0, 4).ok());
+  EXPECT_FALSE(e.NextOriginAnswer(5).has_value());
+  ASSERT_TRUE(e.OriginClosed(0, 5).ok());
+  size_t aborts = 0;
+  for (const check::Observation& obs : e.observations())
+    aborts += obs.side == check::Side::kOrigin && obs.kind == check::Observation::Kind::kSent &&
+              obs.msg.Find("abort") != nullptr;
+  EXPECT_EQ(aborts, 2u);
+  const Value bad_gateway = Value::Map({{"status", Value::Int(502)},
+                                        {"headers", Value::Map({{"via", Value::String("1.1 p")}})},
+                                        {"body", Value::String("bad gateway")}});
+  ASSERT_TRUE(e.Received(0, bad_gateway, 6).ok());
+  ASSERT_TRUE(e.Received(0, bad_gateway, 7).ok());
+  e.FinishChecking();
+  EXPECT_EQ(e.verdict().kind, check::Verdict::Kind::kAccept) << check::FormatVerdict(e.verdict());
+}
+
 TEST(ExecutorOrigin, ASwappedRelayIsRejected) {
   ExecutorOptions o;
   o.connections = 1;

@@ -321,8 +321,9 @@ class JobLoop {
     if (origin_ == nullptr) return Next::kGoOn;
     while (std::optional<harness::OriginAnswer> a = ex_.NextOriginAnswer(NowNs() - start_)) {
       absl::Status s = origin_->Answer(a->oconn, a->msg);
-      if (absl::IsFailedPrecondition(s)) {  // closed or aborted: nothing more goes out there
-        ex_.DropOriginAnswers(a->oconn);    // (its close is recorded when the listener reports it)
+      if (absl::IsFailedPrecondition(s)) {  // closed or aborted: nothing more goes out there;
+        // (its close is recorded when the listener reports it)
+        RETURN_IF_ERROR(ex_.AbortOriginAnswers(a->oconn, NowNs() - start_));
         continue;
       }
       if (!s.ok())
