@@ -147,7 +147,8 @@ TEST(HttpCodec, OversizedPartsNameTheirBound) {
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(2000, '0'),
        "chunk-size line longer than 1024 bytes"},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000001\r\n", "chunked body larger than 16777216 bytes"},
-      {"HTTP/1.1 200 OK\r\nContent-Length: 16777217\r\n\r\n", "bad content-length"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 16777217\r\n\r\n", "exceeds the 16777216-byte body bound"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "bad content-length"},
   };
   for (const Case& k : kCases) {
     auto c = MakeHttpCodec("h");

@@ -131,6 +131,38 @@ TEST(HttpOriginCodec, EncodesAnswersInRequestOrder) {
   EXPECT_FALSE(c->Encode(*ir::ParseJson(R"({"status":200,"headers":{"x":"a\nb"}})")).ok());
 }
 
+// RFC 9112 §6.3: the last transfer coding decides the framing; a request
+// whose list does not end in chunked is malformed, a response's body then
+// runs to the close. And a method is bounded (so a SUT that trickles a
+// never-ending one is refused at once, in linear time).
+TEST(HttpParser, TransferCodingsAndMethodsAreJudgedAsRfc9112Says) {
+  DecodeResult r;
+  auto origin = MakeHttpOriginCodec({});
+  auto got = Decode(*origin,
+                    "POST /a HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 99\r\n\r\n"
+                    "2\r\nxy\r\n0\r\n\r\n",
+                    false, &r);
+  ASSERT_EQ(got.size(), 1u) << r.malformed;
+  EXPECT_EQ(got[0].Find("body")->as_string(), "xy");
+  auto bad = MakeHttpOriginCodec({});
+  EXPECT_TRUE(Decode(*bad, "POST /a HTTP/1.1\r\ntransfer-encoding: chunked, gzip\r\n\r\n", false, &r).empty());
+  EXPECT_NE(r.malformed.find("does not end in chunked"), std::string::npos) << r.malformed;
+  auto x_chunked = MakeHttpOriginCodec({});
+  EXPECT_TRUE(Decode(*x_chunked, "POST /a HTTP/1.1\r\ntransfer-encoding: x-chunked\r\n\r\n", false, &r).empty());
+  EXPECT_NE(r.malformed.find("does not end in chunked"), std::string::npos) << r.malformed;
+  auto trickle = MakeHttpOriginCodec({});
+  EXPECT_TRUE(Decode(*trickle, std::string(33, 'G'), false, &r).empty());
+  EXPECT_NE(r.malformed.find("not an HTTP request line"), std::string::npos) << r.malformed;
+  auto huge = MakeHttpOriginCodec({});
+  EXPECT_TRUE(Decode(*huge, "PUT /a HTTP/1.1\r\ncontent-length: 99999999999\r\n\r\n", false, &r).empty());
+  EXPECT_NE(r.malformed.find("exceeds the 16777216-byte body bound"), std::string::npos) << r.malformed;
+
+  auto client = MakeHttpCodec("h");
+  auto gzip = Decode(*client, "HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\ncontent-length: 1\r\n\r\nabc", true, &r);
+  ASSERT_EQ(gzip.size(), 1u) << r.malformed;
+  EXPECT_EQ(gzip[0].Find("body")->as_string(), "abc") << "runs to the close, whatever Content-Length says";
+}
+
 // RFC 9112 §9.3 and §9.6: the origin closes after answering a request that
 // does not keep its connection, and only then.
 TEST(HttpOriginCodec, ClosesAfterAnsweringARequestThatAskedForIt) {
@@ -145,8 +177,10 @@ TEST(HttpOriginCodec, ClosesAfterAnsweringARequestThatAskedForIt) {
     ASSERT_EQ(Decode(*c, request, false, &r).size(), 1u) << request;
     ASSERT_TRUE(c->Encode(*ir::ParseJson(R"({"status":100})")).ok());
     EXPECT_FALSE(c->EndsConnection()) << request << ": an interim answer leaves the request open";
-    ASSERT_TRUE(c->Encode(ok).ok());
+    auto answer = c->Encode(ok);
+    ASSERT_TRUE(answer.ok());
     EXPECT_EQ(c->EndsConnection(), closes) << request;
+    EXPECT_EQ(answer->find("connection: close\r\n") != std::string::npos, closes) << *answer;
   }
 }
 

@@ -84,6 +84,8 @@ class HttpOriginCodec : public Codec {
       heads_.pop_front();
       ends_connection_ = !request.persistent;
     }
+    // Saying so lets the SUT stop sending on the connection (RFC 9112 §9.6).
+    if (ends_connection_ && HeaderField(headers, "connection") == nullptr) out += "connection: close\r\n";
     if (code < 200 || code == 204 || code == 304) return absl::StrCat(out, "\r\n");
     absl::StrAppend(&out, "content-length: ", body.size(), "\r\n\r\n");
     if (!head) out += body;

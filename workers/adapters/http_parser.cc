@@ -18,6 +18,7 @@ constexpr size_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kMaxBodyBytes = 16 * 1024 * 1024;
 constexpr size_t kMaxChunkSizeLineBytes = 1024;
 constexpr size_t kMaxTrailerBytes = 64 * 1024;
+constexpr size_t kMaxMethodBytes = 32;
 
 }  // namespace
 
@@ -217,8 +218,12 @@ void HttpParser::Reset() {
 // response; for a request, a method token (then a space).
 bool HttpParser::LooksLikeStartPrefix(absl::string_view b) const {
   if (kind_ == Kind::kRequest) {
-    absl::string_view method = b.substr(0, b.find(' '));
-    return method.size() == b.size() ? method.empty() || IsHttpToken(method) : IsHttpToken(method);
+    // Only a method's length is looked at, so that bytes arriving one at a
+    // time cost linear time.
+    absl::string_view head = b.substr(0, kMaxMethodBytes + 1);
+    absl::string_view method = head.substr(0, head.find(' '));
+    if (method.size() > kMaxMethodBytes) return false;
+    return method.size() == head.size() ? method.empty() || IsHttpToken(method) : IsHttpToken(method);
   }
   constexpr absl::string_view kPrefix = "HTTP/1.";
   size_t n = std::min(b.size(), kPrefix.size());
@@ -276,11 +281,26 @@ bool HttpParser::ParseHead(const std::string& head) {
   std::vector<std::pair<std::string, Value>> entries;
   for (auto& [name, value] : fields) entries.emplace_back(name, Value::String(std::move(value)));
   headers_ = Value::Map(std::move(entries));
-  if (const Value* te = headers_.Find("transfer-encoding"))
-    chunked_ = absl::AsciiStrToLower(te->as_string()).find("chunked") != std::string::npos;
+  // RFC 9112 §6.3: a transfer coding list ending in chunked frames the body
+  // whatever Content-Length says; one ending otherwise makes a response's
+  // body run to the close and a request malformed.
+  if (const Value* te = headers_.Find("transfer-encoding")) {
+    std::vector<absl::string_view> codings = absl::StrSplit(te->as_string(), ',');
+    chunked_ = absl::AsciiStrToLower(absl::StripAsciiWhitespace(codings.back())) == "chunked";
+    if (!chunked_ && kind_ == Kind::kRequest) {
+      head_error_ =
+          absl::StrCat("request transfer-encoding \"", te->as_string().substr(0, 60), "\" does not end in chunked");
+      return false;
+    }
+    if (!chunked_) return true;  // a response: close-delimited
+  }
   if (const Value* cl = headers_.Find("content-length"); cl != nullptr && !chunked_) {
-    if (!absl::SimpleAtoi(cl->as_string(), &length_) || length_ < 0 || length_ > static_cast<int64_t>(kMaxBodyBytes)) {
-      head_error_ = absl::StrCat("bad content-length \"", cl->as_string(), "\"");
+    if (!absl::SimpleAtoi(cl->as_string(), &length_) || length_ < 0) {
+      head_error_ = absl::StrCat("bad content-length \"", cl->as_string().substr(0, 60), "\"");
+      return false;
+    }
+    if (length_ > static_cast<int64_t>(kMaxBodyBytes)) {
+      head_error_ = absl::StrCat("content-length ", length_, " exceeds the ", kMaxBodyBytes, "-byte body bound");
       return false;
     }
   }

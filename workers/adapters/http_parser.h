@@ -4,11 +4,14 @@
 // arrive; complete messages come out as IR with lowercased header names
 // (repeated fields joined with ", "):
 //   response: {status, headers, body}   request: {method, path, headers, body}
-// Bodies are framed by Content-Length or chunked coding; a response may
-// also be close-delimited, and one answering a HEAD request has none.
-// Interim (1xx) responses are skipped. Every part the peer controls is
-// bounded (header block and trailer section 64 KiB, chunk-size line 1 KiB,
-// body 16 MiB) and exceeding a bound is malformed, naming it.
+// Bodies are framed by chunked coding or Content-Length (RFC 9112 §6.3); a
+// response with neither, or whose transfer coding does not end in chunked,
+// runs to the close, and one answering a HEAD request has none. A request
+// with neither has no body; one whose transfer coding does not end in
+// chunked is malformed. Interim (1xx) responses are
+// skipped. Every part the peer controls is bounded (header block and
+// trailer section 64 KiB, chunk-size line 1 KiB, body 16 MiB, a request's
+// method 32 bytes) and exceeding a bound is malformed, naming it.
 #ifndef DUALSWARM_WORKERS_ADAPTERS_HTTP_PARSER_H_
 #define DUALSWARM_WORKERS_ADAPTERS_HTTP_PARSER_H_
 
