@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -661,11 +662,25 @@ TEST_F(WebUiTest, RespAndMemcachedTargetsAndARespFinding) {
 // and the diagram draws the origin connections as lanes after the clients',
 // the rejected request the proxy sent the origin highlighted there.
 TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
-  std::string doc = ProduceWith({"--spec", kSrc + "/specs/http_proxy.dspec", "--origins", "1", "--launch",
-                                 kProxy + " --port {port} --origin-port {origin_port} --mutant 3"});
+  std::string doc = ProduceWith({"--spec", kSrc + "/specs/http_proxy.dspec", "--origins", "1", "--no-shrink",
+                                 "--launch", kProxy + " --port {port} --origin-port {origin_port} --mutant 3"});
   DocFacts facts = FactsOf(doc);
   ASSERT_GT(facts.label, 0);
   ASSERT_TRUE(absl::StrContains(doc, "\"side\":\"origin\"")) << doc;
+  // The lanes the trace needs: its client connections, then its origin ones.
+  auto cx = dualswarm::harness::CounterexampleFromJson(doc);
+  ASSERT_TRUE(cx.ok()) << cx.status();
+  int client_lanes = 1, origin_lanes = 0;
+  for (const auto& o : cx->trace) {
+    if (o.side == dualswarm::check::Side::kOrigin)
+      origin_lanes = std::max(origin_lanes, static_cast<int>(o.conn) + 1);
+    else
+      client_lanes = std::max(client_lanes, static_cast<int>(o.conn) + 1);
+  }
+  ASSERT_GE(origin_lanes, 1);
+  std::vector<std::string> heads;
+  for (int c = 0; c < client_lanes; ++c) heads.push_back(absl::StrCat("conn ", c));
+  for (int c = 0; c < origin_lanes; ++c) heads.push_back(absl::StrCat("origin conn ", c));
   std::string hash = UploadSpec("http_proxy.dspec");
   ASSERT_FALSE(hash.empty());
   int64_t target = AddTarget("proxy-m3", "http", kProxy + " --port {port} --origin-port {origin_port} --mutant 3", "",
@@ -687,7 +702,7 @@ TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head')]"
                    ".map(h => h.querySelector('text').textContent).join(',');"),
-            "conn 0,origin conn 0");
+            absl::StrJoin(heads, ","));
   EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
             std::to_string(facts.messages));
   EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').classList.contains('origin') ? "

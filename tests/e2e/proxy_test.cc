@@ -63,10 +63,9 @@ TEST(HttpProxy, EveryProxyMutantIsFound) {
 }
 
 TEST(HttpProxy, AKeptHostIsShrunkAndReplayedByTheCli) {
-  auto r = testing::RunCommand({DUALSWARM_CLI, "test", "--spec",
-                                std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_proxy.dspec", "--launch",
-                                RefProxy(3, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time",
-                                "20"});
+  auto r = testing::RunCommand(
+      {DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_proxy.dspec", "--launch",
+       RefProxy(3, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time", "20"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "the SUT sent on origin conn")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "headers.host: spec expects \"origin-0\", observed \"elsewhere.example\""))

@@ -53,6 +53,9 @@ TEST_F(OriginTargetStoreTest, OriginsRoundTripAndBadOnesAreRefused) {
   address.launch.clear();
   address.address = "127.0.0.1:3128";
   ExpectRefused(store_.get(), address, "origins need a launch command");
+  TargetRow resp = Proxy("resp", 1);
+  resp.adapter = "resp";
+  ExpectRefused(store_.get(), resp, "origins need the http or jsonl adapter");
 }
 
 TEST_F(OriginTargetStoreTest, ARunPairsAnOriginRoleWithOrigins) {
@@ -84,10 +87,20 @@ TEST_F(OriginTargetStoreTest, ARunPairsAnOriginRoleWithOrigins) {
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "target add --origins N")) << missing.status();
   auto extra = run(*kv_spec, *with);
   ASSERT_EQ(extra.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(extra.status().message(), "plays 1 origin server(s), but spec \"kv\" has no origin role"))
+  EXPECT_TRUE(
+      absl::StrContains(extra.status().message(), "plays 1 origin server(s), but spec \"kv\" has no origin role"))
       << extra.status();
   // A version stored before the schema knew roles is not checked.
   DS_ASSERT_OK(run(*old_spec, *with));
+  // A campaign is checked when it is created, not only when it fires.
+  CampaignRow c;
+  c.name = "nightly-proxy";
+  c.cron = "0 3 * * *";
+  c.tmpl.spec_hash = proxy_spec->hash;
+  c.tmpl.target_id = without->id;
+  auto campaign = store_->CreateCampaign(c, 0);
+  ASSERT_EQ(campaign.status().code(), absl::StatusCode::kInvalidArgument) << campaign.status();
+  EXPECT_TRUE(absl::StrContains(campaign.status().message(), "has no origins")) << campaign.status();
 }
 
 using OriginTargetCoordinatorTest = testing::TargetCoordinatorTest;
@@ -96,8 +109,8 @@ TEST_F(OriginTargetCoordinatorTest, OriginsTravelWithLeasedJobsAndTheCliSendsThe
   auto added = Cli({"target", "add", "proxy", "--adapter", "http", "--launch", kProxyLaunch, "--origins", "1"});
   ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
   EXPECT_TRUE(absl::StrContains(added.out, ", 1 origin endpoint")) << added.out;
-  auto refused = Cli({"target", "add", "bad", "--adapter", "http", "--launch", "/usr/bin/proxy --port {port}",
-                      "--origins", "1"});
+  auto refused =
+      Cli({"target", "add", "bad", "--adapter", "http", "--launch", "/usr/bin/proxy --port {port}", "--origins", "1"});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(refused.err, "{origin_port}")) << refused.out << refused.err;
   auto listed = Cli({"target", "list"});

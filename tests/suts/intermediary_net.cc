@@ -42,9 +42,9 @@ IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char
     }
     char* end = nullptr;
     const long n = std::strtol(value.c_str(), &end, 10);
-    const bool number = !value.empty() && *end == '\0';
+    const bool number = !value.empty() && *end == '\0' && n >= 0 && n <= 65535;
     if (a == "--dir") continue;
-    if (!number) Usage(name, help, a + " needs a number");
+    if (!number) Usage(name, help, a + " needs a number from 0 to 65535");
     if (a == "--port")
       f.port = static_cast<int>(n);
     else if (a == "--origin-port")
@@ -82,7 +82,10 @@ int ServeThreadPerClient(int port, const char* name, std::function<void(int fd)>
   std::fflush(stdout);
   while (true) {
     int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
+    if (fd < 0) {  // e.g. out of descriptors: wait rather than spin
+      ::usleep(10'000);
+      continue;
+    }
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     std::thread([serve_client, fd] { serve_client(fd); }).detach();
   }

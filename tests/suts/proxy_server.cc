@@ -112,11 +112,24 @@ class Reader {
       m->fields.emplace_back(Lower(line.substr(0, colon)), Trim(line.substr(colon + 1)));
     }
     const int status = is_response && m->start.size() >= 12 ? std::atoi(m->start.substr(9, 3).c_str()) : 0;
-    if (is_response && (request_method == "HEAD" || status < 200 || status == 204 || status == 304)) return true;
+    if (is_response && status >= 100 && status < 200) {  // interim: the final response follows
+      if (++interim_ > 16) return false;
+      return Read(m, is_response, request_method);
+    }
+    interim_ = 0;
+    if (is_response && (request_method == "HEAD" || status == 204 || status == 304)) return true;
     const std::string* te = m->Field("transfer-encoding");
     if (te != nullptr && Lower(*te).find("chunked") != std::string::npos) return ReadChunked(&m->body);
     const std::string* cl = m->Field("content-length");
-    if (cl == nullptr) return true;  // no body (this proxy's peers always frame theirs)
+    if (cl == nullptr && !is_response) return true;  // a request without framing has no body
+    if (cl == nullptr) {                             // a response without framing runs to the close
+      while (Fill())
+        if (buf_.size() > kMaxBody) return false;
+      m->body = std::move(buf_);
+      buf_.clear();
+      closed_ = true;
+      return true;
+    }
     const size_t n = std::strtoul(cl->c_str(), nullptr, 10);
     if (n > kMaxBody) return false;
     while (buf_.size() < n)
@@ -150,7 +163,7 @@ class Reader {
       if (!ReadLine(&line)) return false;
       const size_t n = std::strtoul(line.c_str(), nullptr, 16);
       if (n == 0) break;
-      if (body->size() + n > kMaxBody) return false;
+      if (n > kMaxBody - body->size()) return false;
       while (buf_.size() < n + 2)
         if (!Fill()) return false;
       body->append(buf_, 0, n);
@@ -165,6 +178,11 @@ class Reader {
 
   int fd_;
   std::string buf_;
+  bool closed_ = false;  // the peer closed (a close-delimited response was read)
+  int interim_ = 0;      // interim responses read before the current final one
+
+ public:
+  bool closed() const { return closed_; }
 };
 
 // The hop-by-hop fields of a message (RFC 9110 §7.6.1): the fixed ones and
@@ -308,7 +326,7 @@ class Proxy {
       return M(8) ? Status(200, "", method) : Status(502, "the origin closed without an answer", method);
     }
     const std::string* close = r.Field("connection");
-    if (close != nullptr && Lower(*close).find("close") != std::string::npos) {
+    if (reader.closed() || (close != nullptr && Lower(*close).find("close") != std::string::npos)) {
       ::close(fd);
       pool_.Release(-1);
     } else {

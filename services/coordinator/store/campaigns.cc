@@ -151,6 +151,7 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
     // firing checks its own version again in InsertRun)
     RETURN_IF_ERROR(CheckGen(w, hash, c.tmpl.gen));
     RETURN_IF_ERROR(CheckTargetExists(w, c.tmpl.target_id));
+    RETURN_IF_ERROR(CheckOriginRole(w, hash, c.tmpl.target_id));
     ASSIGN_OR_RETURN(int64_t id, InsertCampaign(w, c));
     return CampaignById(w, id);
   });

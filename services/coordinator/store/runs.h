@@ -28,6 +28,9 @@ absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& g
 
 // NOT_FOUND unless target `id` exists.
 absl::Status CheckTargetExists(Sql& w, int64_t id);
+// InvalidArgument when the spec version has an origin role and the target
+// no origins, or the reverse (a version whose role is unknown: OK).
+absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t target_id);
 
 // Inserts a validated run (ValidateTemplate, seed set) with its swarm of
 // jobs. NOT_FOUND (nothing written) for an unknown spec version or target.

@@ -91,6 +91,9 @@ absl::Status CheckOrigins(const TargetRow& t) {
   if (t.origins < 0 || t.origins > kMaxTargetOrigins)
     return absl::InvalidArgumentError(absl::StrCat("origins must be between 0 and ", kMaxTargetOrigins));
   if (t.origins == 0) return absl::OkStatus();
+  if (t.adapter != "http" && t.adapter != "jsonl")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "origins need the http or jsonl adapter (the tester plays an origin over those only), not ", t.adapter));
   if (t.launch.empty())
     return absl::InvalidArgumentError(
         "origins need a launch command (the SUT is told the tester's origin ports when it starts)");
