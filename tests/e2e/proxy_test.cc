@@ -56,8 +56,11 @@ TEST(HttpProxy, EveryProxyMutantIsFound) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       auto r = RunJob(spec, ProxyJob(mutant, 2, seed, 1000));
       ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->outcome, Outcome::kSafety)
-          << "mutant " << mutant << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
+      // Mutant 6 may relay a HEAD's answer (a content-length, no body) to
+      // another request, whose client then waits for a body that never
+      // comes: a liveness finding.
+      const bool found = r->outcome == Outcome::kSafety || (mutant == 6 && r->outcome == Outcome::kLiveness);
+      EXPECT_TRUE(found) << "mutant " << mutant << ", seed " << seed << ": " << testing::DescribeJobResult(*r);
     }
   }
 }
