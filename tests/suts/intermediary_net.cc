@@ -9,8 +9,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <memory>
 #include <string>
 #include <thread>
+
+#include "sut_net.h"
 
 namespace dsut {
 namespace {
@@ -20,7 +24,86 @@ namespace {
   std::exit(2);
 }
 
+// One answer a client is owed, filled in by its job.
+struct Slot {
+  bool done = false;
+  uint64_t finished = 0;  // when its job finished (the order of `done`s)
+  ClientAnswer answer;
+};
+
+// One client connection's answers, shared with its jobs.
+struct AnswerQueue {
+  std::mutex mu;  // guards everything below and the slots in `pending`
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Slot>> pending;  // in request order
+  bool reading = true;
+  int in_works = 0;
+  uint64_t finished = 0;
+
+  // The slot to write next: the first when it is done (or the first done).
+  std::deque<std::shared_ptr<Slot>>::iterator Next(bool in_finish_order) {
+    if (!in_finish_order) return !pending.empty() && pending.front()->done ? pending.begin() : pending.end();
+    auto best = pending.end();
+    for (auto it = pending.begin(); it != pending.end(); ++it)
+      if ((*it)->done && (best == pending.end() || (*it)->finished < (*best)->finished)) best = it;
+    return best;
+  }
+};
+
+void WriteAnswers(int fd, AnswerQueue* q, bool in_finish_order) {
+  std::unique_lock<std::mutex> lock(q->mu);
+  while (true) {
+    q->cv.wait(lock,
+               [&] { return q->Next(in_finish_order) != q->pending.end() || (!q->reading && q->pending.empty()); });
+    auto it = q->Next(in_finish_order);
+    if (it == q->pending.end()) return;  // the client left and nothing is pending
+    std::shared_ptr<Slot> slot = *it;
+    q->pending.erase(it);
+    if (slot->answer.hang_up) {
+      ::shutdown(fd, SHUT_RDWR);
+      return;
+    }
+    lock.unlock();
+    const bool sent = SendAll(fd, slot->answer.bytes);
+    lock.lock();
+    if (!sent) {
+      ::shutdown(fd, SHUT_RDWR);
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+void ServeInRequestOrder(int fd, const std::function<std::function<ClientAnswer()>()>& next_job, bool in_finish_order) {
+  auto q = std::make_shared<AnswerQueue>();
+  std::thread writer([fd, q, in_finish_order] { WriteAnswers(fd, q.get(), in_finish_order); });
+  while (std::function<ClientAnswer()> job = next_job()) {
+    auto slot = std::make_shared<Slot>();
+    {
+      std::unique_lock<std::mutex> lock(q->mu);
+      q->cv.wait(lock, [&] { return q->in_works < kMaxJobsPerClient; });
+      q->pending.push_back(slot);
+      ++q->in_works;
+    }
+    std::thread([q, slot, job = std::move(job)] {
+      ClientAnswer answer = job();
+      std::lock_guard<std::mutex> lock(q->mu);
+      slot->answer = std::move(answer);
+      slot->done = true;
+      slot->finished = ++q->finished;
+      --q->in_works;
+      q->cv.notify_all();
+    }).detach();
+  }
+  {
+    std::lock_guard<std::mutex> lock(q->mu);
+    q->reading = false;
+  }
+  q->cv.notify_all();
+  writer.join();
+  ::close(fd);
+}
 
 IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char* name, const char* help,
                                                int max_mutant) {

@@ -1,7 +1,8 @@
 // intermediary_net: what the reference intermediaries (ds-ref-relay,
-// ds-ref-proxy) share: a thread-per-client server loop on 127.0.0.1 and a
-// pool of connections to the origin, borrowed one request at a time and
-// reused across clients.
+// ds-ref-proxy, ds-ref-cache) share: a thread-per-client server loop on
+// 127.0.0.1, a client connection's answers written in request order while
+// its requests are worked on concurrently, and a pool of connections to
+// the origin, borrowed one request at a time and reused across clients.
 //
 // Deliberately standalone: plain C++20 and POSIX, no engine/ headers.
 #ifndef DUALSWARM_TESTS_SUTS_INTERMEDIARY_NET_H_
@@ -34,6 +35,24 @@ IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char
 // thread of its own with serve_client(fd), which closes fd. Returns only
 // when it cannot listen (exit status 1, after saying why as `name`).
 int ServeThreadPerClient(int port, const char* name, std::function<void(int fd)> serve_client);
+
+// What a client gets for one request: bytes, or the end of its connection.
+struct ClientAnswer {
+  std::string bytes;
+  bool hang_up = false;  // shut the connection down instead (after the answers before it)
+};
+
+// Requests one client may have in the works at once (one thread each);
+// reading waits while that many are.
+inline constexpr int kMaxJobsPerClient = 64;
+
+// Serves one client connection and closes fd: next_job() reads the next
+// request and returns the job that answers it (an empty function at the
+// connection's end); each job runs on a thread of its own, and the answers
+// are written in request order (in the order the jobs finish when
+// `in_finish_order`, a relay mutant). Jobs may outlive the connection.
+void ServeInRequestOrder(int fd, const std::function<std::function<ClientAnswer()>()>& next_job,
+                         bool in_finish_order = false);
 
 // Connections to the origin at 127.0.0.1:port, at most `most` open at
 // once, opened lazily; each carries one request at a time.

@@ -13,17 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "intermediary_net.h"
@@ -72,85 +68,28 @@ bool ReadLine(int fd, std::string* buf, std::string* line) {
   }
 }
 
-// One forwarded request: its answer once the origin gave it.
-struct Exchange {
-  bool done = false;
-  bool failed = false;
-  std::string answer;
-  uint64_t finished_order = 0;  // mutant 3
-};
-
-// One client connection's exchanges, shared with its forward threads
-// (which may outlive the connection when it ends early).
-struct Client {
-  std::mutex mu;  // guards everything below and the exchanges in `pending`
-  std::condition_variable cv;
-  std::deque<std::shared_ptr<Exchange>> pending;  // in request order
-  bool reading = true;
-};
-
 class Relay {
  public:
   explicit Relay(const Flags& f) : flags_(f), pool_(f.origin_port, f.origin_connections) {}
 
   void ServeClient(int fd) {
-    auto client = std::make_shared<Client>();
-    std::thread writer([this, fd, client] { WriteAnswers(fd, client.get()); });
     std::string buf, line;
-    while (ReadLine(fd, &buf, &line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty()) continue;
-      auto x = std::make_shared<Exchange>();
-      {
-        std::lock_guard<std::mutex> lock(client->mu);
-        client->pending.push_back(x);
-      }
-      std::thread([this, x, line, client] { Forward(line, x, client.get()); }).detach();
-    }
-    {
-      std::lock_guard<std::mutex> lock(client->mu);
-      client->reading = false;
-    }
-    client->cv.notify_all();
-    writer.join();
-    ::close(fd);
+    dsut::ServeInRequestOrder(
+        fd,
+        [&]() -> std::function<dsut::ClientAnswer()> {
+          do {
+            if (!ReadLine(fd, &buf, &line)) return nullptr;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+          } while (line.empty());
+          return [this, line] { return Forward(line); };
+        },
+        /*in_finish_order=*/flags_.mutant == 3);  // mutant 3: answers in completion order
   }
 
  private:
-  // Answers the client in request order (mutant 3: in completion order).
-  void WriteAnswers(int fd, Client* client) {
-    std::unique_lock<std::mutex> lock(client->mu);
-    auto& pending = client->pending;
-    while (true) {
-      client->cv.wait(lock,
-                      [&] { return NextDone(pending) != pending.end() || (!client->reading && pending.empty()); });
-      auto it = NextDone(pending);
-      if (it == pending.end()) return;  // the client left and nothing is pending
-      std::shared_ptr<Exchange> x = *it;
-      pending.erase(it);
-      if (x->failed) {  // the origin went away: so does the client (the reader sees EOF)
-        ::shutdown(fd, SHUT_RDWR);
-        return;
-      }
-      lock.unlock();
-      const bool sent = dsut::SendAll(fd, x->answer + "\n");
-      lock.lock();
-      if (!sent) {
-        ::shutdown(fd, SHUT_RDWR);
-        return;
-      }
-    }
-  }
-
-  std::deque<std::shared_ptr<Exchange>>::iterator NextDone(std::deque<std::shared_ptr<Exchange>>& pending) const {
-    if (flags_.mutant != 3) return !pending.empty() && pending.front()->done ? pending.begin() : pending.end();
-    auto best = pending.end();
-    for (auto it = pending.begin(); it != pending.end(); ++it)
-      if ((*it)->done && (best == pending.end() || (*it)->finished_order < (*best)->finished_order)) best = it;
-    return best;
-  }
-
-  void Forward(std::string line, std::shared_ptr<Exchange> x, Client* client) {
+  // The client's answer to `line`; when the origin went away, so does the
+  // client (its reader sees the end of the connection).
+  dsut::ClientAnswer Forward(std::string line) {
     if (flags_.mutant == 2) line = WithoutId(line);
     std::string answer;
     bool ok = Exchange1(line, &answer);
@@ -165,12 +104,7 @@ class Relay {
       else
         last_answer_ = answer;
     }
-    std::lock_guard<std::mutex> lock(client->mu);
-    x->done = true;
-    x->failed = !ok;
-    x->answer = std::move(answer);
-    x->finished_order = ++finished_;
-    client->cv.notify_all();
+    return dsut::ClientAnswer{answer + "\n", !ok};
   }
 
   // Sends one request on a pooled origin connection and reads its answer.
@@ -206,7 +140,6 @@ class Relay {
   dsut::OriginPool pool_;
   std::mutex last_mu_;  // guards last_answer_ (mutant 1)
   std::string last_answer_;
-  std::atomic<uint64_t> finished_{0};
 };
 
 }  // namespace
