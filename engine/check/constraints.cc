@@ -17,7 +17,7 @@ bool IsVarEqConst(const TermRef& c) {
 
 std::string Describe(const sym::Bindings& b) {
   std::vector<std::string> parts;
-  for (const auto& [id, t] : b) parts.push_back(absl::StrCat("#", id, " = ", sym::TermToString(t)));
+  for (const auto& [id, t] : b) parts.push_back(absl::StrCat("#", sym::VarIdText(id), " = ", sym::TermToString(t)));
   std::sort(parts.begin(), parts.end());
   return absl::StrJoin(parts, ", ");
 }

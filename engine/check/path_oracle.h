@@ -11,9 +11,10 @@
 #include <vector>
 
 #include <functional>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "engine/lang/interp.h"
-
 #include "engine/sym/solver.h"
 
 namespace dualswarm::check {
@@ -23,11 +24,24 @@ namespace dualswarm::check {
 // symbolic branches.
 class PathOracle : public lang::Oracle {
  public:
+  // Which step the handler runs for, when its `fresh` variables are to be
+  // numbered by it (sym::StepVarId): the request it takes, n on the
+  // clients' side or the origin's.
+  struct Step {
+    bool origin_side = false;
+    int64_t n = 0;
+  };
+
   // `poll` (may be empty) is asked during long handler runs whether the
-  // checker must stop (its time bound, cancellation).
+  // checker must stop (its time bound, cancellation). With `step`, the k-th
+  // `fresh` of a path is the step's variable k, the same in every
+  // explanation that takes the step, and next_fresh stays as it is (unless
+  // the step has too many to encode); without, variables are numbered from
+  // next_fresh on (a search that may take one request twice in an
+  // explanation, as a probe does, must number them so).
   PathOracle(sym::Solver* solver, const std::vector<sym::TermRef>* base_pc, int64_t next_fresh,
-             std::function<absl::Status()> poll = {})
-      : solver_(solver), base_pc_(base_pc), base_fresh_(next_fresh), poll_(std::move(poll)) {}
+             std::function<absl::Status()> poll = {}, std::optional<Step> step = std::nullopt)
+      : solver_(solver), base_pc_(base_pc), base_fresh_(next_fresh), poll_(std::move(poll)), step_(step) {}
 
   absl::Status Poll() override { return poll_ ? poll_() : absl::OkStatus(); }
 
@@ -36,6 +50,7 @@ class PathOracle : public lang::Oracle {
     added_.clear();
     pc_ = *base_pc_;
     next_fresh_ = base_fresh_;
+    step_fresh_ = 0;
     dead_ = false;
   }
   // Advances to the next unexplored choice vector; false when all are done.
@@ -59,7 +74,9 @@ class PathOracle : public lang::Oracle {
     return 0;
   }
   ir::Value Fresh(sym::Sort sort, lang::Loc loc) override {
-    return ir::Value::Sym(sym::MkVar(sort, next_fresh_++, absl::StrCat("fresh@", loc.line, ":", loc.col)));
+    int64_t id = step_ ? sym::StepVarId(step_->origin_side, step_->n, step_fresh_++) : -1;
+    if (id < 0) id = next_fresh_++;
+    return ir::Value::Sym(sym::MkVar(sort, id, absl::StrCat("fresh@", loc.line, ":", loc.col)));
   }
   bool Decide(const sym::TermRef& c, lang::Loc) override {
     bool can_true = solver_->MaybeSat(pc_, c);
@@ -93,6 +110,8 @@ class PathOracle : public lang::Oracle {
   const std::vector<sym::TermRef>* base_pc_;
   int64_t base_fresh_;
   std::function<absl::Status()> poll_;
+  std::optional<Step> step_;
+  int step_fresh_ = 0;  // the step's variables minted on this path
   std::vector<int> choices_, arity_;
   size_t pos_ = 0;
   std::vector<sym::TermRef> added_, pc_;

@@ -838,7 +838,14 @@ bool Search::Inert(const StepOutcome& o, size_t at_obs) const {
 // Runs the handler on request `r` from `p`'s state along every path; keeps
 // the paths that survive.
 absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, StepOutcomes* outcomes) {
-  PathOracle oracle(solver_, &p.pc, p.next_fresh, [this] { return PollTimeAndCancel(); });
+  // Outside a probe each request is taken once per explanation, so its
+  // step numbers its own variables (docs/checker.md: the memo).
+  std::optional<PathOracle::Step> step;
+  if (!is_probe_)
+    step = r.label >= kOriginLabelBase ? PathOracle::Step{true, r.label - kOriginLabelBase}
+                                       : PathOracle::Step{false, r.label};
+  PathOracle oracle(
+      solver_, &p.pc, p.next_fresh, [this] { return PollTimeAndCancel(); }, step);
   lang::StepOutput so;
   const Value conn = Value::Int(d);
   do {

@@ -29,7 +29,7 @@ class Intermediary {
         answer_(answer),
         opts_(opts),
         rng_(opts.seed),
-        oracle_(&rng_, &opts_.fresh_strings),
+        oracle_(&rng_, &opts_.fresh_strings, opts_.fresh_int_bound),
         interp_(&spec),
         globals_(spec.initial_globals),
         clients_(static_cast<size_t>(opts.connections)) {}

@@ -43,6 +43,7 @@ struct IntermediarySimOptions {
   double truncate_probability = 0.2;  // the trace is cut short with exchanges unfinished
   uint64_t seed = 1;
   std::vector<std::string> fresh_strings = {"\"a1\"", "\"b2\"", "x"};
+  int fresh_int_bound = 10;  // a `fresh int` is one of 0 ... bound - 1 (600 reaches HTTP's statuses)
 };
 
 absl::StatusOr<std::vector<check::Observation>> SimulateIntermediary(const lang::Spec& spec,

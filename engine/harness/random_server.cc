@@ -15,7 +15,7 @@ Value RandomOracle::Fresh(sym::Sort sort, lang::Loc) {
     case sym::Sort::kBool:
       return Value::Bool(Choose(2, {}) == 0);
     case sym::Sort::kInt:
-      return Value::Int(Choose(10, {}));
+      return Value::Int(Choose(fresh_int_bound_, {}));
     case sym::Sort::kString:
       return Value::String(
           (*fresh_strings_)[static_cast<size_t>(Choose(static_cast<int>(fresh_strings_->size()), {}))]);

@@ -21,8 +21,10 @@ using Rng = std::mt19937_64;
 
 class RandomOracle : public lang::Oracle {
  public:
-  // `fresh_strings`: what a `fresh string` may become (a few, so values repeat).
-  RandomOracle(Rng* rng, const std::vector<std::string>* fresh_strings) : rng_(rng), fresh_strings_(fresh_strings) {}
+  // `fresh_strings`: what a `fresh string` may become (a few, so values
+  // repeat); a `fresh int` becomes one of 0 ... fresh_int_bound - 1.
+  RandomOracle(Rng* rng, const std::vector<std::string>* fresh_strings, int fresh_int_bound = 10)
+      : rng_(rng), fresh_strings_(fresh_strings), fresh_int_bound_(fresh_int_bound) {}
   int Choose(int n, lang::Loc) override;
   ir::Value Fresh(sym::Sort sort, lang::Loc) override;
   // Concrete runs never meet symbolic conditions.
@@ -33,6 +35,7 @@ class RandomOracle : public lang::Oracle {
  private:
   Rng* rng_;
   const std::vector<std::string>* fresh_strings_;
+  const int fresh_int_bound_;
 };
 
 // What a client would see of a spec message: fields set to `none` are

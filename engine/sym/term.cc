@@ -242,10 +242,24 @@ std::string Bin(const TermRef& t, const char* op) {
 }
 }  // namespace
 
+int64_t StepVarId(bool origin_side, int64_t n, int k) {
+  constexpr int64_t kMaxN = int64_t{1} << 48;
+  constexpr int kMaxK = 4096;
+  if (n < 0 || n >= kMaxN || k < 0 || k >= kMaxK) return -1;
+  return kStepVarBase + (origin_side ? int64_t{1} << 61 : 0) + n * kMaxK + k;
+}
+
+std::string VarIdText(int64_t id) {
+  if (id < kStepVarBase) return absl::StrCat(id);
+  const bool origin_side = (id - kStepVarBase) >> 61 != 0;
+  const int64_t rest = (id - kStepVarBase) & ((int64_t{1} << 61) - 1);
+  return absl::StrCat(origin_side ? "o" : "", rest / 4096, ".", rest % 4096);
+}
+
 std::string TermToString(const TermRef& t) {
   switch (t->op) {
     case TermOp::kVar:
-      return absl::StrCat(t->sval.empty() ? "v" : t->sval, "#", t->ival);
+      return absl::StrCat(t->sval.empty() ? "v" : t->sval, "#", VarIdText(t->ival));
     case TermOp::kConstBool:
       return t->ival ? "true" : "false";
     case TermOp::kConstInt:

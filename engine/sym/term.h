@@ -67,6 +67,18 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a >= kSaturatedSi
 // Constructors. All fold constants; none throw. Sort errors are the caller's
 // job (the interpreter checks sorts before building).
 TermRef MkVar(Sort sort, int64_t id, std::string origin);
+
+// Variable ids from kStepVarBase up name the step that minted the variable:
+// the k-th `fresh` of the step that took request n of the clients' side (or
+// of the origin's), whichever explanation took it. The checker numbers
+// variables so (check::PathOracle) to meet explanations that took the same
+// steps in another order as equal. -1 when n or k is too large to encode
+// (n >= 2^48, k >= 4096): the caller numbers such variables otherwise.
+inline constexpr int64_t kStepVarBase = int64_t{1} << 62;
+int64_t StepVarId(bool origin_side, int64_t n, int k);
+// How an id reads in texts: "N", or for a step's variable "LABEL.K"
+// ("oN.K" on the origin's side).
+std::string VarIdText(int64_t id);
 TermRef MkBool(bool b);
 TermRef MkInt(int64_t i);
 TermRef MkString(std::string s);

@@ -631,4 +631,16 @@ TEST(EliminationTest, EliminationKeepsExactlyTheSolutionsOfTheLiveVariables) {
 }
 
 }  // namespace
+// A step's variables read by the step; ids beyond the encoding fall back.
+TEST(StepVarIdTest, EncodesTheStepAndReadsBack) {
+  EXPECT_EQ(VarIdText(7), "7");
+  EXPECT_EQ(VarIdText(StepVarId(false, 5, 0)), "5.0");
+  EXPECT_EQ(VarIdText(StepVarId(true, 12, 3)), "o12.3");
+  EXPECT_NE(StepVarId(false, 5, 1), StepVarId(true, 5, 1));
+  EXPECT_NE(StepVarId(false, 5, 1), StepVarId(false, 6, 1));
+  EXPECT_EQ(StepVarId(false, int64_t{1} << 48, 0), -1);
+  EXPECT_EQ(StepVarId(false, 1, 4096), -1);
+  EXPECT_EQ(TermToString(MkVar(Sort::kString, StepVarId(false, 9, 2), "fresh@3:4")), "fresh@3:4#9.2");
+}
+
 }  // namespace dualswarm::sym
