@@ -2,10 +2,13 @@
 #include "http_message.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+
+#include "sut_net.h"
 
 namespace dsut {
 
@@ -148,6 +151,26 @@ std::string EndToEndFields(const HttpMessage& m, bool keep_named) {
   for (const auto& [n, v] : m.fields)
     if (std::find(hop.begin(), hop.end(), n) == hop.end()) out += n + ": " + v + "\r\n";
   return out;
+}
+
+bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method,
+                        HttpMessage* response) {
+  const int fd = pool->Borrow();
+  if (fd < 0) return false;
+  HttpReader reader(fd);
+  if (!SendAll(fd, request) || !reader.Read(response, /*is_response=*/true, method)) {
+    ::close(fd);
+    pool->Release(-1);
+    return false;
+  }
+  const std::string* close = response->Field("connection");
+  if (reader.closed() || (close != nullptr && Lower(*close).find("close") != std::string::npos)) {
+    ::close(fd);
+    pool->Release(-1);
+  } else {
+    pool->Release(fd);
+  }
+  return true;
 }
 
 }  // namespace dsut

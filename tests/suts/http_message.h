@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "intermediary_net.h"
+
 namespace dsut {
 
 inline constexpr size_t kMaxHttpHead = 64 * 1024;
@@ -66,6 +68,12 @@ std::vector<std::string> HopByHop(const HttpMessage& m);
 // The message's fields less the hop-by-hop ones (less only the fixed ones
 // when `keep_named`), as header lines.
 std::string EndToEndFields(const HttpMessage& m, bool keep_named = false);
+
+// Sends `request` (a whole message) to the origin on a pooled connection
+// and reads its response to a request with `method`; gives the connection
+// back, or closes it when it broke or the response ended it. False when the
+// origin could not be reached or closed without a complete response.
+bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method, HttpMessage* response);
 
 }  // namespace dsut
 

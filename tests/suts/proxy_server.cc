@@ -106,22 +106,9 @@ class Proxy {
       out += "content-length: " + std::to_string(body.size()) + "\r\n";
     out += "\r\n" + body;
 
-    const int fd = pool_.Borrow();
-    if (fd < 0) return Status(502, "origin unreachable", method);
-    dsut::HttpReader reader(fd);
     HttpMessage r;
-    if (!dsut::SendAll(fd, out) || !reader.Read(&r, /*is_response=*/true, method)) {
-      ::close(fd);
-      pool_.Release(-1);
+    if (!dsut::ExchangeWithOrigin(&pool_, out, method, &r))
       return M(8) ? Status(200, "", method) : Status(502, "the origin closed without an answer", method);
-    }
-    const std::string* close = r.Field("connection");
-    if (reader.closed() || (close != nullptr && dsut::Lower(*close).find("close") != std::string::npos)) {
-      ::close(fd);
-      pool_.Release(-1);
-    } else {
-      pool_.Release(fd);
-    }
     std::string answer = r.start + "\r\n" + dsut::EndToEndFields(r, M(7)) + "via: 1.1 ds-ref-proxy\r\n";
     if (method != "HEAD") answer += "content-length: " + std::to_string(r.body.size()) + "\r\n";
     return answer + "\r\n" + (method == "HEAD" ? "" : r.body);
