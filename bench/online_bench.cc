@@ -112,23 +112,29 @@ void PrintThroughputHeader() {
   std::printf("| server | requests/s (sent, answered and checked) |\n|---|---:|\n");
 }
 
-// The relay and the HTTP forward proxy, the tester playing their origin.
-int Intermediaries(const std::string& src, const std::string& relay_bin, const std::string& proxy_bin, int seeds) {
+// The relay, the HTTP forward proxy and the HTTP cache, the tester
+// playing their origin.
+int Intermediaries(const std::string& src, const std::string& relay_bin, const std::string& proxy_bin,
+                   const std::string& cache_bin, int seeds) {
   auto relay = lang::LoadSpecFile(src + "/specs/examples/relay.dspec");
   auto proxy = lang::LoadSpecFile(src + "/specs/http_proxy.dspec");
-  if (!relay.ok() || !proxy.ok()) {
+  auto cache = lang::LoadSpecFile(src + "/specs/http_cache.dspec");
+  if (!relay.ok() || !proxy.ok() || !cache.ok()) {
     std::fprintf(stderr, "cannot load specs\n");
     return 2;
   }
   const std::string origin = " --origin-port {origin_port} --origin-connections 2";
   const Server relay_server{relay_bin, "jsonl", origin, 1};
   const Server proxy_server{proxy_bin, "http", origin, 1};
+  const Server cache_server{cache_bin, "http", origin, 1};
   PrintThroughputHeader();
   Throughput("ds-ref-relay (examples/relay.dspec)", *relay, relay_server);
   Throughput("ds-ref-proxy (http_proxy.dspec)", *proxy, proxy_server);
+  Throughput("ds-ref-cache (http_cache.dspec)", *cache, cache_server);
   bool ok = true;
   MutantTable("ds-ref-relay", *relay, relay_server, seeds, 1.0, &ok);
   MutantTable("ds-ref-proxy", *proxy, proxy_server, seeds, 1.0, &ok);
+  MutantTable("ds-ref-cache", *cache, cache_server, seeds, 1.0, &ok);
   std::printf("\nTarget (median under 1 s for every mutant, every seed finds it): %s\n", ok ? "MET" : "NOT MET");
   return 0;
 }
@@ -136,12 +142,12 @@ int Intermediaries(const std::string& src, const std::string& relay_bin, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 5 && std::string(argv[1]) == "--intermediaries")
-    return Intermediaries(argv[2], argv[3], argv[4], argc > 5 ? std::atoi(argv[5]) : 20);
+  if (argc >= 6 && std::string(argv[1]) == "--intermediaries")
+    return Intermediaries(argv[2], argv[3], argv[4], argv[5], argc > 6 ? std::atoi(argv[6]) : 20);
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: online_bench SOURCE_DIR WEBDAV_BIN KV_BIN [SEEDS]\n"
-                 "       online_bench --intermediaries SOURCE_DIR RELAY_BIN PROXY_BIN [SEEDS]\n");
+                 "       online_bench --intermediaries SOURCE_DIR RELAY_BIN PROXY_BIN CACHE_BIN [SEEDS]\n");
     return 2;
   }
   std::string src = argv[1], webdav = argv[2], kv = argv[3];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Intermediaries benchmark: time to find each mutant of the reference relay
-# and forward proxy, the tester playing their clients and their origin
+# Intermediaries benchmark: time to find each mutant of the reference relay,
+# forward proxy and cache, the tester playing their clients and their origin
 # (median/max over SEEDS seeds), and the tester's throughput against the
 # correct ones. Replaces the "## Intermediaries" section of
 # bench/RESULTS.md.
@@ -10,12 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 SEEDS=${SEEDS:-20}
-bench_build online_bench ds-ref-relay ds-ref-proxy
+bench_build online_bench ds-ref-relay ds-ref-proxy ds-ref-cache
 machine=$(bench_machine)
 date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 start=$(date +%s)
 out=$(build-bench/bench/online_bench --intermediaries "$PWD" "$PWD/build-bench/tests/suts/ds-ref-relay" \
-      "$PWD/build-bench/tests/suts/ds-ref-proxy" "$SEEDS")
+      "$PWD/build-bench/tests/suts/ds-ref-proxy" "$PWD/build-bench/tests/suts/ds-ref-cache" "$SEEDS")
 secs=$(( $(date +%s) - start ))
 section="## Intermediaries
 

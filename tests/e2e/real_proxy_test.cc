@@ -76,8 +76,12 @@ TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
   }
 }
 
-std::string ApacheLaunch(const std::string& via) {
-  return absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/apache_forward.sh {port} {dir} ", via);
+// Apache as a forward proxy with `ProxyVia via`, for `steps` requests.
+JobOptions ApacheJob(const std::string& via, uint64_t steps) {
+  JobOptions o = testing::JobOptionsFor(
+      absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/apache_forward.sh {port} {dir} ", via), "http", 1, steps);
+  o.origins = 1;
+  return o;
 }
 
 // Apache's mod_proxy as configured out of the box (ProxyVia Off) forwards
@@ -87,9 +91,7 @@ TEST(RealServers, ApacheForwardProxySendsNoViaByDefault) {
   ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2-bin is installed by scripts/setup.sh";
   auto spec = Shipped("http_proxy.dspec");
   ASSERT_NE(spec, nullptr);
-  JobOptions o = testing::JobOptionsFor(ApacheLaunch("Off"), "http", 1, 200);
-  o.origins = 1;
-  auto r = RunJob(spec, o);
+  auto r = RunJob(spec, ApacheJob("Off", 200));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
   // (Besides the missing Via, the reasons list how the request differs
@@ -106,9 +108,7 @@ TEST(RealServers, ApacheForwardProxyWithViaPasses) {
   ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2-bin is installed by scripts/setup.sh";
   auto spec = Shipped("http_proxy.dspec");
   ASSERT_NE(spec, nullptr);
-  JobOptions o = testing::JobOptionsFor(ApacheLaunch("On"), "http", 1, 1000);
-  o.origins = 1;
-  auto r = RunJob(spec, o);
+  auto r = RunJob(spec, ApacheJob("On", 1000));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
 }
