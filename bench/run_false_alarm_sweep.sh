@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # False-alarm sweep: the online tester against the *correct* reference
-# servers (webdav, kv, queue) for SEEDS seeds each, and the relay and the
-# HTTP forward proxy (intermediaries: the tester plays their origin too)
-# for RELAY_SEEDS each, default response
+# servers (webdav, kv, queue) for SEEDS seeds each, and the relay, the
+# HTTP forward proxy and the HTTP cache (intermediaries: the tester plays
+# their origin too) for RELAY_SEEDS each, default response
 # timeout, swarm feature masks from the seed. A correct server must never
 # get a finding; an INCONCLUSIVE run (a checker bound) is counted apart.
 # Replaces the "## False-alarm sweep" section of bench/RESULTS.md and exits
@@ -16,7 +16,7 @@ SEEDS=${SEEDS:-100}
 STEPS=${STEPS:-2000}
 RELAY_SEEDS=${RELAY_SEEDS:-20}
 OUT_DIR=${OUT_DIR:-/tmp/ds-false-alarm-sweep}
-bench_build dualswarm ds-ref-webdav ds-ref-kv ds-ref-queue ds-ref-relay ds-ref-proxy
+bench_build dualswarm ds-ref-webdav ds-ref-kv ds-ref-queue ds-ref-relay ds-ref-proxy ds-ref-cache
 bin="$PWD/$BENCH_BUILD_DIR"
 mkdir -p "$OUT_DIR"
 machine=$(bench_machine)
@@ -61,6 +61,8 @@ rows+=$(sweep queue queue.dspec jsonl 4)$'\n'
 rows+=$(sweep relay examples/relay.dspec jsonl 4 "$RELAY_SEEDS" "--origin-port {origin_port} --origin-connections 2" \
   "--origins 1")$'\n'
 rows+=$(sweep proxy http_proxy.dspec http 4 "$RELAY_SEEDS" "--origin-port {origin_port} --origin-connections 2" \
+  "--origins 1")$'\n'
+rows+=$(sweep cache http_cache.dspec http 4 "$RELAY_SEEDS" "--origin-port {origin_port} --origin-connections 2" \
   "--origins 1")$'\n'
 section="## False-alarm sweep
 
