@@ -137,6 +137,17 @@ inline int PortAfter(const std::string& log, const std::string& marker) {
   return absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) ? port : 0;
 }
 
+// How many requests a counterexample the CLI printed ("input: N requests
+// (...)") has after shrinking, or -1 when it printed none.
+inline int ShrunkRequests(const std::string& cli_out) {
+  const std::string marker = "input: ";
+  const size_t at = cli_out.find(marker);
+  if (at == std::string::npos) return -1;
+  int n = -1;
+  const std::string rest = cli_out.substr(at + marker.size());
+  return absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &n) ? n : -1;
+}
+
 // The pids of `parent`'s children (from /proc).
 inline std::vector<pid_t> ChildrenOf(pid_t parent) {
   std::vector<pid_t> out;
