@@ -111,6 +111,12 @@ class OriginPending {
     if (data_ == nullptr) return;
     for (const auto& e : data_->pool) f(e);
   }
+  // Calls f(ch, tag) for every tag an origin channel carries.
+  template <typename F>
+  void ForEachTag(F f) const {
+    if (data_ == nullptr) return;
+    for (const auto& t : data_->tags) f(t.ch, t.tag);
+  }
   // Calls f(PoolEntry&) for every pool entry, on this explanation's own copy.
   template <typename F>
   void ForEachPoolEntryMutable(F f) {

@@ -659,10 +659,7 @@ absl::Status Search::ConsumeOne(Frame& f, Task& t) {
     CandidateChannels(t.e, f.obs, !crashed_covered, &candidates_);
     model_->Consumable(log_, t.e.consumed, f.obs, candidates_, cons.get());
     if (cons->empty()) {
-      RecordDeath(f.obs, t.e,
-                  "the spec's server produced no response on this connection for the "
-                  "requests it has taken (it sends nothing there)",
-                  "", "");
+      RecordDeath(f.obs, t.e, NoResponseReason(t.e), "", "");
       return absl::OkStatus();
     }
     OrderChannels(obs_channel_[f.obs], t.e, f.obs, cons.get());
@@ -690,6 +687,24 @@ absl::Status Search::ConsumeOne(Frame& f, Task& t) {
   }
   if (t.next_k < cons.size()) Enqueue(f, std::move(t));
   return absl::OkStatus();
+}
+
+// Why explanation e cannot give the response being explained: its server
+// took every request it may take so far and owes nothing on the response's
+// connection. An intermediary's explanation that has requests out with the
+// origin says so: the response could only follow an origin answer (a cache
+// answering from a store the spec says it no longer holds reads this way).
+std::string Search::NoResponseReason(const Explanation& e) const {
+  std::string why =
+      "the spec's server produced no response on this connection for the requests it has taken (it sends nothing "
+      "there)";
+  size_t out_with_origin = e.origin.PoolSize();
+  e.origin.ForEachTag([&](size_t, const Value&) { ++out_with_origin; });
+  if (out_with_origin > 0)
+    absl::StrAppend(&why, "; ", out_with_origin, out_with_origin == 1 ? " request" : " requests",
+                    " it sent the origin ", out_with_origin == 1 ? "awaits" : "await",
+                    " an answer, so a response here could only follow one");
+  return why;
 }
 
 // Takes channel d's next input from task t's explanation (Expand) and puts

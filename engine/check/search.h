@@ -220,6 +220,7 @@ class Search {
   static int PoolAlternative(size_t j) { return -1 - static_cast<int>(j); }
   static size_t PoolIndex(int alternative) { return static_cast<size_t>(-1 - alternative); }
   bool MatchPool(const Frame& f, const Explanation& e, size_t j, Explanation* out);
+  std::string NoResponseReason(const Explanation& e) const;
   absl::Status ConsumeOne(Frame& f, Task& t);  // puts t back on f.work while it has channels left
   absl::StatusOr<bool> EnqueueChildren(Frame& f, Task& t, int d, bool probe_child);
   absl::Status PollTimeAndCancel() const;
