@@ -85,30 +85,5 @@ TEST(RealServers, NginxCacheServesWhatAnUnsafeRequestInvalidated) {
   EXPECT_TRUE(unsafe_before) << testing::DescribeJobResult(r);
 }
 
-// squid as an accelerator (memory cache) keeps RFC 9111 as the spec reads
-// it: it answers from its store with Age, revalidates with If-None-Match,
-// merges 304s into what it holds, and invalidates after unsafe methods. It
-// also serves a stale response with a Warning when revalidation gets a 5xx
-// (allowed: RFC 9111 §4.3.3), and retries idempotent requests the origin
-// closed on.
-TEST(RealServers, SquidCacheKeepsRfc9111) {
-  ASSERT_EQ(::access("/usr/sbin/squid", X_OK), 0) << "squid is installed by scripts/setup.sh";
-  const std::string launch =
-      absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/squid_cache.sh {port} {origin_port} {dir}");
-  for (uint64_t seed = 1; seed <= 2; ++seed) {
-    const JobResult r = RunCache(Shipped("http_cache.dspec"), launch, seed, 1000);
-    ASSERT_EQ(r.outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(r);
-    size_t hits = 0, conditionals = 0;
-    for (const check::Observation& o : r.trace) {
-      const ir::Value* headers = o.msg.Find("headers");
-      if (headers == nullptr) continue;
-      hits += o.side == check::Side::kClient && headers->Find("age") != nullptr;
-      conditionals += o.side == check::Side::kOrigin && headers->Find("if-none-match") != nullptr;
-    }
-    EXPECT_GE(hits, 50u) << "seed " << seed << ": squid answers from its store";
-    EXPECT_GE(conditionals, 20u) << "seed " << seed << ": squid revalidates";
-  }
-}
-
 }  // namespace
 }  // namespace dualswarm::workers
