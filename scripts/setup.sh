@@ -16,6 +16,7 @@ PACKAGES=(
   etcd-server           # a real etcd the tests run the tester against (the grpc adapter)
   tinyproxy-bin         # real forward proxies the tests run the tester against (specs/http_proxy.dspec)
   squid apache2-bin
+  varnish               # a real reverse-proxy cache the tests run the tester against (specs/http_cache.dspec)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.
@@ -44,10 +45,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  # nginx, postgresql, prometheus, squid and apache2 are installed as programs for
-  # the tests to start on 127.0.0.1; keep their packages from starting
-  # system services (nginx on :80, prometheus on :9090, squid on :3128, all
-  # interfaces) while installing.
+  # nginx, postgresql, prometheus, squid, apache2 and varnish are installed as
+  # programs for the tests to start on 127.0.0.1; keep their packages from
+  # starting system services (nginx on :80, prometheus on :9090, squid on
+  # :3128, varnish on :6081, all interfaces) while installing.
   policy_rc=/usr/sbin/policy-rc.d
   own_policy=0
   if [ ! -e "$policy_rc" ]; then
