@@ -157,6 +157,9 @@ void Search::Append(Observation o, int ch, Origin origin) {
 void Search::NoteChannel(size_t ch) {
   settled_name_[ch] = ch;
   if (IsOrigin(ch)) return;  // never optional: its answers may be taken after it closed
+  // An intermediary's client requests show on the origin side when taken
+  // (what it forwards), so a closed client channel is never optional there.
+  if (has_origin_role_) return;
   const auto& requests = log_.per_channel[ch];
   const bool unanswered = static_cast<size_t>(answered_[ch]) < requests.size();
   if (closed_at_[ch] == kNoClose || !unanswered) {
