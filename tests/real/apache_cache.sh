@@ -11,6 +11,7 @@
 # unless VIA is given (On: a Via in both directions).
 # Usage: apache_cache.sh PORT ORIGIN_PORT DIR [VIA]
 set -eu
+. "$(dirname "$0")/conf_preludes.sh"
 port=$1
 origin_port=$2
 dir=$3
@@ -22,20 +23,9 @@ mkdir -p "$dir/logs" "$dir/cache"
 chmod o+x "$dir"
 chown nobody "$dir/cache"
 cat > "$dir/httpd.conf" <<CONF
-ServerRoot "$dir"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile "$dir/logs/httpd.pid"
-ErrorLog "$dir/logs/error.log"
-LogLevel warn
-LoadModule mpm_event_module $mods/mod_mpm_event.so
-LoadModule authz_core_module $mods/mod_authz_core.so
-LoadModule proxy_module $mods/mod_proxy.so
-LoadModule proxy_http_module $mods/mod_proxy_http.so
+$(apache_prelude "$port" "$dir")
 LoadModule cache_module $mods/mod_cache.so
 LoadModule cache_disk_module $mods/mod_cache_disk.so
-User nobody
-Group nogroup
 ProxyPass "/" "http://127.0.0.1:$origin_port/"
 ProxyVia $via
 CacheEnable disk "/"

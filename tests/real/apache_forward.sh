@@ -7,25 +7,15 @@
 # unless VIA is given (On: Apache adds a Via in both directions).
 # Usage: apache_forward.sh PORT DIR [VIA]
 set -eu
+. "$(dirname "$0")/conf_preludes.sh"
 port=$1
 dir=$2
 via=${3:-Off}
 mods=/usr/lib/apache2/modules
 mkdir -p "$dir/logs"
 cat > "$dir/httpd.conf" <<CONF
-ServerRoot "$dir"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile "$dir/logs/httpd.pid"
-ErrorLog "$dir/logs/error.log"
-LogLevel warn
-LoadModule mpm_event_module $mods/mod_mpm_event.so
-LoadModule authz_core_module $mods/mod_authz_core.so
+$(apache_prelude "$port" "$dir")
 LoadModule authz_host_module $mods/mod_authz_host.so
-LoadModule proxy_module $mods/mod_proxy.so
-LoadModule proxy_http_module $mods/mod_proxy_http.so
-User nobody
-Group nogroup
 ProxyRequests On
 ProxyVia $via
 <Proxy "*">

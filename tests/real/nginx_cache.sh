@@ -9,6 +9,7 @@
 # proxy_set_header does it).
 # Usage: nginx_cache.sh PORT ORIGIN_PORT DIR [VIA]
 set -eu
+. "$(dirname "$0")/conf_preludes.sh"
 port=$1
 origin_port=$2
 dir=$3
@@ -16,21 +17,7 @@ mkdir -p "$dir/cache" "$dir/tmp" "$dir/logs"
 via=""
 if [ "${4:-off}" = on ]; then via="proxy_set_header Via \"1.1 ds-nginx\";"; fi
 cat > "$dir/nginx.conf" <<CONF
-daemon off;
-master_process off;
-user root;
-worker_processes 1;
-error_log $dir/logs/error.log warn;
-pid $dir/nginx.pid;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp;
-  proxy_temp_path $dir/tmp;
-  fastcgi_temp_path $dir/tmp;
-  uwsgi_temp_path $dir/tmp;
-  scgi_temp_path $dir/tmp;
-  keepalive_requests 100000;
+$(nginx_prelude "$dir")
   proxy_cache_path $dir/cache keys_zone=ds:1m;
   upstream origin {
     server 127.0.0.1:$origin_port;

@@ -3,25 +3,12 @@
 # state under DIR (config, document root, logs), in the foreground.
 # Usage: nginx_webdav.sh PORT DIR
 set -eu
+. "$(dirname "$0")/conf_preludes.sh"
 port=$1
 dir=$2
 mkdir -p "$dir/root" "$dir/tmp" "$dir/logs"
 cat > "$dir/nginx.conf" <<CONF
-daemon off;
-master_process off;
-user root;
-worker_processes 1;
-error_log $dir/logs/error.log warn;
-pid $dir/nginx.pid;
-events { worker_connections 512; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp;
-  proxy_temp_path $dir/tmp;
-  fastcgi_temp_path $dir/tmp;
-  uwsgi_temp_path $dir/tmp;
-  scgi_temp_path $dir/tmp;
-  keepalive_requests 100000;
+$(nginx_prelude "$dir")
   server {
     listen 127.0.0.1:$port;
     root $dir/root;

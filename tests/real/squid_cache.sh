@@ -6,6 +6,7 @@
 # /etc/squid/squid.conf). Its Via names it "ds-squid".
 # Usage: squid_cache.sh PORT ORIGIN_PORT DIR
 set -eu
+. "$(dirname "$0")/conf_preludes.sh"
 port=$1
 origin_port=$2
 dir=$3
@@ -14,17 +15,9 @@ chown -R proxy:proxy "$dir/logs" 2>/dev/null || true
 cat > "$dir/squid.conf" <<CONF
 http_port 127.0.0.1:$port accel defaultsite=origin-0 no-vhost
 cache_peer 127.0.0.1 parent $origin_port 0 no-query no-digest originserver name=origin
-acl local src 127.0.0.1/32
-http_access allow local
-http_access deny all
 cache_peer_access origin allow all
 never_direct allow all
 cache_mem 16 MB
-visible_hostname ds-squid
-pid_filename $dir/logs/squid.pid
-cache_log $dir/logs/cache.log
-access_log none
-coredump_dir $dir/logs
-shutdown_lifetime 0 seconds
+$(squid_common "$dir")
 CONF
 exec squid -N -f "$dir/squid.conf"
