@@ -1,8 +1,8 @@
 // Test helper for tests that run one job in-process (workers::RunJob)
-// against a launched system under test: the job options most of them use,
-// a readable account of a result for assertion messages (outcome, reason,
-// the last 12 observations, and the rejection when there is one), and the
-// counterexample a run saved.
+// against a launched system under test: the job options most of them use
+// (for a server, or an intermediary), a readable account of a result for
+// assertion messages (outcome, reason, the last 12 observations, and the
+// rejection when there is one), and the counterexample a run saved.
 // Header-only.
 #ifndef DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
 #define DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
@@ -29,6 +29,14 @@ inline workers::JobOptions JobOptionsFor(const std::string& launch, const std::s
   o.exec.steps = steps;
   o.exec.connections = 4;
   o.exec.max_in_flight = 4;
+  return o;
+}
+
+// The same for an intermediary: the tester also plays one origin.
+inline workers::JobOptions IntermediaryJobOptionsFor(const std::string& launch, const std::string& adapter,
+                                                     uint64_t seed, uint64_t steps) {
+  workers::JobOptions o = JobOptionsFor(launch, adapter, seed, steps);
+  o.origins = 1;
   return o;
 }
 

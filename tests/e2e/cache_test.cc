@@ -24,8 +24,7 @@ std::string RefCache(int mutant, int origin_connections) {
 }
 
 JobOptions CacheJob(int mutant, int origin_connections, uint64_t seed, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(RefCache(mutant, origin_connections), "http", seed, steps);
-  o.origins = 1;
+  JobOptions o = testing::IntermediaryJobOptionsFor(RefCache(mutant, origin_connections), "http", seed, steps);
   return o;
 }
 

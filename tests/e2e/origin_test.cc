@@ -23,8 +23,7 @@ std::string RefRelay(int mutant, int origin_connections) {
 }
 
 JobOptions RelayJob(int mutant, int origin_connections, uint64_t seed, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(RefRelay(mutant, origin_connections), "jsonl", seed, steps);
-  o.origins = 1;
+  JobOptions o = testing::IntermediaryJobOptionsFor(RefRelay(mutant, origin_connections), "jsonl", seed, steps);
   return o;
 }
 
@@ -75,8 +74,7 @@ TEST(Intermediaries, TheOriginRoleAndOriginEndpointsGoTogether) {
   auto r = RunJob(relay, without);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(r.status().message(), "--origins N")) << r.status();
-  JobOptions kv = testing::JobOptionsFor(absl::StrCat(DS_REF_KV, " --port {port}"), "jsonl", 1, 10);
-  kv.origins = 1;
+  JobOptions kv = testing::IntermediaryJobOptionsFor(absl::StrCat(DS_REF_KV, " --port {port}"), "jsonl", 1, 10);
   r = RunJob(Shipped("kv.dspec"), kv);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(r.status().message(), "has no origin role")) << r.status();

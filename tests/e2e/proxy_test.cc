@@ -24,8 +24,7 @@ std::string RefProxy(int mutant, int origin_connections) {
 }
 
 JobOptions ProxyJob(int mutant, int origin_connections, uint64_t seed, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(RefProxy(mutant, origin_connections), "http", seed, steps);
-  o.origins = 1;
+  JobOptions o = testing::IntermediaryJobOptionsFor(RefProxy(mutant, origin_connections), "http", seed, steps);
   return o;
 }
 

@@ -25,8 +25,7 @@ std::string NginxLaunch(bool via) {
 }
 
 JobResult RunCache(std::shared_ptr<const lang::Spec> spec, const std::string& launch, uint64_t seed, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(launch, "http", seed, steps);
-  o.origins = 1;
+  JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, steps);
   auto r = RunJob(std::move(spec), o);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *std::move(r) : JobResult{};

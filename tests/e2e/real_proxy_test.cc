@@ -25,8 +25,7 @@ TEST(RealServers, TinyproxyForwardsAndRelaysAsRfc9110Says) {
   ASSERT_NE(spec, nullptr);
   const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/tinyproxy_forward.sh {port} {dir}");
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    JobOptions o = testing::JobOptionsFor(launch, "http", seed, 1000);
-    o.origins = 1;
+    JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, 1000);
     o.exec.max_in_flight_per_connection = 1;
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
@@ -58,8 +57,7 @@ TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
   ASSERT_NE(spec, nullptr);
   const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/squid_forward.sh {port} {dir}");
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    JobOptions o = testing::JobOptionsFor(launch, "http", seed, 1000);
-    o.origins = 1;
+    JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, 1000);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
@@ -78,9 +76,8 @@ TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
 
 // Apache as a forward proxy with `ProxyVia via`, for `steps` requests.
 JobOptions ApacheJob(const std::string& via, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(
+  JobOptions o = testing::IntermediaryJobOptionsFor(
       absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/apache_forward.sh {port} {dir} ", via), "http", 1, steps);
-  o.origins = 1;
   return o;
 }
 
