@@ -3,7 +3,9 @@
 // origin that run the spec's own gens, is accepted, whatever the simulated
 // cache chose: store or not, hit or forward, conditional or not) and
 // sensitivity (a hit that should have been a miss, a changed body or a
-// missing Age is rejected).
+// missing Age is rejected). With DS_DUMP_TRACES=DIR set, each simulated
+// trace is also written to DIR/cache-SEED.jsonl, to study one with
+// `dualswarm check`.
 #include <cstdlib>
 #include <fstream>
 #include <string>
