@@ -162,7 +162,18 @@ std::string CounterexampleToJson(const Counterexample& cx) {
     }
     absl::StrAppend(&out, ",\"after\":[", absl::StrJoin(item.after, ","), "]}");
   }
-  out += "],\"trace\":[";
+  out += "]";
+  if (!cx.origin_answers.empty()) {
+    out += ",\"origin_answers\":[";
+    for (size_t i = 0; i < cx.origin_answers.size(); ++i) {
+      const OriginAnswerItem& a = cx.origin_answers[i];
+      absl::StrAppend(&out, i ? "," : "", "{\"key\":");
+      ir::AppendJsonString(a.key, &out);
+      absl::StrAppend(&out, ",\"nth\":", a.nth, ",\"answer\":", ir::ToJson(a.answer), "}");
+    }
+    out += "]";
+  }
+  out += ",\"trace\":[";
   for (size_t i = 0; i < cx.trace.size(); ++i)
     absl::StrAppend(&out, i ? "," : "", check::ObservationToJson(cx.trace[i]));
   out += "],\"verdict\":{\"kind\":";
@@ -193,6 +204,35 @@ std::string CounterexampleToJson(const Counterexample& cx) {
                   "},\"replays\":{\"verified\":", cx.replays_verified, ",\"reproduced\":", cx.replays_reproduced, "}}");
   return out;
 }
+
+namespace {
+
+// Most origin answers a counterexample may carry, and the longest key.
+constexpr size_t kMaxOriginAnswers = 100'000;
+constexpr size_t kMaxOriginKeyBytes = 4096;
+
+// "origin_answers" (optional): [{"key": STRING, "nth": N >= 0, "answer": MAP}].
+absl::Status ReadOriginAnswers(const Value& v, Counterexample* cx) {
+  const Value* list = v.Find("origin_answers");
+  if (list == nullptr) return absl::OkStatus();
+  if (!list->is_list() || list->as_list().size() > kMaxOriginAnswers)
+    return absl::InvalidArgumentError(
+        absl::StrCat("counterexample \"origin_answers\" must be a list of at most ", kMaxOriginAnswers, " answers"));
+  for (const Value& item : list->as_list()) {
+    const Value* key = item.Find("key");
+    const Value* nth = item.Find("nth");
+    const Value* answer = item.Find("answer");
+    if (key == nullptr || !key->is_string() || key->as_string().size() > kMaxOriginKeyBytes || nth == nullptr ||
+        !nth->is_int() || nth->as_int() < 0 || answer == nullptr || !answer->is_map())
+      return absl::InvalidArgumentError(absl::StrCat("counterexample origin answer ", cx->origin_answers.size(),
+                                                     ": needs \"key\" (a string of at most ", kMaxOriginKeyBytes,
+                                                     " bytes), \"nth\" (0 or more) and \"answer\" (an object)"));
+    cx->origin_answers.push_back({key->as_string(), nth->as_int(), *answer});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   auto parsed = ir::ParseJson(text);
@@ -281,6 +321,7 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
           in.after.push_back(static_cast<int>(x.as_int()));
     cx.input.push_back(std::move(in));
   }
+  if (absl::Status s = ReadOriginAnswers(v, &cx); !s.ok()) return s;
   for (const auto& o : trace->as_list()) {
     auto obs = check::ObservationFromValue(o);
     if (!obs.ok()) return absl::InvalidArgumentError(absl::StrCat("counterexample trace: ", obs.status().message()));

@@ -48,7 +48,10 @@ struct Counterexample {
   std::vector<std::string> nemesis_faults;
   int64_t nemesis_interval_ms = 1000;
   int64_t nemesis_duration_ms = 300;
-  std::vector<InputItem> input;           // shrunk test input
+  std::vector<InputItem> input;  // shrunk test input
+  // An intermediary's: the answers the tester gave as the origin, which a
+  // replay gives again (origin_answers.h).
+  std::vector<OriginAnswerItem> origin_answers;
   std::vector<check::Observation> trace;  // last failing run
   Verdict verdict;
   std::string signature;     // 16 hex digits

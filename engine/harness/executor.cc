@@ -221,7 +221,8 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       rng_(options.seed),
       outstanding_(static_cast<size_t>(options.connections)),
       origin_gen_(OriginGenOf(*spec_, options.origin_gen)),
-      origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull) {}
+      origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
+      origin_book_(options.origin_answers) {}
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,
                                                            const ExecutorOptions& options) {
@@ -464,12 +465,11 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
         absl::StrCat("the SUT sent a request to the origin, but spec '", spec_->name, "' has no origin role"));
   const int64_t label = next_origin_label_;
   next_origin_label_ += 2;
-  lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
-  Gen gen(&origin_rng_, &opts_.mask, &messages_);
-  absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);
-  if (!jexpr.ok()) return jexpr.status();
-  absl::StatusOr<Value> answer = ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
+  const std::string key = OriginRequestKey(msg);
+  const int64_t nth = origin_book_.Seen(key);
+  absl::StatusOr<Value> answer = OriginAnswerTo(key, msg);
   if (!answer.ok()) return answer.status();
+  origin_answers_given_.push_back({key, nth, *answer});
   const bool hold = std::uniform_real_distribution<double>(0, 1)(origin_rng_) < opts_.origin_hold_probability;
   const int64_t due = t_ns + (hold ? std::uniform_int_distribution<int64_t>(0, kMaxOriginHoldNs)(origin_rng_) : 0);
   origin_queue_[oconn].push_back({label + 1, std::move(*answer), due});
@@ -481,6 +481,17 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
   o.msg = std::move(msg);
   o.t = t_ns;
   return Record(std::move(o));
+}
+
+// The answer kept for the request's key and occurrence (a rerun), else
+// the origin gen's.
+absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg) {
+  if (std::optional<Value> kept = origin_book_.Next(key)) return *std::move(kept);
+  lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
+  Gen gen(&origin_rng_, &opts_.mask, &messages_);
+  absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);
+  if (!jexpr.ok()) return jexpr.status();
+  return ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
 }
 
 std::optional<OriginAnswer> Executor::NextOriginAnswer(int64_t t_ns) {

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "engine/check/checker.h"
+#include "engine/harness/origin_answers.h"
 #include "engine/ir/jexpr.h"
 #include "engine/lang/spec.h"
 
@@ -83,6 +84,9 @@ struct ExecutorOptions {
   // `seed`), so the requests generated do not depend on them.
   std::string origin_gen;
   double origin_hold_probability = 0.25;
+  // A rerun's origin answers: a request gets the answer kept for its key
+  // and occurrence (origin_answers.h) before the origin gen is asked.
+  std::vector<OriginAnswerItem> origin_answers;
 };
 
 // Longest an origin answer is held back (ExecutorOptions).
@@ -200,10 +204,13 @@ class Executor {
   size_t in_flight() const;
   const std::vector<check::Observation>& observations() const { return observations_; }
   const std::vector<InputItem>& inputs() const { return inputs_; }
+  // The origin answers this run gave (kept or generated), for a rerun.
+  const std::vector<OriginAnswerItem>& origin_answers() const { return origin_answers_given_; }
   const ExecutorOptions& options() const { return opts_; }
 
  private:
   bool NextAvailable(int* conn) const;
+  absl::StatusOr<ir::Value> OriginAnswerTo(const std::string& key, const ir::Value& msg);
   absl::Status Record(check::Observation o);  // into the trace and the checker
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
@@ -236,6 +243,8 @@ class Executor {
   std::mt19937_64 origin_rng_;
   int64_t next_origin_label_ = 1;
   absl::flat_hash_map<int, std::deque<QueuedAnswer>> origin_queue_;
+  OriginAnswerBook origin_book_;                        // the answers a rerun keeps
+  std::vector<OriginAnswerItem> origin_answers_given_;  // what this run answered
 };
 
 }  // namespace dualswarm::harness

@@ -178,6 +178,7 @@ class JobLoop {
     if (res_.outcome == Outcome::kPassed) ClassifyVerdict();
     res_.trace = ex_.observations();
     res_.inputs = ex_.inputs();
+    res_.origin_answers = ex_.origin_answers();
     res_.stats = ex_.checker_stats();
     res_.sent = ex_.sent_count();
     res_.received = ex_.received_count();

@@ -69,10 +69,11 @@ bool IsSutFault(Outcome o);
 
 struct JobResult {
   Outcome outcome = Outcome::kPassed;
-  std::string reason;                      // one paragraph for humans
-  check::Verdict verdict;                  // the checker's verdict (safety rejections)
-  std::vector<check::Observation> trace;   // everything observed
-  std::vector<harness::InputItem> inputs;  // the test input (J-expressions)
+  std::string reason;                                     // one paragraph for humans
+  check::Verdict verdict;                                 // the checker's verdict (safety rejections)
+  std::vector<check::Observation> trace;                  // everything observed
+  std::vector<harness::InputItem> inputs;                 // the test input (J-expressions)
+  std::vector<harness::OriginAnswerItem> origin_answers;  // what the tester answered as the origin
   check::CheckerStats stats;
   double seconds = 0;
   uint64_t sent = 0, received = 0;

@@ -55,6 +55,7 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.nemesis.interval_ms = cx.nemesis_interval_ms;
   o.nemesis.duration_ms = cx.nemesis_duration_ms;
   o.exec.replay = input;
+  o.exec.origin_answers = cx.origin_answers;
   return o;
 }
 
@@ -121,6 +122,7 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.verdict = VerdictOf(result);
   cx.signature = harness::ComputeSignature(cx.verdict, result.trace);
   cx.input = result.inputs;
+  cx.origin_answers = result.origin_answers;
   cx.trace = result.trace;
   cx.original_size = result.inputs.size();
   cx.shrunk_size = result.inputs.size();
@@ -149,6 +151,7 @@ class FindingShrinker {
         job_(job),
         options_(options),
         cx_(std::move(cx)),
+        found_origin_answers_(cx_.origin_answers),
         failure_class_(harness::FailureClass(cx_.verdict, cx_.trace)),
         start_(std::chrono::steady_clock::now()) {
     so_.max_reruns = options.max_reruns;
@@ -181,9 +184,20 @@ class FindingShrinker {
   }
 
  private:
+  // A rerun of `input`, answering as the origin did when the finding was
+  // made (a counterexample keeps only what its own run used).
+  JobOptions OptionsFor(const std::vector<harness::InputItem>& input) const {
+    JobOptions o = RerunOptions(cx_, input, job_);
+    o.exec.origin_answers = found_origin_answers_;
+    return o;
+  }
+
   // One candidate run: reproduced when it fails in the same class.
   absl::StatusOr<harness::RerunOutcome> Rerun(const std::vector<harness::InputItem>& input) {
-    auto r = RunRerun(spec_, RerunOptions(cx_, input, job_));
+    return RerunWith(OptionsFor(input));
+  }
+  absl::StatusOr<harness::RerunOutcome> RerunWith(const JobOptions& options) {
+    auto r = RunRerun(spec_, options);
     if (!r.ok()) return r.status();
     harness::RerunOutcome out = FailedRun(*r);
     out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, r->trace) == failure_class_;
@@ -208,6 +222,7 @@ class FindingShrinker {
     // spec location it names is the one this bug always reaches.
     out->signature = harness::ComputeSignature(out->verdict, out->trace);
     out->shrink_complete = shrunk->complete;
+    out->origin_answers = harness::OriginAnswersUsedBy(found_origin_answers_, out->trace);
     return VerifyReplays(out);
   }
 
@@ -237,7 +252,7 @@ class FindingShrinker {
   absl::Status VerifyReplays(harness::Counterexample* out) {
     int same = 0;
     for (int i = 0; i < options_.verify; ++i) {
-      auto r = Rerun(out->input);
+      auto r = RerunWith(RerunOptions(*out, out->input, job_));  // as `dualswarm replay` will
       if (!r.ok()) return r.status();
       same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
     }
@@ -253,7 +268,7 @@ class FindingShrinker {
   // server's order is then fixed and the result does not race.
   absl::Status TrySequential(const std::vector<harness::InputItem>& input, int min_better) {
     if (input.size() < 2 || reruns_ >= so_.max_reruns) return absl::OkStatus();
-    auto r = RunRerun(spec_, RerunOptions(cx_, harness::OneAtATime(input), job_));
+    auto r = RunRerun(spec_, OptionsFor(harness::OneAtATime(input)));
     ++reruns_;
     if (!r.ok()) return r.status();
     if (!IsSutFault(r->outcome)) return absl::OkStatus();
@@ -281,6 +296,9 @@ class FindingShrinker {
   const JobOptions& job_;
   const ShrinkJobOptions& options_;
   harness::Counterexample cx_;
+  // What the tester answered as the origin in the run that found it: every
+  // candidate is answered from it.
+  std::vector<harness::OriginAnswerItem> found_origin_answers_;
   std::string failure_class_;  // what a rerun must show to reproduce
   std::chrono::steady_clock::time_point start_;
   harness::ShrinkOptions so_;

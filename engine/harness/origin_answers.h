@@ -1,0 +1,64 @@
+// Origin answers as part of the test input: when the tester plays an
+// intermediary's origin, each answer it gave is kept with the request it
+// answered, named by that request's key (OriginRequestKey) and its
+// occurrence among the run's requests with that key. A rerun (shrinking, a
+// replay) answers a request with the answer kept for its key and
+// occurrence — or, past the ones kept, with the last one kept for its key
+// — and only a request with a key never seen gets a fresh answer from the
+// origin gen. Origin requests carry no label a rerun could match (the SUT
+// decides when and on which connection it sends them), so the key is what
+// names them across runs. docs/counterexample.md describes the format.
+#ifndef DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
+#define DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "engine/check/observation.h"
+#include "engine/ir/value.h"
+
+namespace dualswarm::harness {
+
+struct OriginAnswerItem {
+  std::string key;   // OriginRequestKey of the request it answered
+  int64_t nth = 0;   // that request's occurrence among its run's requests with the key (from 0)
+  ir::Value answer;  // the answer as sent ({"abort": "close"} included)
+  friend bool operator==(const OriginAnswerItem& a, const OriginAnswerItem& b) {
+    return a.key == b.key && a.nth == b.nth && a.answer == b.answer;
+  }
+};
+
+// What names an origin request across runs: for an HTTP request its method
+// and path, and whether it is conditional (If-None-Match: a 304 answers
+// only those); for a JSON message with a string "op", that; else "".
+std::string OriginRequestKey(const ir::Value& request);
+
+// The answers a run gave, looked up by the requests of a rerun.
+class OriginAnswerBook {
+ public:
+  explicit OriginAnswerBook(const std::vector<OriginAnswerItem>& items);
+  // The answer for the next request with `key` (its occurrence counted
+  // here): the one kept for that occurrence, else the last kept before
+  // it; nullopt when none was kept for the key.
+  std::optional<ir::Value> Next(const std::string& key);
+  // How many requests with `key` Next has seen.
+  int64_t Seen(const std::string& key) const;
+
+ private:
+  absl::flat_hash_map<std::string, std::map<int64_t, ir::Value>> kept_;
+  absl::flat_hash_map<std::string, int64_t> seen_;
+};
+
+// The items a rerun of `trace` needs: per key, those of the occurrences its
+// origin requests reach (the rest are never looked up), so that a shrunk
+// counterexample keeps only the answers its own run used.
+std::vector<OriginAnswerItem> OriginAnswersUsedBy(const std::vector<OriginAnswerItem>& items,
+                                                  const std::vector<check::Observation>& trace);
+
+}  // namespace dualswarm::harness
+
+#endif  // DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_

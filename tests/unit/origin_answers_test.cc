@@ -1,0 +1,128 @@
+// Origin answers kept as test input (engine/harness/origin_answers.h): how
+// requests are named across runs, how a rerun finds the answer for each,
+// what a shrunk counterexample keeps, the counterexample format, and the
+// executor answering a rerun as the run it replays did.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "engine/check/observation.h"
+#include "engine/harness/counterexample.h"
+#include "engine/harness/executor.h"
+#include "engine/harness/origin_answers.h"
+#include "gtest/gtest.h"
+#include "tests/common/shipped_spec.h"
+
+namespace dualswarm::harness {
+namespace {
+
+using ir::Value;
+
+Value Http(const std::string& method, const std::string& path, bool conditional) {
+  Value headers = Value::Map({{"x-ds-id", Value::String("abc")}});
+  if (conditional) headers = headers.Set("if-none-match", Value::String("\"e\""));
+  return Value::Map({{"method", Value::String(method)}, {"path", Value::String(path)}, {"headers", headers}});
+}
+
+Value Answer(const std::string& v) { return Value::Map({{"v", Value::String(v)}}); }
+
+TEST(OriginAnswers, RequestsAreNamedByMethodPathAndConditionOrByOp) {
+  EXPECT_EQ(OriginRequestKey(Http("GET", "/a", false)), "GET /a");
+  EXPECT_EQ(OriginRequestKey(Http("GET", "/a", true)), "GET /a conditional");
+  EXPECT_EQ(OriginRequestKey(Value::Map({{"op", Value::String("get")}, {"id", Value::String("x")}})), "op get");
+  EXPECT_EQ(OriginRequestKey(Value::Map({{"id", Value::String("x")}})), "");
+  EXPECT_EQ(OriginRequestKey(Value::String("GET /a")), "");
+}
+
+TEST(OriginAnswers, ARerunGetsTheAnswerKeptForItsOccurrenceElseTheLastBefore) {
+  OriginAnswerBook book({{"GET /a", 0, Answer("a0")}, {"GET /a", 2, Answer("a2")}, {"GET /b", 0, Answer("b0")}});
+  EXPECT_EQ(book.Next("GET /a"), Answer("a0"));
+  EXPECT_EQ(book.Next("GET /a"), Answer("a0"));  // occurrence 1 was not kept: the last before it
+  EXPECT_EQ(book.Next("GET /a"), Answer("a2"));
+  EXPECT_EQ(book.Next("GET /a"), Answer("a2"));  // past the last kept
+  EXPECT_EQ(book.Seen("GET /a"), 4);
+  EXPECT_EQ(book.Next("GET /c"), std::nullopt);  // never kept: the origin gen answers
+  EXPECT_EQ(book.Next("GET /b"), Answer("b0"));
+  EXPECT_EQ(book.Seen("GET /z"), 0);
+}
+
+TEST(OriginAnswers, AShrunkRunKeepsTheAnswersItsOriginRequestsReach) {
+  const std::vector<OriginAnswerItem> items = {
+      {"GET /a", 0, Answer("a0")}, {"GET /a", 1, Answer("a1")}, {"GET /b", 0, Answer("b0")}};
+  check::Observation request;
+  request.kind = check::Observation::Kind::kReceived;
+  request.side = check::Side::kOrigin;
+  request.msg = Http("GET", "/a", false);
+  check::Observation client = request;
+  client.side = check::Side::kClient;
+  client.msg = Http("GET", "/b", false);  // a client's request is no origin request
+  const std::vector<OriginAnswerItem> used = OriginAnswersUsedBy(items, {request, client});
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0], items[0]);
+}
+
+TEST(OriginAnswers, ACounterexampleCarriesThemAndRefusesMalformedOnes) {
+  Counterexample cx;
+  cx.spec_name = "relay";
+  cx.connections = 1;
+  cx.origins = 1;
+  cx.origin_answers = {{"op get", 0, Answer("w")}, {"op get", 1, Value::Map({{"abort", Value::String("close")}})}};
+  const std::string json = CounterexampleToJson(cx);
+  auto back = CounterexampleFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << json;
+  EXPECT_EQ(back->origin_answers, cx.origin_answers);
+  const std::string bad = absl::StrCat(json.substr(0, json.size() - 1), ",\"origin_answers\":[{\"key\":1}]}");
+  auto refused = CounterexampleFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "origin answer 0")) << refused.status();
+}
+
+// Runs the relay with `seed`: two client requests forwarded on one origin
+// connection; returns the answers given (kept from `kept`, or generated).
+std::vector<Value> RelayAnswers(uint64_t seed, const std::vector<OriginAnswerItem>& kept,
+                                std::vector<OriginAnswerItem>* given) {
+  ExecutorOptions o;
+  o.connections = 1;
+  o.seed = seed;
+  o.origin_hold_probability = 0;
+  o.origin_answers = kept;
+  auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  if (!ex.ok()) return {};
+  Executor& e = **ex;
+  std::vector<Value> answers;
+  for (const char* id : {"a", "b"}) {
+    auto next = e.Next();
+    EXPECT_TRUE(next.ok() && next->has_value()) << next.status();
+    if (!next.ok() || !next->has_value()) return {};
+    PlannedRequest r = **next;
+    r.msg = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
+    EXPECT_TRUE(e.Sent(r, 1).ok());
+    EXPECT_TRUE(e.OriginRequest(0, r.msg.Set("origin", Value::String("origin-0")), 2).ok());
+    std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
+    EXPECT_TRUE(a.has_value());
+    if (!a.has_value()) return {};
+    answers.push_back(a->msg);
+    EXPECT_TRUE(e.OriginAnswered(*a, 3).ok());
+  }
+  *given = e.origin_answers();
+  return answers;
+}
+
+TEST(OriginAnswers, TheExecutorAnswersARerunAsTheRunItReplaysDid) {
+  std::vector<OriginAnswerItem> first, second, fresh;
+  const std::vector<Value> original = RelayAnswers(1, {}, &first);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].key, "op get");
+  EXPECT_EQ(first[1].nth, 1);
+  // Another seed answers otherwise unless the answers are kept.
+  std::vector<Value> other;
+  for (uint64_t seed = 2; seed < 20 && (other.empty() || other == original); ++seed)
+    other = RelayAnswers(seed, {}, &fresh);
+  ASSERT_NE(other, original) << "the origin gen gave the same answers for 18 seeds";
+  EXPECT_EQ(RelayAnswers(7, first, &second), original);
+  EXPECT_EQ(second, first);
+}
+
+}  // namespace
+}  // namespace dualswarm::harness
