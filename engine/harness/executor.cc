@@ -469,7 +469,7 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
   const int64_t nth = origin_book_.Seen(key);
   absl::StatusOr<Value> answer = OriginAnswerTo(key, msg);
   if (!answer.ok()) return answer.status();
-  origin_answers_given_.push_back({key, nth, *answer});
+  origin_answers_given_.push_back({key, nth, KeptAnswer(*answer, msg)});
   const bool hold = std::uniform_real_distribution<double>(0, 1)(origin_rng_) < opts_.origin_hold_probability;
   const int64_t due = t_ns + (hold ? std::uniform_int_distribution<int64_t>(0, kMaxOriginHoldNs)(origin_rng_) : 0);
   origin_queue_[oconn].push_back({label + 1, std::move(*answer), due});
@@ -486,7 +486,7 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
 // The answer kept for the request's key and occurrence (a rerun), else
 // the origin gen's.
 absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg) {
-  if (std::optional<Value> kept = origin_book_.Next(key)) return *std::move(kept);
+  if (std::optional<Value> kept = origin_book_.Next(key)) return AnswerFromKept(*kept, msg);
   lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
   Gen gen(&origin_rng_, &opts_.mask, &messages_);
   absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);

@@ -15,7 +15,57 @@ const std::string* StringField(const Value& msg, const char* name) {
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
+// Where each string of 3 or more bytes occurs in `v` first (`at`: the path
+// to v).
+void IndexStrings(const Value& v, ir::JPath* at, absl::flat_hash_map<std::string, ir::JPath>* where) {
+  if (v.is_string()) {
+    if (v.as_string().size() >= 3) where->try_emplace(v.as_string(), *at);
+  } else if (v.is_map()) {
+    for (const auto& [k, item] : v.as_map()) {
+      at->push_back(ir::JStep{false, k, 0});
+      IndexStrings(item, at, where);
+      at->pop_back();
+    }
+  } else if (v.is_list()) {
+    for (size_t i = 0; i < v.as_list().size(); ++i) {
+      at->push_back(ir::JStep{true, "", static_cast<int64_t>(i)});
+      IndexStrings(v.as_list()[i], at, where);
+      at->pop_back();
+    }
+  }
+}
+
+Value WithRequestHoles(const Value& v, const absl::flat_hash_map<std::string, ir::JPath>& where) {
+  if (v.is_string()) {
+    auto it = where.find(v.as_string());
+    if (it == where.end()) return v;
+    return ir::MakeHole(ir::JRef{kAnsweredRequestLabel, it->second, "id"}, &v);
+  }
+  if (v.is_map() && !ir::IsQuoted(v)) {
+    ir::MapEntries entries;
+    for (const auto& [k, item] : v.as_map()) entries.emplace_back(k, WithRequestHoles(item, where));
+    return Value::Map(std::move(entries));
+  }
+  if (v.is_list()) {
+    std::vector<Value> items;
+    for (const Value& item : v.as_list()) items.push_back(WithRequestHoles(item, where));
+    return Value::List(std::move(items));
+  }
+  return v;
+}
+
 }  // namespace
+
+Value KeptAnswer(const Value& answer, const Value& request) {
+  absl::flat_hash_map<std::string, ir::JPath> where;
+  ir::JPath at;
+  IndexStrings(request, &at, &where);
+  return WithRequestHoles(ir::QuoteLookalikes(answer, {}), where);
+}
+
+absl::StatusOr<Value> AnswerFromKept(const Value& kept, const Value& request) {
+  return ir::Instantiate(kept, {ir::LabeledMessage{kAnsweredRequestLabel, request}});
+}
 
 std::string OriginRequestKey(const Value& request) {
   const std::string* method = StringField(request, "method");

@@ -7,7 +7,11 @@
 // — and only a request with a key never seen gets a fresh answer from the
 // origin gen. Origin requests carry no label a rerun could match (the SUT
 // decides when and on which connection it sends them), so the key is what
-// names them across runs. docs/counterexample.md describes the format.
+// names them across runs. An answer is kept as a J-expression (jexpr.h)
+// whose strings that the request carried too (the entity-tag a 304
+// repeats) are holes into the request it answers, whose label is
+// kAnsweredRequestLabel: a rerun repeats what its own request carries.
+// docs/counterexample.md describes the format.
 #ifndef DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
 #define DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
 
@@ -18,15 +22,21 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "engine/check/observation.h"
+#include "engine/ir/jexpr.h"
 #include "engine/ir/value.h"
 
 namespace dualswarm::harness {
 
+// The label holes in a kept answer use for the request it answers: no
+// message of a trace has it (labels are below check::kLabelLimit).
+constexpr int64_t kAnsweredRequestLabel = check::kLabelLimit;
+
 struct OriginAnswerItem {
   std::string key;   // OriginRequestKey of the request it answered
   int64_t nth = 0;   // that request's occurrence among its run's requests with the key (from 0)
-  ir::Value answer;  // the answer as sent ({"abort": "close"} included)
+  ir::Value answer;  // the answer as sent ({"abort": "close"} included), as a J-expression (above)
   friend bool operator==(const OriginAnswerItem& a, const OriginAnswerItem& b) {
     return a.key == b.key && a.nth == b.nth && a.answer == b.answer;
   }
@@ -36,6 +46,13 @@ struct OriginAnswerItem {
 // and path, and whether it is conditional (If-None-Match: a 304 answers
 // only those); for a JSON message with a string "op", that; else "".
 std::string OriginRequestKey(const ir::Value& request);
+
+// `answer` as kept: QuoteLookalikes'd, and each string of 3 or more bytes
+// that `request` carries too a hole into the request (label
+// kAnsweredRequestLabel, with the string as its fallback).
+ir::Value KeptAnswer(const ir::Value& answer, const ir::Value& request);
+// A kept answer for `request`: its holes filled from it.
+absl::StatusOr<ir::Value> AnswerFromKept(const ir::Value& kept, const ir::Value& request);
 
 // The answers a run gave, looked up by the requests of a rerun.
 class OriginAnswerBook {

@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "engine/check/observation.h"
 #include "engine/harness/counterexample.h"
 #include "engine/harness/executor.h"
 #include "engine/harness/origin_answers.h"
+#include "engine/ir/jexpr.h"
 #include "gtest/gtest.h"
 #include "tests/common/shipped_spec.h"
 
@@ -44,6 +46,30 @@ TEST(OriginAnswers, ARerunGetsTheAnswerKeptForItsOccurrenceElseTheLastBefore) {
   EXPECT_EQ(book.Next("GET /c"), std::nullopt);  // never kept: the origin gen answers
   EXPECT_EQ(book.Next("GET /b"), Answer("b0"));
   EXPECT_EQ(book.Seen("GET /z"), 0);
+}
+
+// A 304 repeats the entity-tag its request asked about: kept, it refers to
+// the request, so a rerun whose cache asks about another tag gets that one.
+TEST(OriginAnswers, AKeptAnswerRepeatsWhatItsOwnRequestCarries) {
+  const Value request = Http("GET", "/a", true);  // if-none-match: "e"
+  const Value lookalike = Value::Map({{"$ref", Value::String("#/a")}});
+  const Value answer =
+      Value::Map({{"status", Value::Int(304)},
+                  {"headers", Value::Map({{"etag", Value::String("\"e\"")}, {"x-e2e-b", Value::String("qq")}})},
+                  {"body", lookalike}});
+  const Value kept = KeptAnswer(answer, request);
+  EXPECT_TRUE(ir::IsHole(*kept.Find("headers")->Find("etag"))) << kept.ToString();
+  EXPECT_EQ(*kept.Find("headers")->Find("x-e2e-b"), Value::String("qq"));  // too short to be a reference
+  auto same = AnswerFromKept(kept, request);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, answer);  // the lookalike body travels quoted and comes back as it was
+  const Value other = request.Set("headers", request.Find("headers")->Set("if-none-match", Value::String("\"f\"")));
+  auto rerun = AnswerFromKept(kept, other);
+  ASSERT_TRUE(rerun.ok()) << rerun.status();
+  EXPECT_EQ(*rerun->Find("headers")->Find("etag"), Value::String("\"f\""));
+  auto unconditional = AnswerFromKept(kept, Http("GET", "/a", false));
+  ASSERT_TRUE(unconditional.ok()) << unconditional.status();
+  EXPECT_EQ(*unconditional, answer);  // no such field in the request: the kept value
 }
 
 TEST(OriginAnswers, AShrunkRunKeepsTheAnswersItsOriginRequestsReach) {
