@@ -24,8 +24,12 @@ std::string NginxLaunch(bool via) {
                       via ? "on" : "off");
 }
 
-JobResult RunCache(std::shared_ptr<const lang::Spec> spec, const std::string& launch, uint64_t seed, uint64_t steps) {
+// max_check_seconds bounds the checker (0: its default); past it the run
+// is INCONCLUSIVE.
+JobResult RunCache(std::shared_ptr<const lang::Spec> spec, const std::string& launch, uint64_t seed, uint64_t steps,
+                   double max_check_seconds = 0) {
   JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, steps);
+  if (max_check_seconds > 0) o.exec.checker.max_seconds = max_check_seconds;
   auto r = RunJob(std::move(spec), o);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *std::move(r) : JobResult{};
@@ -156,16 +160,22 @@ bool ExplainedWithout(const JobResult& r, const std::string& rule, const std::st
 // The Via rule of the shipped spec.
 constexpr char kViaRule[] = "via: fresh string,";
 
+// Expects run r rejected for a message without `header`, which the spec
+// with `rule` replaced by `replacement` explains (with the trace before it).
+void ExpectRejectedForMissing(const JobResult& r, const std::string& header, const std::string& rule,
+                              const std::string& replacement) {
+  ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
+  ASSERT_NE(Rejected(r), nullptr) << testing::DescribeJobResult(r);
+  EXPECT_EQ(HeaderOf(*Rejected(r), header), "") << testing::DescribeJobResult(r);
+  EXPECT_TRUE(ExplainedWithout(r, rule, replacement)) << testing::DescribeJobResult(r);
+}
+
 // nginx's proxy module sends no Via on the requests it forwards, which RFC
 // 9110 §7.6.3 requires of a gateway ("MUST send an appropriate Via header
 // field in each inbound request message"): found at the first request.
 TEST(RealServers, NginxCacheSendsNoViaOnTheRequestsItForwards) {
   ASSERT_EQ(::access("/usr/sbin/nginx", X_OK), 0) << "nginx is installed by scripts/setup.sh";
-  const JobResult r = RunCache(Shipped("http_cache.dspec"), NginxLaunch(false), 1, 200);
-  ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
-  ASSERT_NE(Rejected(r), nullptr) << testing::DescribeJobResult(r);
-  EXPECT_EQ(HeaderOf(*Rejected(r), "via"), "") << testing::DescribeJobResult(r);
-  EXPECT_TRUE(ExplainedWithout(r, kViaRule, "")) << testing::DescribeJobResult(r);
+  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), NginxLaunch(false), 1, 200), "via", kViaRule, "");
 }
 
 // With a Via added by configuration, nginx answers from its cache without
@@ -174,11 +184,8 @@ TEST(RealServers, NginxCacheSendsNoViaOnTheRequestsItForwards) {
 // Age header field").
 TEST(RealServers, NginxCacheSendsNoAgeWithAStoredResponse) {
   ASSERT_EQ(::access("/usr/sbin/nginx", X_OK), 0) << "nginx is installed by scripts/setup.sh";
-  const JobResult r = RunCache(Shipped("http_cache.dspec"), NginxLaunch(true), 1, 1000);
-  ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
-  ASSERT_NE(Rejected(r), nullptr) << testing::DescribeJobResult(r);
-  EXPECT_EQ(HeaderOf(*Rejected(r), "age"), "") << testing::DescribeJobResult(r);
-  EXPECT_TRUE(ExplainedWithout(r, kAgeRule, "headers: headers,")) << testing::DescribeJobResult(r);
+  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), NginxLaunch(true), 1, 1000), "age", kAgeRule,
+                           "headers: headers,");
 }
 
 // Without the Age rule (a copy of the spec whose stored responses need no
@@ -200,11 +207,7 @@ TEST(RealServers, NginxCacheServesWhatAnUnsafeRequestInvalidated) {
 // either (RFC 9110 §7.6.3, as for nginx above).
 TEST(RealServers, VarnishSendsNoViaOnTheRequestsItForwards) {
   ASSERT_EQ(::access("/usr/sbin/varnishd", X_OK), 0) << "varnish is installed by scripts/setup.sh";
-  const JobResult r = RunCache(Shipped("http_cache.dspec"), VarnishLaunch(false), 1, 200);
-  ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
-  ASSERT_NE(Rejected(r), nullptr) << testing::DescribeJobResult(r);
-  EXPECT_EQ(HeaderOf(*Rejected(r), "via"), "") << testing::DescribeJobResult(r);
-  EXPECT_TRUE(ExplainedWithout(r, kViaRule, "")) << testing::DescribeJobResult(r);
+  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), VarnishLaunch(false), 1, 200), "via", kViaRule, "");
 }
 
 // With a Via added by VCL, Varnish serves from its store a response that a
@@ -276,11 +279,7 @@ TEST(RealServers, SquidCacheKeepsRfc9111) {
 // proxy too): RFC 9110 §7.6.3, at the first forwarded request.
 TEST(RealServers, ApacheCacheSendsNoViaOnTheRequestsItForwards) {
   ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2 is installed by scripts/setup.sh";
-  const JobResult r = RunCache(Shipped("http_cache.dspec"), ApacheLaunch(false), 1, 60);
-  ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
-  ASSERT_NE(Rejected(r), nullptr) << testing::DescribeJobResult(r);
-  EXPECT_EQ(HeaderOf(*Rejected(r), "via"), "") << testing::DescribeJobResult(r);
-  EXPECT_TRUE(ExplainedWithout(r, kViaRule, "")) << testing::DescribeJobResult(r);
+  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), ApacheLaunch(false), 1, 60), "via", kViaRule, "");
 }
 
 // With ProxyVia On, Apache's mod_cache stores responses RFC 9111 §3 says a
@@ -288,13 +287,21 @@ TEST(RealServers, ApacheCacheSendsNoViaOnTheRequestsItForwards) {
 // is no-cache (neither explicit freshness nor a heuristically cacheable
 // status). It shows when Apache revalidates one with its entity-tag.
 // About one 60-request run in five meets the case (8 of seeds 1-40):
-// seeds are tried until one does (at most 40 runs of about 0.5 s).
+// seeds are tried until one does (at most 40 runs of about 0.5 s). About
+// one run in 40 is rejected otherwise, at a stored response served after
+// a successful unsafe request of its path although the response arrived
+// before it: Apache stores a response as it sends it on, which can be
+// after the invalidation (docs/real-servers.md: whether RFC 9111 allows
+// that is open); such runs are passed over, any other rejection fails. So
+// are runs the checker cannot decide within 5 s (about one in 80: see
+// docs/real-servers.md, what the checker cannot decide yet).
 TEST(RealServers, ApacheCacheStoresResponsesItMustNot) {
   ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2 is installed by scripts/setup.sh";
   JobResult r;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    r = RunCache(Shipped("http_cache.dspec"), ApacheLaunch(true), seed, 60);
-    if (r.outcome != Outcome::kPassed) break;
+    r = RunCache(Shipped("http_cache.dspec"), ApacheLaunch(true), seed, 60, /*max_check_seconds=*/5);
+    if (r.outcome == Outcome::kSafety && ServedAfterItsInvalidation(r)) continue;
+    if (r.outcome != Outcome::kPassed && r.outcome != Outcome::kInconclusive) break;
   }
   ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);
   EXPECT_TRUE(RevalidatesAnUnstorableResponse(r)) << testing::DescribeJobResult(r);
