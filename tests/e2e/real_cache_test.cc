@@ -82,26 +82,35 @@ const check::Observation* Rejected(const JobResult& r) {
   return nullptr;
 }
 
+// What tells responses apart: the entity-tag, else the end-to-end field
+// the tester's origin gives most answers ("" when it has neither).
+std::string IdentityOf(const check::Observation& o) {
+  const std::string etag = HeaderOf(o, "etag");
+  if (!etag.empty()) return "etag " + etag;
+  const std::string e2e = HeaderOf(o, "x-e2e-b");
+  return e2e.empty() ? "" : "x-e2e-b " + e2e;
+}
+
 // Whether the response a run was rejected for came from the store after a
-// successful unsafe request had invalidated it: its entity-tag reached the
-// cache from the origin before a 2xx or 3xx to a PUT, POST or DELETE of
-// the same path reached its client, and it answers a request sent after
-// that.
+// successful unsafe request had invalidated it: the origin sent it (the
+// same entity-tag, else the same end-to-end field) before a 2xx or 3xx to
+// a PUT, POST or DELETE of the same path reached its client, and it
+// answers a request sent after that.
 bool ServedAfterItsInvalidation(const JobResult& r) {
   const check::Observation* served = Rejected(r);
   if (served == nullptr || served->side != check::Side::kClient) return false;
   const check::Observation* request = RequestOf(r.trace, *served);
-  const std::string etag = HeaderOf(*served, "etag");
-  if (request == nullptr || etag.empty()) return false;
+  const std::string identity = IdentityOf(*served);
+  if (request == nullptr || identity.empty()) return false;
   const std::string path = StringOf(request->msg.Find("path"));
-  bool tag_stored = false;
+  bool origin_sent_it = false;
   for (const check::Observation& o : r.trace) {
     if (&o == request) return false;  // no invalidation before it was asked for
     if (o.kind == check::Observation::Kind::kSent && o.side == check::Side::kOrigin) {
-      tag_stored |= HeaderOf(o, "etag") == etag;
+      origin_sent_it |= IdentityOf(o) == identity;
       continue;
     }
-    if (!tag_stored || o.kind != check::Observation::Kind::kReceived || o.side != check::Side::kClient) continue;
+    if (!origin_sent_it || o.kind != check::Observation::Kind::kReceived || o.side != check::Side::kClient) continue;
     const check::Observation* unsafe = RequestOf(r.trace, o);
     const ir::Value* status = o.msg.Find("status");
     if (unsafe != nullptr && Unsafe(StringOf(unsafe->msg.Find("method"))) &&
