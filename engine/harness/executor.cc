@@ -130,26 +130,6 @@ std::string OriginGenOf(const lang::Spec& spec, const std::string& wanted) {
   return "";
 }
 
-// Every string leaf of a response's headers with its path.
-void HeaderLeaves(const Value& v, ir::JPath* path,
-                  const std::function<void(const std::string&, const ir::JPath&)>& visit) {
-  if (v.is_string()) {
-    visit(v.as_string(), *path);
-  } else if (v.is_map()) {
-    for (const auto& [k, x] : v.as_map()) {
-      path->push_back({false, k, 0});
-      HeaderLeaves(x, path, visit);
-      path->pop_back();
-    }
-  } else if (v.is_list()) {
-    for (size_t i = 0; i < v.as_list().size(); ++i) {
-      path->push_back({true, "", static_cast<int64_t>(i)});
-      HeaderLeaves(v.as_list()[i], path, visit);
-      path->pop_back();
-    }
-  }
-}
-
 // Labels of the holes in a J-expression.
 void HoleLabels(const Value& j, std::vector<int64_t>* out) {
   if (ir::IsQuoted(j)) return;
@@ -182,7 +162,7 @@ void ResponseHeaderIndex::Add(int64_t label, const Value& response) {
   const Value* headers = response.Find("headers");
   if (headers == nullptr) return;
   ir::JPath path = {{false, "headers", 0}};
-  HeaderLeaves(*headers, &path, [&](const std::string& value, const ir::JPath& at) {
+  ir::ForEachStringLeaf(*headers, &path, [&](const std::string& value, const ir::JPath& at) {
     if (value.size() < 2) return;
     auto [it, inserted] = newest_.try_emplace(value, Where{label, at});
     // Within one response the first leaf found stays; a later response wins.

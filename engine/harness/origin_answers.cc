@@ -15,26 +15,6 @@ const std::string* StringField(const Value& msg, const char* name) {
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
-// Where each string of 3 or more bytes occurs in `v` first (`at`: the path
-// to v).
-void IndexStrings(const Value& v, ir::JPath* at, absl::flat_hash_map<std::string, ir::JPath>* where) {
-  if (v.is_string()) {
-    if (v.as_string().size() >= 3) where->try_emplace(v.as_string(), *at);
-  } else if (v.is_map()) {
-    for (const auto& [k, item] : v.as_map()) {
-      at->push_back(ir::JStep{false, k, 0});
-      IndexStrings(item, at, where);
-      at->pop_back();
-    }
-  } else if (v.is_list()) {
-    for (size_t i = 0; i < v.as_list().size(); ++i) {
-      at->push_back(ir::JStep{true, "", static_cast<int64_t>(i)});
-      IndexStrings(v.as_list()[i], at, where);
-      at->pop_back();
-    }
-  }
-}
-
 Value WithRequestHoles(const Value& v, const absl::flat_hash_map<std::string, ir::JPath>& where) {
   if (v.is_string()) {
     auto it = where.find(v.as_string());
@@ -57,9 +37,12 @@ Value WithRequestHoles(const Value& v, const absl::flat_hash_map<std::string, ir
 }  // namespace
 
 Value KeptAnswer(const Value& answer, const Value& request) {
+  // Where each string of 3 or more bytes occurs in the request first.
   absl::flat_hash_map<std::string, ir::JPath> where;
   ir::JPath at;
-  IndexStrings(request, &at, &where);
+  ir::ForEachStringLeaf(request, &at, [&](const std::string& s, const ir::JPath& path) {
+    if (s.size() >= 3) where.try_emplace(s, path);
+  });
   return WithRequestHoles(ir::QuoteLookalikes(answer, {}), where);
 }
 

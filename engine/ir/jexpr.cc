@@ -116,6 +116,25 @@ const Value* FollowJPath(const Value& v, const JPath& p) {
   return cur;
 }
 
+void ForEachStringLeaf(const Value& v, JPath* path,
+                       const std::function<void(const std::string&, const JPath&)>& visit) {
+  if (v.is_string()) {
+    visit(v.as_string(), *path);
+  } else if (v.is_map()) {
+    for (const auto& [k, x] : v.as_map()) {
+      path->push_back({false, k, 0});
+      ForEachStringLeaf(x, path, visit);
+      path->pop_back();
+    }
+  } else if (v.is_list()) {
+    for (size_t i = 0; i < v.as_list().size(); ++i) {
+      path->push_back({true, "", static_cast<int64_t>(i)});
+      ForEachStringLeaf(v.as_list()[i], path, visit);
+      path->pop_back();
+    }
+  }
+}
+
 absl::StatusOr<JRef> ParseJRef(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
   if (parts.size() != 3)

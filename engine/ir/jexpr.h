@@ -16,6 +16,7 @@
 #define DUALSWARM_ENGINE_IR_JEXPR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ absl::StatusOr<JPath> ParseJPath(absl::string_view text);
 std::string JPathToString(const JPath& p);
 // Follows a path; nullptr when a step is missing.
 const Value* FollowJPath(const Value& v, const JPath& p);
+// Calls visit(leaf, path) for every string leaf of v, maps and lists walked
+// in order; `path` is the path to v on entry (its steps to each leaf are
+// pushed and popped as the walk goes).
+void ForEachStringLeaf(const Value& v, JPath* path, const std::function<void(const std::string&, const JPath&)>& visit);
 
 absl::StatusOr<JRef> ParseJRef(absl::string_view text);
 std::string JRefToString(const JRef& r);
