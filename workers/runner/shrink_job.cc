@@ -9,6 +9,19 @@
 
 namespace dualswarm::workers {
 
+namespace {
+
+// Pairs of requests the server took in the opposite order to their labels
+// (the order they were sent in).
+size_t Inversions(const std::vector<int64_t>& order) {
+  size_t n = 0;
+  for (size_t i = 0; i < order.size(); ++i)
+    for (size_t j = i + 1; j < order.size(); ++j) n += order[i] > order[j];
+  return n;
+}
+
+}  // namespace
+
 harness::Verdict VerdictOf(const JobResult& r) {
   harness::Verdict v;
   v.kind = OutcomeName(r.outcome);
@@ -18,11 +31,18 @@ harness::Verdict VerdictOf(const JobResult& r) {
     v.label = r.verdict.observation.label;
     v.origin_side = r.verdict.observation.side == check::Side::kOrigin;
     // The primary explanation: one whose status the SUT contradicted (the
-    // expectation a reader names the bug by: "404 expected"), else the
-    // smallest (location, field) — stable whichever explanation the search
-    // happened to try first.
+    // expectation a reader names the bug by: "404 expected"); of those, the
+    // one whose server order departs least from the order the requests
+    // were sent in (a concurrent trace also has explanations in which a
+    // later request overtook the failing one: a concurrent DELETE makes
+    // "404 expected" as true as "304 expected", but only the send order
+    // survives shrinking to one request at a time, so only it keeps the
+    // finding's signature through shrinking); then the smallest (location,
+    // field) — stable whichever explanation the search tried first.
     const check::DeathReason* best = nullptr;
-    auto rank = [](const check::DeathReason& d) { return std::make_tuple(d.field != "status", d.spec_loc, d.field); };
+    auto rank = [](const check::DeathReason& d) {
+      return std::make_tuple(d.field != "status", Inversions(d.server_order), d.spec_loc, d.field);
+    };
     for (const auto& d : r.verdict.reasons) {
       v.details.push_back(d.text);
       if (d.spec_loc.empty()) continue;

@@ -1,0 +1,150 @@
+// The shrinker (engine/harness/shrinker.h) against scripted reruns: a
+// failure decided by which requests a candidate holds, so each step's
+// effect and cost can be counted exactly.
+#include "engine/harness/shrinker.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/jexpr.h"
+#include "gtest/gtest.h"
+
+namespace dualswarm::harness {
+namespace {
+
+using ir::Value;
+
+InputItem Request(int conn, const std::string& method, const std::string& path) {
+  return {conn, Value::Map({{"method", Value::String(method)}, {"path", Value::String(path)}}), {}};
+}
+
+// 30 requests over /a, /b and /c on 3 connections, sent concurrently (no
+// waits); request 20 is "GET /a" and request 5 "PUT /a".
+std::vector<InputItem> MixedInput() {
+  std::vector<InputItem> in;
+  const char* paths[] = {"/b", "/c", "/b"};
+  for (int k = 0; k < 30; ++k) in.push_back(Request(k % 3, "GET", paths[k % 3]));
+  in[5] = Request(2, "PUT", "/a");
+  in[20] = Request(2, "GET", "/a");
+  return in;
+}
+
+int Find(const std::vector<InputItem>& in, const std::string& method, const std::string& path) {
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k].jexpr.Find("method")->as_string() == method && in[k].jexpr.Find("path")->as_string() == path)
+      return static_cast<int>(k);
+  return -1;
+}
+
+// A rerun that fails, at the GET /a, when the candidate holds a PUT of
+// /a before it and every request in `needed` (method and path).
+struct ScriptedSut {
+  std::vector<std::pair<std::string, std::string>> needed;
+  std::vector<size_t> sizes;  // of every candidate run
+
+  RerunFn Fn() {
+    return [this](const std::vector<InputItem>& in) -> absl::StatusOr<RerunOutcome> {
+      sizes.push_back(in.size());
+      RerunOutcome o;
+      o.sent = in;
+      int put = Find(in, "PUT", "/a"), get = Find(in, "GET", "/a");
+      o.reproduced = put >= 0 && get > put;
+      for (const auto& [m, p] : needed) o.reproduced &= Find(in, m, p) >= 0;
+      if (o.reproduced) {
+        o.verdict.kind = "safety";
+        o.verdict.label = 2 * get + 2;  // the GET's response
+      }
+      return o;
+    };
+  }
+};
+
+RerunOutcome Original(const std::vector<InputItem>& in) {
+  RerunOutcome o;
+  o.reproduced = true;
+  o.sent = in;
+  o.verdict.kind = "safety";
+  o.verdict.label = 2 * 20 + 2;
+  return o;
+}
+
+ShrinkOptions OneConfirmation() {
+  ShrinkOptions o;
+  o.attempts = 1;
+  o.confirm = 1;
+  return o;
+}
+
+TEST(Shrinker, DropsEveryOtherResourceInOneRerun) {
+  ScriptedSut sut;
+  std::vector<InputItem> in = MixedInput();
+  auto r = Shrink(in, Original(in), sut.Fn(), OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->complete);
+  ASSERT_EQ(r->input.size(), 2u);
+  EXPECT_EQ(r->input[0].jexpr.Find("method")->as_string(), "PUT");
+  EXPECT_EQ(r->input[1].jexpr.Find("method")->as_string(), "GET");
+  // Rerun 1: one request at a time (30 requests); rerun 2: /b and /c gone.
+  ASSERT_GE(sut.sizes.size(), 2u);
+  EXPECT_EQ(sut.sizes[0], 30u);
+  EXPECT_EQ(sut.sizes[1], 2u);
+}
+
+TEST(Shrinker, KeepsTheOtherResourceAFailureNeeds) {
+  ScriptedSut sut;
+  sut.needed = {{"GET", "/c"}};
+  std::vector<InputItem> in = MixedInput();
+  auto r = Shrink(in, Original(in), sut.Fn(), OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->input.size(), 3u);
+  EXPECT_GE(Find(r->input, "GET", "/c"), 0);
+  EXPECT_EQ(Find(r->input, "GET", "/b"), -1);
+  // Rerun 2 dropped both other resources and failed to reproduce; rerun 3
+  // dropped /b (the resource with the most requests) alone and kept it.
+  ASSERT_GE(sut.sizes.size(), 3u);
+  EXPECT_EQ(sut.sizes[1], 2u);
+  EXPECT_EQ(sut.sizes[2], 12u);
+}
+
+TEST(Shrinker, ReferencesFollowTheMessagesTheyName) {
+  // Request 3 refers to request 2's response (label 6) and waits for it;
+  // dropping requests 0 and 1 (path /x) must make that label 2 and the
+  // wait 0.
+  std::vector<InputItem> in = {Request(0, "GET", "/x"), Request(1, "GET", "/x"), Request(0, "PUT", "/a"),
+                               Request(0, "GET", "/a")};
+  ir::JRef ref;
+  ref.label = 6;
+  auto path = ir::ParseJPath("headers.etag");
+  ASSERT_TRUE(path.ok());
+  ref.path = *path;
+  in[3].jexpr = in[3].jexpr.Set("if-match", ir::MakeHole(ref, nullptr));
+  in[3].after = {2};
+  std::vector<std::vector<InputItem>> candidates;
+  RerunFn rerun = [&](const std::vector<InputItem>& c) -> absl::StatusOr<RerunOutcome> {
+    candidates.push_back(c);
+    RerunOutcome o;
+    o.sent = c;
+    o.reproduced = Find(c, "PUT", "/a") >= 0 && Find(c, "GET", "/a") >= 0;
+    o.verdict.kind = "safety";
+    o.verdict.label = 2 * Find(c, "GET", "/a") + 2;
+    return o;
+  };
+  RerunOutcome original;
+  original.reproduced = true;
+  original.sent = in;
+  original.verdict.label = 8;
+  auto r = Shrink(in, original, rerun, OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->input.size(), 2u);
+  const Value* hole = r->input[1].jexpr.Find("if-match");
+  ASSERT_NE(hole, nullptr);
+  auto kept = ir::ParseJRef(hole->Find("$ref")->as_string());
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->label, 2);
+  EXPECT_EQ(ir::JPathToString(kept->path), ir::JPathToString(ref.path));
+  EXPECT_EQ(r->input[1].after, std::vector<int>{0});
+}
+
+}  // namespace
+}  // namespace dualswarm::harness
