@@ -1,6 +1,11 @@
 #include "engine/harness/shrinker.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "engine/ir/jexpr.h"
@@ -59,37 +64,101 @@ class ShrinkRun {
 };
 
 // Request k (0-based) of an input has label 2k+1 and its response 2k+2.
-// After requests [start, end) are removed, references to later messages
-// move down; references into the removed range stay (and are then
-// resolved loosely).
-Value ShiftLabels(const Value& j, size_t start, size_t end) {
+// After some requests are dropped (`new_pos`: each old position's new one,
+// -1 for a dropped request), references to kept messages follow them;
+// references to dropped ones stay as they were (and are then resolved
+// loosely).
+Value RelabelRefs(const Value& j, const std::vector<int>& new_pos) {
   if (ir::IsQuoted(j)) return j;
   if (ir::IsHole(j)) {
     auto ref = ir::ParseJRef(j.Find("$ref")->as_string());
-    if (!ref.ok()) return j;
+    if (!ref.ok() || ref->label < 1) return j;
     size_t pos = static_cast<size_t>((ref->label - 1) / 2);
-    if (pos < end) return j;
-    ref->label -= static_cast<int64_t>(2 * (end - start));
+    if (pos >= new_pos.size() || new_pos[pos] < 0) return j;
+    ref->label = 2 * static_cast<int64_t>(new_pos[pos]) + 1 + (ref->label - 1) % 2;
     return j.Set("$ref", Value::String(ir::JRefToString(*ref)));
   }
   if (j.is_map()) {
     Value out = j;
     for (const auto& [k, v] : j.as_map())
-      if (ir::HasHoles(v)) out = out.Set(k, ShiftLabels(v, start, end));
+      if (ir::HasHoles(v)) out = out.Set(k, RelabelRefs(v, new_pos));
     return out;
   }
   if (j.is_list()) {
     std::vector<Value> items;
-    for (const auto& v : j.as_list()) items.push_back(ShiftLabels(v, start, end));
+    for (const auto& v : j.as_list()) items.push_back(RelabelRefs(v, new_pos));
     return Value::List(std::move(items));
   }
   return j;
 }
 
+// `input` without the requests `drop` marks. A wait for a dropped request
+// becomes a wait for the last kept request before it, so sequential chains
+// stay sequential; references move with the messages they name.
+std::vector<InputItem> Without(const std::vector<InputItem>& input, const std::vector<bool>& drop) {
+  std::vector<int> new_pos(input.size(), -1);
+  std::vector<int> last_kept_before(input.size(), -1);  // the new position of the last kept request before k
+  int kept = 0;
+  for (size_t k = 0; k < input.size(); ++k) {
+    last_kept_before[k] = kept - 1;
+    if (!drop[k]) new_pos[k] = kept++;
+  }
+  std::vector<InputItem> out;
+  out.reserve(static_cast<size_t>(kept));
+  for (size_t k = 0; k < input.size(); ++k) {
+    if (drop[k]) continue;
+    InputItem item = input[k];  // a fault item stays one
+    std::vector<int> after;
+    for (int p : input[k].after) {
+      if (p < 0 || static_cast<size_t>(p) >= input.size()) continue;
+      int q = new_pos[static_cast<size_t>(p)] >= 0 ? new_pos[static_cast<size_t>(p)]
+                                                   : last_kept_before[static_cast<size_t>(p)];
+      if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
+    }
+    item.jexpr = RelabelRefs(item.jexpr, new_pos);
+    item.after = std::move(after);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+// What a request acts on: its `path` (HTTP) or `key` (kv stores), "" when
+// it names neither. Requests on other resources than the failing one's
+// are what a failure most often does not need.
+std::string ResourceOf(const InputItem& item) {
+  if (item.is_fault() || !item.jexpr.is_map()) return "";
+  for (const char* field : {"path", "key"})
+    if (const Value* v = item.jexpr.Find(field); v && v->is_string()) return v->as_string();
+  return "";
+}
+
+// The resources other than `own` that requests of `input` act on, the one
+// with the most requests first.
+std::vector<std::string> OtherResourcesBySize(const std::vector<InputItem>& input, const std::string& own) {
+  std::map<std::string, size_t> counts;
+  for (const auto& item : input)
+    if (std::string r = ResourceOf(item); !r.empty() && r != own) ++counts[r];
+  std::vector<std::pair<size_t, std::string>> by_size;
+  for (const auto& [r, n] : counts) by_size.push_back({n, r});
+  std::sort(by_size.begin(), by_size.end(), std::greater<>());
+  std::vector<std::string> out;
+  for (auto& [n, r] : by_size) out.push_back(std::move(r));
+  return out;
+}
+
+// The input position of the request the failure is about (the rejected
+// response's request, or the overdue one); -1 when the verdict names none
+// on the client side.
+int FailingPosition(const RerunOutcome& o, size_t input_size) {
+  if (o.verdict.origin_side || o.verdict.label < 1) return -1;
+  size_t pos = static_cast<size_t>((o.verdict.label - 1) / 2);
+  return pos < input_size ? static_cast<int>(pos) : -1;
+}
+
 // Simpler variants of one request, most aggressive first.
 std::vector<InputItem> Simplifications(const InputItem& item) {
   std::vector<InputItem> out;
-  if (item.is_fault()) return out;  // a fault is kept or dropped whole (step 1)
+  if (item.is_fault()) return out;  // a fault is kept or dropped whole (steps 1 and 2)
   if (item.conn != 0) out.push_back({0, item.jexpr, item.after});
   const Value& j = item.jexpr;
   if (!j.is_map()) return out;
@@ -133,9 +202,10 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
 
   // 0. One request at a time (each waits for the previous response), on
   // the same connections: if the failure survives that, the server's order
-  // is fixed and every later candidate replays deterministically. (Step 2
+  // is fixed and every later candidate replays deterministically. (Step 3
   // then tries moving everything onto one connection.)
-  if (input.size() > 1) {
+  auto try_one_at_a_time = [&]() -> absl::Status {
+    if (input.size() < 2 || !Overlapping(input)) return absl::OkStatus();
     auto ok = run.Try(OneAtATime(input), &input);
     if (!ok.ok()) return ok.status();
     if (*ok) {
@@ -144,31 +214,53 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
         if (std::find(input[k].after.begin(), input[k].after.end(), static_cast<int>(k) - 1) == input[k].after.end())
           input[k].after.push_back(static_cast<int>(k) - 1);
     }
+    return absl::OkStatus();
+  };
+  if (auto s = try_one_at_a_time(); !s.ok()) return s;
+
+  // 1. Drop the requests on every other resource (path or key) than the
+  // failing request's at once; when the failure needs some of them, drop
+  // each other resource in turn, the one with the most requests first (when
+  // there are few: ddmin does better with many). One rerun where ddmin would
+  // need many. A failure that needed concurrency may survive one request
+  // at a time once the other resources' traffic is gone, so step 0 is
+  // tried again.
+  if (int failing = FailingPosition(run.last(), input.size()); failing >= 0 && !run.budget_hit()) {
+    const std::string own = ResourceOf(input[static_cast<size_t>(failing)]);
+    auto others = OtherResourcesBySize(input, own);
+    bool dropped = false;
+    auto drop_resources = [&](const std::set<std::string>& resources) -> absl::Status {
+      std::vector<bool> drop(input.size());
+      for (size_t k = 0; k < input.size(); ++k) drop[k] = resources.count(ResourceOf(input[k])) > 0;
+      auto ok = run.Try(Without(input, drop), &input);
+      if (!ok.ok()) return ok.status();
+      dropped |= *ok;
+      return absl::OkStatus();
+    };
+    if (!others.empty()) {
+      if (auto s = drop_resources(std::set<std::string>(others.begin(), others.end())); !s.ok()) return s;
+      constexpr size_t kMaxOneByOne = 8;
+      if (!dropped && others.size() > 1 && others.size() <= kMaxOneByOne)
+        for (const std::string& r : others) {
+          if (run.budget_hit()) break;
+          if (auto s = drop_resources({r}); !s.ok()) return s;
+        }
+    }
+    if (dropped && !run.budget_hit())
+      if (auto s = try_one_at_a_time(); !s.ok()) return s;
   }
 
-  // 1. ddmin over the request list: try dropping each of n chunks.
+  // 2. ddmin over the request list: try dropping each of n chunks.
   size_t n = 2;
   while (input.size() >= 2 && !run.budget_hit()) {
     size_t chunk = (input.size() + n - 1) / n;
     bool reduced = false;
     for (size_t start = 0; start < input.size() && !run.budget_hit(); start += chunk) {
-      std::vector<InputItem> candidate(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(start));
+      std::vector<bool> drop(input.size());
       size_t end = std::min(input.size(), start + chunk);
-      for (size_t k = end; k < input.size(); ++k) {
-        std::vector<int> after;
-        for (int p : input[k].after) {
-          // A wait for a dropped request becomes a wait for the last kept
-          // request before it, so sequential chains stay sequential.
-          int q = static_cast<size_t>(p) < start  ? p
-                  : static_cast<size_t>(p) >= end ? p - static_cast<int>(end - start)
-                                                  : static_cast<int>(start) - 1;
-          if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
-        }
-        InputItem kept = input[k];  // a fault item stays one
-        kept.jexpr = ShiftLabels(kept.jexpr, start, end);
-        kept.after = std::move(after);
-        candidate.push_back(std::move(kept));
-      }
+      std::fill(drop.begin() + static_cast<std::ptrdiff_t>(start), drop.begin() + static_cast<std::ptrdiff_t>(end),
+                true);
+      std::vector<InputItem> candidate = Without(input, drop);
       if (candidate.empty()) continue;
       auto ok = run.Try(candidate, &input);
       if (!ok.ok()) return ok.status();
@@ -184,7 +276,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
     }
   }
 
-  // 2. Everything on one connection: the server then takes the requests in
+  // 3. Everything on one connection: the server then takes the requests in
   // a fixed order, which makes the counterexample replay deterministically.
   if (!run.budget_hit()) {
     std::vector<InputItem> one = input;
@@ -199,7 +291,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
     }
   }
 
-  // 3. Simplify each request; keep a change when the failure survives it.
+  // 4. Simplify each request; keep a change when the failure survives it.
   for (size_t i = 0; i < input.size() && !run.budget_hit(); ++i) {
     bool changed = true;
     while (changed && !run.budget_hit() && i < input.size()) {

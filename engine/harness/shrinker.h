@@ -1,7 +1,9 @@
 // Shrinker: makes a failing test input small while it keeps failing the
-// same way. Delta debugging (ddmin) over the list of (connection,
-// J-expression) requests, then per-request simplification (drop headers
-// and fields, shorten bodies, move requests to connection 0). Every
+// same way. First one request at a time, then the requests on each other
+// resource (`path` or `key`) than the failing request's dropped at once,
+// then delta debugging (ddmin) over the list of (connection, J-expression)
+// requests, then per-request simplification (drop headers and fields,
+// shorten bodies, move requests to connection 0). Every
 // candidate is rerun through a callback (the runner restarts a fresh SUT);
 // it is kept only if the rerun reproduces the failure with the same
 // signature, retrying flaky candidates. Budgeted in reruns and time.
