@@ -44,7 +44,10 @@ const char kTestHelp[] =
     "  --spec FILE            the .dspec spec\n"
     "  --launch CMD           start the SUT: CMD runs under /bin/sh in a fresh directory;\n"
     "                         {port} is replaced by a free loopback port, {dir} by the\n"
-    "                         directory; the whole process group is stopped at the end\n"
+    "                         directory; the whole process group is stopped at the end.\n"
+    "                         With --adapter fs (a spec's `use fs`) CMD is no server but\n"
+    "                         the program each `run` request runs to its end, {a} and {b}\n"
+    "                         the replicas' paths, {dir} theirs (docs/adapters.md: fs)\n"
     "  --target HOST:PORT     test a server that is already running\n"
     "  --nodes N              launch N nodes from the --launch template (1-16, default 1);\n"
     "                         each node also gets {node}, {nodes}, {peer_port}, {peers}\n"
@@ -73,7 +76,8 @@ const char kTestHelp[] =
     "  --fault-duration MS    how long a fault lasts (default 300; below --response-timeout)\n"
     "  --adapter A            wire protocol: one of {ADAPTERS} (default: from the spec's\n"
     "                         `use`: http -> http, json -> jsonl, resp -> resp,\n"
-    "                         memcached -> memcached, grpc -> grpc; docs/adapters.md)\n"
+    "                         memcached -> memcached, grpc -> grpc, fs -> fs;\n"
+    "                         docs/adapters.md)\n"
     "  --descriptor-set FILE  grpc: the services' protobuf descriptor set (protoc\n"
     "                         --descriptor_set_out=FILE --include_imports)\n"
     "  --seed N               random seed (default 1)\n"
@@ -226,6 +230,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   if ((f.count("nodes") || f.count("connect")) && o.launch.empty())
     return BadInput("--nodes and --connect need --launch (a cluster the test starts)");
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
+  if (o.adapter == "fs") o.exec.connections = o.exec.max_in_flight = 1;  // one operation at a time (the runner's rule)
   if (f.count("max-check-seconds") &&
       (!absl::SimpleAtod(f["max-check-seconds"], &o.exec.checker.max_seconds) || !(o.exec.checker.max_seconds > 0)))
     return BadInput("--max-check-seconds must be a positive number of seconds");

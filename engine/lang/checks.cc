@@ -38,7 +38,7 @@ const BuiltinInfo kBuiltins[] = {
     {"observed", Builtin::kObserved, 1, 1, true},
 };
 
-const char* kSchemas[] = {"http", "json", "resp", "memcached", "grpc"};
+const char* kSchemas[] = {"http", "json", "resp", "memcached", "grpc", "fs"};
 
 enum class Context { kVarInit, kFn, kHandler, kGen, kPartition };
 
@@ -50,7 +50,8 @@ class Checker {
     for (const auto& [name, loc] : ast_->uses) {
       bool known = false;
       for (const char* s : kSchemas) known |= name == s;
-      if (!known) Error(loc, absl::StrCat("unknown schema '", name, "' (known: http, json, resp, memcached, grpc)"));
+      if (!known)
+        Error(loc, absl::StrCat("unknown schema '", name, "' (known: http, json, resp, memcached, grpc, fs)"));
     }
     if (ast_->uses.size() > 1) Error(ast_->uses[1].second, "a spec uses at most one schema");
     for (size_t i = 0; i < ast_->fns.size(); ++i) {

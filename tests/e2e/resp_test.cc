@@ -236,7 +236,7 @@ TEST(RespAdapter, UnknownAdapterIsBadInput) {
       testing::RunCommand({DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/redis.dspec",
                            "--adapter", "redis", "--target", "127.0.0.1:1"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown adapter \"redis\" (known: http, jsonl, resp, memcached, grpc)"), std::string::npos)
+  EXPECT_NE(r.err.find("unknown adapter \"redis\" (known: http, jsonl, resp, memcached, grpc, fs)"), std::string::npos)
       << r.err;
 }
 

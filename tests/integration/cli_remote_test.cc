@@ -389,7 +389,7 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   r = Cli({"target", "add", "kv5", "--adapter", "smtp", "--address", "h:1"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(
-      r.err, "INVALID_ARGUMENT: unknown adapter \"smtp\" (known: http, jsonl, resp, memcached, grpc)"))
+      r.err, "INVALID_ARGUMENT: unknown adapter \"smtp\" (known: http, jsonl, resp, memcached, grpc, fs)"))
       << r.err;
   // A grpc target needs its descriptor set (tests/integration/grpc_target_test.cc).
   r = Cli({"target", "add", "kv6", "--adapter", "grpc", "--address", "h:1"}, admin_);

@@ -19,8 +19,9 @@ namespace dualswarm::workers {
 
 // http: HTTP/1.1; jsonl: one JSON value per line; resp: the Redis protocol
 // (RESP2); memcached: memcached's text protocol; grpc: unary gRPC calls
-// described by a protobuf descriptor set (docs/adapters.md).
-inline constexpr std::array<absl::string_view, 5> kAdapterKinds = {"http", "jsonl", "resp", "memcached", "grpc"};
+// described by a protobuf descriptor set; fs: operations on directory trees
+// and runs of a command-line program (docs/adapters.md).
+inline constexpr std::array<absl::string_view, 6> kAdapterKinds = {"http", "jsonl", "resp", "memcached", "grpc", "fs"};
 
 inline bool IsAdapterKind(absl::string_view kind) {
   for (absl::string_view k : kAdapterKinds)
@@ -37,7 +38,7 @@ inline std::string WithAdapterKinds(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"{ADAPTERS}", AdapterKindsBar()}});
 }
 
-// InvalidArgument `unknown adapter "x" (known: http, jsonl, resp, memcached, grpc)` unless
+// InvalidArgument `unknown adapter "x" (known: http, jsonl, resp, memcached, grpc, fs)` unless
 // `kind` is one of kAdapterKinds.
 inline absl::Status CheckAdapterKind(absl::string_view kind) {
   if (IsAdapterKind(kind)) return absl::OkStatus();
@@ -46,13 +47,14 @@ inline absl::Status CheckAdapterKind(absl::string_view kind) {
 }
 
 // The adapter a spec's `use` schema implies when none is named: json ->
-// jsonl, resp -> resp, memcached -> memcached, grpc -> grpc, anything else (http,
+// jsonl, resp -> resp, memcached -> memcached, grpc -> grpc, fs -> fs, anything else (http,
 // none) -> http.
 inline std::string DefaultAdapterForSchema(absl::string_view schema) {
   if (schema == "json") return "jsonl";
   if (schema == "resp") return "resp";
   if (schema == "memcached") return "memcached";
   if (schema == "grpc") return "grpc";
+  if (schema == "fs") return "fs";
   return "http";
 }
 

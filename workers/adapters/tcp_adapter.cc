@@ -153,6 +153,8 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(absl::string_view kind, con
   for (int port : ports)
     if (port <= 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("bad port ", port));
   if (kind == "grpc") return MakeGrpcAdapter(host, ports, config.descriptor_set);
+  if (kind == "fs")
+    return absl::InvalidArgumentError("the fs adapter acts on a job directory, not an address (MakeFsAdapter)");
   std::function<std::unique_ptr<Codec>(int)> make_codec;
   if (kind == "http") {
     make_codec = [host, names = config.origin_names](int port) {

@@ -1,7 +1,12 @@
 #include "workers/runner/runner.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +19,7 @@
 #include "engine/lang/interp.h"
 #include "util/status_macros.h"
 #include "workers/adapters/adapter.h"
+#include "workers/adapters/fs_adapter.h"
 #include "workers/adapters/origin_listener.h"
 #include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
@@ -567,7 +573,59 @@ absl::StatusOr<std::unique_ptr<OriginListener>> ListenAsOrigin(const lang::Spec&
 
 }  // namespace
 
+// The job's fs adapter (adapter "fs"): replicas in a fresh directory under
+// the work root, removed with it; the launch template is the command each
+// `run` request runs.
+class FsJobDir {
+ public:
+  ~FsJobDir() {
+    std::error_code ec;
+    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
+  }
+  absl::StatusOr<std::unique_ptr<Adapter>> MakeAdapter(const JobOptions& o) {
+    if (o.launch.empty())
+      return absl::InvalidArgumentError(
+          "the fs adapter runs a command (a launch template such as 'sync {a} {b}'), not a running target");
+    if (o.origins > 0 || o.nodes > 1 || !o.nemesis.faults.empty())
+      return absl::InvalidArgumentError("the fs adapter has no origins, cluster nodes or network faults");
+    std::string tmpl = o.work_root + "/ds-fs-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      return absl::InternalError(absl::StrCat("mkdtemp under ", o.work_root, ": ", std::strerror(errno)));
+    root_ = tmpl;
+    FsConfig c;
+    c.root = root_;
+    c.command = o.launch;
+    // A run still going at 90 % of the response timeout is killed and
+    // answered {"timeout": true}: a safety finding that says so, before
+    // the response would be overdue.
+    c.run_timeout_ms = static_cast<int>(std::max<int64_t>(1, o.response_timeout_ms * 9 / 10));
+    return MakeFsAdapter(c);
+  }
+
+ private:
+  std::string root_;
+};
+
+// One job against a command-line program (adapter "fs").
+absl::StatusOr<JobResult> RunFsJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
+  FsJobDir dir;
+  ASSIGN_OR_RETURN(std::unique_ptr<Adapter> adapter, dir.MakeAdapter(o));
+  // The operations act on one set of trees, one after the other: one
+  // connection, one operation in flight, whatever was asked.
+  harness::ExecutorOptions exec = ExecutorOptionsFor(o);
+  exec.connections = 1;
+  exec.max_in_flight = 1;
+  auto executor = harness::Executor::Create(spec, exec);
+  if (!executor.ok()) return executor.status();
+  JobLoop loop(o, executor->get(), adapter.get(), nullptr, nullptr, {});
+  absl::Status ran = loop.Run();
+  if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
+  if (!ran.ok()) return ran;
+  return loop.Finish();
+}
+
 absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
+  if (o.adapter == "fs") return RunFsJob(std::move(spec), o);
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");

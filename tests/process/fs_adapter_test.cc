@@ -1,0 +1,131 @@
+// The fs adapter (workers/adapters/fs_adapter.h; a process test: a run
+// starts /bin/sh): operations on replicas answer as the file system did,
+// paths cannot leave their replica, bounds are errors naming them, and a
+// run reports its exit status or its timeout.
+#include "workers/adapters/fs_adapter.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace dualswarm::workers {
+namespace {
+
+using ir::Value;
+
+class FsAdapterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "ds-fs-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  std::unique_ptr<Adapter> Make(const std::string& command, int timeout_ms = 5000) {
+    FsConfig c;
+    c.root = root_;
+    c.command = command;
+    c.run_timeout_ms = timeout_ms;
+    c.limits.max_entries = 5;
+    auto a = MakeFsAdapter(c);
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? std::move(*a) : nullptr;
+  }
+
+  // Sends one request and returns its answer (or the Send error).
+  absl::StatusOr<Value> Ask(Adapter* a, Value q) {
+    if (absl::Status s = a->Send(0, q); !s.ok()) return s;
+    std::vector<AdapterEvent> events;
+    if (absl::Status s = a->Poll(0, &events); !s.ok()) return s;
+    if (events.size() != 1) return absl::InternalError("expected one answer");
+    return events[0].msg;
+  }
+
+  static Value Op(const std::string& op, const std::string& replica, const std::string& path = "") {
+    ir::MapEntries e = {{"op", Value::String(op)}, {"replica", Value::String(replica)}};
+    if (!path.empty()) e.push_back({"path", Value::String(path)});
+    return Value::Map(std::move(e));
+  }
+
+  std::string root_;
+};
+
+TEST_F(FsAdapterTest, OperationsAnswerAsTheFileSystemDid) {
+  auto a = Make("true");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(*Ask(a.get(), Op("mkdir", "a", "d")), Value::Map({{"ok", Value::Bool(true)}}));
+  EXPECT_EQ(*Ask(a.get(), Op("mkdir", "a", "d")), Value::Map({{"error", Value::String("EEXIST")}}));
+  EXPECT_EQ(*Ask(a.get(), Op("write", "a", "d/f").Set("data", Value::String("xy"))),
+            Value::Map({{"ok", Value::Bool(true)}}));
+  EXPECT_EQ(*Ask(a.get(), Op("write", "a", "e/f").Set("data", Value::String("xy"))),
+            Value::Map({{"error", Value::String("ENOENT")}}));
+  EXPECT_EQ(*Ask(a.get(), Op("write", "a", "g").Set("data", Value::String("z")).Set("via", Value::String("rename"))),
+            Value::Map({{"ok", Value::Bool(true)}}));
+  auto tree = Ask(a.get(), Op("list", "a"));
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const std::vector<Value>& l = tree->Find("tree")->as_list();
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0], Value::Map({{"kind", Value::String("dir")}, {"path", Value::String("d")}}));
+  EXPECT_EQ(
+      l[1],
+      Value::Map({{"data", Value::String("xy")}, {"kind", Value::String("file")}, {"path", Value::String("d/f")}}));
+  EXPECT_EQ(l[2].Find("path")->as_string(), "g");
+  EXPECT_EQ(*Ask(a.get(), Op("delete", "a", "d")), Value::Map({{"ok", Value::Bool(true)}}));
+  EXPECT_EQ(*Ask(a.get(), Op("delete", "a", "d")), Value::Map({{"error", Value::String("ENOENT")}}));
+  EXPECT_EQ(Ask(a.get(), Op("list", "b"))->Find("tree")->as_list().size(), 0u);
+}
+
+TEST_F(FsAdapterTest, PathsStayInTheirReplica) {
+  auto a = Make("true");
+  ASSERT_NE(a, nullptr);
+  for (const char* bad : {"/etc/x", "../x", "d/../../x", "d//x", ".", "a/./b"}) {
+    auto r = Ask(a.get(), Op("write", "a", bad).Set("data", Value::String("x")));
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << bad << ": " << r.status();
+  }
+  // A symbolic link the program made does not lead the tester out.
+  std::filesystem::create_directory_symlink("/tmp", root_ + "/a/out");
+  auto through = Ask(a.get(), Op("write", "a", "out/x").Set("data", Value::String("x")));
+  EXPECT_TRUE(absl::IsFailedPrecondition(through.status())) << through.status();
+  auto listed = Ask(a.get(), Op("list", "a"));
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->Find("tree")->as_list().size(), 1u);
+  EXPECT_EQ(listed->Find("tree")->as_list()[0].Find("kind")->as_string(), "link");
+  EXPECT_TRUE(absl::IsInvalidArgument(Ask(a.get(), Op("list", "c")).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Ask(a.get(), Op("chown", "a", "x")).status()));
+}
+
+TEST_F(FsAdapterTest, AListOverTheBoundIsAnErrorNamingIt) {
+  auto a = Make("true");
+  ASSERT_NE(a, nullptr);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(Ask(a.get(), Op("mkdir", "a", "d" + std::to_string(i))).ok());
+  auto r = Ask(a.get(), Op("list", "a"));
+  ASSERT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("more than 5 entries"), std::string::npos) << r.status();
+}
+
+TEST_F(FsAdapterTest, ARunReportsItsExitStatusOrItsTimeout) {
+  auto a = Make("echo hi; touch {a}/ran; exit 3");
+  ASSERT_NE(a, nullptr);
+  auto r = Ask(a.get(), Value::Map({{"op", Value::String("run")}}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->Find("exit"), Value::Int(3));
+  EXPECT_EQ(r->Find("output")->as_string(), "hi\n");
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/a/ran"));
+
+  std::filesystem::remove_all(root_);
+  std::filesystem::create_directory(root_);
+  auto slow = Make("sleep 30", 200);
+  ASSERT_NE(slow, nullptr);
+  auto t = Ask(slow.get(), Value::Map({{"op", Value::String("run")}}));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t->Find("timeout"), Value::Bool(true));
+}
+
+}  // namespace
+}  // namespace dualswarm::workers

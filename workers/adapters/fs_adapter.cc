@@ -1,0 +1,358 @@
+#include "workers/adapters/fs_adapter.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "util/status_macros.h"
+
+namespace dualswarm::workers {
+namespace {
+
+namespace fs = std::filesystem;
+using ir::Value;
+
+// The base of `touch` times: mtime N is this many seconds plus N.
+constexpr int64_t kTouchEpoch = 1'600'000'000;
+
+bool ValidReplicaName(const std::string& r) {
+  if (r.empty() || r.size() > 16) return false;
+  return std::all_of(r.begin(), r.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); });
+}
+
+// errno as its symbolic name, the answer of a failed operation.
+std::string ErrnoName(int e) {
+  switch (e) {
+    case ENOENT:
+      return "ENOENT";
+    case EEXIST:
+      return "EEXIST";
+    case EISDIR:
+      return "EISDIR";
+    case ENOTDIR:
+      return "ENOTDIR";
+    case ENOTEMPTY:
+      return "ENOTEMPTY";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENOSPC:
+      return "ENOSPC";
+    default:
+      return absl::StrCat("E", e);
+  }
+}
+
+Value Ok() { return Value::Map({{"ok", Value::Bool(true)}}); }
+Value Failed(int e) { return Value::Map({{"error", Value::String(ErrnoName(e))}}); }
+
+const std::string* StringField(const Value& q, const char* name) {
+  const Value* v = q.is_map() ? q.Find(name) : nullptr;
+  return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+}
+
+class FsAdapter : public Adapter {
+ public:
+  explicit FsAdapter(FsConfig c) : c_(std::move(c)) {}
+
+  absl::Status Send(int conn, const Value& request) override {
+    ASSIGN_OR_RETURN(Value answer, Carry(request));
+    AdapterEvent e{AdapterEvent::Kind::kReceived, conn, std::move(answer), "", NowNs()};
+    done_.push_back(std::move(e));
+    return absl::OkStatus();
+  }
+
+  absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events) override {
+    if (done_.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));  // nothing is in flight
+      return absl::OkStatus();
+    }
+    for (auto& e : done_) events->push_back(std::move(e));
+    done_.clear();
+    return absl::OkStatus();
+  }
+
+  void Close(int) override {}
+  void CloseAll() override { done_.clear(); }
+  int MaxInFlightPerConnection() const override { return 1; }
+
+ private:
+  static int64_t NowNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  }
+
+  absl::StatusOr<Value> Carry(const Value& q) {
+    const std::string* op = StringField(q, "op");
+    if (op == nullptr) return absl::InvalidArgumentError("fs adapter: a request needs a string field \"op\"");
+    if (*op == "run") return Run();
+    const std::string* replica = StringField(q, "replica");
+    if (replica == nullptr || std::find(c_.replicas.begin(), c_.replicas.end(), *replica) == c_.replicas.end())
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: \"", *op, "\" needs \"replica\", one of ", absl::StrJoin(c_.replicas, ", ")));
+    const std::string base = c_.root + "/" + *replica;
+    if (*op == "list") return List(base, *replica);
+    const std::string* path = StringField(q, "path");
+    if (path == nullptr) return absl::InvalidArgumentError(absl::StrCat("fs adapter: \"", *op, "\" needs \"path\""));
+    RETURN_IF_ERROR(CheckPath(*path));
+    ASSIGN_OR_RETURN(std::string full, Confined(base, *path));
+    if (*op == "write") return Write(full, q);
+    if (*op == "mkdir") return ::mkdir(full.c_str(), 0755) == 0 ? Ok() : Failed(errno);
+    if (*op == "delete") return Delete(full);
+    if (*op == "touch") return Touch(full, q);
+    return absl::InvalidArgumentError(
+        absl::StrCat("fs adapter: unknown op \"", *op, "\" (known: write, mkdir, delete, touch, list, run)"));
+  }
+
+  absl::Status CheckPath(const std::string& p) const {
+    if (p.empty() || p.size() > c_.limits.max_path_bytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: a path must have 1 to ", c_.limits.max_path_bytes, " bytes (got ", p.size(), ")"));
+    std::vector<std::string> parts = absl::StrSplit(p, '/');
+    if (parts.size() > c_.limits.max_depth)
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: path \"", p, "\" is deeper than ", c_.limits.max_depth, " components"));
+    for (const auto& part : parts)
+      if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos)
+        return absl::InvalidArgumentError(
+            absl::StrCat("fs adapter: path \"", p, "\" must be relative, without empty, \".\" or \"..\" components"));
+    return absl::OkStatus();
+  }
+
+  // base/path, refused when a directory on the way is a symbolic link (the
+  // operation could leave the replica).
+  absl::StatusOr<std::string> Confined(const std::string& base, const std::string& path) const {
+    std::string at = base;
+    std::vector<std::string> parts = absl::StrSplit(path, '/');
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      at += "/" + parts[k];
+      struct stat st {};
+      if (::lstat(at.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        return absl::FailedPreconditionError(
+            absl::StrCat("fs adapter: \"", path, "\" goes through a symbolic link; the adapter does not follow them"));
+    }
+    return base + "/" + path;
+  }
+
+  // In place (the inode stays), or with "via": "rename" through a new file
+  // renamed over it (a new inode).
+  absl::StatusOr<Value> Write(const std::string& full, const Value& q) {
+    const std::string* data = StringField(q, "data");
+    if (data == nullptr) return absl::InvalidArgumentError("fs adapter: \"write\" needs a string \"data\"");
+    if (data->size() > c_.limits.max_data_bytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: data of ", data->size(), " bytes is over the bound of ", c_.limits.max_data_bytes));
+    const std::string* via = StringField(q, "via");
+    const bool rename = via != nullptr && *via == "rename";
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Failed(EISDIR);
+    const std::string target = rename ? full + ".ds-new" : full;
+    int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return Failed(errno);
+    size_t off = 0;
+    while (off < data->size()) {
+      ssize_t n = ::write(fd, data->data() + off, data->size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int e = errno;
+        ::close(fd);
+        return Failed(e);
+      }
+      off += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (rename && ::rename(target.c_str(), full.c_str()) != 0) {
+      int e = errno;
+      ::unlink(target.c_str());
+      return Failed(e);
+    }
+    return Ok();
+  }
+
+  static Value Delete(const std::string& full) {
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) != 0) return Failed(errno);
+    std::error_code ec;
+    fs::remove_all(full, ec);  // never follows symbolic links
+    return ec ? Failed(ec.value()) : Ok();
+  }
+
+  static absl::StatusOr<Value> Touch(const std::string& full, const Value& q) {
+    const Value* m = q.Find("mtime");
+    if (m == nullptr || !m->is_int() || m->as_int() < 0 || m->as_int() > 1'000'000'000)
+      return absl::InvalidArgumentError("fs adapter: \"touch\" needs an int \"mtime\" in [0, 1000000000]");
+    timespec times[2];
+    times[0].tv_sec = times[1].tv_sec = static_cast<time_t>(kTouchEpoch + m->as_int());
+    times[0].tv_nsec = times[1].tv_nsec = 0;
+    return ::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0 ? Ok() : Failed(errno);
+  }
+
+  // {"tree": [{"path", "kind", "data"?, "target"?}...]} sorted by path
+  // (bytewise): "file" with its data, "dir", "link" with its target, or
+  // "other".
+  absl::StatusOr<Value> List(const std::string& base, const std::string& replica) {
+    std::map<std::string, Value> entries;
+    size_t data_bytes = 0;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(base, fs::directory_options::none, ec), end;
+    if (ec) return Failed(ec.value());
+    for (; it != end; it.increment(ec)) {
+      if (ec) return absl::InternalError(absl::StrCat("fs adapter: listing replica ", replica, ": ", ec.message()));
+      if (entries.size() >= c_.limits.max_entries)
+        return absl::ResourceExhaustedError(absl::StrCat("fs adapter: replica ", replica, " holds more than ",
+                                                         c_.limits.max_entries, " entries (the list bound)"));
+      std::string rel = it->path().lexically_relative(base).generic_string();
+      ir::MapEntries e = {{"path", Value::String(rel)}};
+      fs::file_status st = it->symlink_status(ec);
+      if (fs::is_symlink(st)) {
+        e.push_back({"kind", Value::String("link")});
+        e.push_back({"target", Value::String(fs::read_symlink(it->path(), ec).string())});
+      } else if (fs::is_directory(st)) {
+        e.push_back({"kind", Value::String("dir")});
+      } else if (fs::is_regular_file(st)) {
+        ASSIGN_OR_RETURN(std::string data, ReadBounded(it->path().string(), &data_bytes, replica));
+        e.push_back({"kind", Value::String("file")});
+        e.push_back({"data", Value::String(std::move(data))});
+      } else {
+        e.push_back({"kind", Value::String("other")});
+      }
+      entries.emplace(std::move(rel), Value::Map(std::move(e)));
+    }
+    std::vector<Value> tree;
+    for (auto& [p, v] : entries) tree.push_back(std::move(v));
+    return Value::Map({{"tree", Value::List(std::move(tree))}});
+  }
+
+  absl::StatusOr<std::string> ReadBounded(const std::string& file, size_t* total, const std::string& replica) const {
+    int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return absl::InternalError(absl::StrCat("fs adapter: reading ", file, ": ", std::strerror(errno)));
+    std::string out;
+    char buf[8192];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+      if (*total + out.size() > c_.limits.max_list_bytes) {
+        ::close(fd);
+        return absl::ResourceExhaustedError(absl::StrCat("fs adapter: replica ", replica, " holds more than ",
+                                                         c_.limits.max_list_bytes, " bytes of files (the list bound)"));
+      }
+    }
+    ::close(fd);
+    *total += out.size();
+    return out;
+  }
+
+  // Runs the command to its end (or kills its process group at the
+  // timeout): {"exit": N}, or {"signal": S}, or {"timeout": true}; with
+  // "output", the end of what it printed.
+  absl::StatusOr<Value> Run() {
+    const std::string log = c_.root + "/run.log";
+    pid_t pid = ::fork();
+    if (pid < 0) return absl::InternalError(absl::StrCat("fs adapter: fork: ", std::strerror(errno)));
+    if (pid == 0) {
+      ::setsid();
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+      }
+      int null = ::open("/dev/null", O_RDONLY);
+      if (null >= 0) ::dup2(null, 0);
+      if (::chdir(c_.root.c_str()) != 0) ::_exit(127);
+      std::string cmd = FsCommandLine(c_);
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c_.run_timeout_ms);
+    int status = 0;
+    bool timed_out = false;
+    for (auto pause = std::chrono::microseconds(200);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) break;
+      if (r < 0 && errno != EINTR)
+        return absl::InternalError(absl::StrCat("fs adapter: waitpid: ", std::strerror(errno)));
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(pause);
+    }
+    ::kill(-pid, SIGKILL);  // what it left running in its session
+    ir::MapEntries out;
+    if (timed_out) {
+      out.push_back({"timeout", Value::Bool(true)});
+    } else if (WIFEXITED(status)) {
+      out.push_back({"exit", Value::Int(WEXITSTATUS(status))});
+    } else {
+      out.push_back({"signal", Value::Int(WTERMSIG(status))});
+    }
+    out.push_back({"output", Value::String(OutputTail(log))});
+    return Value::Map(std::move(out));
+  }
+
+  std::string OutputTail(const std::string& log) const {
+    std::error_code ec;
+    auto size = fs::file_size(log, ec);
+    if (ec) return "";
+    int fd = ::open(log.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    size_t keep = std::min<size_t>(size, c_.limits.max_output_bytes);
+    std::string out(keep, '\0');
+    ssize_t n = ::pread(fd, out.data(), keep, static_cast<off_t>(size - keep));
+    ::close(fd);
+    out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return out;
+  }
+
+  FsConfig c_;
+  std::deque<AdapterEvent> done_;  // answered, not yet polled
+};
+
+}  // namespace
+
+std::string FsCommandLine(const FsConfig& config) {
+  std::vector<std::pair<std::string, std::string>> names = {{"{dir}", config.root}};
+  for (const auto& r : config.replicas) names.emplace_back(absl::StrCat("{", r, "}"), config.root + "/" + r);
+  return absl::StrReplaceAll(config.command, names);
+}
+
+absl::StatusOr<std::unique_ptr<Adapter>> MakeFsAdapter(const FsConfig& config) {
+  if (config.command.empty()) return absl::InvalidArgumentError("fs adapter: no command to run");
+  if (config.run_timeout_ms <= 0) return absl::InvalidArgumentError("fs adapter: the run timeout must be positive");
+  for (const auto& r : config.replicas)
+    if (!ValidReplicaName(r))
+      return absl::InvalidArgumentError(absl::StrCat("fs adapter: replica name \"", r, "\" is not 1-16 of [a-z0-9]"));
+  std::error_code ec;
+  if (!fs::is_directory(config.root, ec) || !fs::is_empty(config.root, ec))
+    return absl::InvalidArgumentError(absl::StrCat("fs adapter: root ", config.root, " is not an empty directory"));
+  for (const auto& r : config.replicas)
+    if (::mkdir((config.root + "/" + r).c_str(), 0755) != 0)
+      return absl::InternalError(absl::StrCat("fs adapter: mkdir ", config.root, "/", r, ": ", std::strerror(errno)));
+  return std::unique_ptr<Adapter>(new FsAdapter(config));
+}
+
+}  // namespace dualswarm::workers
