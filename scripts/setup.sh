@@ -17,6 +17,7 @@ PACKAGES=(
   tinyproxy-bin         # real forward proxies the tests run the tester against (specs/http_proxy.dspec)
   squid apache2-bin
   varnish               # a real reverse-proxy cache the tests run the tester against (specs/http_cache.dspec)
+  unison                # a real file synchronizer the tests run the tester against (specs/filesync.dspec)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.

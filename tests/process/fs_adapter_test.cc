@@ -76,6 +76,12 @@ TEST_F(FsAdapterTest, OperationsAnswerAsTheFileSystemDid) {
       l[1],
       Value::Map({{"data", Value::String("xy")}, {"kind", Value::String("file")}, {"path", Value::String("d/f")}}));
   EXPECT_EQ(l[2].Find("path")->as_string(), "g");
+  // A list may leave out names matching a pattern, and what is under them.
+  auto some = Ask(a.get(), Op("list", "a").Set("ignore", Value::List({Value::String("d")})));
+  ASSERT_TRUE(some.ok()) << some.status();
+  ASSERT_EQ(some->Find("tree")->as_list().size(), 1u);
+  EXPECT_EQ(some->Find("tree")->as_list()[0].Find("path")->as_string(), "g");
+  EXPECT_TRUE(absl::IsInvalidArgument(Ask(a.get(), Op("list", "a").Set("ignore", Value::String("d"))).status()));
   EXPECT_EQ(*Ask(a.get(), Op("delete", "a", "d")), Value::Map({{"ok", Value::Bool(true)}}));
   EXPECT_EQ(*Ask(a.get(), Op("delete", "a", "d")), Value::Map({{"error", Value::String("ENOENT")}}));
   EXPECT_EQ(Ask(a.get(), Op("list", "b"))->Find("tree")->as_list().size(), 0u);

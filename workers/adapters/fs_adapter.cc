@@ -1,6 +1,7 @@
 #include "workers/adapters/fs_adapter.h"
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -110,7 +111,10 @@ class FsAdapter : public Adapter {
       return absl::InvalidArgumentError(
           absl::StrCat("fs adapter: \"", *op, "\" needs \"replica\", one of ", absl::StrJoin(c_.replicas, ", ")));
     const std::string base = c_.root + "/" + *replica;
-    if (*op == "list") return List(base, *replica);
+    if (*op == "list") {
+      ASSIGN_OR_RETURN(std::vector<std::string> ignore, IgnorePatterns(q));
+      return List(base, *replica, ignore);
+    }
     const std::string* path = StringField(q, "path");
     if (path == nullptr) return absl::InvalidArgumentError(absl::StrCat("fs adapter: \"", *op, "\" needs \"path\""));
     RETURN_IF_ERROR(CheckPath(*path));
@@ -206,10 +210,38 @@ class FsAdapter : public Adapter {
     return ::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0 ? Ok() : Failed(errno);
   }
 
+  // A list's "ignore": at most 16 shell patterns (fnmatch) of at most 64
+  // bytes each.
+  static absl::StatusOr<std::vector<std::string>> IgnorePatterns(const Value& q) {
+    std::vector<std::string> out;
+    const Value* v = q.Find("ignore");
+    if (v == nullptr) return out;
+    constexpr size_t kMaxPatterns = 16, kMaxPatternBytes = 64;
+    if (!v->is_list() || v->as_list().size() > kMaxPatterns)
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: \"ignore\" must be a list of at most ", kMaxPatterns, " patterns"));
+    for (const Value& p : v->as_list()) {
+      if (!p.is_string() || p.as_string().empty() || p.as_string().size() > kMaxPatternBytes)
+        return absl::InvalidArgumentError(
+            absl::StrCat("fs adapter: an \"ignore\" pattern is a string of 1 to ", kMaxPatternBytes, " bytes"));
+      out.push_back(p.as_string());
+    }
+    return out;
+  }
+
+  static bool Ignored(const fs::path& p, const std::vector<std::string>& ignore) {
+    const std::string name = p.filename().string();
+    for (const auto& pattern : ignore)
+      if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
+    return false;
+  }
+
   // {"tree": [{"path", "kind", "data"?, "target"?}...]} sorted by path
   // (bytewise): "file" with its data, "dir", "link" with its target, or
-  // "other".
-  absl::StatusOr<Value> List(const std::string& base, const std::string& replica) {
+  // "other". Entries whose name matches an `ignore` pattern are left out,
+  // with everything under them.
+  absl::StatusOr<Value> List(const std::string& base, const std::string& replica,
+                             const std::vector<std::string>& ignore) {
     std::map<std::string, Value> entries;
     size_t data_bytes = 0;
     std::error_code ec;
@@ -220,6 +252,10 @@ class FsAdapter : public Adapter {
       if (entries.size() >= c_.limits.max_entries)
         return absl::ResourceExhaustedError(absl::StrCat("fs adapter: replica ", replica, " holds more than ",
                                                          c_.limits.max_entries, " entries (the list bound)"));
+      if (Ignored(it->path(), ignore)) {
+        it.disable_recursion_pending();
+        continue;
+      }
       std::string rel = it->path().lexically_relative(base).generic_string();
       ir::MapEntries e = {{"path", Value::String(rel)}};
       fs::file_status st = it->symlink_status(ec);
