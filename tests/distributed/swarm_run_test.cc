@@ -302,6 +302,30 @@ TEST_F(SwarmTest, CorrectServerPassesAndAMutantFailsWithOneReplayableFindingGrou
   EXPECT_GE(reproduced, 4);
 }
 
+// A target that is a program acting on directory trees (the fs adapter)
+// runs in a swarm like a server: the correct reference synchronizer
+// passes, a mutant's jobs fail into one finding group whose smallest
+// counterexample is a few replica operations and runs.
+TEST_F(SwarmTest, AFileSynchronizerTargetRunsInASwarm) {
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/filesync.dspec");
+  auto sync = [](int mutant) { return absl::StrCat(DS_REF_SYNC, " {a} {b} {dir}/archive --mutant ", mutant); };
+  int64_t good = AddTarget("sync-correct", sync(0), 10000, "fs");
+  int64_t bad = AddTarget("sync-mutant-3", sync(3), 10000, "fs");
+  v1::Run pass = WaitRun(Submit(spec, good, 2, 200).id(), seconds(120));
+  v1::Run fail = WaitRun(Submit(spec, bad, 2, 200).id(), seconds(120));
+  ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 2);
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  EXPECT_EQ(fail.counts().error(), 0) << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_EQ(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  ASSERT_GE(f.counterexamples_size(), 1);
+  EXPECT_LE(f.counterexamples(0).size(), 8);
+  EXPECT_TRUE(absl::StrContains(f.counterexamples(0).document_json(), "\"op\":\"run\""));
+}
+
 TEST_F(SwarmTest, AWorkerKilledMidJobLosesNothingAndCountsNothingTwice) {
   std::string spec = PushSpec("specs/http_webdav.dspec");
   // Mutant 8 leaves every 7th request unanswered: found after the 2 s

@@ -124,8 +124,16 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
   if (t.launch.size() > kMaxLaunchBytes) return absl::InvalidArgumentError("launch command exceeds 4 KiB");
-  if (!t.launch.empty() && !absl::StrContains(t.launch, "{port}"))
+  // An fs target's command is the program each `run` request runs on the
+  // job's replicas, not a server: no port (docs/adapters.md: fs).
+  if (t.adapter == "fs") {
+    if (t.launch.empty())
+      return absl::InvalidArgumentError("an fs target needs a launch command (the program a `run` request runs)");
+    if (t.nodes > 1 || t.origins > 0 || !t.nemesis.empty())
+      return absl::InvalidArgumentError("an fs target has no cluster nodes, origins or network faults");
+  } else if (!t.launch.empty() && !absl::StrContains(t.launch, "{port}")) {
     return absl::InvalidArgumentError("the launch command must contain {port} (the worker picks a free port per job)");
+  }
   if (t.readiness_probe.empty()) t.readiness_probe = "tcp";
   RETURN_IF_ERROR(util::ParseReadyProbe(t.readiness_probe).status());
   if (t.readiness_timeout_ms == 0) t.readiness_timeout_ms = kDefaultReadinessTimeoutMs;
