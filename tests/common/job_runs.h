@@ -47,6 +47,20 @@ inline absl::StatusOr<harness::Counterexample> ReadSavedCounterexample(const std
   return harness::CounterexampleFromJson(*saved);
 }
 
+// How the `run` requests of an fs job's trace ended: exit status 0, or
+// another exit status (a synchronizer's conflict or failure).
+struct FsRuns {
+  size_t clean = 0, not_clean = 0;
+};
+inline FsRuns FsRunsOf(const std::vector<check::Observation>& trace) {
+  FsRuns r;
+  for (const check::Observation& o : trace) {
+    const ir::Value* exit = o.kind == check::Observation::Kind::kReceived ? o.msg.Find("exit") : nullptr;
+    if (exit != nullptr && exit->is_int()) (exit->as_int() == 0 ? r.clean : r.not_clean)++;
+  }
+  return r;
+}
+
 inline std::string DescribeJobResult(const workers::JobResult& r) {
   std::string s = absl::StrCat(workers::OutcomeName(r.outcome), ": ", r.reason, "\n");
   size_t from = r.trace.size() > 12 ? r.trace.size() - 12 : 0;

@@ -25,7 +25,7 @@ void ExpectUnisonPasses(bool fastcheck) {
   ASSERT_EQ(std::system("unison -version >/dev/null 2>&1"), 0) << "unison is not installed (scripts/setup.sh)";
   auto spec = Shipped("filesync.dspec");
   ASSERT_NE(spec, nullptr);
-  size_t conflicted = 0, clean = 0;
+  testing::FsRuns all;
   // Seed 9 with the fast check: a missed change whose copy Unison then
   // refuses (exit 2), leaving a temporary file behind (docs/real-servers.md).
   for (uint64_t seed : {1, 2, 3, 4, 5, 9}) {
@@ -33,13 +33,12 @@ void ExpectUnisonPasses(bool fastcheck) {
     auto r = RunJob(spec, testing::JobOptionsFor(UnisonLaunch(fastcheck), "fs", seed, 200));
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
-    for (const check::Observation& o : r->trace) {
-      const ir::Value* exit = o.kind == check::Observation::Kind::kReceived ? o.msg.Find("exit") : nullptr;
-      if (exit != nullptr && exit->is_int()) (exit->as_int() == 0 ? clean : conflicted)++;
-    }
+    testing::FsRuns u = testing::FsRunsOf(r->trace);
+    all.clean += u.clean;
+    all.not_clean += u.not_clean;
   }
-  EXPECT_GE(clean, 25u) << "Unison ran";
-  EXPECT_GE(conflicted, 5u) << "the runs met conflicts";
+  EXPECT_GE(all.clean, 25u) << "Unison ran";
+  EXPECT_GE(all.not_clean, 5u) << "the runs met conflicts";
 }
 
 TEST(RealSync, UnisonWithItsFastCheckKeepsTheReconciliationContract) { ExpectUnisonPasses(true); }
