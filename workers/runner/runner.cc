@@ -571,7 +571,16 @@ absl::StatusOr<std::unique_ptr<OriginListener>> ListenAsOrigin(const lang::Spec&
   return listener;
 }
 
-}  // namespace
+// Runs the job's loop to its end and closes the adapter's connections:
+// the job's result, or why there is none (interrupted, or an error).
+absl::StatusOr<JobResult> RunToEnd(JobLoop& loop, Adapter& adapter, const JobOptions& o) {
+  absl::Status ran = loop.Run();
+  adapter.CloseAll();
+  if (!ran.ok() && !absl::IsCancelled(ran)) return ran;
+  if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
+  if (!ran.ok()) return ran;
+  return loop.Finish();
+}
 
 // The job's fs adapter (adapter "fs"): replicas in a fresh directory under
 // the work root, removed with it; the launch template is the command each
@@ -618,11 +627,10 @@ absl::StatusOr<JobResult> RunFsJob(std::shared_ptr<const lang::Spec> spec, const
   auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter.get(), nullptr, nullptr, {});
-  absl::Status ran = loop.Run();
-  if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
-  if (!ran.ok()) return ran;
-  return loop.Finish();
+  return RunToEnd(loop, *adapter, o);
 }
+
+}  // namespace
 
 absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& o) {
   if (o.adapter == "fs") return RunFsJob(std::move(spec), o);
@@ -651,12 +659,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);
-  absl::Status ran = loop.Run();
-  (*adapter)->CloseAll();
-  if (!ran.ok() && !absl::IsCancelled(ran)) return ran;
-  if (o.cancel != nullptr && o.cancel->load()) return absl::CancelledError("interrupted");
-  if (!ran.ok()) return ran;
-  return loop.Finish();
+  return RunToEnd(loop, **adapter, o);
 }
 
 }  // namespace dualswarm::workers
