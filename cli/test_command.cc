@@ -107,6 +107,9 @@ const char kTestHelp[] =
     "                         rerunning candidates against fresh SUTs; needs --launch)\n"
     "  --shrink-reruns N      shrinking budget in reruns (default 500)\n"
     "  --shrink-time S        shrinking budget in seconds (default 60)\n"
+    "  --shrink-jobs N        shrinking candidates rerun at once, each against its own\n"
+    "                         fresh SUT (1-16, default 2): reruns that wait (a liveness\n"
+    "                         timeout, a slow start) overlap; the result is the same\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"
     "  --save-trace FILE      write everything observed (the unshrunk trace, one\n"
@@ -283,6 +286,8 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
   if (!NumFlag(f, "shrink-reruns", 0, 1'000'000, &so.max_reruns, &err)) return BadInput(err);
   if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
     return BadInput("--shrink-time must be a non-negative number of seconds");
+  so.jobs = 2;
+  if (!NumFlag(f, "shrink-jobs", 1, 16, &so.jobs, &err)) return BadInput(err);
   if (so.shrink && o.launch.empty() && !quiet)
     std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
   auto progress = std::make_shared<ProgressLine>(stderr);
@@ -380,6 +385,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "save",
                    "shrink-reruns",
                    "shrink-time",
+                   "shrink-jobs",
                    "descriptor-set",
                    "nodes",
                    "connect",

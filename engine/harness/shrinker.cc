@@ -1,53 +1,68 @@
 #include "engine/harness/shrinker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "engine/ir/jexpr.h"
+#include "util/parallel_for.h"
 
 namespace dualswarm::harness {
 namespace {
 
 using ir::Value;
 
+// The reruns of one shrinking pass and their budget. Candidates may be
+// tried several at once (ShrinkOptions::jobs); which one is kept does not
+// depend on that: of those that reproduce, always the first in order.
 class ShrinkRun {
  public:
   ShrinkRun(const RerunFn& rerun, const ShrinkOptions& o) : rerun_(rerun), o_(o) {}
 
   bool OutOfBudget() const { return reruns_ >= o_.max_reruns || (o_.elapsed && o_.elapsed() > o_.max_seconds); }
 
-  // Reruns the candidate until it reproduced `confirm` times (kept: *input
-  // becomes what the last reproducing run sent) or failed `attempts` times
-  // (discarded). Requiring repeated reproduction steers shrinking towards
-  // counterexamples that replay reliably.
+  // Tries `candidate`: kept when it reproduces (*input becomes what its
+  // last reproducing run sent).
   absl::StatusOr<bool> Try(const std::vector<InputItem>& candidate, std::vector<InputItem>* input) {
-    int ok = 0, failed = 0;
-    RerunOutcome good;
-    while (ok < std::max(o_.confirm, 1) && failed < std::max(o_.attempts, 1)) {
-      if (OutOfBudget()) {
-        budget_hit_ = true;
-        return false;
-      }
-      ++reruns_;
-      auto r = rerun_(candidate);
-      if (!r.ok()) return r.status();
-      if (o_.on_progress) o_.on_progress(reruns_, input->size());
-      if (r->reproduced) {
-        ++ok;
-        good = std::move(*r);
-      } else {
-        ++failed;
+    auto kept = TryFirst(
+        1, [&](size_t) { return candidate; }, input);
+    if (!kept.ok()) return kept.status();
+    return *kept >= 0;
+  }
+
+  // Tries candidate_at(0), candidate_at(1), ... (an empty candidate is
+  // skipped), `jobs` at a time, up to the first that reproduces, which is
+  // kept; its index, or -1 when none did (or the budget ran out).
+  absl::StatusOr<int> TryFirst(size_t count, const std::function<std::vector<InputItem>(size_t)>& candidate_at,
+                               std::vector<InputItem>* input) {
+    const size_t jobs = static_cast<size_t>(std::max(o_.jobs, 1));
+    for (size_t wave = 0; wave < count && !budget_hit(); wave += jobs) {
+      std::vector<std::vector<InputItem>> candidates;
+      for (size_t k = wave; k < std::min(count, wave + jobs); ++k) candidates.push_back(candidate_at(k));
+      std::vector<absl::StatusOr<std::optional<RerunOutcome>>> results(candidates.size());
+      // The slots a wave does not fill go to confirming its candidates.
+      const int parallel = static_cast<int>(jobs / candidates.size());
+      ParallelFor(candidates.size(), [&](size_t i) {
+        results[i] =
+            candidates[i].empty() ? std::optional<RerunOutcome>() : Attempt(candidates[i], input->size(), parallel);
+      });
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (!results[i].ok()) return results[i].status();
+        if (!results[i]->has_value()) continue;
+        RerunOutcome good = std::move(**results[i]);
+        *input = good.sent.empty() ? candidates[i] : good.sent;
+        last_ = std::move(good);
+        return static_cast<int>(wave + i);
       }
     }
-    if (ok < std::max(o_.confirm, 1)) return false;
-    *input = good.sent.empty() ? candidate : good.sent;
-    last_ = std::move(good);
-    return true;
+    return -1;
   }
 
   int reruns() const { return reruns_; }
@@ -56,11 +71,52 @@ class ShrinkRun {
   void set_last(RerunOutcome r) { last_ = std::move(r); }
 
  private:
+  // Reruns the candidate until it reproduced `confirm` times (its last
+  // reproducing run) or failed `attempts` times (nothing), up to
+  // `parallel` reruns at once (never more than are still needed to keep
+  // it). Requiring repeated reproduction steers shrinking towards
+  // counterexamples that replay reliably. `size` is the current input's,
+  // for progress reports.
+  absl::StatusOr<std::optional<RerunOutcome>> Attempt(const std::vector<InputItem>& candidate, size_t size,
+                                                      int parallel) {
+    const int confirm = std::max(o_.confirm, 1), attempts = std::max(o_.attempts, 1);
+    int ok = 0, failed = 0;
+    RerunOutcome good;
+    while (ok < confirm && failed < attempts) {
+      const int round = std::clamp(confirm - ok, 1, std::max(parallel, 1));
+      std::vector<absl::StatusOr<RerunOutcome>> runs(static_cast<size_t>(round), absl::UnknownError("not run"));
+      int started = 0;
+      for (; started < round && !OutOfBudget(); ++started) ++reruns_;
+      if (started == 0) {
+        budget_hit_ = true;
+        return std::nullopt;
+      }
+      ParallelFor(static_cast<size_t>(started), [&](size_t i) { runs[i] = rerun_(candidate); });
+      for (int i = 0; i < started; ++i) {
+        auto& r = runs[static_cast<size_t>(i)];
+        if (!r.ok()) return r.status();
+        if (o_.on_progress) {
+          std::lock_guard<std::mutex> lock(progress_mu_);
+          o_.on_progress(reruns_, size);
+        }
+        if (r->reproduced) {
+          ++ok;
+          good = std::move(*r);
+        } else {
+          ++failed;
+        }
+      }
+    }
+    if (ok < confirm) return std::nullopt;
+    return good;
+  }
+
   const RerunFn& rerun_;
   const ShrinkOptions& o_;
-  int reruns_ = 0;
-  bool budget_hit_ = false;
-  RerunOutcome last_;
+  std::atomic<int> reruns_{0};
+  std::atomic<bool> budget_hit_{false};
+  std::mutex progress_mu_;  // one on_progress call at a time
+  RerunOutcome last_;       // touched only between waves
 };
 
 // Request k (0-based) of an input has label 2k+1 and its response 2k+2.
@@ -253,24 +309,20 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   // 2. ddmin over the request list: try dropping each of n chunks.
   size_t n = 2;
   while (input.size() >= 2 && !run.budget_hit()) {
-    size_t chunk = (input.size() + n - 1) / n;
-    bool reduced = false;
-    for (size_t start = 0; start < input.size() && !run.budget_hit(); start += chunk) {
+    const size_t chunk = (input.size() + n - 1) / n;
+    const size_t chunks = (input.size() + chunk - 1) / chunk;
+    auto without_chunk = [&](size_t c) {
       std::vector<bool> drop(input.size());
-      size_t end = std::min(input.size(), start + chunk);
+      const size_t start = c * chunk, end = std::min(input.size(), start + chunk);
       std::fill(drop.begin() + static_cast<std::ptrdiff_t>(start), drop.begin() + static_cast<std::ptrdiff_t>(end),
                 true);
-      std::vector<InputItem> candidate = Without(input, drop);
-      if (candidate.empty()) continue;
-      auto ok = run.Try(candidate, &input);
-      if (!ok.ok()) return ok.status();
-      if (*ok) {
-        n = std::max<size_t>(n - 1, 2);
-        reduced = true;
-        break;
-      }
-    }
-    if (!reduced) {
+      return Without(input, drop);
+    };
+    auto kept = run.TryFirst(chunks, without_chunk, &input);
+    if (!kept.ok()) return kept.status();
+    if (*kept >= 0) {
+      n = std::max<size_t>(n - 1, 2);
+    } else {
       if (n >= input.size()) break;
       n = std::min(input.size(), n * 2);
     }
@@ -293,20 +345,16 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
 
   // 4. Simplify each request; keep a change when the failure survives it.
   for (size_t i = 0; i < input.size() && !run.budget_hit(); ++i) {
-    bool changed = true;
-    while (changed && !run.budget_hit() && i < input.size()) {
-      changed = false;
-      for (const auto& simpler : Simplifications(input[i])) {
+    for (bool changed = true; changed && !run.budget_hit() && i < input.size();) {
+      const std::vector<InputItem> simpler = Simplifications(input[i]);
+      auto with_simpler = [&](size_t k) {
         std::vector<InputItem> candidate = input;
-        candidate[i] = simpler;
-        auto ok = run.Try(candidate, &input);
-        if (!ok.ok()) return ok.status();
-        if (*ok) {
-          changed = true;
-          break;
-        }
-        if (run.budget_hit()) break;
-      }
+        candidate[i] = simpler[k];
+        return candidate;
+      };
+      auto kept = run.TryFirst(simpler.size(), with_simpler, &input);
+      if (!kept.ok()) return kept.status();
+      changed = *kept >= 0;
     }
   }
 

@@ -6,7 +6,9 @@
 // shorten bodies, move requests to connection 0). Every
 // candidate is rerun through a callback (the runner restarts a fresh SUT);
 // it is kept only if the rerun reproduces the failure with the same
-// signature, retrying flaky candidates. Budgeted in reruns and time.
+// signature, retrying flaky candidates. Budgeted in reruns and time;
+// the candidates of one step (ddmin's chunks, one request's
+// simplifications) may be rerun several at once.
 #ifndef DUALSWARM_ENGINE_HARNESS_SHRINKER_H_
 #define DUALSWARM_ENGINE_HARNESS_SHRINKER_H_
 
@@ -36,6 +38,10 @@ struct ShrinkOptions {
   double max_seconds = 60;
   int attempts = 2;  // a candidate may fail to reproduce this often before it is discarded
   int confirm = 2;   // ... and must reproduce this often to be kept (reliable replays)
+  // Candidates rerun at once (each on its own fresh SUT; the rerun callback
+  // must allow that when jobs > 1). The result does not depend on it when
+  // reruns are deterministic: the first reproducing candidate in order wins.
+  int jobs = 1;
   // Seconds since shrinking started (the caller owns the clock).
   std::function<double()> elapsed;
   // Called after every rerun: (reruns so far, current input size).

@@ -1,6 +1,7 @@
 #include "engine/ir/value.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
@@ -27,12 +28,15 @@ struct Shape {
 struct ListRep {
   std::vector<Value> items;
   Shape shape;
-  mutable uint64_t hash = 0;  // 0: not computed yet
+  // 0: not computed yet. Atomic: values are shared between threads (a
+  // spec's constants, parallel shrinking reruns), and any of them may be
+  // the first to compute it (they all compute the same number).
+  mutable std::atomic<uint64_t> hash{0};
 };
 struct MapRep {
   MapEntries entries;
   Shape shape;
-  mutable uint64_t hash = 0;
+  mutable std::atomic<uint64_t> hash{0};  // as ListRep's
 };
 struct OptionRep {
   Value inner;
@@ -335,19 +339,21 @@ uint64_t Value::Hash() const {
       return absl::HashOf(3, as_string());
     case Kind::kList: {
       auto* rep = static_cast<const ListRep*>(rep_.get());
-      if (rep->hash) return rep->hash;
+      if (uint64_t known = rep->hash.load(std::memory_order_relaxed)) return known;
       uint64_t h = 4;
       for (const auto& x : rep->items) h = absl::HashOf(h, x.Hash());
-      rep->hash = h ? h : 1;
-      return rep->hash;
+      h = h ? h : 1;
+      rep->hash.store(h, std::memory_order_relaxed);
+      return h;
     }
     case Kind::kMap: {
       auto* rep = static_cast<const MapRep*>(rep_.get());
-      if (rep->hash) return rep->hash;
+      if (uint64_t known = rep->hash.load(std::memory_order_relaxed)) return known;
       uint64_t h = 5;
       for (const auto& [k, x] : rep->entries) h = absl::HashOf(h, k, x.Hash());
-      rep->hash = h ? h : 1;
-      return rep->hash;
+      h = h ? h : 1;
+      rep->hash.store(h, std::memory_order_relaxed);
+      return h;
     }
     case Kind::kOption:
       return has_value() ? absl::HashOf(6, inner().Hash()) : 7;

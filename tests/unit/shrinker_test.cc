@@ -4,6 +4,7 @@
 #include "engine/harness/shrinker.h"
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,18 @@ int Find(const std::vector<InputItem>& in, const std::string& method, const std:
 
 // A rerun that fails, at the GET /a, when the candidate holds a PUT of
 // /a before it and every request in `needed` (method and path).
+// Reruns may come from several threads (ShrinkOptions::jobs).
 struct ScriptedSut {
   std::vector<std::pair<std::string, std::string>> needed;
-  std::vector<size_t> sizes;  // of every candidate run
+  std::mutex mu;
+  std::vector<size_t> sizes;  // of every candidate run (guarded by mu)
 
   RerunFn Fn() {
     return [this](const std::vector<InputItem>& in) -> absl::StatusOr<RerunOutcome> {
-      sizes.push_back(in.size());
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        sizes.push_back(in.size());
+      }
       RerunOutcome o;
       o.sent = in;
       int put = Find(in, "PUT", "/a"), get = Find(in, "GET", "/a");
@@ -105,6 +111,29 @@ TEST(Shrinker, KeepsTheOtherResourceAFailureNeeds) {
   ASSERT_GE(sut.sizes.size(), 3u);
   EXPECT_EQ(sut.sizes[1], 2u);
   EXPECT_EQ(sut.sizes[2], 12u);
+}
+
+// Candidates tried several at once give the same counterexample as one at
+// a time: of a wave's reproducing candidates the first in order is kept.
+TEST(Shrinker, ParallelCandidatesShrinkToTheSameInput) {
+  std::vector<InputItem> in = MixedInput();
+  std::vector<std::vector<InputItem>> results;
+  for (int jobs : {1, 3, 8}) {
+    ScriptedSut sut;
+    sut.needed = {{"GET", "/c"}};  // step 1 fails as a whole: ddmin and step 4 do the rest
+    ShrinkOptions o = OneConfirmation();
+    o.jobs = jobs;
+    auto r = Shrink(in, Original(in), sut.Fn(), o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->complete);
+    EXPECT_EQ(static_cast<size_t>(r->reruns), sut.sizes.size()) << "jobs " << jobs;
+    results.push_back(r->input);
+  }
+  ASSERT_EQ(results[0].size(), 3u);
+  for (const auto& r : results) {
+    ASSERT_EQ(r.size(), results[0].size());
+    for (size_t k = 0; k < r.size(); ++k) EXPECT_EQ(r[k].jexpr, results[0][k].jexpr);
+  }
 }
 
 TEST(Shrinker, ReferencesFollowTheMessagesTheyName) {

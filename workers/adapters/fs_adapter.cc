@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "util/status_macros.h"
+#include "workers/sut/shell_spawn.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -304,23 +304,7 @@ class FsAdapter : public Adapter {
   // "output", the end of what it printed.
   absl::StatusOr<Value> Run() {
     const std::string log = c_.root + "/run.log";
-    pid_t pid = ::fork();
-    if (pid < 0) return absl::InternalError(absl::StrCat("fs adapter: fork: ", std::strerror(errno)));
-    if (pid == 0) {
-      ::setsid();
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-      }
-      int null = ::open("/dev/null", O_RDONLY);
-      if (null >= 0) ::dup2(null, 0);
-      if (::chdir(c_.root.c_str()) != 0) ::_exit(127);
-      std::string cmd = FsCommandLine(c_);
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    ASSIGN_OR_RETURN(pid_t pid, SpawnShell({FsCommandLine(c_), log, false, c_.root}));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c_.run_timeout_ms);
     int status = 0;
     bool timed_out = false;

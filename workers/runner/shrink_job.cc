@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <tuple>
+#include <vector>
 
 #include "engine/harness/shrinker.h"
+#include "util/parallel_for.h"
 
 namespace dualswarm::workers {
 
@@ -178,6 +180,7 @@ class FindingShrinker {
     so_.max_seconds = options.max_seconds;
     so_.attempts = options.attempts;
     so_.confirm = options.confirm;
+    so_.jobs = options.jobs;
     so_.elapsed = [start = start_] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
@@ -270,9 +273,14 @@ class FindingShrinker {
   // How reliably does the result replay? Races in the SUT can make a
   // counterexample reproduce only sometimes.
   absl::Status VerifyReplays(harness::Counterexample* out) {
+    const int n = std::max(options_.verify, 0);
+    std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
+    const JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
+    const size_t jobs = static_cast<size_t>(std::max(options_.jobs, 1));
+    for (size_t wave = 0; wave < replays.size(); wave += jobs)
+      ParallelFor(std::min(jobs, replays.size() - wave), [&](size_t i) { replays[wave + i] = RerunWith(as_replayed); });
     int same = 0;
-    for (int i = 0; i < options_.verify; ++i) {
-      auto r = RerunWith(RerunOptions(*out, out->input, job_));  // as `dualswarm replay` will
+    for (const auto& r : replays) {
       if (!r.ok()) return r.status();
       same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
     }

@@ -21,6 +21,10 @@ struct ShrinkJobOptions {
   int attempts = 2;  // failed reruns before a candidate is discarded
   int confirm = 3;   // reproductions before a candidate is kept
   int verify = 5;    // replays of the result that measure its replay rate
+  // Candidates (and verification replays) run at once, each on its own
+  // fresh SUT: waiting for a liveness timeout or a slow SUT start then
+  // overlaps. The counterexample is the same for a deterministic SUT.
+  int jobs = 1;
   std::function<void(int reruns, size_t size)> on_progress;
 };
 

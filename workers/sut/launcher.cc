@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "util/file_tail.h"
 #include "util/status_macros.h"
+#include "workers/sut/shell_spawn.h"
 
 namespace dualswarm::workers {
 
@@ -167,25 +167,7 @@ absl::Status SutProcess::Spawn(bool append_log) {
   // A simple command replaces the shell, so the SUT is the process we wait
   // for and reap; compound commands keep the shell as the group leader.
   if (cmd.find_first_of(";&|\n`$()<>") == std::string::npos) cmd = "exec " + cmd;
-  std::string log = dir_ + "/sut.log";
-  pid_t pid = ::fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    ::setsid();
-    // If the process that launched the SUT dies without stopping it, the SUT
-    // dies too (its group's other members are the observer's business).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | (append_log ? O_APPEND : O_TRUNC), 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  ASSIGN_OR_RETURN(pid_t pid, SpawnShell({cmd, dir_ + "/sut.log", append_log, ""}));
   pid_ = pid;
   reaped_ = false;
   paused_ = false;

@@ -1,0 +1,67 @@
+#include "workers/sut/shell_spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace dualswarm::workers {
+namespace {
+
+// What the child needs, prepared by the parent: between vfork and exec the
+// child shares the parent's memory and only makes system calls.
+struct ChildArgs {
+  const char* command;
+  const char* log;
+  int log_flags;
+  const char* cwd;  // null: stay
+  sigset_t mask;    // the parent's signal mask, restored just before exec
+};
+
+[[noreturn]] __attribute__((noinline)) void BecomeCommand(const ChildArgs* a) {
+  ::setsid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int fd = ::open(a->log, a->log_flags, 0644);
+  if (fd >= 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (fd > 2) ::close(fd);
+  }
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull > 0) {
+    ::dup2(devnull, 0);
+    ::close(devnull);
+  }
+  if (a->cwd != nullptr && ::chdir(a->cwd) != 0) ::_exit(127);
+  ::sigprocmask(SIG_SETMASK, &a->mask, nullptr);
+  ::execl("/bin/sh", "sh", "-c", a->command, static_cast<char*>(nullptr));
+  ::_exit(127);
+}
+
+}  // namespace
+
+absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) {
+  ChildArgs args{c.command.c_str(),
+                 c.log_path.c_str(),
+                 O_WRONLY | O_CREAT | (c.append_log ? O_APPEND : O_TRUNC),
+                 c.cwd.empty() ? nullptr : c.cwd.c_str(),
+                 {}};
+  // No signal handler may run in the child while it borrows the parent's
+  // memory: all are blocked across vfork.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &args.mask);
+  pid_t pid = ::vfork();
+  if (pid == 0) BecomeCommand(&args);
+  const int spawn_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &args.mask, nullptr);
+  if (pid < 0) return absl::InternalError(absl::StrCat("vfork: ", std::strerror(spawn_errno)));
+  return pid;
+}
+
+}  // namespace dualswarm::workers
