@@ -87,6 +87,52 @@ TEST_F(FsAdapterTest, OperationsAnswerAsTheFileSystemDid) {
   EXPECT_EQ(Ask(a.get(), Op("list", "b"))->Find("tree")->as_list().size(), 0u);
 }
 
+TEST_F(FsAdapterTest, AppendRmdirRenameSymlinkAndChmod) {
+  auto a = Make("true");
+  ASSERT_NE(a, nullptr);
+  const Value ok = Value::Map({{"ok", Value::Bool(true)}});
+  auto error = [](const char* e) { return Value::Map({{"error", Value::String(e)}}); };
+  EXPECT_EQ(*Ask(a.get(), Op("append", "a", "f").Set("data", Value::String("x"))), error("ENOENT"));  // never creates
+  ASSERT_EQ(*Ask(a.get(), Op("write", "a", "f").Set("data", Value::String("x"))), ok);
+  EXPECT_EQ(*Ask(a.get(), Op("append", "a", "f").Set("data", Value::String("yz"))), ok);
+  ASSERT_EQ(*Ask(a.get(), Op("mkdir", "a", "d")), ok);
+  ASSERT_EQ(*Ask(a.get(), Op("write", "a", "d/p").Set("data", Value::String(""))), ok);
+  EXPECT_EQ(*Ask(a.get(), Op("rmdir", "a", "d")), error("ENOTEMPTY"));
+  EXPECT_EQ(*Ask(a.get(), Op("rename", "a", "d").Set("to", Value::String("d/q"))), error("EINVAL"));
+  EXPECT_EQ(*Ask(a.get(), Op("rename", "a", "d").Set("to", Value::String("e"))), ok);  // with d/p
+  EXPECT_EQ(*Ask(a.get(), Op("symlink", "a", "l").Set("target", Value::String("e/p"))), ok);
+  EXPECT_EQ(*Ask(a.get(), Op("append", "a", "l").Set("data", Value::String("x"))), error("ELOOP"));  // not followed
+  EXPECT_EQ(*Ask(a.get(), Op("chmod", "a", "l").Set("mode", Value::Int(0600))), error("ELOOP"));
+  EXPECT_EQ(*Ask(a.get(), Op("chmod", "a", "f").Set("mode", Value::Int(0600))), ok);
+  auto tree = Ask(a.get(), Op("list", "a").Set("modes", Value::Bool(true)));
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const std::vector<Value>& l = tree->Find("tree")->as_list();
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[0],
+            Value::Map({{"kind", Value::String("dir")}, {"mode", Value::Int(0755)}, {"path", Value::String("e")}}));
+  EXPECT_EQ(l[1].Find("path")->as_string(), "e/p");
+  EXPECT_EQ(l[2], Value::Map({{"data", Value::String("xyz")},
+                              {"kind", Value::String("file")},
+                              {"mode", Value::Int(0600)},
+                              {"path", Value::String("f")}}));
+  EXPECT_EQ(
+      l[3],
+      Value::Map({{"kind", Value::String("link")}, {"path", Value::String("l")}, {"target", Value::String("e/p")}}));
+  // A link's target and a rename's destination stay in the replica too; a
+  // mode is 0 to 0777.
+  for (const char* bad : {"/etc", "../x", "e/../../x"}) {
+    EXPECT_TRUE(
+        absl::IsInvalidArgument(Ask(a.get(), Op("symlink", "a", "m").Set("target", Value::String(bad))).status()))
+        << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(Ask(a.get(), Op("rename", "a", "f").Set("to", Value::String(bad))).status()))
+        << bad;
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(Ask(a.get(), Op("chmod", "a", "f").Set("mode", Value::Int(01000))).status()));
+  EXPECT_EQ(*Ask(a.get(), Op("rmdir", "a", "e")), error("ENOTEMPTY"));
+  ASSERT_EQ(*Ask(a.get(), Op("delete", "a", "e/p")), ok);
+  EXPECT_EQ(*Ask(a.get(), Op("rmdir", "a", "e")), ok);
+}
+
 TEST_F(FsAdapterTest, PathsStayInTheirReplica) {
   auto a = Make("true");
   ASSERT_NE(a, nullptr);

@@ -6,9 +6,10 @@
 //   ds-ref-sync A B ARCHIVE [--mutant N]
 //
 // ARCHIVE is the synchronizer's own file: what both replicas held after
-// the last sync, one entry per line ("D\tPATH" or "F\tPATH\tHEXDATA");
-// missing means an empty archive. Files, directories; no links, modes or
-// times. Exit 0: reconciled; 1: some paths conflicted and were left alone;
+// the last sync, one entry per line ("D\tPATH", "F\tPATH\tHEXDATA" or
+// "L\tPATH\tHEXTARGET"); missing means an empty archive. Files,
+// directories and symbolic links (copied as links, never followed); no
+// modes or times. Exit 0: reconciled; 1: some paths conflicted and were left alone;
 // 3: an error (message on stderr).
 #include <cstdio>
 #include <cstdlib>
@@ -28,8 +29,11 @@ namespace fs = std::filesystem;
 
 struct Entry {
   bool dir = false;
-  std::string data;
-  friend bool operator==(const Entry& x, const Entry& y) { return x.dir == y.dir && x.data == y.data; }
+  std::string data;   // a file's contents, a link's target
+  bool link = false;  // a symbolic link (never followed)
+  friend bool operator==(const Entry& x, const Entry& y) {
+    return x.dir == y.dir && x.data == y.data && x.link == y.link;
+  }
 };
 using Tree = std::map<std::string, Entry>;  // relative path -> entry
 
@@ -53,7 +57,10 @@ Tree Scan(const fs::path& root) {
   for (fs::recursive_directory_iterator it(root, ec), end; it != end; it.increment(ec)) {
     if (ec) Die("scanning " + root.string() + ": " + ec.message());
     std::string rel = it->path().lexically_relative(root).generic_string();
-    if (it->is_symlink()) continue;
+    if (it->is_symlink()) {
+      t[rel] = Entry{false, fs::read_symlink(it->path(), ec).string(), true};
+      continue;
+    }
     if (it->is_directory()) {
       t[rel] = Entry{true, ""};
     } else if (it->is_regular_file()) {
@@ -88,7 +95,8 @@ Tree LoadArchive(const fs::path& file) {
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
     if (f.size() == 2 && f[0] == "D") t[f[1]] = Entry{true, ""};
-    if (f.size() >= 2 && f[0] == "F") t[f[1]] = Entry{false, f.size() > 2 ? Unhex(f[2]) : ""};
+    if (f.size() >= 2 && (f[0] == "F" || f[0] == "L"))
+      t[f[1]] = Entry{false, f.size() > 2 ? Unhex(f[2]) : "", f[0] == "L"};
   }
   return t;
 }
@@ -97,7 +105,8 @@ void SaveArchive(const fs::path& file, const Tree& t) {
   fs::path tmp = file.string() + ".new";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& [p, e] : t) out << (e.dir ? "D\t" : "F\t") << p << (e.dir ? "" : "\t" + Hex(e.data)) << "\n";
+    for (const auto& [p, e] : t)
+      out << (e.dir ? "D\t" : e.link ? "L\t" : "F\t") << p << (e.dir ? "" : "\t" + Hex(e.data)) << "\n";
     if (!out) Die("writing " + tmp.string());
   }
   fs::rename(tmp, file);
@@ -129,6 +138,9 @@ void Apply(const fs::path& root, const std::string& p, const Tree& with) {
     if (e.dir) {
       fs::create_directory(root / k, ec);
       if (ec) Die("mkdir " + (root / k).string() + ": " + ec.message());
+    } else if (e.link) {
+      fs::create_symlink(e.data, root / k, ec);
+      if (ec) Die("symlink " + (root / k).string() + ": " + ec.message());
     } else {
       std::ofstream out(root / k, std::ios::binary | std::ios::trunc);
       out << e.data;

@@ -38,28 +38,10 @@ bool ValidReplicaName(const std::string& r) {
   return std::all_of(r.begin(), r.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); });
 }
 
-// errno as its symbolic name, the answer of a failed operation.
+// errno as its symbolic name ("ENOENT"), the answer of a failed operation.
 std::string ErrnoName(int e) {
-  switch (e) {
-    case ENOENT:
-      return "ENOENT";
-    case EEXIST:
-      return "EEXIST";
-    case EISDIR:
-      return "EISDIR";
-    case ENOTDIR:
-      return "ENOTDIR";
-    case ENOTEMPTY:
-      return "ENOTEMPTY";
-    case EACCES:
-      return "EACCES";
-    case EPERM:
-      return "EPERM";
-    case ENOSPC:
-      return "ENOSPC";
-    default:
-      return absl::StrCat("E", e);
-  }
+  const char* name = ::strerrorname_np(e);  // glibc 2.32
+  return name != nullptr ? name : absl::StrCat("E", e);
 }
 
 Value Ok() { return Value::Map({{"ok", Value::Bool(true)}}); }
@@ -69,6 +51,8 @@ const std::string* StringField(const Value& q, const char* name) {
   const Value* v = q.is_map() ? q.Find(name) : nullptr;
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
+
+constexpr const char* kOps = "write, append, mkdir, rmdir, delete, rename, symlink, chmod, touch, list, run";
 
 class FsAdapter : public Adapter {
  public:
@@ -113,18 +97,29 @@ class FsAdapter : public Adapter {
     const std::string base = c_.root + "/" + *replica;
     if (*op == "list") {
       ASSIGN_OR_RETURN(std::vector<std::string> ignore, IgnorePatterns(q));
-      return List(base, *replica, ignore);
+      const Value* modes = q.Find("modes");
+      return List(base, *replica, ignore, modes != nullptr && modes->is_bool() && modes->as_bool());
     }
     const std::string* path = StringField(q, "path");
     if (path == nullptr) return absl::InvalidArgumentError(absl::StrCat("fs adapter: \"", *op, "\" needs \"path\""));
     RETURN_IF_ERROR(CheckPath(*path));
     ASSIGN_OR_RETURN(std::string full, Confined(base, *path));
     if (*op == "write") return Write(full, q);
+    if (*op == "append") return Append(full, q);
     if (*op == "mkdir") return ::mkdir(full.c_str(), 0755) == 0 ? Ok() : Failed(errno);
+    if (*op == "rmdir") return ::rmdir(full.c_str()) == 0 ? Ok() : Failed(errno);
     if (*op == "delete") return Delete(full);
     if (*op == "touch") return Touch(full, q);
-    return absl::InvalidArgumentError(
-        absl::StrCat("fs adapter: unknown op \"", *op, "\" (known: write, mkdir, delete, touch, list, run)"));
+    if (*op == "chmod") return Chmod(full, q);
+    if (*op == "symlink") return Symlink(full, q);
+    if (*op == "rename") {
+      const std::string* to = StringField(q, "to");
+      if (to == nullptr) return absl::InvalidArgumentError("fs adapter: \"rename\" needs a string \"to\"");
+      RETURN_IF_ERROR(CheckPath(*to));
+      ASSIGN_OR_RETURN(std::string full_to, Confined(base, *to));
+      return ::rename(full.c_str(), full_to.c_str()) == 0 ? Ok() : Failed(errno);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("fs adapter: unknown op \"", *op, "\" (known: ", kOps, ")"));
   }
 
   absl::Status CheckPath(const std::string& p) const {
@@ -160,11 +155,7 @@ class FsAdapter : public Adapter {
   // In place (the inode stays), or with "via": "rename" through a new file
   // renamed over it (a new inode).
   absl::StatusOr<Value> Write(const std::string& full, const Value& q) {
-    const std::string* data = StringField(q, "data");
-    if (data == nullptr) return absl::InvalidArgumentError("fs adapter: \"write\" needs a string \"data\"");
-    if (data->size() > c_.limits.max_data_bytes)
-      return absl::InvalidArgumentError(
-          absl::StrCat("fs adapter: data of ", data->size(), " bytes is over the bound of ", c_.limits.max_data_bytes));
+    ASSIGN_OR_RETURN(const std::string* data, DataOf(q, "write"));
     const std::string* via = StringField(q, "via");
     const bool rename = via != nullptr && *via == "rename";
     struct stat st {};
@@ -172,9 +163,32 @@ class FsAdapter : public Adapter {
     const std::string target = rename ? full + ".ds-new" : full;
     int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return Failed(errno);
+    Value written = WriteAll(fd, *data);
+    if (written.Find("ok") == nullptr) return written;
+    if (rename && ::rename(target.c_str(), full.c_str()) != 0) {
+      int e = errno;
+      ::unlink(target.c_str());
+      return Failed(e);
+    }
+    return Ok();
+  }
+
+  // The request's "data", at most max_data_bytes.
+  absl::StatusOr<const std::string*> DataOf(const Value& q, const char* op) const {
+    const std::string* data = StringField(q, "data");
+    if (data == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("fs adapter: \"", op, "\" needs a string \"data\""));
+    if (data->size() > c_.limits.max_data_bytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("fs adapter: data of ", data->size(), " bytes is over the bound of ", c_.limits.max_data_bytes));
+    return data;
+  }
+
+  // Writes all of `data` to fd and closes it: ok, or the errno.
+  static Value WriteAll(int fd, const std::string& data) {
     size_t off = 0;
-    while (off < data->size()) {
-      ssize_t n = ::write(fd, data->data() + off, data->size() - off);
+    while (off < data.size()) {
+      ssize_t n = ::write(fd, data.data() + off, data.size() - off);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         int e = errno;
@@ -184,12 +198,39 @@ class FsAdapter : public Adapter {
       off += static_cast<size_t>(n);
     }
     ::close(fd);
-    if (rename && ::rename(target.c_str(), full.c_str()) != 0) {
-      int e = errno;
-      ::unlink(target.c_str());
-      return Failed(e);
-    }
     return Ok();
+  }
+
+  // Appends to an existing file (never creates one, never follows a link).
+  absl::StatusOr<Value> Append(const std::string& full, const Value& q) {
+    ASSIGN_OR_RETURN(const std::string* data, DataOf(q, "append"));
+    int fd = ::open(full.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Failed(errno);
+    return WriteAll(fd, *data);
+  }
+
+  // The mode bits (0 to 0777) of a file or directory; a symbolic link's
+  // own mode cannot be set on Linux and its target's is not the replica's
+  // business: ELOOP.
+  static absl::StatusOr<Value> Chmod(const std::string& full, const Value& q) {
+    const Value* m = q.Find("mode");
+    if (m == nullptr || !m->is_int() || m->as_int() < 0 || m->as_int() > 0777)
+      return absl::InvalidArgumentError("fs adapter: \"chmod\" needs an int \"mode\" in [0, 0777] (511)");
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) != 0) return Failed(errno);
+    if (S_ISLNK(st.st_mode)) return Failed(ELOOP);
+    return ::chmod(full.c_str(), static_cast<mode_t>(m->as_int())) == 0 ? Ok() : Failed(errno);
+  }
+
+  // A symbolic link whose target stays inside the replica as written:
+  // relative, without ".." or empty components (a synchronizer that follows
+  // links must not be led out of the job's directory).
+  absl::StatusOr<Value> Symlink(const std::string& full, const Value& q) {
+    const std::string* target = StringField(q, "target");
+    if (target == nullptr) return absl::InvalidArgumentError("fs adapter: \"symlink\" needs a string \"target\"");
+    if (absl::Status s = CheckPath(*target); !s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("fs adapter: a symlink's target: ", s.message()));
+    return ::symlink(target->c_str(), full.c_str()) == 0 ? Ok() : Failed(errno);
   }
 
   static Value Delete(const std::string& full) {
@@ -236,12 +277,12 @@ class FsAdapter : public Adapter {
     return false;
   }
 
-  // {"tree": [{"path", "kind", "data"?, "target"?}...]} sorted by path
-  // (bytewise): "file" with its data, "dir", "link" with its target, or
-  // "other". Entries whose name matches an `ignore` pattern are left out,
-  // with everything under them.
+  // {"tree": [{"path", "kind", "data"?, "target"?, "mode"?}...]} sorted by
+  // path (bytewise): "file" with its data, "dir", "link" with its target,
+  // or "other"; with `modes`, each but a link with its mode bits. Entries whose name matches an `ignore` pattern are
+  // left out, with everything under them.
   absl::StatusOr<Value> List(const std::string& base, const std::string& replica,
-                             const std::vector<std::string>& ignore) {
+                             const std::vector<std::string>& ignore, bool modes) {
     std::map<std::string, Value> entries;
     size_t data_bytes = 0;
     std::error_code ec;
@@ -271,6 +312,7 @@ class FsAdapter : public Adapter {
       } else {
         e.push_back({"kind", Value::String("other")});
       }
+      if (modes && !fs::is_symlink(st)) e.push_back({"mode", Value::Int(static_cast<int>(st.permissions()) & 07777)});
       entries.emplace(std::move(rel), Value::Map(std::move(e)));
     }
     std::vector<Value> tree;

@@ -1,12 +1,14 @@
 // The fs adapter: the system under test is a command-line program acting on
 // directory trees (a file synchronizer), not a server. Requests are
-// operations on the job's replicas — write, mkdir, delete, touch, list —
+// operations on the job's replicas — write, append, mkdir, rmdir, delete,
+// rename, symlink, chmod, touch, list —
 // and `run`, which runs the target's command (its launch template) to the
 // end, with a timeout. Every request is carried out when it is sent and
 // answered at once, in order, whatever connection it came on; the IR is in
 // docs/adapters.md. Paths stay inside their replica: absolute paths, `..`,
 // empty components and paths through a symbolic link are refused (an error
-// of the job, not a finding), and sizes are bounded (FsLimits).
+// of the job, not a finding), as are link targets that could lead out, and
+// sizes are bounded (FsLimits).
 #ifndef DUALSWARM_WORKERS_ADAPTERS_FS_ADAPTER_H_
 #define DUALSWARM_WORKERS_ADAPTERS_FS_ADAPTER_H_
 
