@@ -18,6 +18,7 @@ PACKAGES=(
   squid apache2-bin
   varnish               # a real reverse-proxy cache the tests run the tester against (specs/http_cache.dspec)
   unison                # a real file synchronizer the tests run the tester against (specs/filesync.dspec)
+  rsync                 # a real mirror the tests run the tester against (specs/mirror.dspec)
   # The coordinator (proto/, services/): gRPC + protobuf, PostgreSQL (libpqxx
   # client; the server binaries for the embedded database and the integration
   # tests), Prometheus metrics.

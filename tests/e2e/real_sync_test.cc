@@ -1,6 +1,8 @@
-// Unison, Debian's file synchronizer, against specs/filesync.dspec through
-// the fs adapter (docs/real-servers.md: Unison): two local replicas in
-// batch mode, with its fast check on and off.
+// Real synchronizers from Debian through the fs adapter
+// (docs/real-servers.md): Unison against specs/filesync.dspec, two local
+// replicas in batch mode with its fast check on and off; rsync against
+// specs/mirror.dspec, as `rsync -a --delete A/ B/` keeps a mirror, and
+// mistaken command lines of it found.
 #include <cstdlib>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "tests/common/job_runs.h"
 #include "tests/common/shipped_spec.h"
 #include "workers/runner/runner.h"
+#include "workers/runner/shrink_job.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -44,6 +47,48 @@ void ExpectUnisonPasses(bool fastcheck) {
 TEST(RealSync, UnisonWithItsFastCheckKeepsTheReconciliationContract) { ExpectUnisonPasses(true); }
 
 TEST(RealSync, UnisonWithoutItsFastCheckKeepsTheReconciliationContract) { ExpectUnisonPasses(false); }
+
+constexpr const char* kRsyncMirror = "rsync -a --delete {a}/ {b}/";
+
+TEST(RealSync, RsyncKeepsTheMirrorContract) {
+  ASSERT_EQ(std::system("rsync --version >/dev/null 2>&1"), 0) << "rsync is not installed (scripts/setup.sh)";
+  auto spec = Shipped("mirror.dspec");
+  ASSERT_NE(spec, nullptr);
+  testing::FsRuns all;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    auto r = RunJob(spec, testing::JobOptionsFor(kRsyncMirror, "fs", seed, 200));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    all.clean += testing::FsRunsOf(r->trace).clean;
+  }
+  EXPECT_GE(all.clean, 50u) << "rsync ran";
+}
+
+// Command lines that do not keep a mirror: without --delete (b keeps what
+// a lost), without -l (links are skipped), without the trailing slash (a
+// is copied into b as b/a), with --existing (new files are not copied).
+// Each is found in the first seed and shrinks to at most 4 operations that
+// replay.
+TEST(RealSync, RsyncCommandLinesThatKeepNoMirrorAreFound) {
+  auto spec = Shipped("mirror.dspec");
+  ASSERT_NE(spec, nullptr);
+  for (const char* launch : {"rsync -a {a}/ {b}/", "rsync -r --delete {a}/ {b}/", "rsync -a --delete {a} {b}/",
+                             "rsync -a --delete --existing {a}/ {b}/"}) {
+    JobOptions o = testing::JobOptionsFor(launch, "fs", 1, 200);
+    auto r = RunJob(spec, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->outcome, Outcome::kSafety) << launch << ": " << testing::DescribeJobResult(*r);
+    ShrinkJobOptions so;
+    so.max_reruns = 300;
+    so.max_seconds = 50;
+    so.jobs = 2;
+    so.verify = 3;
+    auto cx = MakeCounterexample(spec, o, *r, so);
+    ASSERT_TRUE(cx.ok()) << cx.status();
+    EXPECT_LE(cx->input.size(), 4u) << launch;
+    EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << launch;
+  }
+}
 
 }  // namespace
 }  // namespace dualswarm::workers
