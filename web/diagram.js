@@ -45,6 +45,49 @@ export function summarize(m) {
   return clip(JSON.stringify(m), 60);
 }
 
+// One line for a message of the fs adapter (docs/adapters.md: fs), as the
+// CLI's diagram has it (engine/harness/fs_summary.cc): "write a:f \"1\"",
+// "rename a:d -> e", "run"; "ok", "error ENOENT", "exit 2 \"...\"",
+// "tree: d/ d/p=\"1\" l->x".
+export function summarizeFs(m) {
+  if (!m || typeof m !== "object" || Array.isArray(m)) return clip(JSON.stringify(m), 96);
+  const q = s => JSON.stringify(clip(typeof s === "string" ? s : "", 16));
+  const oct = n => n.toString(8).padStart(4, "0");
+  let s = "";
+  if (typeof m.op === "string") {
+    if (m.op === "run") return "run";
+    if (m.op === "list") return `list ${str(m.replica)}`;
+    s = `${m.op} ${str(m.replica)}:${str(m.path)}`;
+    if (typeof m.data === "string") s += ` ${q(m.data)}`;
+    if (m.via === "rename") s += " via rename";
+    if (m.op === "rename") s += ` -> ${str(m.to)}`;
+    if (m.op === "symlink") s += ` -> ${str(m.target)}`;
+    if (Number.isInteger(m.mode)) s += ` ${oct(m.mode)}`;
+    if (Number.isInteger(m.mtime)) s += ` mtime ${m.mtime}`;
+  } else if (Array.isArray(m.tree)) {
+    s = m.tree.length ? "tree:" : "tree: (empty)";
+    for (const e of m.tree) {
+      if (!e || typeof e !== "object") continue;
+      s += ` ${str(e.path)}`;
+      if (e.kind === "dir") s += "/";
+      if (e.kind === "file") s += `=${q(e.data)}`;
+      if (e.kind === "link") s += `->${str(e.target)}`;
+      if (e.kind === "other") s += "(other)";
+      if (Number.isInteger(e.mode)) s += `(${oct(e.mode)})`;
+    }
+  } else if (Number.isInteger(m.exit) || Number.isInteger(m.signal) || m.timeout === true) {
+    s = Number.isInteger(m.exit) ? `exit ${m.exit}` : Number.isInteger(m.signal) ? `signal ${m.signal}` : "timeout";
+    if (typeof m.output === "string" && m.output) s += ` ${q(m.output)}`;
+  } else if (typeof m.error === "string") {
+    s = `error ${m.error}`;
+  } else if (m.ok === true) {
+    s = "ok";
+  } else {
+    s = JSON.stringify(m);
+  }
+  return clip(s, 96);
+}
+
 // Which observation failed: {label, dir, side} ("received" for safety,
 // "sent" for liveness; side "origin" for a request an intermediary sent the
 // tester playing its origin, else "client"), or null.
@@ -82,6 +125,10 @@ export function sequenceDiagram(doc) {
   // A cluster's connections each talk to one node: every connection to
   // connect_node, else round-robin (workers/runner).
   const nodes = Number.isInteger(doc.nodes) ? doc.nodes : 1;
+  // An fs job's one lane is the tester acting on the replicas and running
+  // the program.
+  const fs = doc.adapter === "fs";
+  const describe = fs ? summarizeFs : summarize;
   const serverOf = c => nodes > 1
     ? `node ${Number.isInteger(doc.connect_node) && doc.connect_node >= 0 ? doc.connect_node : c % nodes}` : "server";
   for (let c = 0; c < lanes; c++) {
@@ -90,8 +137,9 @@ export function sequenceDiagram(doc) {
     const g = el("g", { class: origin ? "lane origin" : "lane", "data-conn": conn });
     const head = el("g", { class: "lane-head" });
     head.append(el("rect", { x: laneX(c), y: TOP, width: LANE_W, height: HEAD_H, rx: 4 }),
-                el("text", { x: clientX(c) - 10, y: TOP + 19 }, origin ? `origin conn ${conn}` : `conn ${conn}`),
-                el("text", { x: serverX(c) - 44, y: TOP + 19, class: "muted" }, origin ? "SUT" : serverOf(c)));
+                el("text", { x: clientX(c) - 10, y: TOP + 19 }, fs ? "tester" : origin ? `origin conn ${conn}` : `conn ${conn}`),
+                el("text", { x: serverX(c) - (fs ? 150 : 44), y: TOP + 19, class: "muted" },
+                   fs ? "replicas a, b · program" : origin ? "SUT" : serverOf(c)));
     g.append(head,
              el("line", { class: "lifeline", x1: clientX(c), y1: TOP + HEAD_H, x2: clientX(c), y2: height - 8 }),
              el("line", { class: "lifeline", x1: serverX(c), y1: TOP + HEAD_H, x2: serverX(c), y2: height - 8 }));
@@ -121,7 +169,7 @@ export function sequenceDiagram(doc) {
     const isFailing = failing && failing.label === o.label && failing.dir === o.dir && failing.side === side;
     const g = el("g", { class: `msg ${sent ? "sent" : "received"}${isFailing ? " failing" : ""}${isOrigin(o) ? " origin" : ""}`,
                         "data-label": o.label, "data-conn": o.conn ?? 0 });
-    const full = `${sent ? "→" : "←"} ${isOrigin(o) ? "o" : ""}#${o.label} ${summarize(o.msg)}`;
+    const full = `${sent ? "→" : "←"} ${isOrigin(o) ? "o" : ""}#${o.label} ${describe(o.msg)}`;
     if (isFailing) g.append(el("rect", { class: "hl", x: laneX(c) + 2, y: y - 22, width: LANE_W - 4, height: ROW_H - 2, rx: 3 }));
     const [x1, x2] = sent ? [clientX(c), serverX(c)] : [serverX(c), clientX(c)];
     g.append(el("line", { x1, y1: y, x2, y2: y,

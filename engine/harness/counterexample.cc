@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/harness/faults.h"
+#include "engine/harness/fs_summary.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
@@ -367,7 +368,9 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
                                  ", signature ", cx.signature, "\n\n ");
   for (int c = 0; c < lanes; ++c) {
     // A cluster's connections each talk to one node (node_of(c) in specs).
-    std::string head = absl::StrCat("conn ", c);
+    // An fs job's one "connection" is the tester acting on the replicas
+    // and running the program.
+    std::string head = cx.adapter == "fs" ? "replicas a, b and the program" : absl::StrCat("conn ", c);
     if (cx.nodes > 1) absl::StrAppend(&head, " -> node ", lang::ConnectionNodes{cx.nodes, cx.connect_node}.NodeOf(c));
     head.resize(kLane, ' ');
     out += head;
@@ -378,6 +381,7 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
     out += head;
   }
   out += "\n";
+  auto summarize = [&cx](const Value& m) { return cx.adapter == "fs" ? SummarizeFsMessage(m) : Summarize(m); };
   for (const auto& o : cx.trace) {
     const bool origin = o.side == check::Side::kOrigin;
     std::string row(static_cast<size_t>(o.conn + (origin ? lanes : 0)) * kLane + 1, ' ');
@@ -386,11 +390,11 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
     bool failing = false;
     switch (o.kind) {
       case Observation::Kind::kSent:
-        absl::StrAppend(&row, "--> ", mark, o.label, " ", Summarize(o.msg));
+        absl::StrAppend(&row, "--> ", mark, o.label, " ", summarize(o.msg));
         failing = cx.verdict.kind == "liveness" && !origin && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kReceived:
-        absl::StrAppend(&row, "<-- ", mark, o.label, " ", Summarize(o.msg));
+        absl::StrAppend(&row, "<-- ", mark, o.label, " ", summarize(o.msg));
         failing = cx.verdict.kind == "safety" && this_side && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kClosed:

@@ -66,6 +66,7 @@ const std::string kWebdav = DS_REF_WEBDAV;
 const std::string kResp = DS_REF_RESP;
 const std::string kMemcached = DS_REF_MEMCACHED;
 const std::string kProxy = DS_REF_PROXY;
+const std::string kSync = DS_REF_SYNC;
 const std::string kWorker = DUALSWARM_WORKER;
 const std::string kArtifacts = DS_BROWSER_ARTIFACTS;
 
@@ -710,6 +711,44 @@ TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
             "origin");
   EXPECT_TRUE(absl::StrContains(b.Text("#diagram svg g.msg.failing text"), "o#")) << b.Text("#diagram svg");
   Shot(b, "22-intermediary-finding");
+}
+
+// A file synchronizer's finding (ds-ref-sync's mutant 2 loses a
+// deletion): one lane, the tester acting on the replicas, and each row
+// reads as an operation, a run or a tree rather than clipped JSON.
+TEST_F(WebUiTest, AFileSynchronizersFindingReadsAsOperationsAndTrees) {
+  const std::string launch = kSync + " {a} {b} {dir}/archive --mutant 2";
+  std::string doc = ProduceWith({"--spec", kSrc + "/specs/filesync.dspec", "--launch", launch});
+  DocFacts facts = FactsOf(doc);
+  ASSERT_GT(facts.label, 0);
+  std::string hash = UploadSpec("filesync.dspec");
+  ASSERT_FALSE(hash.empty());
+  int64_t target = AddTarget("sync-m2", "fs", launch);
+  RegisterWorker(1);
+  int64_t run = Submit(hash, target, 1);
+  auto jobs = Lease(1);
+  ASSERT_EQ(jobs.size(), 1u);
+  Complete(jobs[0], &doc);
+
+  Browser b;
+  std::string err = b.Start(tmp_);
+  ASSERT_EQ(err, "") << err;
+  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+  GoWithToken(b, base + "#/targets");
+  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 1")) << b.Text("main");
+  ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head text')]"
+                   ".map(t => t.textContent).join(',');"),
+            "tester,replicas a, b · program");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#diagram svg g.msg').length);"),
+            std::to_string(facts.messages));
+  const std::string failing = b.Text("#diagram svg g.msg.failing text");
+  EXPECT_TRUE(absl::StrContains(failing, "tree:") && absl::StrContains(failing, "REJECTED")) << failing;
+  const std::string drawn = b.Text("#diagram svg");
+  EXPECT_TRUE(absl::StrContains(drawn, "→ #")) << drawn;
+  EXPECT_TRUE(absl::StrContains(drawn, " run")) << drawn;
+  EXPECT_FALSE(absl::StrContains(drawn, "\"op\"")) << "no request drawn as JSON: " << drawn;
+  Shot(b, "23-file-synchronizer-finding");
 }
 
 TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {

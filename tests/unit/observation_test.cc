@@ -159,6 +159,36 @@ TEST(Observation, DiagramsDrawFaults) {
   EXPECT_TRUE(absl::StrContains(diagram, " !!! fault {\"fault\":\"pause\",\"node\":0}\n")) << diagram;
 }
 
+// An fs counterexample reads as operations on replicas, runs and trees,
+// not clipped JSON.
+TEST(Observation, DiagramsOfFsJobsShowOperationsAndTrees) {
+  harness::Counterexample cx;
+  cx.adapter = "fs";
+  cx.verdict.kind = "safety";
+  cx.verdict.label = 8;
+  auto trace = ParseTrace(
+      "t.jsonl",
+      "{\"label\":1,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"write\",\"replica\":\"a\",\"path\":\"d/p\","
+      "\"data\":\"12\",\"via\":\"rename\"}}\n"
+      "{\"label\":2,\"conn\":0,\"dir\":\"received\",\"msg\":{\"ok\":true}}\n"
+      "{\"label\":3,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"rename\",\"replica\":\"b\",\"path\":\"d\",\"to\":"
+      "\"e\"}}\n"
+      "{\"label\":4,\"conn\":0,\"dir\":\"received\",\"msg\":{\"error\":\"ENOENT\"}}\n"
+      "{\"label\":5,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"run\"}}\n"
+      "{\"label\":6,\"conn\":0,\"dir\":\"received\",\"msg\":{\"exit\":2,\"output\":\"Failed [d]\"}}\n"
+      "{\"label\":7,\"conn\":0,\"dir\":\"sent\",\"msg\":{\"op\":\"list\",\"replica\":\"b\"}}\n"
+      "{\"label\":8,\"conn\":0,\"dir\":\"received\",\"msg\":{\"tree\":[{\"path\":\"d\",\"kind\":\"dir\"},"
+      "{\"path\":\"d/p\",\"kind\":\"file\",\"data\":\"12\"},{\"path\":\"l\",\"kind\":\"link\",\"target\":\"x\"}]}}\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  cx.trace = *trace;
+  std::string diagram = harness::RenderSequenceDiagram(cx);
+  for (const char* row :
+       {"replicas a, b and the program", "--> #1 write a:d/p \"12\" via rename\n", "<-- #2 ok\n",
+        "--> #3 rename b:d -> e\n", "<-- #4 error ENOENT\n", "--> #5 run\n", "<-- #6 exit 2 \"Failed [d]\"\n",
+        "--> #7 list b\n", "<-- #8 tree: d/ d/p=\"12\" l->x   <== REJECTED"})
+    EXPECT_TRUE(absl::StrContains(diagram, row)) << row << "\n" << diagram;
+}
+
 // On a cluster, each connection's lane names the node it talks to.
 TEST(Observation, DiagramsNameEachConnectionsNode) {
   harness::Counterexample cx;
