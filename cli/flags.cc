@@ -54,7 +54,12 @@ bool WantsHelp(const std::vector<std::string>& args) {
   return false;
 }
 
-std::optional<int> DescriptorSetFromFlags(FlagMap& f, workers::JobOptions* o) {
+std::optional<int> AdapterConfigFromFlags(FlagMap& f, workers::JobOptions* o) {
+  if (f.count("run-as")) {
+    if (o->adapter != "fs") return BadInput("--run-as is for the fs adapter only");
+    if (f["run-as"].empty()) return BadInput("--run-as needs a user name");
+    o->adapter_config.fs_user = f["run-as"];
+  }
   if (!f.count("descriptor-set")) {
     if (o->adapter == "grpc") return BadInput("the grpc adapter needs --descriptor-set FILE");
     return std::nullopt;

@@ -25,10 +25,11 @@ int BadInput(const std::string& msg);
 
 bool WantsHelp(const std::vector<std::string>& args);
 
-// --descriptor-set FILE into o->adapter_config (the grpc adapter needs it,
-// the others refuse it); an exit code when it is missing, refused or
-// unreadable. Call after o->adapter is set.
-std::optional<int> DescriptorSetFromFlags(FlagMap& f, workers::JobOptions* o);
+// The adapter's own flags into o->adapter_config: --descriptor-set FILE
+// (the grpc adapter needs it, the others refuse it) and --run-as USER (fs
+// only); an exit code when one is missing, refused or unreadable. Call
+// after o->adapter is set.
+std::optional<int> AdapterConfigFromFlags(FlagMap& f, workers::JobOptions* o);
 
 // Reads integer flag `name` into *out when it is given (leaves *out alone
 // otherwise); false with *err set when it is not an integer in [lo, hi].

@@ -28,6 +28,7 @@ const char kReplayHelp[] =
     "  --spec FILE         the spec (default: the file recorded in the counterexample)\n"
     "  --times N           replay N times, each on a fresh SUT (default 1)\n"
     "  --descriptor-set F  the services' descriptor set (counterexamples of the grpc adapter)\n"
+    "  --run-as USER       fs: run the program as USER, as the test did (root only)\n"
     "  --json              one JSON object per replay\n"
     "\n"
     "exit: 1 when every replay failed with the same signature (still broken), 0 when\n"
@@ -44,7 +45,7 @@ int ReplayCommand(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   FlagMap f;
   std::string err;
-  if (!ParseFlags(rest, {"launch", "target", "spec", "times", "descriptor-set"}, {"json"}, &f, &err))
+  if (!ParseFlags(rest, {"launch", "target", "spec", "times", "descriptor-set", "run-as"}, {"json"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kReplayHelp));
   if (f.count("launch") == f.count("target"))
     return BadInput("replay needs exactly one of --launch CMD or --target HOST:PORT");
@@ -67,7 +68,7 @@ int ReplayCommand(const std::vector<std::string>& args) {
     workers::JobOptions o = workers::ReplayOptions(*cx, cx->input);
     o.launch = f.count("launch") ? f["launch"] : "";
     o.target = f.count("target") ? f["target"] : "";
-    if (std::optional<int> bad = DescriptorSetFromFlags(f, &o)) return *bad;
+    if (std::optional<int> bad = AdapterConfigFromFlags(f, &o)) return *bad;
     auto r = workers::RunJob(*spec, o);
     if (!r.ok()) return BadInput(std::string(r.status().message()));
     std::string sig;

@@ -80,6 +80,9 @@ const char kTestHelp[] =
     "                         docs/adapters.md)\n"
     "  --descriptor-set FILE  grpc: the services' protobuf descriptor set (protoc\n"
     "                         --descriptor_set_out=FILE --include_imports)\n"
+    "  --run-as USER          fs: run the program as USER, who owns the replicas and\n"
+    "                         what the tester makes in them, so that mode bits bind it\n"
+    "                         (root ignores them; the tester must run as root)\n"
     "  --seed N               random seed (default 1)\n"
     "  --steps N              requests to send (default 1000)\n"
     "  --time S               wall-time budget in seconds (default: none)\n"
@@ -200,7 +203,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   o.target = f.count("target") ? f["target"] : "";
   o.adapter = f.count("adapter") ? f["adapter"] : workers::DefaultAdapterForSchema(spec->schema);
   if (absl::Status s = workers::CheckAdapterKind(o.adapter); !s.ok()) return BadInput(std::string(s.message()));
-  if (std::optional<int> bad = DescriptorSetFromFlags(f, &o)) return bad;
+  if (std::optional<int> bad = AdapterConfigFromFlags(f, &o)) return bad;
   o.exec.max_in_flight = -1;
   if (!NumFlag(f, "seed", 0, INT64_MAX, &o.exec.seed, &err) ||
       !NumFlag(f, "steps", 1, 100'000'000, &o.exec.steps, &err) ||
@@ -387,6 +390,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "shrink-time",
                    "shrink-jobs",
                    "descriptor-set",
+                   "run-as",
                    "nodes",
                    "connect",
                    "nemesis",

@@ -188,7 +188,7 @@ int Add(const ParsedArgs& a) {
   FlagMap descriptor_flags = f;
   workers::JobOptions o;
   o.adapter = t->adapter();
-  if (std::optional<int> bad = DescriptorSetFromFlags(descriptor_flags, &o)) return *bad;
+  if (std::optional<int> bad = AdapterConfigFromFlags(descriptor_flags, &o)) return *bad;
   t->set_descriptor_set(std::move(o.adapter_config.descriptor_set));
   if (std::optional<int> bad = ClusterFromFlags(f, t)) return *bad;
   if (auto it = a.all.find("label"); it != a.all.end())

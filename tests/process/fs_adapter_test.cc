@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,40 @@ TEST_F(FsAdapterTest, AppendRmdirRenameSymlinkAndChmod) {
   EXPECT_EQ(*Ask(a.get(), Op("rmdir", "a", "e")), error("ENOTEMPTY"));
   ASSERT_EQ(*Ask(a.get(), Op("delete", "a", "e/p")), ok);
   EXPECT_EQ(*Ask(a.get(), Op("rmdir", "a", "e")), ok);
+}
+
+// As root, the program runs as an unprivileged user who owns the replicas
+// and what the tester made in them, so mode bits bind it; a tester that is
+// not root cannot give its runs away.
+TEST_F(FsAdapterTest, TheProgramRunsAsTheUserItIsGiven) {
+  FsConfig c;
+  c.root = root_;
+  c.command = "id -u > {dir}/uid; echo x > {a}/d/new; echo y > {a}/locked/new";
+  c.run_as = "nobody";
+  auto made = MakeFsAdapter(c);
+  if (::geteuid() != 0) {
+    ASSERT_TRUE(absl::IsInvalidArgument(made.status())) << made.status();
+    EXPECT_NE(made.status().message().find("needs the tester to run as root"), std::string::npos) << made.status();
+    return;
+  }
+  ASSERT_TRUE(made.ok()) << made.status();
+  Adapter* a = made->get();
+  const Value ok = Value::Map({{"ok", Value::Bool(true)}});
+  ASSERT_EQ(*Ask(a, Op("mkdir", "a", "d")), ok);
+  ASSERT_EQ(*Ask(a, Op("mkdir", "a", "locked")), ok);
+  ASSERT_EQ(*Ask(a, Op("chmod", "a", "locked").Set("mode", Value::Int(0500))), ok);
+  auto r = Ask(a, Value::Map({{"op", Value::String("run")}}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(*r->Find("exit"), Value::Int(0)) << "a directory of mode 0500 refused the write";
+  EXPECT_NE(r->Find("output")->as_string().find("Permission denied"), std::string::npos)
+      << r->Find("output")->as_string();
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/a/d/new")) << "its own directory took the write";
+  std::ifstream uid_file(root_ + "/uid");
+  int uid = -1;
+  uid_file >> uid;
+  EXPECT_EQ(uid, 65534) << "Debian's nobody";
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      MakeFsAdapter({.root = root_ + "/x", .command = "true", .run_as = "no-such-user"}).status()));
 }
 
 TEST_F(FsAdapterTest, PathsStayInTheirReplica) {

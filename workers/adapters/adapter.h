@@ -107,6 +107,10 @@ struct AdapterConfig {
   // http: the tester's origin endpoints, for an intermediary's clients
   // (absolute-form targets name them: origin_names.h).
   OriginNames origin_names;
+  // fs: the user the program runs as (empty: the tester's own), who then
+  // owns the replicas and everything the tester makes in them; giving
+  // that away needs root (fs_adapter.h).
+  std::string fs_user;
 };
 
 // kind: one of kAdapterKinds (adapter_kinds.h). Connection c connects to

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -54,9 +55,15 @@ const std::string* StringField(const Value& q, const char* name) {
 
 constexpr const char* kOps = "write, append, mkdir, rmdir, delete, rename, symlink, chmod, touch, list, run";
 
+// The user a program runs as: uid and gid, -1 for the tester's own.
+struct RunAs {
+  int uid = -1;
+  int gid = -1;
+};
+
 class FsAdapter : public Adapter {
  public:
-  explicit FsAdapter(FsConfig c) : c_(std::move(c)) {}
+  FsAdapter(FsConfig c, RunAs user) : c_(std::move(c)), user_(user) {}
 
   absl::Status Send(int conn, const Value& request) override {
     ASSIGN_OR_RETURN(Value answer, Carry(request));
@@ -104,14 +111,15 @@ class FsAdapter : public Adapter {
     if (path == nullptr) return absl::InvalidArgumentError(absl::StrCat("fs adapter: \"", *op, "\" needs \"path\""));
     RETURN_IF_ERROR(CheckPath(*path));
     ASSIGN_OR_RETURN(std::string full, Confined(base, *path));
-    if (*op == "write") return Write(full, q);
+    // What the tester makes belongs to the user the program runs as.
+    if (*op == "write") return Owned(Write(full, q), full);
     if (*op == "append") return Append(full, q);
-    if (*op == "mkdir") return ::mkdir(full.c_str(), 0755) == 0 ? Ok() : Failed(errno);
+    if (*op == "mkdir") return Owned(::mkdir(full.c_str(), 0755) == 0 ? Ok() : Failed(errno), full);
     if (*op == "rmdir") return ::rmdir(full.c_str()) == 0 ? Ok() : Failed(errno);
     if (*op == "delete") return Delete(full);
     if (*op == "touch") return Touch(full, q);
     if (*op == "chmod") return Chmod(full, q);
-    if (*op == "symlink") return Symlink(full, q);
+    if (*op == "symlink") return Owned(Symlink(full, q), full);
     if (*op == "rename") {
       const std::string* to = StringField(q, "to");
       if (to == nullptr) return absl::InvalidArgumentError("fs adapter: \"rename\" needs a string \"to\"");
@@ -120,6 +128,14 @@ class FsAdapter : public Adapter {
       return ::rename(full.c_str(), full_to.c_str()) == 0 ? Ok() : Failed(errno);
     }
     return absl::InvalidArgumentError(absl::StrCat("fs adapter: unknown op \"", *op, "\" (known: ", kOps, ")"));
+  }
+
+  // `answer`, after giving `full` to the run-as user when it says ok.
+  absl::StatusOr<Value> Owned(absl::StatusOr<Value> answer, const std::string& full) const {
+    if (!answer.ok() || user_.uid < 0 || answer->Find("ok") == nullptr) return answer;
+    if (::lchown(full.c_str(), static_cast<uid_t>(user_.uid), static_cast<gid_t>(user_.gid)) != 0)
+      return absl::InternalError(absl::StrCat("fs adapter: chown ", full, ": ", std::strerror(errno)));
+    return answer;
   }
 
   absl::Status CheckPath(const std::string& p) const {
@@ -346,7 +362,7 @@ class FsAdapter : public Adapter {
   // "output", the end of what it printed.
   absl::StatusOr<Value> Run() {
     const std::string log = c_.root + "/run.log";
-    ASSIGN_OR_RETURN(pid_t pid, SpawnShell({FsCommandLine(c_), log, false, c_.root}));
+    ASSIGN_OR_RETURN(pid_t pid, SpawnShell({FsCommandLine(c_), log, false, c_.root, user_.uid, user_.gid}));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c_.run_timeout_ms);
     int status = 0;
     bool timed_out = false;
@@ -391,8 +407,23 @@ class FsAdapter : public Adapter {
   }
 
   FsConfig c_;
+  RunAs user_;
   std::deque<AdapterEvent> done_;  // answered, not yet polled
 };
+
+// The uid and gid of user `name` ("" : the tester's own, -1), refused when
+// the tester is not root and `name` is not itself.
+absl::StatusOr<RunAs> UserToRunAs(const std::string& name) {
+  if (name.empty()) return RunAs{};
+  passwd pw{}, *found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("fs adapter: no user \"", name, "\" to run the program as"));
+  if (::geteuid() != 0 && pw.pw_uid != ::geteuid())
+    return absl::InvalidArgumentError(
+        absl::StrCat("fs adapter: running the program as \"", name, "\" needs the tester to run as root"));
+  return RunAs{static_cast<int>(pw.pw_uid), static_cast<int>(pw.pw_gid)};
+}
 
 }  // namespace
 
@@ -411,10 +442,18 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeFsAdapter(const FsConfig& config) {
   std::error_code ec;
   if (!fs::is_directory(config.root, ec) || !fs::is_empty(config.root, ec))
     return absl::InvalidArgumentError(absl::StrCat("fs adapter: root ", config.root, " is not an empty directory"));
-  for (const auto& r : config.replicas)
-    if (::mkdir((config.root + "/" + r).c_str(), 0755) != 0)
-      return absl::InternalError(absl::StrCat("fs adapter: mkdir ", config.root, "/", r, ": ", std::strerror(errno)));
-  return std::unique_ptr<Adapter>(new FsAdapter(config));
+  ASSIGN_OR_RETURN(RunAs user, UserToRunAs(config.run_as));
+  std::vector<std::string> owned = {config.root};
+  for (const auto& r : config.replicas) {
+    owned.push_back(config.root + "/" + r);
+    if (::mkdir(owned.back().c_str(), 0755) != 0)
+      return absl::InternalError(absl::StrCat("fs adapter: mkdir ", owned.back(), ": ", std::strerror(errno)));
+  }
+  if (user.uid >= 0)
+    for (const auto& d : owned)
+      if (::chown(d.c_str(), static_cast<uid_t>(user.uid), static_cast<gid_t>(user.gid)) != 0)
+        return absl::InternalError(absl::StrCat("fs adapter: chown ", d, ": ", std::strerror(errno)));
+  return std::unique_ptr<Adapter>(new FsAdapter(config, user));
 }
 
 }  // namespace dualswarm::workers

@@ -41,10 +41,16 @@ struct FsConfig {
   std::string command;
   int run_timeout_ms = 10000;  // a run still going then is killed
   FsLimits limits;
+  // Not empty: the command runs as this user (and its primary group), who
+  // owns `root`, the replicas and everything the tester makes in them, so
+  // that mode bits bind the program (root ignores them). Needs root, or the
+  // tester's own user.
+  std::string run_as;
 };
 
 // Creates the replicas (InvalidArgument for a replica name other than 1-16
-// of [a-z0-9], or a root that is not an empty directory).
+// of [a-z0-9], a root that is not an empty directory, or a `run_as` user
+// that does not exist or that the tester cannot become).
 absl::StatusOr<std::unique_ptr<Adapter>> MakeFsAdapter(const FsConfig& config);
 
 // The command a run executes: `command` with the placeholders replaced.

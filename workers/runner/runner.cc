@@ -608,6 +608,7 @@ class FsJobDir {
     // answered {"timeout": true}: a safety finding that says so, before
     // the response would be overdue.
     c.run_timeout_ms = static_cast<int>(std::max<int64_t>(1, o.response_timeout_ms * 9 / 10));
+    c.run_as = o.adapter_config.fs_user;
     return MakeFsAdapter(c);
   }
 

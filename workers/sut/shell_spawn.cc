@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,7 @@ struct ChildArgs {
   const char* log;
   int log_flags;
   const char* cwd;  // null: stay
+  int uid, gid;     // -1: keep
   sigset_t mask;    // the parent's signal mask, restored just before exec
 };
 
@@ -38,6 +40,13 @@ struct ChildArgs {
     ::close(devnull);
   }
   if (a->cwd != nullptr && ::chdir(a->cwd) != 0) ::_exit(127);
+  // Raw system calls: glibc's setuid() would signal the parent's threads
+  // (it makes every thread of a process change), whose memory this child
+  // borrows. Exit 126 ("cannot execute") when the change is refused.
+  if (a->gid >= 0 &&
+      (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setresgid, a->gid, a->gid, a->gid) != 0))
+    ::_exit(126);
+  if (a->uid >= 0 && ::syscall(SYS_setresuid, a->uid, a->uid, a->uid) != 0) ::_exit(126);
   ::sigprocmask(SIG_SETMASK, &a->mask, nullptr);
   ::execl("/bin/sh", "sh", "-c", a->command, static_cast<char*>(nullptr));
   ::_exit(127);
@@ -50,6 +59,8 @@ absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) {
                  c.log_path.c_str(),
                  O_WRONLY | O_CREAT | (c.append_log ? O_APPEND : O_TRUNC),
                  c.cwd.empty() ? nullptr : c.cwd.c_str(),
+                 c.uid,
+                 c.gid,
                  {}};
   // No signal handler may run in the child while it borrows the parent's
   // memory: all are blocked across vfork.

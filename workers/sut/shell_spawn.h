@@ -6,6 +6,8 @@
 // ~30 ms a start on a paravirtualized machine (shrinking starts one per
 // candidate). If the thread that spawned it dies, the child is killed
 // (PR_SET_PDEATHSIG); its session's other members are the caller's to stop.
+// It may run as another user: an unprivileged one, where permissions
+// matter (root ignores mode bits).
 #ifndef DUALSWARM_WORKERS_SUT_SHELL_SPAWN_H_
 #define DUALSWARM_WORKERS_SUT_SHELL_SPAWN_H_
 
@@ -22,6 +24,10 @@ struct ShellCommand {
   std::string log_path;  // stdout and stderr go here
   bool append_log = false;
   std::string cwd;  // empty: the caller's working directory
+  // >= 0: the command runs as this user and group, with no supplementary
+  // groups (the caller must be root to give that away).
+  int uid = -1;
+  int gid = -1;
 };
 
 // The child's pid (a session and process-group leader), or an error when
