@@ -358,6 +358,17 @@ class WebUiTest : public ::testing::Test {
     b.Click("#token-save");
   }
 
+  // Starts the browser on the targets page, with the token, once it lists
+  // `targets` rows; the UI's base address into *base.
+  ::testing::AssertionResult StartOnTargets(Browser& b, size_t targets, std::string* base) {
+    if (std::string err = b.Start(tmp_); !err.empty()) return ::testing::AssertionFailure() << err;
+    *base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
+    GoWithToken(b, *base + "#/targets");
+    if (!b.WaitUntil(absl::StrCat("document.querySelectorAll('#targets tbody tr').length === ", targets)))
+      return ::testing::AssertionFailure() << b.Text("main");
+    return ::testing::AssertionSuccess();
+  }
+
   std::string Shot(Browser& b, const std::string& name) {
     std::string path = kArtifacts + "/" + name + ".png";
     b.Screenshot(path);
@@ -694,11 +705,8 @@ TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
   Complete(jobs[0], &doc);
 
   Browser b;
-  std::string err = b.Start(tmp_);
-  ASSERT_EQ(err, "") << err;
-  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
-  GoWithToken(b, base + "#/targets");
-  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 1")) << b.Text("main");
+  std::string base;
+  ASSERT_TRUE(StartOnTargets(b, 1, &base));
   EXPECT_EQ(b.Eval("return document.querySelector('#targets tbody tr').cells[6].textContent;"), "1") << b.Text("main");
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head')]"
@@ -731,11 +739,8 @@ TEST_F(WebUiTest, AFileSynchronizersFindingReadsAsOperationsAndTrees) {
   Complete(jobs[0], &doc);
 
   Browser b;
-  std::string err = b.Start(tmp_);
-  ASSERT_EQ(err, "") << err;
-  std::string base = absl::StrCat("http://127.0.0.1:", http_port_, "/");
-  GoWithToken(b, base + "#/targets");
-  ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 1")) << b.Text("main");
+  std::string base;
+  ASSERT_TRUE(StartOnTargets(b, 1, &base));
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head text')]"
                    ".map(t => t.textContent).join(',');"),

@@ -16,8 +16,22 @@
 #include "engine/harness/counterexample.h"
 #include "util/file_tail.h"
 #include "workers/runner/runner.h"
+#include "workers/runner/shrink_job.h"
 
 namespace dualswarm::testing {
+
+// Shrinking a finding against a deterministic program (an fs target):
+// a budget of `reruns` makes the result the same on a busy machine as on
+// an idle one (50 s is only a backstop); two candidates at a time; 3
+// verification replays.
+inline workers::ShrinkJobOptions DeterministicShrink(int reruns) {
+  workers::ShrinkJobOptions so;
+  so.max_reruns = reruns;
+  so.max_seconds = 50;
+  so.jobs = 2;
+  so.verify = 3;
+  return so;
+}
 
 // `steps` requests over 4 connections with 4 in flight, from `seed`.
 inline workers::JobOptions JobOptionsFor(const std::string& launch, const std::string& adapter, uint64_t seed,

@@ -44,11 +44,9 @@ TEST(FileSync, TheCorrectSynchronizerPasses) {
 }
 
 // Each mutant is found within 10 seeds of 200 operations; its first two
-// findings shrink to counterexamples that replay every time,
-// at most 12 operations each, and the smaller at most 6 (a swarm run's finding group
-// shows its smallest counterexample). The synchronizer is deterministic,
-// so a budget in reruns makes the shrinking the same on a busy machine as on
-// an idle one; the time bound is only a backstop.
+// findings shrink (testing::DeterministicShrink) to counterexamples that
+// replay every time, at most 8 operations each, and the smaller at most 6
+// (a swarm run's finding group shows its smallest counterexample).
 class FileSyncMutant : public ::testing::TestWithParam<int> {};
 
 TEST_P(FileSyncMutant, IsFoundAndShrinks) {
@@ -64,14 +62,9 @@ TEST_P(FileSyncMutant, IsFoundAndShrinks) {
     if (r->outcome == Outcome::kPassed) continue;
     ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
     ++findings;
-    ShrinkJobOptions so;
-    so.max_reruns = 500;
-    so.max_seconds = 50;
-    so.jobs = 2;
-    so.verify = 3;
-    auto cx = MakeCounterexample(spec, o, *r, so);
+    auto cx = MakeCounterexample(spec, o, *r, testing::DeterministicShrink(500));
     ASSERT_TRUE(cx.ok()) << cx.status();
-    EXPECT_LE(cx->input.size(), 12u) << "seed " << seed;
+    EXPECT_LE(cx->input.size(), 8u) << "seed " << seed;
     EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << "seed " << seed;
     smallest = std::min(smallest, cx->input.size());
   }

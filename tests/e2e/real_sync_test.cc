@@ -124,12 +124,7 @@ TEST(RealSync, RsyncCommandLinesThatKeepNoMirrorAreFound) {
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kSafety) << launch << ": " << testing::DescribeJobResult(*r);
-    ShrinkJobOptions so;
-    so.max_reruns = 300;
-    so.max_seconds = 50;
-    so.jobs = 2;
-    so.verify = 3;
-    auto cx = MakeCounterexample(spec, o, *r, so);
+    auto cx = MakeCounterexample(spec, o, *r, testing::DeterministicShrink(300));
     ASSERT_TRUE(cx.ok()) << cx.status();
     EXPECT_LE(cx->input.size(), 4u) << launch;
     EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << launch;
