@@ -168,6 +168,25 @@ TEST_F(FsAdapterTest, TheProgramRunsAsTheUserItIsGiven) {
       MakeFsAdapter({.root = root_ + "/x", .command = "true", .run_as = "no-such-user"}).status()));
 }
 
+// A command the shell cannot start is the target's setup error (the job's,
+// never a finding); a program that exits 127 itself is answered as usual.
+TEST_F(FsAdapterTest, ACommandTheShellCannotStartIsASetupError) {
+  const Value run = Value::Map({{"op", Value::String("run")}});
+  auto missing = Make("no-such-synchronizer {a} {b}");
+  ASSERT_NE(missing, nullptr);
+  auto r = Ask(missing.get(), run);
+  ASSERT_TRUE(IsTargetSetupError(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("not found"), std::string::npos) << r.status();
+
+  std::filesystem::remove_all(root_);
+  std::filesystem::create_directory(root_);
+  auto own = Make("echo gave up >&2; exit 127");
+  ASSERT_NE(own, nullptr);
+  auto answered = Ask(own.get(), run);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(*answered->Find("exit"), Value::Int(127));
+}
+
 TEST_F(FsAdapterTest, PathsStayInTheirReplica) {
   auto a = Make("true");
   ASSERT_NE(a, nullptr);

@@ -81,11 +81,18 @@ std::unique_ptr<Codec> MakeRespCodec();
 // memcached's text protocol; the IR is in docs/adapters.md.
 std::unique_ptr<Codec> MakeMemcachedCodec();
 
+// A Send error that is the target's setup, neither the spec's nor the
+// SUT's doing (an fs target's command the shell cannot start): the job
+// ends with this error, never with a finding or a spec error.
+absl::Status TargetSetupError(absl::string_view message);
+bool IsTargetSetupError(const absl::Status& s);
+
 class Adapter {
  public:
   virtual ~Adapter() = default;
   // Queues a request on `conn` (connecting first if needed). Unavailable
-  // when the SUT cannot be reached.
+  // when the SUT cannot be reached; TargetSetupError when the target as
+  // configured cannot work.
   virtual absl::Status Send(int conn, const ir::Value& request) = 0;
   // Waits up to timeout_ms for I/O and reports what arrived.
   virtual absl::Status Poll(int timeout_ms, std::vector<AdapterEvent>* events) = 0;

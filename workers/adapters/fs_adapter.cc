@@ -380,6 +380,14 @@ class FsAdapter : public Adapter {
       std::this_thread::sleep_for(pause);
     }
     ::kill(-pid, SIGKILL);  // what it left running in its session
+    std::string output = OutputTail(log);
+    // The shell's own failure to start the command (exit 127: not found,
+    // 126: not executable, its message first) is a mistake in the target's
+    // template, not something the program did: a job error, never a finding.
+    if (!timed_out && WIFEXITED(status) && (WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127) &&
+        output.rfind("sh: ", 0) == 0)
+      return TargetSetupError(absl::StrCat("fs adapter: /bin/sh could not start the target's command `",
+                                           FsCommandLine(c_), "` (exit ", WEXITSTATUS(status), "): ", output));
     ir::MapEntries out;
     if (timed_out) {
       out.push_back({"timeout", Value::Bool(true)});
@@ -388,7 +396,7 @@ class FsAdapter : public Adapter {
     } else {
       out.push_back({"signal", Value::Int(WTERMSIG(status))});
     }
-    out.push_back({"output", Value::String(OutputTail(log))});
+    out.push_back({"output", Value::String(std::move(output))});
     return Value::Map(std::move(out));
   }
 

@@ -236,6 +236,7 @@ class JobLoop {
         break;
       }
       if (absl::IsUnavailable(s)) return Crash(std::string(s.message()));
+      if (IsTargetSetupError(s)) return s;  // the job's error: no verdict on the SUT or the spec
       if (!s.ok())
         return Decide(Outcome::kSpecError,
                       absl::StrCat("the spec generated a request the adapter cannot send: ", s.message()));
