@@ -305,9 +305,10 @@ TEST_F(SwarmTest, CorrectServerPassesAndAMutantFailsWithOneReplayableFindingGrou
 // A target that is a program acting on directory trees (the fs adapter)
 // runs in a swarm like a server: the correct reference synchronizer
 // passes, a mutant's jobs fail into one finding group whose smallest
-// counterexample is a few replica operations and runs.
+// counterexample is a few replica operations and runs (shrunk two
+// candidates at a time: --shrink-jobs reaches the job's shrinking).
 TEST_F(SwarmTest, AFileSynchronizerTargetRunsInASwarm) {
-  StartWorker("w1", 2);
+  StartWorker("w1", 2, {"--shrink-jobs", "2"});
   std::string spec = PushSpec("specs/filesync.dspec");
   auto sync = [](int mutant) { return absl::StrCat(DS_REF_SYNC, " {a} {b} {dir}/archive --mutant ", mutant); };
   int64_t good = AddTarget("sync-correct", sync(0), 10000, "fs");

@@ -76,6 +76,7 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
   ShrinkJobOptions so;
   so.max_reruns = options.shrink_max_reruns;
   so.max_seconds = options.shrink_max_seconds;
+  so.jobs = options.shrink_jobs;
   so.on_progress = [shrink_reruns](int reruns, size_t size) {
     *shrink_reruns = reruns;
     WriteLine(absl::StrCat("{\"shrink_reruns\":", reruns, ",\"size\":", size, "}"));

@@ -26,6 +26,7 @@ struct JobChildOptions {
   int progress_fd = 1;      // JSON lines (see above)
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
+  int shrink_jobs = 1;
 };
 
 // Returns the process exit code: 0 result written, 143 cancelled, 2 bad

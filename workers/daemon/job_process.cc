@@ -77,7 +77,8 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
                                    "--work-root",     options.job_dir,
                                    "--progress-fd",   absl::StrCat(kChildProgressFd),
                                    "--shrink-reruns", absl::StrCat(options.shrink_max_reruns),
-                                   "--shrink-time",   absl::StrCat(options.shrink_max_seconds)};
+                                   "--shrink-time",   absl::StrCat(options.shrink_max_seconds),
+                                   "--shrink-jobs",   absl::StrCat(options.shrink_jobs)};
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

@@ -33,6 +33,7 @@ struct JobProcessOptions {
   std::string job_dir;   // created; holds job.pb, result.pb, tester.log and the SUT dirs
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
+  int shrink_jobs = 1;
   // How long past its limits (SUT readiness timeout + time budget) a job
   // may run before it is killed: teardown, the checker's last observation.
   double grace_seconds = 10;

@@ -52,6 +52,9 @@ ABSL_FLAG(double, drain_seconds, 30, "on SIGTERM: how long running jobs may fini
 ABSL_FLAG(bool, keep_job_dirs, false, "keep the directories of reported jobs (errored jobs are always kept)");
 ABSL_FLAG(int, shrink_reruns, 500, "shrinking budget per finding, in reruns against fresh SUTs");
 ABSL_FLAG(double, shrink_time, 60, "shrinking budget per finding, in seconds");
+ABSL_FLAG(int, shrink_jobs, 1,
+          "shrinking candidates rerun at once, each against its own fresh SUT (1-16): more overlap reruns "
+          "that wait, and take more of the machine than the job's slot");
 ABSL_FLAG(double, budget_grace, 10,
           "a job still running this many seconds past its time budget (+ the SUT's readiness timeout, + "
           "--shrink-time while shrinking) is killed with its SUTs and reported as an error");
@@ -70,7 +73,8 @@ constexpr const char* kUsage =
     "dualswarm-worker: runs Dualswarm jobs leased from a coordinator.\n\n"
     "  dualswarm-worker --coordinator HOST:PORT --token T [--slots N] [--labels k=v,...]\n"
     "                   [--work-dir DIR] [--metrics-listen HOST:PORT] [--tls-ca FILE]\n"
-    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--budget-grace S]\n"
+    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--shrink-jobs N]\n"
+    "                   [--budget-grace S]\n"
     "                   [--max-job-seconds S]\n\n"
     "Each job runs in its own child process; SUTs start in fresh directories on free\n"
     "loopback ports and their whole process groups are torn down. A job still running\n"
@@ -100,6 +104,7 @@ int RunJobMain() {
   o.progress_fd = absl::GetFlag(FLAGS_progress_fd);
   o.shrink_max_reruns = absl::GetFlag(FLAGS_shrink_reruns);
   o.shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
+  o.shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
   if (o.job_file.empty() || o.result_file.empty()) {
     std::cerr << "dualswarm-worker run-job: needs --job FILE and --out FILE\n";
     return 2;
@@ -133,6 +138,8 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
   o->keep_job_dirs = absl::GetFlag(FLAGS_keep_job_dirs);
   o->shrink_max_reruns = absl::GetFlag(FLAGS_shrink_reruns);
   o->shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
+  o->shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
+  if (o->shrink_jobs < 1 || o->shrink_jobs > 16) return "--shrink-jobs must be between 1 and 16";
   o->budget_grace_seconds = absl::GetFlag(FLAGS_budget_grace);
   if (o->budget_grace_seconds < 0 || o->budget_grace_seconds > 3600)
     return "--budget-grace must be between 0 and 3600 seconds";
