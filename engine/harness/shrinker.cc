@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "engine/harness/parallel_for.h"
 #include "engine/ir/jexpr.h"
-#include "util/parallel_for.h"
 
 namespace dualswarm::harness {
 namespace {

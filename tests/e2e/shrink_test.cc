@@ -9,11 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/harness/counterexample.h"
+#include "engine/harness/parallel_for.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
 #include "tests/common/processes.h"
 #include "tests/common/shipped_spec.h"
-#include "util/parallel_for.h"
 #include "workers/runner/runner.h"
 #include "workers/runner/shrink_job.h"
 
@@ -78,7 +78,7 @@ int Replays(std::shared_ptr<const lang::Spec> spec, const harness::Counterexampl
   JobOptions o = ReplayOptions(cx, cx.input);
   o.launch = launch;
   for (size_t wave = 0; wave < runs.size(); wave += 2)
-    ParallelFor(std::min<size_t>(2, runs.size() - wave), [&](size_t i) { runs[wave + i] = RunJob(spec, o); });
+    harness::ParallelFor(std::min<size_t>(2, runs.size() - wave), [&](size_t i) { runs[wave + i] = RunJob(spec, o); });
   int same = 0;
   for (const auto& r : runs) {
     EXPECT_TRUE(r.ok()) << r.status();

@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/harness/parallel_for.h"
 #include "engine/harness/shrinker.h"
-#include "util/parallel_for.h"
 
 namespace dualswarm::workers {
 
@@ -278,7 +278,8 @@ class FindingShrinker {
     const JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     const size_t jobs = static_cast<size_t>(std::max(options_.jobs, 1));
     for (size_t wave = 0; wave < replays.size(); wave += jobs)
-      ParallelFor(std::min(jobs, replays.size() - wave), [&](size_t i) { replays[wave + i] = RerunWith(as_replayed); });
+      harness::ParallelFor(std::min(jobs, replays.size() - wave),
+                           [&](size_t i) { replays[wave + i] = RerunWith(as_replayed); });
     int same = 0;
     for (const auto& r : replays) {
       if (!r.ok()) return r.status();

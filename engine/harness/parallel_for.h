@@ -2,15 +2,15 @@
 // (f(0) on the caller's), and returns when all have. For a handful of
 // calls that mostly wait — shrinking reruns against fresh SUTs — not for
 // CPU-bound loops (no pool, no bound on n: callers keep n small).
-#ifndef DUALSWARM_UTIL_PARALLEL_FOR_H_
-#define DUALSWARM_UTIL_PARALLEL_FOR_H_
+#ifndef DUALSWARM_ENGINE_HARNESS_PARALLEL_FOR_H_
+#define DUALSWARM_ENGINE_HARNESS_PARALLEL_FOR_H_
 
 #include <cstddef>
 #include <functional>
 #include <thread>
 #include <vector>
 
-namespace dualswarm {
+namespace dualswarm::harness {
 
 inline void ParallelFor(size_t n, const std::function<void(size_t)>& f) {
   std::vector<std::thread> threads;
@@ -19,6 +19,6 @@ inline void ParallelFor(size_t n, const std::function<void(size_t)>& f) {
   for (auto& t : threads) t.join();
 }
 
-}  // namespace dualswarm
+}  // namespace dualswarm::harness
 
-#endif  // DUALSWARM_UTIL_PARALLEL_FOR_H_
+#endif  // DUALSWARM_ENGINE_HARNESS_PARALLEL_FOR_H_
