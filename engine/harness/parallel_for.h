@@ -19,6 +19,13 @@ inline void ParallelFor(size_t n, const std::function<void(size_t)>& f) {
   for (auto& t : threads) t.join();
 }
 
+// f(0) ... f(n - 1), at most `width` at once (in waves of `width`).
+inline void ParallelForInWaves(size_t n, size_t width, const std::function<void(size_t)>& f) {
+  width = width < 1 ? 1 : width;
+  for (size_t wave = 0; wave < n; wave += width)
+    ParallelFor(n - wave < width ? n - wave : width, [&](size_t i) { f(wave + i); });
+}
+
 }  // namespace dualswarm::harness
 
 #endif  // DUALSWARM_ENGINE_HARNESS_PARALLEL_FOR_H_

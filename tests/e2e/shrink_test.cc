@@ -77,8 +77,7 @@ int Replays(std::shared_ptr<const lang::Spec> spec, const harness::Counterexampl
   std::vector<absl::StatusOr<JobResult>> runs(static_cast<size_t>(times), absl::UnknownError("not run"));
   JobOptions o = ReplayOptions(cx, cx.input);
   o.launch = launch;
-  for (size_t wave = 0; wave < runs.size(); wave += 2)
-    harness::ParallelFor(std::min<size_t>(2, runs.size() - wave), [&](size_t i) { runs[wave + i] = RunJob(spec, o); });
+  harness::ParallelForInWaves(runs.size(), 2, [&](size_t i) { runs[i] = RunJob(spec, o); });
   int same = 0;
   for (const auto& r : runs) {
     EXPECT_TRUE(r.ok()) << r.status();

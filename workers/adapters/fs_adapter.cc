@@ -53,6 +53,16 @@ const std::string* StringField(const Value& q, const char* name) {
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
+// Int field `name` of an `op` request, in [0, max] (InvalidArgument, naming
+// the bound, otherwise).
+absl::StatusOr<int64_t> IntField(const Value& q, const char* op, const char* name, int64_t max) {
+  const Value* v = q.Find(name);
+  if (v == nullptr || !v->is_int() || v->as_int() < 0 || v->as_int() > max)
+    return absl::InvalidArgumentError(
+        absl::StrCat("fs adapter: \"", op, "\" needs an int \"", name, "\" in [0, ", max, "]"));
+  return v->as_int();
+}
+
 constexpr const char* kOps = "write, append, mkdir, rmdir, delete, rename, symlink, chmod, touch, list, run";
 
 // The user a program runs as: uid and gid, -1 for the tester's own.
@@ -120,14 +130,17 @@ class FsAdapter : public Adapter {
     if (*op == "touch") return Touch(full, q);
     if (*op == "chmod") return Chmod(full, q);
     if (*op == "symlink") return Owned(Symlink(full, q), full);
-    if (*op == "rename") {
-      const std::string* to = StringField(q, "to");
-      if (to == nullptr) return absl::InvalidArgumentError("fs adapter: \"rename\" needs a string \"to\"");
-      RETURN_IF_ERROR(CheckPath(*to));
-      ASSIGN_OR_RETURN(std::string full_to, Confined(base, *to));
-      return ::rename(full.c_str(), full_to.c_str()) == 0 ? Ok() : Failed(errno);
-    }
+    if (*op == "rename") return Rename(base, full, q);
     return absl::InvalidArgumentError(absl::StrCat("fs adapter: unknown op \"", *op, "\" (known: ", kOps, ")"));
+  }
+
+  // rename(2) of `full` to the request's "to", in the same replica.
+  absl::StatusOr<Value> Rename(const std::string& base, const std::string& full, const Value& q) const {
+    const std::string* to = StringField(q, "to");
+    if (to == nullptr) return absl::InvalidArgumentError("fs adapter: \"rename\" needs a string \"to\"");
+    RETURN_IF_ERROR(CheckPath(*to));
+    ASSIGN_OR_RETURN(std::string full_to, Confined(base, *to));
+    return ::rename(full.c_str(), full_to.c_str()) == 0 ? Ok() : Failed(errno);
   }
 
   // `answer`, after giving `full` to the run-as user when it says ok.
@@ -229,13 +242,11 @@ class FsAdapter : public Adapter {
   // own mode cannot be set on Linux and its target's is not the replica's
   // business: ELOOP.
   static absl::StatusOr<Value> Chmod(const std::string& full, const Value& q) {
-    const Value* m = q.Find("mode");
-    if (m == nullptr || !m->is_int() || m->as_int() < 0 || m->as_int() > 0777)
-      return absl::InvalidArgumentError("fs adapter: \"chmod\" needs an int \"mode\" in [0, 0777] (511)");
+    ASSIGN_OR_RETURN(int64_t mode, IntField(q, "chmod", "mode", 0777));
     struct stat st {};
     if (::lstat(full.c_str(), &st) != 0) return Failed(errno);
     if (S_ISLNK(st.st_mode)) return Failed(ELOOP);
-    return ::chmod(full.c_str(), static_cast<mode_t>(m->as_int())) == 0 ? Ok() : Failed(errno);
+    return ::chmod(full.c_str(), static_cast<mode_t>(mode)) == 0 ? Ok() : Failed(errno);
   }
 
   // A symbolic link whose target stays inside the replica as written:
@@ -258,11 +269,9 @@ class FsAdapter : public Adapter {
   }
 
   static absl::StatusOr<Value> Touch(const std::string& full, const Value& q) {
-    const Value* m = q.Find("mtime");
-    if (m == nullptr || !m->is_int() || m->as_int() < 0 || m->as_int() > 1'000'000'000)
-      return absl::InvalidArgumentError("fs adapter: \"touch\" needs an int \"mtime\" in [0, 1000000000]");
+    ASSIGN_OR_RETURN(int64_t mtime, IntField(q, "touch", "mtime", 1'000'000'000));
     timespec times[2];
-    times[0].tv_sec = times[1].tv_sec = static_cast<time_t>(kTouchEpoch + m->as_int());
+    times[0].tv_sec = times[1].tv_sec = static_cast<time_t>(kTouchEpoch + mtime);
     times[0].tv_nsec = times[1].tv_nsec = 0;
     return ::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0 ? Ok() : Failed(errno);
   }

@@ -276,10 +276,8 @@ class FindingShrinker {
     const int n = std::max(options_.verify, 0);
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
     const JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
-    const size_t jobs = static_cast<size_t>(std::max(options_.jobs, 1));
-    for (size_t wave = 0; wave < replays.size(); wave += jobs)
-      harness::ParallelFor(std::min(jobs, replays.size() - wave),
-                           [&](size_t i) { replays[wave + i] = RerunWith(as_replayed); });
+    harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)),
+                                [&](size_t i) { replays[i] = RerunWith(as_replayed); });
     int same = 0;
     for (const auto& r : replays) {
       if (!r.ok()) return r.status();
