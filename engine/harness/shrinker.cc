@@ -79,10 +79,10 @@ class ShrinkRun {
   // for progress reports.
   absl::StatusOr<std::optional<RerunOutcome>> Attempt(const std::vector<InputItem>& candidate, size_t size,
                                                       int parallel) {
-    const int confirm = std::max(o_.confirm, 1), attempts = std::max(o_.attempts, 1);
+    const int confirm = std::max(o_.confirm, 1);
     int ok = 0, failed = 0;
     RerunOutcome good;
-    while (ok < confirm && failed < attempts) {
+    while (ok < confirm && failed < Attempts()) {
       const int round = std::clamp(confirm - ok, 1, std::max(parallel, 1));
       std::vector<absl::StatusOr<RerunOutcome>> runs(static_cast<size_t>(round), absl::UnknownError("not run"));
       int started = 0;
@@ -105,18 +105,26 @@ class ShrinkRun {
         } else {
           ++failed;
         }
+        if (ok > 0 && failed > 0) seen_flaky_ = true;
       }
     }
     if (ok < confirm) return std::nullopt;
     return good;
   }
 
+  // Failed reruns that discard a candidate: one while every candidate has
+  // either always or never reproduced (a deterministic failure: a second
+  // try would only repeat the first), ShrinkOptions::attempts once some
+  // candidate did both.
+  int Attempts() const { return seen_flaky_ ? std::max(o_.attempts, 1) : 1; }
+
   const RerunFn& rerun_;
   const ShrinkOptions& o_;
   std::atomic<int> reruns_{0};
   std::atomic<bool> budget_hit_{false};
-  std::mutex progress_mu_;  // one on_progress call at a time
-  RerunOutcome last_;       // touched only between waves
+  std::atomic<bool> seen_flaky_{false};  // some candidate both reproduced and did not
+  std::mutex progress_mu_;               // one on_progress call at a time
+  RerunOutcome last_;                    // touched only between waves
 };
 
 // Request k (0-based) of an input has label 2k+1 and its response 2k+2.
@@ -188,12 +196,25 @@ std::string ResourceOf(const InputItem& item) {
   return "";
 }
 
-// The resources other than `own` that requests of `input` act on, the one
-// with the most requests first.
-std::vector<std::string> OtherResourcesBySize(const std::vector<InputItem>& input, const std::string& own) {
+// The top of a resource's hierarchy: "e" of "e/s", "/a" of "/a/b" (what
+// a request on a path inside a directory most often needs is the
+// directory's other requests).
+std::string TopOf(const std::string& resource) {
+  const size_t slash = resource.find('/', 1);
+  return slash == std::string::npos ? resource : resource.substr(0, slash);
+}
+
+// The resources other than `own` (and, when `tops`, other than own's top)
+// that requests of `input` act on, the one with the most requests first;
+// with `tops`, each resource stands for its top and everything under it.
+std::vector<std::string> OtherResourcesBySize(const std::vector<InputItem>& input, const std::string& own, bool tops) {
   std::map<std::string, size_t> counts;
-  for (const auto& item : input)
-    if (std::string r = ResourceOf(item); !r.empty() && r != own) ++counts[r];
+  const std::string own_group = tops ? TopOf(own) : own;
+  for (const auto& item : input) {
+    std::string r = ResourceOf(item);
+    if (tops) r = TopOf(r);
+    if (!r.empty() && r != own_group) ++counts[r];
+  }
   std::vector<std::pair<size_t, std::string>> by_size;
   for (const auto& [r, n] : counts) by_size.push_back({n, r});
   std::sort(by_size.begin(), by_size.end(), std::greater<>());
@@ -283,24 +304,29 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   // tried again.
   if (int failing = FailingPosition(run.last(), input.size()); failing >= 0 && !run.budget_hit()) {
     const std::string own = ResourceOf(input[static_cast<size_t>(failing)]);
-    auto others = OtherResourcesBySize(input, own);
     bool dropped = false;
-    auto drop_resources = [&](const std::set<std::string>& resources) -> absl::Status {
+    // Drops the requests on `resources` (with `tops`: on anything under them).
+    auto drop_resources = [&](const std::set<std::string>& resources, bool tops) -> absl::Status {
       std::vector<bool> drop(input.size());
-      for (size_t k = 0; k < input.size(); ++k) drop[k] = resources.count(ResourceOf(input[k])) > 0;
+      for (size_t k = 0; k < input.size(); ++k) {
+        const std::string r = ResourceOf(input[k]);
+        drop[k] = resources.count(tops ? TopOf(r) : r) > 0;
+      }
       auto ok = run.Try(Without(input, drop), &input);
       if (!ok.ok()) return ok.status();
       dropped |= *ok;
       return absl::OkStatus();
     };
-    if (!others.empty()) {
-      if (auto s = drop_resources(std::set<std::string>(others.begin(), others.end())); !s.ok()) return s;
+    if (auto others = OtherResourcesBySize(input, own, false); !others.empty()) {
+      if (auto s = drop_resources(std::set<std::string>(others.begin(), others.end()), false); !s.ok()) return s;
+      // One resource at a time; when there are many, one top at a time
+      // (a file tree's top-level names), the largest first.
       constexpr size_t kMaxOneByOne = 8;
-      if (!dropped && others.size() > 1 && others.size() <= kMaxOneByOne)
-        for (const std::string& r : others) {
-          if (run.budget_hit()) break;
-          if (auto s = drop_resources({r}); !s.ok()) return s;
-        }
+      const bool tops = others.size() > kMaxOneByOne;
+      const std::vector<std::string> groups = tops ? OtherResourcesBySize(input, own, true) : others;
+      if (!dropped && groups.size() > 1)
+        for (size_t g = 0; g < std::min(groups.size(), kMaxOneByOne) && !run.budget_hit(); ++g)
+          if (auto s = drop_resources({groups[g]}, tops); !s.ok()) return s;
     }
     if (dropped && !run.budget_hit())
       if (auto s = try_one_at_a_time(); !s.ok()) return s;

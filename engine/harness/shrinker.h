@@ -36,8 +36,11 @@ using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<Inp
 struct ShrinkOptions {
   int max_reruns = 300;
   double max_seconds = 60;
-  int attempts = 2;  // a candidate may fail to reproduce this often before it is discarded
-  int confirm = 2;   // ... and must reproduce this often to be kept (reliable replays)
+  // A candidate may fail to reproduce this often before it is discarded,
+  // once the failure has shown itself flaky (some candidate both reproduced
+  // and did not); until then one failed rerun discards it.
+  int attempts = 2;
+  int confirm = 2;  // ... and must reproduce this often to be kept (reliable replays)
   // Candidates rerun at once (each on its own fresh SUT; the rerun callback
   // must allow that when jobs > 1). The result does not depend on it when
   // reruns are deterministic: the first reproducing candidate in order wins.
