@@ -45,8 +45,11 @@ TEST(FileSync, TheCorrectSynchronizerPasses) {
 
 // Each mutant is found within 10 seeds of 200 operations; its first two
 // findings shrink (testing::DeterministicShrink) to counterexamples that
-// replay every time, at most 8 operations each, and the smaller at most 6
-// (a swarm run's finding group shows its smallest counterexample).
+// replay every time and that no single operation can be left out of
+// (shrinking ran to its end), the smaller at most 6 operations (a swarm
+// run's finding group shows its smallest counterexample). A finding can
+// need more: where a real conflict makes the wrong exit code an allowed
+// one, the mutant shows only in a later listing (mutant 6, seed 1: 11).
 class FileSyncMutant : public ::testing::TestWithParam<int> {};
 
 TEST_P(FileSyncMutant, IsFoundAndShrinks) {
@@ -64,7 +67,8 @@ TEST_P(FileSyncMutant, IsFoundAndShrinks) {
     ++findings;
     auto cx = MakeCounterexample(spec, o, *r, testing::DeterministicShrink(500));
     ASSERT_TRUE(cx.ok()) << cx.status();
-    EXPECT_LE(cx->input.size(), 8u) << "seed " << seed;
+    EXPECT_TRUE(cx->shrink_complete) << "seed " << seed << ": " << cx->shrink_reruns << " reruns";
+    EXPECT_LE(cx->input.size(), 12u) << "seed " << seed;
     EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << "seed " << seed;
     smallest = std::min(smallest, cx->input.size());
   }

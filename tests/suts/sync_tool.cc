@@ -6,11 +6,14 @@
 //   ds-ref-sync A B ARCHIVE [--mutant N]
 //
 // ARCHIVE is the synchronizer's own file: what both replicas held after
-// the last sync, one entry per line ("D\tPATH", "F\tPATH\tHEXDATA" or
-// "L\tPATH\tHEXTARGET"); missing means an empty archive. Files,
-// directories and symbolic links (copied as links, never followed); no
-// modes or times. Exit 0: reconciled; 1: some paths conflicted and were left alone;
-// 3: an error (message on stderr).
+// the last sync, one entry per line ("D\tPATH\t\tMODE",
+// "F\tPATH\tHEXDATA\tMODE" or "L\tPATH\tHEXTARGET\t0", MODE in octal);
+// missing means an empty archive. Files, directories (with their modes;
+// a directory's set after what it holds) and symbolic links (copied as
+// links, never followed); no times. Exit 0: reconciled; 1: some paths
+// conflicted and were left alone; 3: an error (message on stderr).
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,10 +34,12 @@ struct Entry {
   bool dir = false;
   std::string data;   // a file's contents, a link's target
   bool link = false;  // a symbolic link (never followed)
+  unsigned mode = 0;  // a file's or directory's permission bits
   friend bool operator==(const Entry& x, const Entry& y) {
-    return x.dir == y.dir && x.data == y.data && x.link == y.link;
+    return x.dir == y.dir && x.data == y.data && x.link == y.link && x.mode == y.mode;
   }
 };
+
 using Tree = std::map<std::string, Entry>;  // relative path -> entry
 
 int g_mutant = 0;
@@ -42,6 +47,12 @@ int g_mutant = 0;
 [[noreturn]] void Die(const std::string& why) {
   std::cerr << "ds-ref-sync: " << why << "\n";
   std::exit(3);
+}
+
+unsigned ModeOf(const fs::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) Die("lstat " + p.string());
+  return st.st_mode & 07777;
 }
 
 std::string ReadFile(const fs::path& p) {
@@ -62,9 +73,9 @@ Tree Scan(const fs::path& root) {
       continue;
     }
     if (it->is_directory()) {
-      t[rel] = Entry{true, ""};
+      t[rel] = Entry{true, "", false, ModeOf(it->path())};
     } else if (it->is_regular_file()) {
-      t[rel] = Entry{false, ReadFile(it->path())};
+      t[rel] = Entry{false, ReadFile(it->path()), false, ModeOf(it->path())};
     }
   }
   if (ec) Die("scanning " + root.string() + ": " + ec.message());
@@ -94,9 +105,10 @@ Tree LoadArchive(const fs::path& file) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
-    if (f.size() == 2 && f[0] == "D") t[f[1]] = Entry{true, ""};
+    unsigned mode = f.size() > 3 ? static_cast<unsigned>(std::stoul(f[3], nullptr, 8)) : 0;
+    if (f.size() >= 2 && f[0] == "D") t[f[1]] = Entry{true, "", false, mode};
     if (f.size() >= 2 && (f[0] == "F" || f[0] == "L"))
-      t[f[1]] = Entry{false, f.size() > 2 ? Unhex(f[2]) : "", f[0] == "L"};
+      t[f[1]] = Entry{false, f.size() > 2 ? Unhex(f[2]) : "", f[0] == "L", mode};
   }
   return t;
 }
@@ -106,7 +118,10 @@ void SaveArchive(const fs::path& file, const Tree& t) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     for (const auto& [p, e] : t)
-      out << (e.dir ? "D\t" : e.link ? "L\t" : "F\t") << p << (e.dir ? "" : "\t" + Hex(e.data)) << "\n";
+      out << (e.dir    ? "D\t"
+              : e.link ? "L\t"
+                       : "F\t")
+          << p << "\t" << Hex(e.data) << "\t" << std::oct << e.mode << std::dec << "\n";
     if (!out) Die("writing " + tmp.string());
   }
   fs::rename(tmp, file);
@@ -128,6 +143,10 @@ void ReplaceSubtree(Tree* t, const std::string& p, const Tree& with) {
   for (const auto& [k, e] : with) (*t)[k] = e;
 }
 
+void SetMode(const fs::path& p, unsigned mode) {
+  if (::chmod(p.c_str(), mode) != 0) Die("chmod " + p.string());
+}
+
 // Makes the replica at `root` hold `with` at and under p (on disk).
 void Apply(const fs::path& root, const std::string& p, const Tree& with) {
   std::error_code ec;
@@ -138,15 +157,23 @@ void Apply(const fs::path& root, const std::string& p, const Tree& with) {
     if (e.dir) {
       fs::create_directory(root / k, ec);
       if (ec) Die("mkdir " + (root / k).string() + ": " + ec.message());
+      SetMode(root / k, 0755);  // its own mode once what it holds is in (below)
     } else if (e.link) {
       fs::create_symlink(e.data, root / k, ec);
       if (ec) Die("symlink " + (root / k).string() + ": " + ec.message());
     } else {
-      std::ofstream out(root / k, std::ios::binary | std::ios::trunc);
-      out << e.data;
-      if (!out) Die("writing " + (root / k).string());
+      {
+        std::ofstream out(root / k, std::ios::binary | std::ios::trunc);
+        out << e.data;
+        if (!out) Die("writing " + (root / k).string());
+      }
+      SetMode(root / k, e.mode);
     }
   }
+  // Directories' modes last, the deepest first: a directory of mode 0500
+  // takes no new entries, even from its owner.
+  for (auto it = with.rbegin(); it != with.rend(); ++it)
+    if (it->second.dir) SetMode(root / it->first, it->second.mode);
 }
 
 bool IsDir(const Tree& t, const std::string& p) {
@@ -177,6 +204,27 @@ struct Sync {
     ReplaceSubtree(&o, p, from);
   }
 
+  // A directory both replicas hold: its own entry (its mode) is
+  // reconciled as a file's content is (the spec's sync_dir_mode).
+  void DirMode(const std::string& p) {
+    const Entry ea = a.at(p), eb = b.at(p);
+    auto in_o = o.find(p);
+    const bool o_is_a = in_o != o.end() && in_o->second == ea, o_is_b = in_o != o.end() && in_o->second == eb;
+    if (ea == eb) {
+      o[p] = ea;
+    } else if (o_is_b) {
+      SetMode(rb / p, ea.mode);
+      b[p] = ea;
+      o[p] = ea;
+    } else if (o_is_a) {
+      SetMode(ra / p, eb.mode);
+      a[p] = eb;
+      o[p] = eb;
+    } else {
+      ++conflicts;
+    }
+  }
+
   // Reconciles path p. Where both replicas hold a directory it goes down
   // into the children (for a path dirty on one side only that copies the
   // same as copying the whole subtree, as the spec says).
@@ -191,7 +239,7 @@ struct Sync {
         ++conflicts;
         return;
       }
-      if (!p.empty()) o[p] = Entry{true, ""};  // both hold it: agreed
+      if (!p.empty()) DirMode(p);
       for (const std::string& c : Children(p, {&a, &b, &o})) Path(c);
       return;
     }

@@ -124,7 +124,7 @@ class FsAdapter : public Adapter {
     // What the tester makes belongs to the user the program runs as.
     if (*op == "write") return Owned(Write(full, q), full);
     if (*op == "append") return Append(full, q);
-    if (*op == "mkdir") return Owned(::mkdir(full.c_str(), 0755) == 0 ? Ok() : Failed(errno), full);
+    if (*op == "mkdir") return Owned(MakeDir(full), full);
     if (*op == "rmdir") return ::rmdir(full.c_str()) == 0 ? Ok() : Failed(errno);
     if (*op == "delete") return Delete(full);
     if (*op == "touch") return Touch(full, q);
@@ -188,10 +188,17 @@ class FsAdapter : public Adapter {
     const std::string* via = StringField(q, "via");
     const bool rename = via != nullptr && *via == "rename";
     struct stat st {};
-    if (::lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Failed(EISDIR);
+    const bool existed = ::lstat(full.c_str(), &st) == 0;
+    if (existed && S_ISDIR(st.st_mode)) return Failed(EISDIR);
     const std::string target = rename ? full + ".ds-new" : full;
     int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return Failed(errno);
+    // A new file is 0644 whatever the tester's umask (specs model modes).
+    if ((rename || !existed) && ::fchmod(fd, 0644) != 0) {
+      int e = errno;
+      ::close(fd);
+      return Failed(e);
+    }
     Value written = WriteAll(fd, *data);
     if (written.Find("ok") == nullptr) return written;
     if (rename && ::rename(target.c_str(), full.c_str()) != 0) {
@@ -228,6 +235,12 @@ class FsAdapter : public Adapter {
     }
     ::close(fd);
     return Ok();
+  }
+
+  // A new directory, 0755 whatever the tester's umask.
+  static Value MakeDir(const std::string& full) {
+    if (::mkdir(full.c_str(), 0755) != 0) return Failed(errno);
+    return ::chmod(full.c_str(), 0755) == 0 ? Ok() : Failed(errno);
   }
 
   // Appends to an existing file (never creates one, never follows a link).
