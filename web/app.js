@@ -330,7 +330,8 @@ async function targetsPage(seq) {
     h("thead", {}, h("tr", {}, ["id", "name", "adapter", "launch / address", "nodes", "nemesis", "origins", "readiness", "labels"].map(x => h("th", {}, x)))),
     h("tbody", {}, targets.map(t => h("tr", {},
       h("td", { class: "num" }, t.id), h("td", {}, t.name),
-      h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")),
+      h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")
+        + (t.runAs ? ` (as ${t.runAs})` : "")),
       h("td", { class: "mono" }, t.launch || t.address), h("td", {}, clusterText(t)),
       h("td", {}, t.nemesis ? nemesisText(t) : ""),
       h("td", { class: "num" }, Number(t.origins || 0) > 0 ? String(t.origins) : ""),

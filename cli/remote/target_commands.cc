@@ -51,7 +51,7 @@ const char kTargetHelp[] =
     "                            [--reset restart-per-job|none] [--label K=V ...]\n"
     "                            [--descriptor-set FILE] [--nodes N] [--connect round-robin|K]\n"
     "                            [--nemesis pause,kill,partition [--fault-interval MS]\n"
-    "                            [--fault-duration MS]] [--origins N] [--json]\n"
+    "                            [--fault-duration MS]] [--origins N] [--run-as USER] [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -86,6 +86,9 @@ const char kTargetHelp[] =
     "                      the tester also plays N origin servers (1-16) on loopback ports\n"
     "                      that CMD names {origin_port} (the first) and {origin_port_K};\n"
     "                      for specs with an origin role (docs/spec-language.md)\n"
+    "    --run-as USER     fs targets: workers run the program as USER, who owns the\n"
+    "                      replicas, so that mode bits bind it (root ignores them); a\n"
+    "                      worker not running as root, or without USER, fails the job\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -96,8 +99,10 @@ int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", Ta
 
 std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
 
-// The adapter, with the size of a grpc target's descriptor set.
+// The adapter, with the size of a grpc target's descriptor set or the user
+// an fs target's program runs as.
 std::string AdapterText(const v1::Target& t) {
+  if (!t.run_as().empty()) return absl::StrCat(t.adapter(), " (as ", t.run_as(), ")");
   if (t.descriptor_set_size() == 0) return t.adapter();
   return absl::StrCat(t.adapter(), " (descriptor set ", t.descriptor_set_size(), " bytes)");
 }
@@ -183,13 +188,14 @@ int Add(const ParsedArgs& a) {
       return BadInput(absl::StrCat("--reset must be one of ", remote::EnumChoices<v1::ResetPolicy>()));
     t->set_reset_policy(p);
   }
-  // The same rules as `dualswarm test --descriptor-set` (the coordinator
-  // checks again, and holds sets to 1 MiB).
-  FlagMap descriptor_flags = f;
+  // The same rules as `dualswarm test --descriptor-set` and `--run-as` (the
+  // coordinator checks again, and holds sets to 1 MiB).
+  FlagMap adapter_flags = f;
   workers::JobOptions o;
   o.adapter = t->adapter();
-  if (std::optional<int> bad = AdapterConfigFromFlags(descriptor_flags, &o)) return *bad;
+  if (std::optional<int> bad = AdapterConfigFromFlags(adapter_flags, &o)) return *bad;
   t->set_descriptor_set(std::move(o.adapter_config.descriptor_set));
+  t->set_run_as(o.adapter_config.fs_user);
   if (std::optional<int> bad = ClusterFromFlags(f, t)) return *bad;
   if (auto it = a.all.find("label"); it != a.all.end())
     for (const auto& v : it->second)
@@ -275,7 +281,7 @@ int TargetCommand(const std::vector<std::string>& args) {
     if (!remote::ParseRemoteArgs(
             rest,
             {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label", "descriptor-set", "nodes",
-             "connect", "nemesis", "fault-interval", "fault-duration", "origins"},
+             "connect", "nemesis", "fault-interval", "fault-duration", "origins", "run-as"},
             {"json"}, &a, &err))
       return Usage(err);
     return Add(a);

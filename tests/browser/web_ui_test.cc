@@ -274,15 +274,21 @@ class WebUiTest : public ::testing::Test {
                     const std::string& launch = kWebdav + " --port {port} --dir {dir} --mutant 6",
                     const std::string& descriptor_set = "", int nodes = 1, const std::string& nemesis = "",
                     int origins = 0) {
+    v1::Target t;
+    t.set_name(name);
+    t.set_adapter(adapter);
+    t.set_launch(launch);
+    t.set_descriptor_set(descriptor_set);
+    t.set_nodes(nodes);
+    t.set_nemesis(nemesis);
+    t.set_origins(origins);
+    return CreateTarget(t);
+  }
+
+  int64_t CreateTarget(const v1::Target& target) {
     auto targets = v1::TargetService::NewStub(coordinator_->channel());
     v1::CreateTargetRequest req;
-    req.mutable_target()->set_name(name);
-    req.mutable_target()->set_adapter(adapter);
-    req.mutable_target()->set_launch(launch);
-    req.mutable_target()->set_descriptor_set(descriptor_set);
-    req.mutable_target()->set_nodes(nodes);
-    req.mutable_target()->set_nemesis(nemesis);
-    req.mutable_target()->set_origins(origins);
+    *req.mutable_target() = target;
     v1::Target t;
     grpc::Status st = targets->Create(Ctx(admin_).get(), req, &t);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -723,7 +729,8 @@ TEST_F(WebUiTest, AnIntermediarysFindingDrawsItsOriginLanes) {
 
 // A file synchronizer's finding (ds-ref-sync's mutant 2 loses a
 // deletion): one lane, the tester acting on the replicas, and each row
-// reads as an operation, a run or a tree rather than clipped JSON.
+// reads as an operation, a run or a tree rather than clipped JSON. The
+// targets page shows the user the target's program runs as.
 TEST_F(WebUiTest, AFileSynchronizersFindingReadsAsOperationsAndTrees) {
   const std::string launch = kSync + " {a} {b} {dir}/archive --mutant 2";
   std::string doc = ProduceWith({"--spec", kSrc + "/specs/filesync.dspec", "--launch", launch});
@@ -731,7 +738,12 @@ TEST_F(WebUiTest, AFileSynchronizersFindingReadsAsOperationsAndTrees) {
   ASSERT_GT(facts.label, 0);
   std::string hash = UploadSpec("filesync.dspec");
   ASSERT_FALSE(hash.empty());
-  int64_t target = AddTarget("sync-m2", "fs", launch);
+  v1::Target sync;
+  sync.set_name("sync-m2");
+  sync.set_adapter("fs");
+  sync.set_launch(launch);
+  sync.set_run_as("nobody");
+  int64_t target = CreateTarget(sync);
   RegisterWorker(1);
   int64_t run = Submit(hash, target, 1);
   auto jobs = Lease(1);
@@ -741,6 +753,7 @@ TEST_F(WebUiTest, AFileSynchronizersFindingReadsAsOperationsAndTrees) {
   Browser b;
   std::string base;
   ASSERT_TRUE(StartOnTargets(b, 1, &base));
+  EXPECT_EQ(b.Text("#targets tbody tr td:nth-child(3)"), "fs (as nobody)");
   ASSERT_TRUE(OpenFindingOfRun(b, base, run)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane-head text')]"
                    ".map(t => t.textContent).join(',');"),

@@ -11,6 +11,7 @@
 // spec handler, killed past its time budget; a SIGTERM that drains; worker
 // metrics.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -325,6 +326,31 @@ TEST_F(SwarmTest, AFileSynchronizerTargetRunsInASwarm) {
   ASSERT_GE(f.counterexamples_size(), 1);
   EXPECT_LE(f.counterexamples(0).size(), 8);
   EXPECT_TRUE(absl::StrContains(f.counterexamples(0).document_json(), "\"op\":\"run\""));
+}
+
+// An fs target's run_as reaches the worker's jobs: the program runs as
+// nobody (the launch command checks, and exits 3 otherwise, which the spec
+// rejects), in replicas nobody owns. The worker's work directory must let
+// nobody through (a private one fails the job, saying so).
+TEST_F(SwarmTest, AnFsTargetsProgramRunsAsItsUser) {
+  ASSERT_EQ(::geteuid(), 0) << "running the program as nobody needs the tests to run as root (README)";
+  ASSERT_EQ(::chmod(tmp_.c_str(), 0711), 0);
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/filesync.dspec");
+  v1::Target t;
+  t.set_name("sync-as-nobody");
+  t.set_adapter("fs");
+  t.set_launch(absl::StrCat("test \"$(id -un)\" = nobody || exit 3; ", DS_REF_SYNC, " {a} {b} {dir}/archive"));
+  t.set_run_as("nobody");
+  v1::Run run = WaitRun(Submit(spec, CreateTarget(t), 2, 100).id(), seconds(120));
+  ASSERT_EQ(run.state(), v1::RUN_STATE_PASSED) << run.DebugString() << WorkerLogs();
+  EXPECT_EQ(run.counts().passed(), 2);
+  // Behind a private directory the job is an error that says so.
+  ASSERT_EQ(::chmod(tmp_.c_str(), 0700), 0);
+  v1::Run walled = WaitRun(Submit(spec, run.template_().target_id(), 1, 100).id(), seconds(60));
+  EXPECT_EQ(walled.state(), v1::RUN_STATE_ERROR) << walled.DebugString() << WorkerLogs();
+  EXPECT_TRUE(FindingsOfRun(walled.id()).empty());
+  EXPECT_TRUE(absl::StrContains(WorkerLogs(), "cannot reach the job's directory")) << WorkerLogs();
 }
 
 TEST_F(SwarmTest, AWorkerKilledMidJobLosesNothingAndCountsNothingTwice) {

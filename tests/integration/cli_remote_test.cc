@@ -395,6 +395,13 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   r = Cli({"target", "add", "kv6", "--adapter", "grpc", "--address", "h:1"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "the grpc adapter needs --descriptor-set FILE")) << r.err;
+  // An fs target's program may run as another user; only an fs target's.
+  r = Cli({"target", "add", "sync", "--adapter", "fs", "--launch", "unison {a} {b}", "--run-as", "nobody"}, admin_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "added: fs (as nobody) launch `unison {a} {b}`")) << r.out;
+  r = Cli({"target", "add", "kv7", "--adapter", "jsonl", "--address", "h:1", "--run-as", "nobody"}, admin_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--run-as is for the fs adapter only")) << r.err;
 
   // DUALSWARM_ADDR and DUALSWARM_TOKEN stand in for the flags...
   r = RunCommand({kCli, "target", "list"}, {{"DUALSWARM_ADDR", addr}, {"DUALSWARM_TOKEN", submitter_}});

@@ -304,6 +304,41 @@ TEST_F(StoreTest, TargetsAreValidated) {
   EXPECT_EQ(by_name->id, ok->id);
 }
 
+// An fs target's run_as: a user name, on fs targets only, kept.
+TEST_F(StoreTest, AnFsTargetsUserIsCheckedAndKept) {
+  TargetRow t;
+  t.name = "sync";
+  t.adapter = "fs";
+  t.launch = "unison {a} {b}";
+  t.run_as = "nobody";
+  auto a = store_->CreateTarget(t);
+  DS_ASSERT_OK(a);
+  EXPECT_EQ(a->run_as, "nobody");
+  auto back = store_->GetTargetByName("sync");
+  DS_ASSERT_OK(back);
+  EXPECT_EQ(back->run_as, "nobody");
+  for (const char* bad : {"Root", "no body", "-x", "9lives", "a;rm", "averyveryveryverylongusernameof33c"}) {
+    TargetRow b = t;
+    b.name = "sync-bad";
+    b.run_as = bad;
+    auto r = store_->CreateTarget(b);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(absl::StrContains(r.status().message(), "run_as")) << r.status();
+  }
+  TargetRow http;
+  http.name = "web-as";
+  http.adapter = "http";
+  http.address = "127.0.0.1:8080";
+  http.run_as = "nobody";
+  auto r = store_->CreateTarget(http);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "fs targets only")) << r.status();
+  // The schema holds the same rule against writes that bypass the store.
+  pqxx::connection c(pg_->ConnectionString());
+  pqxx::work w(c);
+  EXPECT_THROW(w.exec("UPDATE targets SET run_as = 'no body' WHERE name = 'sync'"), pqxx::check_violation);
+}
+
 TEST_F(StoreTest, TokensAreStoredHashed) {
   auto token = store_->CreateToken("admin", "root");
   DS_ASSERT_OK(token);

@@ -168,6 +168,23 @@ TEST_F(FsAdapterTest, TheProgramRunsAsTheUserItIsGiven) {
       MakeFsAdapter({.root = root_ + "/x", .command = "true", .run_as = "no-such-user"}).status()));
 }
 
+// A job directory the user cannot reach (under a private directory, such
+// as a worker's 0700 work directory) is refused before any run, naming the
+// directory in the way: every run would fail with EACCES, which is no
+// finding against the program.
+TEST_F(FsAdapterTest, AJobDirectoryTheUserCannotReachIsRefused) {
+  ASSERT_EQ(::geteuid(), 0) << "running the program as another user needs the tests to run as root (README)";
+  ASSERT_EQ(::chmod(root_.c_str(), 0711), 0);  // mkdtemp's 0700 would be in the way too
+  const std::string private_dir = root_ + "/private";
+  ASSERT_EQ(::mkdir(private_dir.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((private_dir + "/job").c_str(), 0700), 0);
+  auto made = MakeFsAdapter({.root = private_dir + "/job", .command = "true", .run_as = "nobody"});
+  ASSERT_EQ(made.status().code(), absl::StatusCode::kFailedPrecondition) << made.status();
+  EXPECT_NE(made.status().message().find(private_dir + " is mode 0700"), std::string::npos) << made.status();
+  ASSERT_EQ(::chmod(private_dir.c_str(), 0711), 0);
+  EXPECT_TRUE(MakeFsAdapter({.root = private_dir + "/job", .command = "true", .run_as = "nobody"}).ok());
+}
+
 // A command the shell cannot start is the target's setup error (the job's,
 // never a finding); a program that exits 127 itself is answered as usual.
 TEST_F(FsAdapterTest, ACommandTheShellCannotStartIsASetupError) {

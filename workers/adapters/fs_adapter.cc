@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -455,6 +456,29 @@ absl::StatusOr<RunAs> UserToRunAs(const std::string& name) {
   return RunAs{static_cast<int>(pw.pw_uid), static_cast<int>(pw.pw_gid)};
 }
 
+// Whether `user` may reach `root`: every directory above it grants the
+// user search permission (as owner, by its primary group — the program runs
+// with no other — or as anyone). A job directory under a private one (a
+// worker's 0700 work directory) would fail every run with EACCES: a
+// mistake in the setup, never a finding against the program.
+absl::Status CheckUserReaches(const std::string& root, const RunAs& user) {
+  for (fs::path p = fs::path(root).parent_path(); !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0)
+      return absl::InternalError(absl::StrCat("fs adapter: stat ", p.string(), ": ", std::strerror(errno)));
+    const mode_t bit = st.st_uid == static_cast<uid_t>(user.uid)   ? S_IXUSR
+                       : st.st_gid == static_cast<gid_t>(user.gid) ? S_IXGRP
+                                                                   : S_IXOTH;
+    if ((st.st_mode & bit) == 0)
+      return absl::FailedPreconditionError(absl::StrCat("fs adapter: the user the program runs as (uid ", user.uid,
+                                                        ") cannot reach the job's directory ", root, ": ", p.string(),
+                                                        " is mode 0", absl::StrFormat("%o", st.st_mode & 07777),
+                                                        " (keep jobs under a directory it may search, such as /tmp)"));
+    if (p == p.root_path()) break;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string FsCommandLine(const FsConfig& config) {
@@ -473,6 +497,7 @@ absl::StatusOr<std::unique_ptr<Adapter>> MakeFsAdapter(const FsConfig& config) {
   if (!fs::is_directory(config.root, ec) || !fs::is_empty(config.root, ec))
     return absl::InvalidArgumentError(absl::StrCat("fs adapter: root ", config.root, " is not an empty directory"));
   ASSIGN_OR_RETURN(RunAs user, UserToRunAs(config.run_as));
+  if (user.uid >= 0) RETURN_IF_ERROR(CheckUserReaches(config.root, user));
   std::vector<std::string> owned = {config.root};
   for (const auto& r : config.replicas) {
     owned.push_back(config.root + "/" + r);

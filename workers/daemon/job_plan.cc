@@ -81,6 +81,9 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   // An intermediary's origin endpoints (RunJob refuses a spec and a target
   // that disagree about them).
   o.origins = t.origins();
+  // An fs target's program runs as this user (the fs adapter refuses it,
+  // as a job error, on a worker that is not root or lacks the user).
+  o.adapter_config.fs_user = t.run_as();
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())

@@ -64,6 +64,9 @@ inline constexpr int64_t kMaxFaultTimingMs = 3'600'000;  // one hour
 // An intermediary target's origin endpoints: as many as the tester's origin
 // listener binds (migration 10's CHECK spells the number out).
 inline constexpr int kMaxTargetOrigins = workers::kMaxOriginEndpoints;
+// An fs target's user to run the program as: a POSIX-portable login name
+// (migration 11's CHECK spells the pattern out).
+inline constexpr size_t kMaxRunAsBytes = 32;
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

@@ -269,15 +269,28 @@ ALTER TABLE specs ADD COLUMN origin_role boolean;
 )sql";
 static_assert(kMaxTargetOrigins == 16, "a new bound on origin endpoints needs a migration of targets_origins_range");
 
+// The user an fs target's program runs as ('' : the worker's own).
+constexpr const char* kV11 = R"sql(
+ALTER TABLE targets ADD COLUMN run_as text NOT NULL DEFAULT ''
+  CONSTRAINT targets_run_as_name CHECK (run_as ~ '^([a-z_][a-z0-9_-]{0,31})?$');
+)sql";
+static_assert(kMaxRunAsBytes == 32, "a new bound on run_as needs a migration of targets_run_as_name");
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, "initial schema", kV1},         {2, "counterexample documents", kV2},
-      {3, "fair-share lease index", kV3}, {4, "campaign scheduler", kV4},
-      {5, "spec gen names", kV5},         {6, "outcome and kind words", kV6},
-      {7, "target descriptor sets", kV7}, {8, "cluster targets", kV8},
-      {9, "nemesis on targets", kV9},     {10, "origin endpoints on targets", kV10},
+      {1, "initial schema", kV1},
+      {2, "counterexample documents", kV2},
+      {3, "fair-share lease index", kV3},
+      {4, "campaign scheduler", kV4},
+      {5, "spec gen names", kV5},
+      {6, "outcome and kind words", kV6},
+      {7, "target descriptor sets", kV7},
+      {8, "cluster targets", kV8},
+      {9, "nemesis on targets", kV9},
+      {10, "origin endpoints on targets", kV10},
+      {11, "the user an fs target runs as", kV11},
   };
   return kMigrations;
 }

@@ -76,7 +76,8 @@ Columns<TargetRow> TargetColumnsWith(bool descriptor_set) {
        Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)"),
        Col<&TargetRow::nodes>("nodes"), Col<&TargetRow::connect_node>("connect_node"),
        Col<&TargetRow::nemesis>("nemesis"), Col<&TargetRow::fault_interval_ms>("fault_interval_ms"),
-       Col<&TargetRow::fault_duration_ms>("fault_duration_ms"), Col<&TargetRow::origins>("origins")});
+       Col<&TargetRow::fault_duration_ms>("fault_duration_ms"), Col<&TargetRow::origins>("origins"),
+       Col<&TargetRow::run_as>("run_as")});
 }
 
 }  // namespace

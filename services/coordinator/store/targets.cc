@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -103,6 +104,22 @@ absl::Status CheckOrigins(const TargetRow& t) {
   return absl::OkStatus();
 }
 
+// The user an fs target's program runs as: a portable login name (the
+// worker looks it up; a worker without it fails the job, saying so).
+absl::Status CheckRunAs(const TargetRow& t) {
+  if (t.run_as.empty()) return absl::OkStatus();
+  if (t.adapter != "fs")
+    return absl::InvalidArgumentError(
+        absl::StrCat("run_as is for fs targets only (this target's adapter is \"", t.adapter, "\")"));
+  auto lower = [](char c) { return absl::ascii_islower(static_cast<unsigned char>(c)) || c == '_'; };
+  auto rest = [&](char c) { return lower(c) || absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '-'; };
+  const bool portable = t.run_as.size() <= kMaxRunAsBytes && lower(t.run_as[0]) && absl::c_all_of(t.run_as, rest);
+  if (!portable)
+    return absl::InvalidArgumentError(absl::StrCat("run_as must be a user name of [a-z_][a-z0-9_-]{0,",
+                                                   kMaxRunAsBytes - 1, "}, not \"", absl::CHexEscape(t.run_as), "\""));
+  return absl::OkStatus();
+}
+
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
@@ -120,6 +137,7 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckCluster(t));
   RETURN_IF_ERROR(CheckNemesis(t));
   RETURN_IF_ERROR(CheckOrigins(t));
+  RETURN_IF_ERROR(CheckRunAs(t));
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
@@ -156,14 +174,14 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
     pqxx::result r =
         w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
                                    " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node,"
-                                   " nemesis, fault_interval_ms, fault_duration_ms, origins)"
+                                   " nemesis, fault_interval_ms, fault_duration_ms, origins, run_as)"
                                    " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'),"
-                                   " $10, $11, $12, $13, $14, $15)"
+                                   " $10, $11, $12, $13, $14, $15, $16)"
                                    " ON CONFLICT (name) DO NOTHING RETURNING ",
                                    TargetColumns().list()),
                       t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
                       absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node,
-                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms, t.origins);
+                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms, t.origins, t.run_as);
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
