@@ -10,7 +10,8 @@
 #     worker does by default).
 #  2. Slow starts: the same findings' shrinking when every server starts
 #     through a LAUNCH_DELAY_MS sleep, for the working tree with
-#     SHRINK_JOBS candidates at once and for BASELINE_REF (default 131e188,
+#     SHRINK_JOBS candidates at once, for the working tree one at a time,
+#     and for BASELINE_REF (default 131e188,
 #     main before parallel shrinking; none skips it), built in a git
 #     worktree with this benchmark overlaid. DELAY_CASES and DELAY_SEEDS
 #     pick the findings (each rerun costs at least the delay).
@@ -62,6 +63,8 @@ delay_flags=(--seeds "$DELAY_SEEDS" --replays 0 --launch-delay-ms "$LAUNCH_DELAY
              --shrink-seconds 600)
 echo "== slow starts, working tree, $SHRINK_JOBS candidates at once" >&2
 slow_now=$("$bin" "$PWD" "$suts" "${delay_flags[@]}" --shrink-jobs "$SHRINK_JOBS")
+echo "== slow starts, working tree, one candidate at a time" >&2
+slow_one=$("$bin" "$PWD" "$suts" "${delay_flags[@]}" --shrink-jobs 1)
 slow_base="(baseline skipped)"
 if [ -n "$base_bin" ]; then
   echo "== slow starts, baseline $ref" >&2
@@ -86,6 +89,11 @@ $races
 Working tree, $SHRINK_JOBS candidates at once:
 
 $slow_now
+
+Working tree, one candidate at a time (what the working tree's other
+shrinking changes give without parallel reruns):
+
+$slow_one
 
 Baseline ${ref:-none}:
 

@@ -88,7 +88,8 @@ const char kTargetHelp[] =
     "                      for specs with an origin role (docs/spec-language.md)\n"
     "    --run-as USER     fs targets: workers run the program as USER, who owns the\n"
     "                      replicas, so that mode bits bind it (root ignores them); a\n"
-    "                      worker not running as root, or without USER, fails the job\n"
+    "                      worker running neither as root nor as USER, or without\n"
+    "                      USER, fails the job\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";

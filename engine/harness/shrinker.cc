@@ -24,7 +24,7 @@ using ir::Value;
 // depend on that: of those that reproduce, always the first in order.
 class ShrinkRun {
  public:
-  ShrinkRun(const RerunFn& rerun, const ShrinkOptions& o) : rerun_(rerun), o_(o) {}
+  ShrinkRun(const RerunFn& rerun, const ShrinkOptions& o) : rerun_(rerun), o_(o), seen_flaky_(o.flaky) {}
 
   bool OutOfBudget() const { return reruns_ >= o_.max_reruns || (o_.elapsed && o_.elapsed() > o_.max_seconds); }
 
@@ -44,14 +44,17 @@ class ShrinkRun {
                                std::vector<InputItem>* input) {
     const size_t jobs = static_cast<size_t>(std::max(o_.jobs, 1));
     for (size_t wave = 0; wave < count && !budget_hit(); wave += jobs) {
+      // Read between waves, so that what a wave's candidates are allowed
+      // does not depend on which of them ran first.
+      const int attempts = Attempts();
       std::vector<std::vector<InputItem>> candidates;
       for (size_t k = wave; k < std::min(count, wave + jobs); ++k) candidates.push_back(candidate_at(k));
       std::vector<absl::StatusOr<std::optional<RerunOutcome>>> results(candidates.size());
       // The slots a wave does not fill go to confirming its candidates.
       const int parallel = static_cast<int>(jobs / candidates.size());
       ParallelFor(candidates.size(), [&](size_t i) {
-        results[i] =
-            candidates[i].empty() ? std::optional<RerunOutcome>() : Attempt(candidates[i], input->size(), parallel);
+        results[i] = candidates[i].empty() ? std::optional<RerunOutcome>()
+                                           : Attempt(candidates[i], input->size(), parallel, attempts);
       });
       for (size_t i = 0; i < results.size(); ++i) {
         if (!results[i].ok()) return results[i].status();
@@ -66,6 +69,7 @@ class ShrinkRun {
   }
 
   int reruns() const { return reruns_; }
+  bool seen_flaky() const { return seen_flaky_; }
   bool budget_hit() const { return budget_hit_; }
   RerunOutcome& last() { return last_; }
   void set_last(RerunOutcome r) { last_ = std::move(r); }
@@ -78,11 +82,11 @@ class ShrinkRun {
   // counterexamples that replay reliably. `size` is the current input's,
   // for progress reports.
   absl::StatusOr<std::optional<RerunOutcome>> Attempt(const std::vector<InputItem>& candidate, size_t size,
-                                                      int parallel) {
+                                                      int parallel, int attempts) {
     const int confirm = std::max(o_.confirm, 1);
     int ok = 0, failed = 0;
     RerunOutcome good;
-    while (ok < confirm && failed < Attempts()) {
+    while (ok < confirm && failed < attempts) {
       const int round = std::clamp(confirm - ok, 1, std::max(parallel, 1));
       std::vector<absl::StatusOr<RerunOutcome>> runs(static_cast<size_t>(round), absl::UnknownError("not run"));
       int started = 0;
@@ -115,8 +119,8 @@ class ShrinkRun {
   // Failed reruns that discard a candidate: one while every candidate has
   // either always or never reproduced (a deterministic failure: a second
   // try would only repeat the first), ShrinkOptions::attempts once some
-  // candidate did both.
-  int Attempts() const { return seen_flaky_ ? std::max(o_.attempts, 1) : 1; }
+  // candidate did both — or from the start with confirm 1, where none can.
+  int Attempts() const { return seen_flaky_ || o_.confirm <= 1 ? std::max(o_.attempts, 1) : 1; }
 
   const RerunFn& rerun_;
   const ShrinkOptions& o_;
@@ -389,6 +393,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   res.last = std::move(run.last());
   res.reruns = run.reruns();
   res.complete = !run.budget_hit();
+  res.seen_flaky = run.seen_flaky();
   return res;
 }
 

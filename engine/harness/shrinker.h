@@ -38,9 +38,12 @@ struct ShrinkOptions {
   double max_seconds = 60;
   // A candidate may fail to reproduce this often before it is discarded,
   // once the failure has shown itself flaky (some candidate both reproduced
-  // and did not); until then one failed rerun discards it.
+  // and did not, or `flaky`); until then one failed rerun discards it. With
+  // confirm 1 no candidate can show it, so attempts applies from the start.
   int attempts = 2;
   int confirm = 2;  // ... and must reproduce this often to be kept (reliable replays)
+  // Known flaky from an earlier pass (ShrinkResult::seen_flaky).
+  bool flaky = false;
   // Candidates rerun at once (each on its own fresh SUT; the rerun callback
   // must allow that when jobs > 1). The result does not depend on it when
   // reruns are deterministic: the first reproducing candidate in order wins.
@@ -55,7 +58,8 @@ struct ShrinkResult {
   std::vector<InputItem> input;
   RerunOutcome last;  // the last reproducing run of `input`
   int reruns = 0;
-  bool complete = false;  // false when a budget stopped it
+  bool complete = false;    // false when a budget stopped it
+  bool seen_flaky = false;  // some candidate both reproduced and did not (or ShrinkOptions::flaky)
 };
 
 // `input` sent one request at a time: each waits for the previous response.

@@ -138,14 +138,17 @@ TEST(Shrinker, ParallelCandidatesShrinkToTheSameInput) {
 }
 
 // A deterministic failure costs one rerun per discarded candidate, as if
-// attempts were 1: a second try would only repeat the first.
+// attempts were 1: a second try would only repeat the first. (Two
+// confirmations: with one, no candidate could show a failure flaky, and
+// attempts applies from the start.)
 TEST(Shrinker, ADeterministicFailureIsNotTriedTwice) {
   std::vector<InputItem> in = MixedInput();
   std::vector<int> reruns;
   for (int attempts : {1, 2}) {
     ScriptedSut sut;
     sut.needed = {{"GET", "/c"}};
-    ShrinkOptions o = OneConfirmation();
+    ShrinkOptions o;
+    o.confirm = 2;
     o.attempts = attempts;
     auto r = Shrink(in, Original(in), sut.Fn(), o);
     ASSERT_TRUE(r.ok()) << r.status();

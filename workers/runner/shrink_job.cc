@@ -257,12 +257,14 @@ class FindingShrinker {
     auto shrunk = harness::Shrink(from, outcome, RerunFn(), Remaining());
     if (!shrunk.ok()) return shrunk.status();
     reruns_ += shrunk->reruns;
+    seen_flaky_ |= shrunk->seen_flaky;
     for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
       harness::ShrinkOptions again = Remaining();
       if (again.max_reruns <= 0) break;
       auto next = harness::Shrink(shrunk->input, shrunk->last, RerunFn(), again);
       if (!next.ok()) return next.status();
       reruns_ += next->reruns;
+      seen_flaky_ |= next->seen_flaky;
       bool changed = next->input != shrunk->input;
       shrunk = std::move(next);
       if (!changed) break;
@@ -316,6 +318,7 @@ class FindingShrinker {
   harness::ShrinkOptions Remaining() const {
     harness::ShrinkOptions o = so_;
     o.max_reruns = so_.max_reruns - reruns_;
+    o.flaky = seen_flaky_;  // what earlier passes learned
     return o;
   }
 
@@ -330,6 +333,7 @@ class FindingShrinker {
   std::chrono::steady_clock::time_point start_;
   harness::ShrinkOptions so_;
   int reruns_ = 0;
+  bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not
 };
 
 }  // namespace
