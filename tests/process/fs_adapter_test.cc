@@ -5,6 +5,7 @@
 #include "workers/adapters/fs_adapter.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -183,6 +184,49 @@ TEST_F(FsAdapterTest, AJobDirectoryTheUserCannotReachIsRefused) {
   EXPECT_NE(made.status().message().find(private_dir + " is mode 0700"), std::string::npos) << made.status();
   ASSERT_EQ(::chmod(private_dir.c_str(), 0711), 0);
   EXPECT_TRUE(MakeFsAdapter({.root = private_dir + "/job", .command = "true", .run_as = "nobody"}).ok());
+}
+
+// A tester that is not root is bound by mode bits itself, so a chmod that
+// would take the owner's rights away (its own later writes into the
+// directory would fail where the spec expects them to succeed) is an error
+// of the job, never done; modes that keep them are done. Run in a child
+// that has become nobody.
+TEST_F(FsAdapterTest, ATesterThatIsNotRootRefusesModesThatWouldBindItself) {
+  ASSERT_EQ(::geteuid(), 0) << "becoming nobody needs the tests to run as root (README)";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(10);
+    std::string tmpl = "/tmp/ds-fs-nobody-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) ::_exit(11);
+    auto made = MakeFsAdapter({.root = tmpl, .command = "true"});
+    if (!made.ok()) ::_exit(12);
+    Adapter* a = made->get();
+    auto ask = [&](const Value& q) -> absl::StatusOr<Value> {
+      if (absl::Status st = a->Send(0, q); !st.ok()) return st;
+      std::vector<AdapterEvent> events;
+      if (absl::Status st = a->Poll(0, &events); !st.ok()) return st;
+      return events.empty() ? absl::InternalError("no answer") : absl::StatusOr<Value>(events[0].msg);
+    };
+    const Value ok = Value::Map({{"ok", Value::Bool(true)}});
+    auto chmod = [&](const char* path, int mode) { return ask(Op("chmod", "a", path).Set("mode", Value::Int(mode))); };
+    int code = 0;
+    if (auto r = ask(Op("mkdir", "a", "d")); !r.ok() || *r != ok) code = 13;
+    if (auto r = chmod("d", 0500); code == 0 && (r.ok() || !absl::IsFailedPrecondition(r.status()) ||
+                                                 r.status().message().find("not root") == std::string::npos))
+      code = 14;
+    if (auto r = chmod("d", 0700); code == 0 && (!r.ok() || *r != ok)) code = 15;
+    if (auto r = ask(Op("write", "a", "d/f").Set("data", Value::String("x"))); code == 0 && (!r.ok() || *r != ok))
+      code = 16;
+    if (auto r = chmod("d/f", 0400); code == 0 && r.ok()) code = 17;
+    if (auto r = chmod("d/f", 0600); code == 0 && (!r.ok() || *r != ok)) code = 18;
+    std::filesystem::remove_all(tmpl);
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10-12: becoming nobody or setting up failed; 13-18: the step that failed";
 }
 
 // A command the shell cannot start is the target's setup error (the job's,
