@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
+#include "engine/harness/shrinker.h"
 #include "gtest/gtest.h"
 #include "tests/common/job_runs.h"
 #include "tests/common/shipped_spec.h"
@@ -25,6 +26,22 @@ namespace {
 std::string UnisonLaunch(bool fastcheck) {
   return absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/unison_sync.sh {a} {b} {dir} ",
                       fastcheck ? "true" : "false");
+}
+
+// `ops` on connection 0, each sent after the previous one's answer.
+std::vector<harness::InputItem> OneAfterAnother(const std::vector<ir::Value>& ops) {
+  std::vector<harness::InputItem> input;
+  for (const ir::Value& op : ops) input.push_back({0, op, {}, ir::Value()});
+  return harness::OneAtATime(input);
+}
+
+// Whether the job's last run that exited 2 printed `text`.
+bool LastExit2Says(const JobResult& r, const std::string& text) {
+  bool says = false;
+  for (const auto& obs : r.trace)
+    if (const ir::Value* e = obs.msg.is_map() ? obs.msg.Find("exit") : nullptr; e != nullptr && *e == ir::Value::Int(2))
+      says = obs.msg.Find("output")->as_string().find(text) != std::string::npos;
+  return says;
 }
 
 void ExpectUnisonPasses(bool fastcheck) {
@@ -83,20 +100,11 @@ TEST(RealSync, UnisonsFastCheckMissIsAllowed) {
                                 list("a"),
                                 list("b")};
   JobOptions o = testing::JobOptionsFor(UnisonLaunch(true), "fs", 1, ops.size());
-  std::vector<harness::InputItem> input;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    input.push_back({0, ops[k], {}, ir::Value()});
-    if (k > 0) input.back().after = {static_cast<int>(k) - 1};
-  }
-  o.exec.replay = input;
+  o.exec.replay = OneAfterAnother(ops);
   auto r = RunJob(spec, o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
-  bool failed_copy = false;
-  for (const auto& obs : r->trace)
-    if (const ir::Value* e = obs.msg.is_map() ? obs.msg.Find("exit") : nullptr; e != nullptr && *e == ir::Value::Int(2))
-      failed_copy = obs.msg.Find("output")->as_string().find("Destination updated") != std::string::npos;
-  EXPECT_TRUE(failed_copy) << testing::DescribeJobResult(*r);
+  EXPECT_TRUE(LastExit2Says(*r, "Destination updated")) << testing::DescribeJobResult(*r);
 }
 
 // Unison run as an unprivileged user (docs/real-servers.md, finding 3, a
@@ -124,20 +132,11 @@ TEST(RealSync, UnisonAsAnUnprivilegedUserLosesAnEntryOfADirectoryItMadeReadOnly)
       op("mkdir", "a", "d/s"), run, list("a"), list("b")};
   JobOptions o = testing::JobOptionsFor(UnisonLaunch(false), "fs", 1, ops.size());
   o.adapter_config.fs_user = "nobody";
-  std::vector<harness::InputItem> input;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    input.push_back({0, ops[k], {}, ir::Value()});
-    if (k > 0) input.back().after = {static_cast<int>(k) - 1};
-  }
-  o.exec.replay = input;
+  o.exec.replay = OneAfterAnother(ops);
   auto r = RunJob(spec, o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
-  bool denied = false;
-  for (const auto& obs : r->trace)
-    if (const ir::Value* e = obs.msg.is_map() ? obs.msg.Find("exit") : nullptr; e != nullptr && *e == ir::Value::Int(2))
-      denied = obs.msg.Find("output")->as_string().find("Permission denied") != std::string::npos;
-  EXPECT_TRUE(denied) << testing::DescribeJobResult(*r);
+  EXPECT_TRUE(LastExit2Says(*r, "Permission denied")) << testing::DescribeJobResult(*r);
 }
 
 // tests/real/rsync_mirror.sh: `rsync -a --delete A/ B/`.
