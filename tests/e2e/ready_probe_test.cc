@@ -22,6 +22,7 @@
 #include "util/ready_probe.h"
 #include "workers/runner/runner.h"
 #include "workers/sut/launcher.h"
+#include "workers/sut/port_lease.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -137,6 +138,76 @@ TEST(ReadyProbeTest, JobsLaunchWithTheTargetsProbe) {
   auto r = RunJob(*spec, o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->outcome, Outcome::kPassed);
+}
+
+// A listener on 127.0.0.1 held by this test process (another session than
+// any SUT's), on a port of the kernel's choosing or on `port`.
+class StrangerOnPort {
+ public:
+  explicit StrangerOnPort(int port = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_, 16) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port_ = ntohs(addr.sin_port);
+  }
+  ~StrangerOnPort() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// A port that accepts connections is not enough: the listener must be the
+// SUT's. Before, a SUT that never listened (or failed to bind and was
+// about to exit) was "ready" on another program's port, and that
+// program's answers were judged as the SUT's.
+TEST(ReadyProbeTest, AStrangersListenerOnThePortIsNotTheSut) {
+  StrangerOnPort stranger;
+  ASSERT_GT(stranger.port(), 0);
+  LaunchOptions o = Options("sleep 30", "tcp", 3000);
+  o.port = stranger.port();
+  auto t0 = Clock::now();
+  auto sut = SutProcess::Launch(o);
+  ASSERT_FALSE(sut.ok()) << "ready on a port this test holds";
+  EXPECT_TRUE(absl::IsUnavailable(sut.status())) << sut.status();
+  EXPECT_TRUE(absl::StrContains(sut.status().message(), absl::StrCat("pid ", ::getpid(), ") does"))) << sut.status();
+  EXPECT_LT(Since(t0), 2.0) << "known at the first probe, not at the timeout";
+}
+
+// The nemesis's case: while a killed SUT is down another program takes
+// its port; the revived SUT cannot bind it and exits. That is the
+// machine's fault (Unavailable: a job error), not the SUT's crash.
+TEST(ReadyProbeTest, ARevivedSutWhosePortWasTakenIsAnErrorOfTheMachine) {
+  LaunchOptions o = Options(absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}"), "tcp", 3000);
+  auto sut = SutProcess::Launch(o);
+  ASSERT_TRUE(sut.ok()) << sut.status();
+  (*sut)->Kill();
+  StrangerOnPort stranger((*sut)->port());
+  ASSERT_EQ(stranger.port(), (*sut)->port());
+  absl::Status revived = (*sut)->Revive(o);
+  EXPECT_TRUE(absl::IsUnavailable(revived)) << revived;
+  EXPECT_TRUE(absl::StrContains(revived.message(), absl::StrCat("port ", (*sut)->port()))) << revived;
+}
+
+// Every launched SUT's port is leased (port_lease.h): below the kernel's
+// ephemeral range, locked while the SUT lives, released with it.
+TEST(ReadyProbeTest, ALaunchedSutHoldsALeaseOnItsPort) {
+  auto sut = SutProcess::Launch(Options(absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}"), "tcp", 10000));
+  ASSERT_TRUE(sut.ok()) << sut.status();
+  const int port = (*sut)->port();
+  const std::string lock = absl::StrCat(kPortLeaseDir, "/", port);
+  EXPECT_EQ(::access(lock.c_str(), F_OK), 0) << lock;
+  EXPECT_LT(port, 32768) << "in the ephemeral range (net.ipv4.ip_local_port_range)";
+  sut->reset();
+  EXPECT_NE(::access(lock.c_str(), F_OK), 0) << lock << " outlived its SUT";
 }
 
 TEST(ReadyProbeTest, BadProbesAreRefused) {

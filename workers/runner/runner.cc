@@ -422,6 +422,9 @@ class JobLoop {
     if (action == "resume") sut_->ResumeNode(node);
     if (action == "kill") sut_->KillNode(node);
     if (action == "restart") healed = sut_->ReviveNode(node);
+    // Another program holds the node's port (port_owner.h): the machine's
+    // fault, a job error rather than a crash of the SUT.
+    if (absl::IsUnavailable(healed)) return healed;
     if (action == "partition") RETURN_IF_ERROR(sut_->IsolateNode(node));
     if (action == "split" || action == "bridge")
       RETURN_IF_ERROR(sut_->CutLinks(harness::LinksCut(action, node, sut_->size())));

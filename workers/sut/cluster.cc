@@ -1,6 +1,5 @@
 #include "workers/sut/cluster.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,15 +9,14 @@
 namespace dualswarm::workers {
 namespace {
 
-// Two free ports per node: client ports first, then peer ports.
-absl::StatusOr<std::vector<int>> PickPorts(int count) {
-  std::vector<int> ports;
-  while (static_cast<int>(ports.size()) < count) {
-    ASSIGN_OR_RETURN(int p, PickFreePort());
-    // PickFreePort may hand out a port twice in a row (it was released).
-    if (std::find(ports.begin(), ports.end(), p) == ports.end()) ports.push_back(p);
+// `count` leased ports (two per node: client ports first, then peer ports).
+absl::StatusOr<std::vector<PortLease>> LeasePorts(int count) {
+  std::vector<PortLease> leases;
+  while (static_cast<int>(leases.size()) < count) {
+    ASSIGN_OR_RETURN(PortLease lease, PortLease::Acquire());
+    leases.push_back(std::move(lease));
   }
-  return ports;
+  return leases;
 }
 
 // Node `node`'s placeholders. With relays, the addresses of every node
@@ -58,7 +56,9 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
   if (relay_links) {
     ASSIGN_OR_RETURN(cluster->relays_, LinkRelays::Listen(nodes, 2));
   }
-  ASSIGN_OR_RETURN(std::vector<int> ports, PickPorts(2 * nodes));
+  ASSIGN_OR_RETURN(cluster->leases_, LeasePorts(2 * nodes));
+  std::vector<int> ports;
+  for (const PortLease& lease : cluster->leases_) ports.push_back(lease.port());
   if (relay_links) {
     std::vector<std::vector<int>> targets;
     for (int i = 0; i < nodes; ++i)

@@ -1,6 +1,6 @@
 // SutCluster: the nodes of a system under test launched from one command
 // template — a single server is a cluster of one. Each node gets its own
-// fresh directory and two free loopback ports; all nodes are started
+// fresh directory and two leased loopback ports (port_lease.h); all nodes are started
 // before any is waited for (a replicated database's nodes become ready
 // only together), and teardown stops every node's process group.
 //
@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "workers/sut/launcher.h"
 #include "workers/sut/link_relay.h"
+#include "workers/sut/port_lease.h"
 
 namespace dualswarm::workers {
 
@@ -81,6 +82,7 @@ class SutCluster {
   absl::StatusOr<LinkRelays*> RelaysFor(int node) const;
   // Declared first, so destroyed last: the nodes stop before their links.
   std::unique_ptr<LinkRelays> relays_;              // null without relay_links
+  std::vector<PortLease> leases_;                   // every node's ports, held until the nodes stop
   std::vector<std::unique_ptr<SutProcess>> nodes_;  // destroyed (stopped) with the cluster
   std::vector<LaunchOptions> options_;              // per node, as launched
   std::vector<bool> down_;                          // per node: killed, not revived

@@ -24,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "util/file_tail.h"
 #include "util/status_macros.h"
+#include "workers/sut/port_owner.h"
 #include "workers/sut/shell_spawn.h"
 
 namespace dualswarm::workers {
@@ -101,23 +102,6 @@ bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string*
   return status >= 200 && status < 500;
 }
 
-absl::StatusOr<int> PickFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
-    ::close(fd);
-    return absl::InternalError(absl::StrCat("bind: ", std::strerror(errno)));
-  }
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return static_cast<int>(ntohs(addr.sin_port));
-}
-
 bool CanConnect(const std::string& host, int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -142,10 +126,11 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Launch(const LaunchOptio
 absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOptions& o) {
   if (o.command.empty()) return absl::InvalidArgumentError("empty launch command");
   RETURN_IF_ERROR(util::ParseReadyProbe(o.ready_probe).status());
-  int port = o.port;
-  if (port == 0) {
-    ASSIGN_OR_RETURN(port, PickFreePort());
+  std::optional<PortLease> lease;
+  if (o.port == 0) {
+    ASSIGN_OR_RETURN(lease, PortLease::Acquire());
   }
+  const int port = lease.has_value() ? lease->port() : o.port;
   std::string tmpl = absl::StrCat(o.work_root, "/dualswarm-sut-XXXXXX");
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -153,6 +138,7 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOption
     return absl::InternalError(absl::StrCat("mkdtemp in ", o.work_root, ": ", std::strerror(errno)));
   std::unique_ptr<SutProcess> p(new SutProcess());
   p->dir_ = buf.data();
+  p->lease_ = std::move(lease);
   p->port_ = port;
   std::vector<std::pair<std::string, std::string>> replace = o.placeholders;
   replace.emplace_back("{port}", absl::StrCat(port));
@@ -205,14 +191,18 @@ absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
   std::string last;  // the HTTP probe's last answer
   while (true) {
     std::string status;
-    if (!Alive(&status))
+    if (!Alive(&status)) {
+      // A SUT that could not bind its port because another program holds
+      // it exits at once: that is the machine's fault, not the SUT's.
+      RETURN_IF_ERROR(CheckSessionListensOn(pid_, port_));
       return absl::FailedPreconditionError(
           absl::StrCat("the SUT command exited before it ",
                        probe.http ? absl::StrCat("answered GET ", probe.path) : std::string("accepted connections"),
                        " (", status, "): ", command_, "\n--- sut.log ---\n", LogTail()));
+    }
     if (!probe.http ? CanConnect("127.0.0.1", port_)
                     : AnswersHttp(port_, probe.path, std::min(1000, MsUntil(deadline)), &last))
-      return absl::OkStatus();
+      return CheckSessionListensOn(pid_, port_);
     if (std::chrono::steady_clock::now() > deadline)
       return absl::DeadlineExceededError(
           absl::StrCat(!probe.http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", port_)

@@ -1,8 +1,9 @@
 // SUT lifecycle: starts a system under test from a command template in a
-// fresh directory on a free loopback port, waits (bounded) until it is
-// ready — it accepts TCP connections (probe "tcp"), or it answers
-// `GET PATH` with any 2xx/3xx/4xx status (probe "http:/PATH") — and tears
-// down its whole process group.
+// fresh directory on a leased loopback port (port_lease.h), waits
+// (bounded) until it is ready — it accepts TCP connections (probe "tcp"),
+// or it answers `GET PATH` with any 2xx/3xx/4xx status (probe
+// "http:/PATH"), and the listener there is its own (port_owner.h) — and
+// tears down its whole process group.
 // Template placeholders: {port} and {dir} (a cluster adds its own, see
 // cluster.h). The command runs under /bin/sh
 // in its own session, in the caller's working directory (so relative paths
@@ -13,6 +14,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "util/ready_probe.h"
+#include "workers/sut/port_lease.h"
 
 namespace dualswarm::workers {
 
@@ -29,7 +32,8 @@ struct LaunchOptions {
   std::string work_root = "/tmp";
   // "tcp" or "http:/PATH" (util/ready_probe.h).
   std::string ready_probe = "tcp";
-  // The port {port} names and the probe tries; 0 = a free one.
+  // The port {port} names and the probe tries; 0 = one leased for the
+  // process's lifetime (the caller holds the lease of any other).
   int port = 0;
   // More placeholders to replace in `command` (e.g. "{node}" -> "2").
   std::vector<std::pair<std::string, std::string>> placeholders;
@@ -74,6 +78,7 @@ class SutProcess {
   absl::Status Spawn(bool append_log);
 
   pid_t pid_ = -1;
+  std::optional<PortLease> lease_;  // when the port was picked here
   int port_ = 0;
   std::string dir_;
   std::string command_;  // as run (placeholders replaced), for errors
@@ -89,8 +94,6 @@ class SutProcess {
 using SutObserver = void (*)(pid_t pgid, bool started);
 void SetSutObserver(SutObserver observer);
 
-// A loopback TCP port that was free a moment ago.
-absl::StatusOr<int> PickFreePort();
 // Whether 127.0.0.1:port (or host:port) accepts a TCP connection now.
 bool CanConnect(const std::string& host, int port);
 // Whether 127.0.0.1:port answers `GET path` with a 2xx/3xx/4xx status line

@@ -1,0 +1,35 @@
+// Who listens on a port: checks that the server a launched SUT's port
+// answers on belongs to that SUT, i.e. to a process of the session its
+// launch command runs in (launcher.h). A port accepts connections when the
+// SUT listens there, but also when another program took the port while the
+// SUT was down and the SUT, failing to bind, is about to exit; answers
+// from that stranger must never be judged as the SUT's.
+//
+// Linux only: listeners come from /proc/net/tcp and /proc/net/tcp6, their
+// holders from /proc/PID/fd. When no listener on the port shows there
+// (another network namespace), nothing can be said and the check passes.
+#ifndef DUALSWARM_WORKERS_SUT_PORT_OWNER_H_
+#define DUALSWARM_WORKERS_SUT_PORT_OWNER_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace dualswarm::workers {
+
+// The socket inodes listening on TCP `port` (any address), from the text
+// of /proc/net/tcp or /proc/net/tcp6.
+std::vector<unsigned long> ListeningInodes(const std::string& proc_net_tcp, int port);
+
+// OK when a process of session `session` holds a socket listening on
+// `port`, or no listener on it is visible; Unavailable naming the holder
+// (when this user may see it) otherwise: the machine's fault, not the
+// SUT's.
+absl::Status CheckSessionListensOn(pid_t session, int port);
+
+}  // namespace dualswarm::workers
+
+#endif  // DUALSWARM_WORKERS_SUT_PORT_OWNER_H_
