@@ -231,6 +231,23 @@ function replayCommand(finding, cx, doc) {
   return `dualswarm finding show ${finding.id} --save cx.json && dualswarm replay cx.json --spec ${q(spec)} --launch ${q(launch)}`;
 }
 
+// Milliseconds as seconds with one decimal, cut (not rounded) as the
+// tests compute it.
+const seconds = ms => `${Math.floor(ms / 1000)}.${Math.floor(ms % 1000 / 100)}`;
+
+// How a counterexample was shrunk and how often it replayed, as the CLI
+// prints it (docs/counterexample.md): a budget that ran out says so.
+function shrinkSummary(doc) {
+  const s = doc.shrink || {}, r = doc.replays || {};
+  const parts = [!s.reruns ? `Not shrunk (${doc.original_size} items).`
+    : `Shrunk from ${doc.original_size} to ${doc.shrunk_size} items in ${s.reruns} reruns ` +
+      `(${seconds(s.milliseconds || 0)} s): ${s.complete ? "complete" : "stopped by its budget"}.`];
+  if (r.verified)
+    parts.push(`Replayed on fresh SUTs: ${r.reproduced || 0} of ${r.verified} reproduced` +
+      `${(r.reproduced || 0) < r.verified ? " (flaky: the failure depends on timing)" : ""}.`);
+  return parts.join(" ");
+}
+
 async function findingPage(seq, id) {
   const f = await api(`findings/${id}?max_counterexamples=10`);
   if (seq !== renderSeq) return;
@@ -251,6 +268,8 @@ async function findingPage(seq, id) {
     let doc = null;
     try { doc = cx.documentJson ? JSON.parse(cx.documentJson) : null; } catch (e) { doc = null; }
     if (doc) {
+      parts.push(h("p", { id: "shrink-summary", class: doc.shrink && doc.shrink.reruns && !doc.shrink.complete ? "budget-out" : "" },
+        shrinkSummary(doc)));
       parts.push(h("div", { class: "diagram", id: "diagram" }, sequenceDiagram(doc)));
       const v = doc.verdict || {};
       parts.push(h("div", { class: "card" },

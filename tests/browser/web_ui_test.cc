@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -394,6 +395,7 @@ struct DocFacts {
   size_t messages = 0;  // sent and received observations
   int64_t label = 0;
   std::string reason;
+  std::string shrink_summary;  // what the finding page says of its shrinking and replays
 };
 
 // The lane heads' server names of a round-robin cluster of `nodes`: a lane
@@ -418,6 +420,17 @@ DocFacts FactsOf(const std::string& doc) {
   }
   f.label = cx->verdict.label;
   f.reason = cx->verdict.reason;
+  const int64_t ms = std::llround(cx->shrink_seconds * 1000);  // as the document stores it
+  f.shrink_summary = cx->shrink_reruns == 0
+                         ? absl::StrCat("Not shrunk (", cx->original_size, " items).")
+                         : absl::StrCat("Shrunk from ", cx->original_size, " to ", cx->shrunk_size, " items in ",
+                                        cx->shrink_reruns, " reruns (", ms / 1000, ".", ms % 1000 / 100,
+                                        " s): ", cx->shrink_complete ? "complete" : "stopped by its budget", ".");
+  if (cx->replays_verified > 0)
+    absl::StrAppend(&f.shrink_summary, " Replayed on fresh SUTs: ", cx->replays_reproduced, " of ",
+                    cx->replays_verified, " reproduced",
+                    cx->replays_reproduced < cx->replays_verified ? " (flaky: the failure depends on timing)" : "",
+                    ".");
   return f;
 }
 
@@ -538,6 +551,8 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   EXPECT_TRUE(absl::StrContains(b.Text("#verdict-reason"), shrunk_facts.reason)) << b.Text("#verdict-reason");
   EXPECT_TRUE(absl::StrContains(b.Text("#verdict-reason"), "explains response label")) << b.Text("#verdict-reason");
   EXPECT_TRUE(absl::StrContains(b.Text("#finding-reason"), "no execution of spec 'http_webdav'"));
+  EXPECT_TRUE(absl::StartsWith(shrunk_facts.shrink_summary, "Shrunk from ")) << shrunk_facts.shrink_summary;
+  EXPECT_EQ(b.Text("#shrink-summary"), shrunk_facts.shrink_summary);
   std::string replay = b.Text("#replay-command");
   EXPECT_TRUE(absl::StartsWith(replay, "dualswarm finding show ")) << replay;
   EXPECT_TRUE(absl::StrContains(replay, "--save cx.json && dualswarm replay cx.json --spec ")) << replay;
@@ -551,6 +566,8 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   ASSERT_TRUE(OpenFindingOfRun(b, base, run2)) << b.Text("main");
   EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#diagram svg g.lane')].map(g => g.dataset.conn).join(',');"),
             absl::StrJoin(wide_facts.conns, ","));
+  EXPECT_EQ(b.Text("#shrink-summary"), wide_facts.shrink_summary);
+  EXPECT_TRUE(absl::StartsWith(wide_facts.shrink_summary, "Not shrunk")) << wide_facts.shrink_summary;
   EXPECT_EQ(b.Eval("return document.querySelector('#diagram svg g.msg.failing').dataset.label;"),
             std::to_string(wide_facts.label));
   Shot(b, "04-finding-three-connections");
