@@ -23,6 +23,7 @@
 #include "workers/adapters/origin_listener.h"
 #include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
+#include "workers/sut/sut_reaper.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -664,7 +665,9 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   auto executor = harness::Executor::Create(spec, exec);
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);
-  return RunToEnd(loop, **adapter, o);
+  absl::StatusOr<JobResult> result = RunToEnd(loop, **adapter, o);
+  if (o.sut_reaper != nullptr) o.sut_reaper->Adopt(std::move(sut->cluster));
+  return result;
 }
 
 }  // namespace dualswarm::workers

@@ -30,6 +30,8 @@ struct JobProgress {
   uint64_t steps_budget = 0;
 };
 
+class SutReaper;  // workers/sut/sut_reaper.h
+
 struct JobOptions {
   harness::ExecutorOptions exec;
   std::string adapter = "http";
@@ -59,6 +61,10 @@ struct JobOptions {
   // When set and true, the job stops at once: the SUT is torn down and
   // RunJob returns Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // Not owned; when set, a launched SUT is handed to it at the end of the
+  // job and stopped in the background (shrinking reruns: sut_reaper.h)
+  // instead of before RunJob returns.
+  SutReaper* sut_reaper = nullptr;
 };
 
 enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };

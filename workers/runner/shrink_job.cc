@@ -8,6 +8,7 @@
 
 #include "engine/harness/parallel_for.h"
 #include "engine/harness/shrinker.h"
+#include "workers/sut/sut_reaper.h"
 
 namespace dualswarm::workers {
 
@@ -212,6 +213,7 @@ class FindingShrinker {
   JobOptions OptionsFor(const std::vector<harness::InputItem>& input) const {
     JobOptions o = RerunOptions(cx_, input, job_);
     o.exec.origin_answers = found_origin_answers_;
+    o.sut_reaper = &reaper_;
     return o;
   }
 
@@ -277,7 +279,8 @@ class FindingShrinker {
   absl::Status VerifyReplays(harness::Counterexample* out) {
     const int n = std::max(options_.verify, 0);
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
-    const JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
+    JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
+    as_replayed.sut_reaper = &reaper_;
     harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)),
                                 [&](size_t i) { replays[i] = RerunWith(as_replayed); });
     int same = 0;
@@ -332,6 +335,9 @@ class FindingShrinker {
   std::string failure_class_;  // what a rerun must show to reproduce
   std::chrono::steady_clock::time_point start_;
   harness::ShrinkOptions so_;
+  // Stops each rerun's SUT while the next runs; last, so that it waits for
+  // them all before the rest goes.
+  mutable SutReaper reaper_;  // thread-safe; handed to reruns by const OptionsFor
   int reruns_ = 0;
   bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not
 };
