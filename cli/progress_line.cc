@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "absl/strings/str_cat.h"
+
 namespace dualswarm::cli {
 
 ProgressLine::ProgressLine(std::FILE* out, double every_seconds)
@@ -28,6 +30,15 @@ void ProgressLine::Clear() {
   std::fprintf(out_, "\r%*s\r", static_cast<int>(drawn_), "");
   std::fflush(out_);
   drawn_ = 0;
+}
+
+std::string ShrinkingLine(int reruns, int reproduced, size_t size) {
+  return absl::StrCat("  shrinking: ", reruns, " reruns (", reproduced, " reproduced), ", size,
+                      size == 1 ? " request" : " requests", " left");
+}
+
+std::string VerifyingLine(int replays, int planned, int reproduced) {
+  return absl::StrCat("  verifying: ", replays, " of ", planned, " replays, ", reproduced, " reproduced");
 }
 
 }  // namespace dualswarm::cli

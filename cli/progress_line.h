@@ -30,6 +30,13 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_;
 };
 
+// The shrinking report: "  shrinking: 52 reruns (31 reproduced), 3
+// requests left" (fewer reproduced than reruns: the failure, or a smaller
+// candidate, does not always reproduce).
+std::string ShrinkingLine(int reruns, int reproduced, size_t size);
+// After shrinking: "  verifying: 3 of 5 replays, 3 reproduced".
+std::string VerifyingLine(int replays, int planned, int reproduced);
+
 }  // namespace dualswarm::cli
 
 #endif  // DUALSWARM_CLI_PROGRESS_LINE_H_

@@ -297,8 +297,9 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
   if (so.shrink && !o.launch.empty() && !quiet) {
     std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r.outcome),
                  static_cast<unsigned long long>(r.sent));
-    so.on_progress = [progress](int reruns, size_t size) {
-      progress->Show(absl::StrCat("  shrinking: ", reruns, " reruns, ", size, " requests left"));
+    so.on_progress = [progress](const harness::ShrinkProgress& p) {
+      progress->Show(p.replays == 0 ? ShrinkingLine(p.reruns, p.reproduced, p.size)
+                                    : VerifyingLine(p.replays, p.replays_planned, p.replays_reproduced));
     };
   }
   auto cx = workers::MakeCounterexample(spec, o, r, so);

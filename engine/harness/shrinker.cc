@@ -69,6 +69,7 @@ class ShrinkRun {
   }
 
   int reruns() const { return reruns_; }
+  int reproduced() const { return reproduced_; }
   bool seen_flaky() const { return seen_flaky_; }
   bool budget_hit() const { return budget_hit_; }
   RerunOutcome& last() { return last_; }
@@ -99,9 +100,10 @@ class ShrinkRun {
       for (int i = 0; i < started; ++i) {
         auto& r = runs[static_cast<size_t>(i)];
         if (!r.ok()) return r.status();
+        reproduced_ += r->reproduced;
         if (o_.on_progress) {
           std::lock_guard<std::mutex> lock(progress_mu_);
-          o_.on_progress(reruns_, size);
+          o_.on_progress({.reruns = reruns_, .reproduced = reproduced_, .size = size});
         }
         if (r->reproduced) {
           ++ok;
@@ -125,6 +127,7 @@ class ShrinkRun {
   const RerunFn& rerun_;
   const ShrinkOptions& o_;
   std::atomic<int> reruns_{0};
+  std::atomic<int> reproduced_{0};  // reruns that reproduced
   std::atomic<bool> budget_hit_{false};
   std::atomic<bool> seen_flaky_{false};  // some candidate both reproduced and did not
   std::mutex progress_mu_;               // one on_progress call at a time
@@ -240,19 +243,25 @@ int FailingPosition(const RerunOutcome& o, size_t input_size) {
 std::vector<InputItem> Simplifications(const InputItem& item) {
   std::vector<InputItem> out;
   if (item.is_fault()) return out;  // a fault is kept or dropped whole (steps 1 and 2)
-  if (item.conn != 0) out.push_back({0, item.jexpr, item.after});
+  // `item` on connection `conn` with request `jexpr`.
+  auto variant = [&item](int conn, Value jexpr) {
+    InputItem v = item;
+    v.conn = conn;
+    v.jexpr = std::move(jexpr);
+    return v;
+  };
+  if (item.conn != 0) out.push_back(variant(0, item.jexpr));
   const Value& j = item.jexpr;
   if (!j.is_map()) return out;
   if (const Value* h = j.Find("headers"); h && h->is_map()) {
-    for (const auto& [k, v] : h->as_map()) out.push_back({item.conn, j.Set("headers", h->Remove(k)), item.after});
+    for (const auto& [k, v] : h->as_map()) out.push_back(variant(item.conn, j.Set("headers", h->Remove(k))));
   }
   for (const auto& [k, v] : j.as_map()) {
     if (!v.is_string() || v.as_string().empty()) continue;
     if (k == "method" || k == "path" || k == "op" || k == "key") continue;  // identity, not payload
-    out.push_back({item.conn, j.Set(k, Value::String("")), item.after});
+    out.push_back(variant(item.conn, j.Set(k, Value::String(""))));
     if (v.as_string().size() > 1)
-      out.push_back(
-          {item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2))), item.after});
+      out.push_back(variant(item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2)))));
   }
   return out;
 }
@@ -392,6 +401,7 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   res.input = std::move(input);
   res.last = std::move(run.last());
   res.reruns = run.reruns();
+  res.reproduced = run.reproduced();
   res.complete = !run.budget_hit();
   res.seen_flaky = run.seen_flaky();
   return res;

@@ -33,6 +33,19 @@ struct RerunOutcome {
 
 using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<InputItem>&)>;
 
+// Where shrinking is, for progress lines: reruns so far and how many of
+// them reproduced the failure (all of them for a deterministic failure;
+// fewer: it depends on timing), the current input's size; after shrinking,
+// the verification replays done and how many reproduced.
+struct ShrinkProgress {
+  int reruns = 0;
+  int reproduced = 0;
+  size_t size = 0;
+  int replays = 0;  // verification replays done (0: still shrinking)
+  int replays_reproduced = 0;
+  int replays_planned = 0;
+};
+
 struct ShrinkOptions {
   int max_reruns = 300;
   double max_seconds = 60;
@@ -50,14 +63,15 @@ struct ShrinkOptions {
   int jobs = 1;
   // Seconds since shrinking started (the caller owns the clock).
   std::function<double()> elapsed;
-  // Called after every rerun: (reruns so far, current input size).
-  std::function<void(int, size_t)> on_progress;
+  // Called after every rerun (one call at a time).
+  std::function<void(const ShrinkProgress&)> on_progress;
 };
 
 struct ShrinkResult {
   std::vector<InputItem> input;
   RerunOutcome last;  // the last reproducing run of `input`
   int reruns = 0;
+  int reproduced = 0;       // reruns that reproduced the failure
   bool complete = false;    // false when a budget stopped it
   bool seen_flaky = false;  // some candidate both reproduced and did not (or ShrinkOptions::flaky)
 };

@@ -87,8 +87,7 @@ TEST(RealServers, ApacheWebdavComparesIfNoneMatchStronglyOnPut) {
   EXPECT_LE(cx->shrunk_size, 4u) << diagram;
   EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << diagram;
   EXPECT_TRUE(absl::StrContains(diagram, "PUT")) << diagram;
-  EXPECT_TRUE(absl::StrContains(diagram, "if-none-match: W/")) << "the tag compared is Apache's weak one\n"
-                                                                  << diagram;
+  EXPECT_TRUE(absl::StrContains(diagram, "if-none-match: W/")) << "the tag compared is Apache's weak one\n" << diagram;
   // Without PUT+If-None-Match, a sequential client finds nothing.
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     auto masked = RunJob(spec, Options(seed, 2000, 1, kNoPutIfNoneMatch));
@@ -148,8 +147,7 @@ TEST(RealServers, ApacheWebdavConcurrentCreatesShrinkToAFewRequests) {
     return;
   }
   ADD_FAILURE() << "no concurrent create shrank to at most 10 requests reproducing in at least half of 5 replays ("
-                << shrunk << " tried, "
-                << std::chrono::duration<double>(Clock::now() - start).count() << " s)";
+                << shrunk << " tried, " << std::chrono::duration<double>(Clock::now() - start).count() << " s)";
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ TEST(PortLeaseTest, TheRangeLiesBelowTheEphemeralPorts) {
   EXPECT_EQ(LeaseRangeBelow({10000, 60999}).first, 1024);
   EXPECT_EQ(LeaseRangeBelow({10000, 60999}).last, 9999);
   EXPECT_EQ(LeaseRangeBelow({1500, 60000}).first, 60001);  // too few below: above
-  EXPECT_EQ(LeaseRangeBelow({1024, 65000}).first, 1024);    // neither: everything
+  EXPECT_EQ(LeaseRangeBelow({1024, 65000}).first, 1024);   // neither: everything
   EXPECT_EQ(LeaseRangeBelow({1024, 65000}).last, 65535);
 }
 
@@ -55,9 +55,12 @@ TEST(PortLeaseTest, HeldLeasesAreDistinctAndLeaveNothingBehind) {
 TEST(PortOwnerTest, ListenersAreReadFromProcNetTcp) {
   const std::string tcp =
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-      "   0: 0100007F:4E20 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1 0 100 0 0 10 0\n"
-      "   1: 0100007F:4E20 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2222 1 0 20 4 30 10 -1\n"
-      "   2: 00000000:4E21 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3333 1 0 100 0 0 10 0\n"
+      "   0: 0100007F:4E20 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1111 1 0 100 0 0 10 "
+      "0\n"
+      "   1: 0100007F:4E20 0100007F:9C40 01 00000000:00000000 00:00000000 00000000     0        0 2222 1 0 20 4 30 10 "
+      "-1\n"
+      "   2: 00000000:4E21 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3333 1 0 100 0 0 10 "
+      "0\n"
       "   3: 00000000000000000000000000000000:4E20 00000000000000000000000000000000:0000 0A 00000000:00000000 "
       "00:00000000 00000000     0        0 4444 1 0 100 0 0 10 0\n"
       "garbage\n";

@@ -18,7 +18,10 @@ namespace {
 using ir::Value;
 
 InputItem Request(int conn, const std::string& method, const std::string& path) {
-  return {conn, Value::Map({{"method", Value::String(method)}, {"path", Value::String(path)}}), {}};
+  InputItem item;
+  item.conn = conn;
+  item.jexpr = Value::Map({{"method", Value::String(method)}, {"path", Value::String(path)}});
+  return item;
 }
 
 // 30 requests over /a, /b and /c on 3 connections, sent concurrently (no

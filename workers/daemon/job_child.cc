@@ -77,9 +77,10 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
   so.max_reruns = options.shrink_max_reruns;
   so.max_seconds = options.shrink_max_seconds;
   so.jobs = options.shrink_jobs;
-  so.on_progress = [shrink_reruns](int reruns, size_t size) {
-    *shrink_reruns = reruns;
-    WriteLine(absl::StrCat("{\"shrink_reruns\":", reruns, ",\"size\":", size, "}"));
+  so.on_progress = [shrink_reruns](const harness::ShrinkProgress& p) {
+    *shrink_reruns = p.reruns;
+    WriteLine(absl::StrCat("{\"shrink_reruns\":", p.reruns, ",\"reproduced\":", p.reproduced, ",\"size\":", p.size,
+                           ",\"replays\":", p.replays, ",\"replays_reproduced\":", p.replays_reproduced, "}"));
   };
   auto cx = MakeCounterexample(plan.spec, o, result, so);
   if (!cx.ok() && !g_cancel.load()) {

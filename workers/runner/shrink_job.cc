@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "engine/harness/parallel_for.h"
 #include "engine/harness/shrinker.h"
 #include "workers/sut/sut_reaper.h"
@@ -185,7 +186,15 @@ class FindingShrinker {
     so_.elapsed = [start = start_] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    so_.on_progress = options.on_progress;
+    if (options.on_progress) {
+      // A pass counts from 0: add what earlier passes spent.
+      so_.on_progress = [this](const harness::ShrinkProgress& pass) {
+        harness::ShrinkProgress p = pass;
+        p.reruns += reruns_;
+        p.reproduced += reproduced_;
+        options_.on_progress(p);
+      };
+    }
   }
 
   absl::StatusOr<harness::Counterexample> Run(const JobResult& found) {
@@ -259,6 +268,7 @@ class FindingShrinker {
     auto shrunk = harness::Shrink(from, outcome, RerunFn(), Remaining());
     if (!shrunk.ok()) return shrunk.status();
     reruns_ += shrunk->reruns;
+    reproduced_ += shrunk->reproduced;
     seen_flaky_ |= shrunk->seen_flaky;
     for (int pass = 0; pass < 3 && shrunk->complete && shrunk->input.size() > 1; ++pass) {
       harness::ShrinkOptions again = Remaining();
@@ -266,6 +276,7 @@ class FindingShrinker {
       auto next = harness::Shrink(shrunk->input, shrunk->last, RerunFn(), again);
       if (!next.ok()) return next.status();
       reruns_ += next->reruns;
+      reproduced_ += next->reproduced;
       seen_flaky_ |= next->seen_flaky;
       bool changed = next->input != shrunk->input;
       shrunk = std::move(next);
@@ -281,8 +292,19 @@ class FindingShrinker {
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
     JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
-    harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)),
-                                [&](size_t i) { replays[i] = RerunWith(as_replayed); });
+    absl::Mutex progress_mu;
+    harness::ShrinkProgress progress{
+        .reruns = reruns_, .reproduced = reproduced_, .size = out->input.size(), .replays_planned = n};
+    harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)), [&](size_t i) {
+      replays[i] = RerunWith(as_replayed);
+      if (!options_.on_progress) return;
+      absl::MutexLock lock(&progress_mu);
+      ++progress.replays;
+      progress.replays_reproduced +=
+          replays[i].ok() && replays[i]->reproduced &&
+          harness::ComputeSignature(replays[i]->verdict, replays[i]->trace) == out->signature;
+      options_.on_progress(progress);
+    });
     int same = 0;
     for (const auto& r : replays) {
       if (!r.ok()) return r.status();
@@ -304,6 +326,7 @@ class FindingShrinker {
     ++reruns_;
     if (!r.ok()) return r.status();
     if (!IsSutFault(r->outcome)) return absl::OkStatus();
+    ++reproduced_;  // a failure, though maybe of another class
     harness::RerunOutcome seq = FailedRun(*r);
     std::string saved_class = failure_class_;
     failure_class_ = harness::FailureClass(seq.verdict, r->trace);
@@ -339,6 +362,7 @@ class FindingShrinker {
   // them all before the rest goes.
   mutable SutReaper reaper_;  // thread-safe; handed to reruns by const OptionsFor
   int reruns_ = 0;
+  int reproduced_ = 0;       // reruns of earlier passes that reproduced
   bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not
 };
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/harness/counterexample.h"
+#include "engine/harness/shrinker.h"
 #include "workers/runner/runner.h"
 
 namespace dualswarm::workers {
@@ -25,7 +26,9 @@ struct ShrinkJobOptions {
   // fresh SUT: waiting for a liveness timeout or a slow SUT start then
   // overlaps. The counterexample is the same for a deterministic SUT.
   int jobs = 1;
-  std::function<void(int reruns, size_t size)> on_progress;
+  // After every rerun and verification replay; the counts cover the
+  // whole job (every shrink pass), not one pass.
+  std::function<void(const harness::ShrinkProgress&)> on_progress;
 };
 
 // The checker's or runner's verdict in counterexample form.

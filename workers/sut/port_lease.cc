@@ -61,7 +61,8 @@ int LockFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return -1;
   ::fchmod(fd, 0666);  // past the umask; fails harmlessly on another user's file
-  struct stat held {}, named {};
+  struct stat held {
+  }, named{};
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0 ||
       held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
     ::close(fd);

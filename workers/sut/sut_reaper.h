@@ -42,7 +42,7 @@ class SutReaper {
   const size_t max_queued_;
   absl::Mutex mu_;
   std::deque<std::unique_ptr<SutCluster>> queue_ ABSL_GUARDED_BY(mu_);  // adopted, not yet being stopped
-  bool closing_ ABSL_GUARDED_BY(mu_) = false;                          // the destructor runs: drain and exit
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;                           // the destructor runs: drain and exit
   std::vector<std::thread> threads_;  // started by the constructor, joined by the destructor
 };
 
