@@ -113,6 +113,12 @@ const char kTestHelp[] =
     "  --shrink-jobs N        shrinking candidates rerun at once, each against its own\n"
     "                         fresh SUT (1-16, default 2): reruns that wait (a liveness\n"
     "                         timeout, a slow start) overlap; the result is the same\n"
+    "  --reset-command CMD    shrinking reruns keep launched SUTs running and run CMD\n"
+    "                         (with the launch placeholders: {port}, {dir}, ...) to bring\n"
+    "                         one back to a fresh state instead of relaunching it; CMD\n"
+    "                         must exit 0 within --ready-timeout, after which the SUT must\n"
+    "                         pass its readiness probe (a failure: fresh SUTs from then\n"
+    "                         on). The verification replays still launch fresh SUTs\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"
     "  --save-trace FILE      write everything observed (the unshrunk trace, one\n"
@@ -291,6 +297,13 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
     return BadInput("--shrink-time must be a non-negative number of seconds");
   so.jobs = 2;
   if (!NumFlag(f, "shrink-jobs", 1, 16, &so.jobs, &err)) return BadInput(err);
+  if (f.count("reset-command")) {
+    if (f["reset-command"].empty() || o.launch.empty())
+      return BadInput("--reset-command needs a command and --launch (it resets launched SUTs)");
+    if (f["reset-command"].size() > 4096) return BadInput("--reset-command is longer than 4096 bytes");
+    so.reset_command = f["reset-command"];
+    so.reset_timeout_ms = o.ready_timeout_ms;
+  }
   if (so.shrink && o.launch.empty() && !quiet)
     std::fprintf(stderr, "note: not shrinking: shrinking reruns the input against fresh SUTs, which needs --launch\n");
   auto progress = std::make_shared<ProgressLine>(stderr);
@@ -390,6 +403,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "shrink-reruns",
                    "shrink-time",
                    "shrink-jobs",
+                   "reset-command",
                    "descriptor-set",
                    "run-as",
                    "nodes",

@@ -8,10 +8,14 @@
 // - under concurrent PUT and DELETE of the same paths, a PUT's 201 or 204
 //   is decided before its write lands: two concurrent PUTs that create a
 //   path both answer 201, a race that must shrink to at most 10 requests
-//   that reproduce.
+//   that reproduce;
+// - with a reset command, shrinking reuses running servers and reaches the
+//   same counterexample, and a reset that fails falls back to fresh ones.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -94,6 +98,44 @@ TEST(RealServers, ApacheWebdavComparesIfNoneMatchStronglyOnPut) {
     ASSERT_TRUE(masked.ok()) << masked.status();
     EXPECT_EQ(masked->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*masked);
   }
+}
+
+// With a reset command, shrinking reruns reuse running servers (emptied
+// between reruns: Apache keeps its state in the document root) and reach
+// the same counterexample, whose verification replays still run on fresh
+// servers; a reset that fails falls back to fresh servers.
+TEST(RealServers, ApacheWebdavShrinksOnWarmServersWithAResetCommand) {
+  ASSERT_TRUE(ApacheInstalled()) << "apache2 is installed by scripts/setup.sh";
+  auto spec = Shipped("http_webdav.dspec");
+  ASSERT_NE(spec, nullptr);
+  JobOptions o = Options(1, 2000, 1, "");
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
+  char tmpl[] = "/tmp/ds-resets-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string log = absl::StrCat(tmpl, "/resets");
+  for (const bool working : {true, false}) {
+    ShrinkJobOptions budget = Budget(25);
+    budget.reset_command = working ? absl::StrCat("find {dir}/root -mindepth 1 -delete && echo reset >> ", log)
+                                   : absl::StrCat("echo failed >> ", log, "; exit 3");
+    std::remove(log.c_str());
+    auto cx = MakeCounterexample(spec, o, *r, budget);
+    ASSERT_TRUE(cx.ok()) << cx.status();
+    const std::string diagram = harness::RenderSequenceDiagram(*cx);
+    EXPECT_LE(cx->shrunk_size, 4u) << diagram;
+    EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << diagram;
+    EXPECT_TRUE(absl::StrContains(diagram, "if-none-match: W/")) << diagram;
+    const std::string resets = lang::ReadFileToString(log).value_or("");
+    const size_t lines = static_cast<size_t>(std::count(resets.begin(), resets.end(), '\n'));
+    if (working) {
+      EXPECT_GE(lines, 10u) << "the reruns did not reuse servers";
+    } else {
+      EXPECT_EQ(lines, 1u) << "a reset that failed was tried again";
+    }
+  }
+  std::remove(log.c_str());
+  ::rmdir(tmpl);
 }
 
 // http_webdav.dspec on two paths only, so that PUTs and DELETEs on four

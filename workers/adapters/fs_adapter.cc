@@ -396,24 +396,10 @@ class FsAdapter : public Adapter {
   // "output", the end of what it printed.
   absl::StatusOr<Value> Run() {
     const std::string log = c_.root + "/run.log";
-    ASSIGN_OR_RETURN(pid_t pid, SpawnShell({FsCommandLine(c_), log, false, c_.root, user_.uid, user_.gid}));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c_.run_timeout_ms);
-    int status = 0;
-    bool timed_out = false;
-    for (auto pause = std::chrono::microseconds(200);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) break;
-      if (r < 0 && errno != EINTR)
-        return absl::InternalError(absl::StrCat("fs adapter: waitpid: ", std::strerror(errno)));
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(-pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(pause);
-    }
-    ::kill(-pid, SIGKILL);  // what it left running in its session
+    ASSIGN_OR_RETURN(ShellRun run,
+                     RunShell({FsCommandLine(c_), log, false, c_.root, user_.uid, user_.gid}, c_.run_timeout_ms));
+    const int status = run.status;
+    const bool timed_out = run.timed_out;
     std::string output = OutputTail(log);
     // The shell's own failure to start the command (exit 127: not found,
     // 126: not executable, its message first) is a mistake in the target's

@@ -24,6 +24,7 @@
 #include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
 #include "workers/sut/sut_reaper.h"
+#include "workers/sut/warm_suts.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -86,6 +87,22 @@ std::vector<std::pair<std::string, std::string>> OriginPlaceholders(const Origin
   return names;
 }
 
+// Whether the job reuses a running SUT: its template then must not name
+// per-job origin ports, and no fault may have changed what a reset knows.
+bool UsesWarmSuts(const JobOptions& o) {
+  return o.warm_suts != nullptr && !o.launch.empty() && o.origins == 0 && o.nemesis.faults.empty();
+}
+
+// The client side of a launched cluster: each connection's node and port.
+SutEndpoint ConnectToCluster(const JobOptions& o, SutEndpoint e) {
+  e.host = "127.0.0.1";
+  for (int c = 0; c < o.exec.connections; ++c) {
+    e.nodes.push_back(static_cast<int>(lang::ConnectionNodes{o.nodes, o.connect_node}.NodeOf(c)));
+    e.ports.push_back(e.cluster->port(e.nodes.back()));
+  }
+  return e;
+}
+
 absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* origin) {
   SutEndpoint e;
   if (o.launch.empty()) {
@@ -97,6 +114,12 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* 
   if (o.connect_node >= o.nodes)
     return absl::InvalidArgumentError(absl::StrCat("connections go to node ", o.connect_node, " of a cluster of ",
                                                    o.nodes, " (nodes are numbered from 0)"));
+  if (UsesWarmSuts(o)) {
+    if (std::unique_ptr<SutCluster> warm = o.warm_suts->TakeReset()) {
+      e.cluster = std::move(warm);
+      return ConnectToCluster(o, std::move(e));
+    }
+  }
   LaunchOptions lo;
   lo.command = o.launch;
   lo.ready_timeout_ms = o.ready_timeout_ms;
@@ -104,12 +127,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* 
   lo.work_root = o.work_root;
   lo.placeholders = OriginPlaceholders(origin);
   ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, NeedsLinkRelays(o.nemesis.faults)));
-  e.host = "127.0.0.1";
-  for (int c = 0; c < o.exec.connections; ++c) {
-    e.nodes.push_back(static_cast<int>(lang::ConnectionNodes{o.nodes, o.connect_node}.NodeOf(c)));
-    e.ports.push_back(e.cluster->port(e.nodes.back()));
-  }
-  return e;
+  return ConnectToCluster(o, std::move(e));
 }
 
 // The executor's options for the job: the checker obeys the run's
@@ -666,7 +684,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);
   absl::StatusOr<JobResult> result = RunToEnd(loop, **adapter, o);
-  if (o.sut_reaper != nullptr) o.sut_reaper->Adopt(std::move(sut->cluster));
+  if (UsesWarmSuts(o) && result.ok() && sut->cluster->Alive()) {
+    o.warm_suts->Give(std::move(sut->cluster));
+  } else if (o.sut_reaper != nullptr) {
+    o.sut_reaper->Adopt(std::move(sut->cluster));
+  }
   return result;
 }
 

@@ -31,6 +31,7 @@ struct JobProgress {
 };
 
 class SutReaper;  // workers/sut/sut_reaper.h
+class WarmSuts;   // workers/sut/warm_suts.h
 
 struct JobOptions {
   harness::ExecutorOptions exec;
@@ -65,6 +66,11 @@ struct JobOptions {
   // job and stopped in the background (shrinking reruns: sut_reaper.h)
   // instead of before RunJob returns.
   SutReaper* sut_reaper = nullptr;
+  // Not owned; when set, the job takes a running SUT from it, reset by
+  // the target's reset command, instead of launching one, and gives its
+  // SUT back at the end (shrinking reruns: warm_suts.h). Not for jobs
+  // with origins or a nemesis, which always launch fresh.
+  WarmSuts* warm_suts = nullptr;
 };
 
 enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };

@@ -10,6 +10,7 @@
 #include "engine/harness/parallel_for.h"
 #include "engine/harness/shrinker.h"
 #include "workers/sut/sut_reaper.h"
+#include "workers/sut/warm_suts.h"
 
 namespace dualswarm::workers {
 
@@ -186,6 +187,8 @@ class FindingShrinker {
     so_.elapsed = [start = start_] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
+    if (!options.reset_command.empty())
+      warm_ = std::make_unique<WarmSuts>(options.reset_command, options.reset_timeout_ms, &reaper_);
     if (options.on_progress) {
       // A pass counts from 0: add what earlier passes spent.
       so_.on_progress = [this](const harness::ShrinkProgress& pass) {
@@ -223,6 +226,7 @@ class FindingShrinker {
     JobOptions o = RerunOptions(cx_, input, job_);
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
+    o.warm_suts = warm_.get();
     return o;
   }
 
@@ -361,6 +365,9 @@ class FindingShrinker {
   // Stops each rerun's SUT while the next runs; last, so that it waits for
   // them all before the rest goes.
   mutable SutReaper reaper_;  // thread-safe; handed to reruns by const OptionsFor
+  // With a reset command: running SUTs the reruns reuse (after reaper_, so
+  // that it still runs when these are handed to it).
+  std::unique_ptr<WarmSuts> warm_;
   int reruns_ = 0;
   int reproduced_ = 0;       // reruns of earlier passes that reproduced
   bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not

@@ -26,6 +26,12 @@ struct ShrinkJobOptions {
   // fresh SUT: waiting for a liveness timeout or a slow SUT start then
   // overlaps. The counterexample is the same for a deterministic SUT.
   int jobs = 1;
+  // Not empty: candidates reuse running SUTs, reset by this command
+  // between reruns (workers/sut/warm_suts.h), instead of launching one
+  // each; it must exit 0 within `reset_timeout_ms`. Verification replays
+  // still launch fresh SUTs.
+  std::string reset_command;
+  int reset_timeout_ms = 10000;
   // After every rerun and verification replay; the counts cover the
   // whole job (every shrink pass), not one pass.
   std::function<void(const harness::ShrinkProgress&)> on_progress;

@@ -139,6 +139,22 @@ absl::Status SutCluster::SetIsolated(int node, bool isolated) {
   return absl::OkStatus();
 }
 
+absl::Status SutCluster::Reset(const std::string& command, int timeout_ms) {
+  auto named = [this](int node, const absl::Status& s) {
+    return size() == 1 ? s : absl::Status(s.code(), absl::StrCat("node ", node, ": ", s.message()));
+  };
+  for (int i = 0; i < size(); ++i) {
+    if (down_[static_cast<size_t>(i)]) return named(i, absl::FailedPreconditionError("the node is down"));
+    absl::Status s = nodes_[static_cast<size_t>(i)]->RunAside(command, options_[static_cast<size_t>(i)], timeout_ms);
+    if (!s.ok()) return named(i, s);
+  }
+  for (int i = 0; i < size(); ++i) {
+    absl::Status s = nodes_[static_cast<size_t>(i)]->WaitReady(options_[static_cast<size_t>(i)]);
+    if (!s.ok()) return named(i, s);
+  }
+  return absl::OkStatus();
+}
+
 bool SutCluster::Alive(std::string* status) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     std::string why;

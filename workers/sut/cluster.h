@@ -70,6 +70,11 @@ class SutCluster {
   // network is whole again (the nemesis has one fault in force at a time).
   absl::Status HealNode(int node);
   bool HasLinkRelays() const { return relays_ != nullptr; }
+  // Runs `command` (a target's reset; launcher.h RunAside, each node's
+  // placeholders) on every node in turn, then waits until every node is
+  // ready again: the cluster can serve another job as if launched fresh,
+  // as far as the command makes it so. The first node's error, named.
+  absl::Status Reset(const std::string& command, int timeout_ms);
   // True while every node that is not down is alive; else *status names
   // the first that exited and how.
   bool Alive(std::string* status = nullptr);

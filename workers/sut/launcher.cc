@@ -140,12 +140,31 @@ absl::StatusOr<std::unique_ptr<SutProcess>> SutProcess::Start(const LaunchOption
   p->dir_ = buf.data();
   p->lease_ = std::move(lease);
   p->port_ = port;
-  std::vector<std::pair<std::string, std::string>> replace = o.placeholders;
-  replace.emplace_back("{port}", absl::StrCat(port));
-  replace.emplace_back("{dir}", p->dir_);
-  p->command_ = absl::StrReplaceAll(o.command, replace);
+  p->command_ = p->Expand(o.command, o);
   RETURN_IF_ERROR(p->Spawn(/*append_log=*/false));
   return p;
+}
+
+std::string SutProcess::Expand(const std::string& command_template, const LaunchOptions& o) const {
+  std::vector<std::pair<std::string, std::string>> replace = o.placeholders;
+  replace.emplace_back("{port}", absl::StrCat(port_));
+  replace.emplace_back("{dir}", dir_);
+  return absl::StrReplaceAll(command_template, replace);
+}
+
+absl::Status SutProcess::RunAside(const std::string& command_template, const LaunchOptions& o, int timeout_ms) {
+  const std::string command = Expand(command_template, o);
+  const std::string log = dir_ + "/aside.log";
+  ASSIGN_OR_RETURN(ShellRun run, RunShell({command, log, /*append_log=*/false, ""}, timeout_ms));
+  if (run.timed_out)
+    return absl::DeadlineExceededError(absl::StrCat("`", command, "` did not end within ", timeout_ms, " ms"));
+  if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0)
+    return absl::FailedPreconditionError(absl::StrCat("`", command, "` failed (",
+                                                      WIFEXITED(run.status)
+                                                          ? absl::StrCat("exit code ", WEXITSTATUS(run.status))
+                                                          : absl::StrCat("signal ", WTERMSIG(run.status)),
+                                                      "): ", util::ReadFileTail(log, 500).value_or("")));
+  return absl::OkStatus();
 }
 
 absl::Status SutProcess::Spawn(bool append_log) {

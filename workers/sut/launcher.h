@@ -62,6 +62,11 @@ class SutProcess {
   void Resume();
   bool paused() const { return paused_; }
 
+  // Runs `command_template` (with the SUT's placeholders, e.g. a reset:
+  // "find {dir}/root -mindepth 1 -delete") under /bin/sh to its end, its
+  // output in {dir}/aside.log: OK when it exits 0 within `timeout_ms`.
+  absl::Status RunAside(const std::string& command_template, const LaunchOptions& options, int timeout_ms);
+
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
   pid_t pid() const { return pid_; }
@@ -76,6 +81,8 @@ class SutProcess {
   SutProcess() = default;
   // Forks `command_` in its own session in dir_, output to dir_/sut.log.
   absl::Status Spawn(bool append_log);
+  // `command_template` with {port}, {dir} and the options' placeholders.
+  std::string Expand(const std::string& command_template, const LaunchOptions& options) const;
 
   pid_t pid_ = -1;
   std::optional<PortLease> lease_;  // when the port was picked here

@@ -6,10 +6,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -73,6 +79,30 @@ absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) {
   pthread_sigmask(SIG_SETMASK, &args.mask, nullptr);
   if (pid < 0) return absl::InternalError(absl::StrCat("vfork: ", std::strerror(spawn_errno)));
   return pid;
+}
+
+absl::StatusOr<ShellRun> RunShell(const ShellCommand& c, int timeout_ms) {
+  ASSIGN_OR_RETURN(pid_t pid, SpawnShell(c));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  ShellRun run;
+  for (auto pause = std::chrono::microseconds(200);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
+    pid_t r = ::waitpid(pid, &run.status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      const int err = errno;
+      ::kill(-pid, SIGKILL);
+      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(err)));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &run.status, 0);
+      run.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(pause);
+  }
+  ::kill(-pid, SIGKILL);  // what it left running in its session
+  return run;
 }
 
 }  // namespace dualswarm::workers

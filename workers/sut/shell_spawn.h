@@ -5,7 +5,9 @@
 // space is large, and copying its page tables for every SUT process cost
 // ~30 ms a start on a paravirtualized machine (shrinking starts one per
 // candidate). If the thread that spawned it dies, the child is killed
-// (PR_SET_PDEATHSIG); its session's other members are the caller's to stop.
+// (PR_SET_PDEATHSIG); its session's other members are the caller's to stop,
+// except with RunShell, which runs a command to its end (a target's reset
+// command, an fs target's `run`) and kills whatever it left in its session.
 // It may run as another user: an unprivileged one, where permissions
 // matter (root ignores mode bits).
 #ifndef DUALSWARM_WORKERS_SUT_SHELL_SPAWN_H_
@@ -34,6 +36,15 @@ struct ShellCommand {
 // it could not be started; a command that does not exist is started and
 // exits 127.
 absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c);
+
+// How a command run to its end ended: its wait status, or the timeout.
+struct ShellRun {
+  int status = 0;  // waitpid's status when !timed_out
+  bool timed_out = false;
+};
+// Runs `c` until it exits or `timeout_ms` passed (its session is then
+// killed); either way, whatever it left running in its session is killed.
+absl::StatusOr<ShellRun> RunShell(const ShellCommand& c, int timeout_ms);
 
 }  // namespace dualswarm::workers
 
