@@ -351,7 +351,9 @@ async function targetsPage(seq) {
       h("td", { class: "num" }, t.id), h("td", {}, t.name),
       h("td", {}, t.adapter + (Number(t.descriptorSetSize) > 0 ? ` (descriptor set ${t.descriptorSetSize} bytes)` : "")
         + (t.runAs ? ` (as ${t.runAs})` : "")),
-      h("td", { class: "mono" }, t.launch || t.address), h("td", {}, clusterText(t)),
+      h("td", { class: "mono" }, t.launch || t.address,
+        t.resetCommand ? h("div", { class: "muted reset-command" }, `shrinking reruns reset by: ${t.resetCommand}`) : null),
+      h("td", {}, clusterText(t)),
       h("td", {}, t.nemesis ? nemesisText(t) : ""),
       h("td", { class: "num" }, Number(t.origins || 0) > 0 ? String(t.origins) : ""),
       h("td", {}, t.readiness ? t.readiness.probe || "tcp" : ""),

@@ -51,7 +51,8 @@ const char kTargetHelp[] =
     "                            [--reset restart-per-job|none] [--label K=V ...]\n"
     "                            [--descriptor-set FILE] [--nodes N] [--connect round-robin|K]\n"
     "                            [--nemesis pause,kill,partition [--fault-interval MS]\n"
-    "                            [--fault-duration MS]] [--origins N] [--run-as USER] [--json]\n"
+    "                            [--fault-duration MS]] [--origins N] [--run-as USER]\n"
+    "                            [--reset-command CMD] [--json]\n"
     "       dualswarm target list [--json]\n"
     "\n"
     "Targets are the systems under test runs are submitted against.\n"
@@ -90,6 +91,11 @@ const char kTargetHelp[] =
     "                      replicas, so that mode bits bind it (root ignores them); a\n"
     "                      worker running neither as root nor as USER, or without\n"
     "                      USER, fails the job\n"
+    "    --reset-command CMD  with --launch: shrinking reruns reuse running SUTs and run\n"
+    "                      CMD (with CMD's placeholders: {port}, {dir}, ...) to bring one\n"
+    "                      back to a fresh state instead of launching one per rerun; it\n"
+    "                      must exit 0 within the readiness timeout (a failure: fresh\n"
+    "                      SUTs from then on); verification replays launch fresh SUTs\n"
     "  list                every target, by name\n"
     "  --json              print the protobuf JSON mapping of the response\n"
     "\n";
@@ -98,7 +104,12 @@ std::string TargetHelp() { return workers::WithAdapterKinds(kTargetHelp); }
 
 int Usage(const std::string& err) { return BadInput(absl::StrCat(err, "\n\n", TargetHelp(), remote::kConnectionHelp)); }
 
-std::string ResetText(const v1::Target& t) { return remote::EnumText(t.reset_policy()); }
+// The reset policy, and the command that resets SUTs between shrinking
+// reruns when there is one.
+std::string ResetText(const v1::Target& t) {
+  if (t.reset_command().empty()) return remote::EnumText(t.reset_policy());
+  return absl::StrCat(remote::EnumText(t.reset_policy()), " (reruns reset by `", t.reset_command(), "`)");
+}
 
 // The adapter, with the size of a grpc target's descriptor set or the user
 // an fs target's program runs as.
@@ -189,6 +200,7 @@ int Add(const ParsedArgs& a) {
       return BadInput(absl::StrCat("--reset must be one of ", remote::EnumChoices<v1::ResetPolicy>()));
     t->set_reset_policy(p);
   }
+  if (f.count("reset-command")) t->set_reset_command(f.at("reset-command"));
   // The same rules as `dualswarm test --descriptor-set` and `--run-as` (the
   // coordinator checks again, and holds sets to 1 MiB).
   FlagMap adapter_flags = f;
@@ -282,7 +294,7 @@ int TargetCommand(const std::vector<std::string>& args) {
     if (!remote::ParseRemoteArgs(
             rest,
             {"adapter", "launch", "address", "ready", "ready-timeout-ms", "reset", "label", "descriptor-set", "nodes",
-             "connect", "nemesis", "fault-interval", "fault-duration", "origins", "run-as"},
+             "connect", "nemesis", "fault-interval", "fault-duration", "origins", "run-as", "reset-command"},
             {"json"}, &a, &err))
       return Usage(err);
     return Add(a);

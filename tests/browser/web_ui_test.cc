@@ -445,7 +445,13 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
 
   std::string hash = UploadSpec("http_webdav.dspec");
   ASSERT_FALSE(hash.empty());
-  int64_t t1 = AddTarget("webdav-m6"), t2 = AddTarget("webdav-m6-wide");
+  int64_t t1 = AddTarget("webdav-m6");
+  v1::Target reset;  // as AddTarget makes it, with a reset command for shrinking reruns
+  reset.set_name("webdav-m6-wide");
+  reset.set_adapter("http");
+  reset.set_launch(kWebdav + " --port {port} --dir {dir} --mutant 6");
+  reset.set_reset_command("curl -fsS -X POST http://127.0.0.1:{port}/reset");
+  int64_t t2 = CreateTarget(reset);
 
   RegisterWorker(8);
 
@@ -602,6 +608,8 @@ TEST_F(WebUiTest, PagesShowRunsJobsFindingsSpecsAndTheCounterexampleDiagram) {
   // Targets, and campaigns (served or not).
   b.Go(base + "#/targets");
   ASSERT_TRUE(b.WaitUntil("document.querySelectorAll('#targets tbody tr').length === 2")) << b.Text("main");
+  EXPECT_EQ(b.Eval("return [...document.querySelectorAll('#targets .reset-command')].map(d => d.textContent).join();"),
+            "shrinking reruns reset by: curl -fsS -X POST http://127.0.0.1:{port}/reset");
   Shot(b, "07-targets");
   b.Go(base + "#/campaigns");
   ASSERT_TRUE(b.WaitUntil("document.querySelector('.campaign')")) << b.Text("main");

@@ -402,6 +402,16 @@ TEST_F(CliRemoteTest, TargetsAuthAndTheEnvironment) {
   r = Cli({"target", "add", "kv7", "--adapter", "jsonl", "--address", "h:1", "--run-as", "nobody"}, admin_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "--run-as is for the fs adapter only")) << r.err;
+  // A launched server may be reset between shrinking reruns instead of relaunched.
+  r = Cli({"target", "add", "dav", "--adapter", "http", "--launch", "/bin/dav --port {port} --dir {dir}",
+           "--reset-command", "find {dir}/root -mindepth 1 -delete"},
+          admin_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "reset restart-per-job (reruns reset by `find {dir}/root -mindepth 1 -delete`)"))
+      << r.out;
+  r = Cli({"target", "add", "dav2", "--adapter", "http", "--address", "h:1", "--reset-command", "true"}, admin_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "a reset command is for targets the worker launches")) << r.err;
 
   // DUALSWARM_ADDR and DUALSWARM_TOKEN stand in for the flags...
   r = RunCommand({kCli, "target", "list"}, {{"DUALSWARM_ADDR", addr}, {"DUALSWARM_TOKEN", submitter_}});

@@ -339,6 +339,41 @@ TEST_F(StoreTest, AnFsTargetsUserIsCheckedAndKept) {
   EXPECT_THROW(w.exec("UPDATE targets SET run_as = 'no body' WHERE name = 'sync'"), pqxx::check_violation);
 }
 
+// A launched target's reset command: kept; refused without a launch
+// command, on fs targets and beyond its bound, here and by the schema.
+TEST_F(StoreTest, AResetCommandIsForLaunchedServersAndKept) {
+  TargetRow t;
+  t.name = "dav";
+  t.adapter = "http";
+  t.launch = "sh apache_webdav.sh {port} {dir}";
+  t.reset_command = "find {dir}/root -mindepth 1 -delete";
+  auto a = store_->CreateTarget(t);
+  DS_ASSERT_OK(a);
+  EXPECT_EQ(a->reset_command, t.reset_command);
+  auto back = store_->GetTargetByName("dav");
+  DS_ASSERT_OK(back);
+  EXPECT_EQ(back->reset_command, t.reset_command);
+  TargetRow running = t;
+  running.name = "dav-running";
+  running.launch.clear();
+  running.address = "127.0.0.1:8080";
+  TargetRow fs = t;
+  fs.name = "dav-fs";
+  fs.adapter = "fs";
+  TargetRow huge = t;
+  huge.name = "dav-huge";
+  huge.reset_command = std::string(4097, 'x');
+  for (const TargetRow& bad : {running, fs, huge}) {
+    auto r = store_->CreateTarget(bad);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad.name;
+    EXPECT_TRUE(absl::StrContains(r.status().message(), "reset command")) << r.status();
+  }
+  pqxx::connection c(pg_->ConnectionString());
+  pqxx::work w(c);
+  EXPECT_THROW(w.exec("UPDATE targets SET reset_command = repeat('x', 4097) WHERE name = 'dav'"),
+               pqxx::check_violation);
+}
+
 TEST_F(StoreTest, TokensAreStoredHashed) {
   auto token = store_->CreateToken("admin", "root");
   DS_ASSERT_OK(token);

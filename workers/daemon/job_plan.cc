@@ -85,6 +85,7 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   // as a job error, on a worker that is not root or lacks the user).
   o.adapter_config.fs_user = t.run_as();
   o.ready_timeout_ms = t.readiness().timeout_ms() > 0 ? t.readiness().timeout_ms() : 10000;
+  plan.reset_command = t.reset_command();
   auto probe = util::ParseReadyProbe(t.readiness().probe());
   if (!probe.ok())
     return absl::InvalidArgumentError(absl::StrCat("target \"", t.name(), "\": ", probe.status().message()));

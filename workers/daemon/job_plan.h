@@ -22,6 +22,9 @@ struct JobPlan {
   std::shared_ptr<const lang::Spec> spec;
   JobOptions options;  // cancel and on_progress are left for the caller;
                        // ready_probe is the target's, checked
+  // The target's reset command: shrinking reruns reuse running SUTs reset
+  // by it (ShrinkJobOptions::reset_command); empty: relaunch.
+  std::string reset_command;
 };
 
 // INVALID_ARGUMENT when the lease cannot be run as it is: the spec does not

@@ -43,7 +43,7 @@ class WarmSuts {
   // A SUT a job is done with, for the next TakeReset.
   void Give(std::unique_ptr<SutCluster> sut);
 
-  int resets() const { return resets_; }          // that succeeded
+  int resets() const { return resets_; }         // that succeeded
   int failed_resets() const { return failed_; }  // that stopped their SUT
 
  private:

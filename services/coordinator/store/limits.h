@@ -67,6 +67,8 @@ inline constexpr int kMaxTargetOrigins = workers::kMaxOriginEndpoints;
 // An fs target's user to run the program as: a POSIX-portable login name
 // (migration 11's CHECK spells the pattern out).
 inline constexpr size_t kMaxRunAsBytes = 32;
+// A launched target's reset command (migration 12's CHECK spells it out).
+inline constexpr size_t kMaxResetCommandBytes = 4096;
 
 // --- listings ---
 inline constexpr int kDefaultPageSize = 50;

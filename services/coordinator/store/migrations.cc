@@ -276,6 +276,14 @@ ALTER TABLE targets ADD COLUMN run_as text NOT NULL DEFAULT ''
 )sql";
 static_assert(kMaxRunAsBytes == 32, "a new bound on run_as needs a migration of targets_run_as_name");
 
+// The command that resets a launched target's running SUT for shrinking
+// reruns ('': relaunch for every rerun).
+constexpr const char* kV12 = R"sql(
+ALTER TABLE targets ADD COLUMN reset_command text NOT NULL DEFAULT ''
+  CONSTRAINT targets_reset_command_size CHECK (octet_length(reset_command) <= 4096);
+)sql";
+static_assert(kMaxResetCommandBytes == 4096, "a new bound on reset_command needs a migration of its CHECK");
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -291,6 +299,7 @@ const std::vector<Migration>& Migrations() {
       {9, "nemesis on targets", kV9},
       {10, "origin endpoints on targets", kV10},
       {11, "the user an fs target runs as", kV11},
+      {12, "reset commands on targets", kV12},
   };
   return kMigrations;
 }

@@ -65,19 +65,27 @@ namespace {
 // A target's columns, with its descriptor set's bytes or without them.
 Columns<TargetRow> TargetColumnsWith(bool descriptor_set) {
   return Columns<TargetRow>(
-      {Col<&TargetRow::id>("id"), Col<&TargetRow::name>("name"), Col<&TargetRow::adapter>("adapter"),
-       Col<&TargetRow::address>("address"), Col<&TargetRow::launch>("launch"),
+      {Col<&TargetRow::id>("id"),
+       Col<&TargetRow::name>("name"),
+       Col<&TargetRow::adapter>("adapter"),
+       Col<&TargetRow::address>("address"),
+       Col<&TargetRow::launch>("launch"),
        Col<&TargetRow::readiness_probe>("readiness_probe"),
-       Col<&TargetRow::readiness_timeout_ms>("readiness_timeout_ms"), Col<&TargetRow::reset_policy>("reset_policy"),
+       Col<&TargetRow::readiness_timeout_ms>("readiness_timeout_ms"),
+       Col<&TargetRow::reset_policy>("reset_policy"),
        Col<&TargetRow::labels>("labels", "array_to_string(labels, ',')"),
        Col<&TargetRow::created_at>("created_at", "ds_us(created_at)"),
        descriptor_set ? HexCol<&TargetRow::descriptor_set>("descriptor_set", "descriptor_set")
                       : Col<&TargetRow::descriptor_set>("descriptor_set", "''"),
        Col<&TargetRow::descriptor_set_size>("descriptor_set_size", "octet_length(descriptor_set)"),
-       Col<&TargetRow::nodes>("nodes"), Col<&TargetRow::connect_node>("connect_node"),
-       Col<&TargetRow::nemesis>("nemesis"), Col<&TargetRow::fault_interval_ms>("fault_interval_ms"),
-       Col<&TargetRow::fault_duration_ms>("fault_duration_ms"), Col<&TargetRow::origins>("origins"),
-       Col<&TargetRow::run_as>("run_as")});
+       Col<&TargetRow::nodes>("nodes"),
+       Col<&TargetRow::connect_node>("connect_node"),
+       Col<&TargetRow::nemesis>("nemesis"),
+       Col<&TargetRow::fault_interval_ms>("fault_interval_ms"),
+       Col<&TargetRow::fault_duration_ms>("fault_duration_ms"),
+       Col<&TargetRow::origins>("origins"),
+       Col<&TargetRow::run_as>("run_as"),
+       Col<&TargetRow::reset_command>("reset_command")});
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ struct TargetRow {
   int64_t fault_duration_ms = 0;    // 0 = default (300)
   int origins = 0;                  // an intermediary's origin endpoints the tester plays (0 = none)
   std::string run_as;               // fs targets: the user the program runs as ("" = the worker's own)
+  std::string reset_command;        // launched targets: resets a running SUT for shrinking reruns ("" = relaunch)
 };
 
 struct JobBudget {

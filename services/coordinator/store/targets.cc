@@ -120,6 +120,17 @@ absl::Status CheckRunAs(const TargetRow& t) {
   return absl::OkStatus();
 }
 
+// The command that resets a running SUT between shrinking reruns: only for
+// servers the worker launches (not fs programs, not running addresses).
+absl::Status CheckResetCommand(const TargetRow& t) {
+  if (t.reset_command.empty()) return absl::OkStatus();
+  if (t.launch.empty() || t.adapter == "fs")
+    return absl::InvalidArgumentError("a reset command is for targets the worker launches (a launch command, not fs)");
+  if (t.reset_command.size() > kMaxResetCommandBytes)
+    return absl::InvalidArgumentError(absl::StrCat("reset command exceeds ", kMaxResetCommandBytes, " bytes"));
+  return CheckText("target.reset_command", t.reset_command, true);
+}
+
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
@@ -138,6 +149,7 @@ absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckNemesis(t));
   RETURN_IF_ERROR(CheckOrigins(t));
   RETURN_IF_ERROR(CheckRunAs(t));
+  RETURN_IF_ERROR(CheckResetCommand(t));
   RETURN_IF_ERROR(CheckText("target.address", t.address, true));
   RETURN_IF_ERROR(CheckText("target.launch", t.launch, true));
   RETURN_IF_ERROR(CheckText("target.readiness.probe", t.readiness_probe, true));
@@ -174,14 +186,14 @@ absl::StatusOr<TargetRow> Store::CreateTarget(const TargetRow& in) {
     pqxx::result r =
         w.exec_params(absl::StrCat("INSERT INTO targets (name, adapter, address, launch, readiness_probe,"
                                    " readiness_timeout_ms, reset_policy, labels, descriptor_set, nodes, connect_node,"
-                                   " nemesis, fault_interval_ms, fault_duration_ms, origins, run_as)"
+                                   " nemesis, fault_interval_ms, fault_duration_ms, origins, run_as, reset_command)"
                                    " VALUES ($1, $2, $3, $4, $5, $6, $7, string_to_array($8, ','), decode($9, 'hex'),"
-                                   " $10, $11, $12, $13, $14, $15, $16)"
+                                   " $10, $11, $12, $13, $14, $15, $16, $17)"
                                    " ON CONFLICT (name) DO NOTHING RETURNING ",
                                    TargetColumns().list()),
                       t.name, t.adapter, t.address, t.launch, t.readiness_probe, t.readiness_timeout_ms, t.reset_policy,
                       absl::StrJoin(t.labels, ","), absl::BytesToHexString(t.descriptor_set), t.nodes, t.connect_node,
-                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms, t.origins, t.run_as);
+                      t.nemesis, t.fault_interval_ms, t.fault_duration_ms, t.origins, t.run_as, t.reset_command);
     if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a target named \"", t.name, "\" exists"));
     return TargetColumns().Read(r[0]);
   });
