@@ -32,9 +32,9 @@ void ProgressLine::Clear() {
   drawn_ = 0;
 }
 
-std::string ShrinkingLine(int reruns, int reproduced, size_t size) {
-  return absl::StrCat("  shrinking: ", reruns, " reruns (", reproduced, " reproduced), ", size,
-                      size == 1 ? " request" : " requests", " left");
+std::string ShrinkingLine(int reruns, int reproduced, size_t size, bool flaky) {
+  return absl::StrCat("  shrinking: ", reruns, " reruns, ", reproduced, " reproduced, ", size,
+                      size == 1 ? " request" : " requests", " left", flaky ? ", flaky" : "");
 }
 
 std::string VerifyingLine(int replays, int planned, int reproduced) {

@@ -30,10 +30,11 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_;
 };
 
-// The shrinking report: "  shrinking: 52 reruns (31 reproduced), 3
-// requests left" (fewer reproduced than reruns: the failure, or a smaller
-// candidate, does not always reproduce).
-std::string ShrinkingLine(int reruns, int reproduced, size_t size);
+// The shrinking report: "  shrinking: 52 reruns, 31 reproduced, 3
+// requests left" (a rerun of a candidate that dropped what the failure
+// needs does not reproduce it), and ", flaky" once some candidate both
+// reproduced and did not (the failure depends on timing).
+std::string ShrinkingLine(int reruns, int reproduced, size_t size, bool flaky);
 // After shrinking: "  verifying: 3 of 5 replays, 3 reproduced".
 std::string VerifyingLine(int replays, int planned, int reproduced);
 

@@ -301,6 +301,10 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
     if (f["reset-command"].empty() || o.launch.empty())
       return BadInput("--reset-command needs a command and --launch (it resets launched SUTs)");
     if (f["reset-command"].size() > 4096) return BadInput("--reset-command is longer than 4096 bytes");
+    if (f["reset-command"].find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
+      return BadInput("--reset-command must be one line without NUL bytes");
+    if (o.origins > 0 || !o.nemesis.faults.empty())
+      return BadInput("--reset-command is not used with --origins or --nemesis (those reruns launch fresh SUTs)");
     so.reset_command = f["reset-command"];
     so.reset_timeout_ms = o.ready_timeout_ms;
   }
@@ -311,7 +315,7 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
     std::fprintf(stderr, "%s after %llu requests; shrinking...\n", workers::OutcomeName(r.outcome),
                  static_cast<unsigned long long>(r.sent));
     so.on_progress = [progress](const harness::ShrinkProgress& p) {
-      progress->Show(p.replays == 0 ? ShrinkingLine(p.reruns, p.reproduced, p.size)
+      progress->Show(p.replays == 0 ? ShrinkingLine(p.reruns, p.reproduced, p.size, p.flaky)
                                     : VerifyingLine(p.replays, p.replays_planned, p.replays_reproduced));
     };
   }

@@ -103,7 +103,7 @@ class ShrinkRun {
         reproduced_ += r->reproduced;
         if (o_.on_progress) {
           std::lock_guard<std::mutex> lock(progress_mu_);
-          o_.on_progress({.reruns = reruns_, .reproduced = reproduced_, .size = size});
+          o_.on_progress({.reruns = reruns_, .reproduced = reproduced_, .size = size, .flaky = seen_flaky_});
         }
         if (r->reproduced) {
           ++ok;

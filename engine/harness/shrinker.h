@@ -33,14 +33,17 @@ struct RerunOutcome {
 
 using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<InputItem>&)>;
 
-// Where shrinking is, for progress lines: reruns so far and how many of
-// them reproduced the failure (all of them for a deterministic failure;
-// fewer: it depends on timing), the current input's size; after shrinking,
-// the verification replays done and how many reproduced.
+// Where shrinking is, for progress lines: reruns started so far and how
+// many of those finished failed the same way (a candidate that dropped what
+// the failure needs does not, however deterministic the failure), the
+// current input's size, and whether the failure has shown itself flaky
+// (some candidate both reproduced and did not); after shrinking, the
+// verification replays done and how many reproduced.
 struct ShrinkProgress {
   int reruns = 0;
   int reproduced = 0;
   size_t size = 0;
+  bool flaky = false;
   int replays = 0;  // verification replays done (0: still shrinking)
   int replays_reproduced = 0;
   int replays_planned = 0;

@@ -43,13 +43,12 @@ void SpecToProto(const SpecRow& row, v1::Spec* p) {
 }
 
 // Not `id` (the store assigns it), nor what is copied by hand.
-#define DS_TARGET_FIELDS(F)                                                                            \
-  F(name)                                                                                              \
-  F(adapter)                                                                                           \
-  F(address)                                                                                           \
-  F(launch)                                                                                            \
-  F(descriptor_set) F(nodes) F(nemesis) F(fault_interval_ms) F(fault_duration_ms) F(origins) F(run_as) \
-      F(reset_command)
+#define DS_TARGET_FIELDS(F) \
+  F(name)                   \
+  F(adapter)                \
+  F(address)                \
+  F(launch)                 \
+  F(descriptor_set) F(nodes) F(nemesis) F(fault_interval_ms) F(fault_duration_ms) F(origins) F(run_as) F(reset_command)
 
 void TargetToProto(const TargetRow& row, v1::Target* p) {
   DS_TARGET_FIELDS(DS_COPY_TO_PROTO)

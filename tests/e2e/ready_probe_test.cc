@@ -172,14 +172,13 @@ class StrangerOnPort {
 TEST(ReadyProbeTest, AStrangersListenerOnThePortIsNotTheSut) {
   StrangerOnPort stranger;
   ASSERT_GT(stranger.port(), 0);
-  LaunchOptions o = Options("sleep 30", "tcp", 3000);
+  LaunchOptions o = Options("sleep 30", "tcp", 1000);
   o.port = stranger.port();
-  auto t0 = Clock::now();
   auto sut = SutProcess::Launch(o);
   ASSERT_FALSE(sut.ok()) << "ready on a port this test holds";
+  // Said at the readiness timeout (until then the SUT might yet bind).
   EXPECT_TRUE(absl::IsUnavailable(sut.status())) << sut.status();
   EXPECT_TRUE(absl::StrContains(sut.status().message(), absl::StrCat("pid ", ::getpid(), ") does"))) << sut.status();
-  EXPECT_LT(Since(t0), 2.0) << "known at the first probe, not at the timeout";
 }
 
 // The nemesis's case: while a killed SUT is down another program takes

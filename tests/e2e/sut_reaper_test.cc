@@ -1,4 +1,5 @@
-// The SUT reaper (workers/sut/sut_reaper.h) with real processes: a SUT
+// SUT lifetimes across threads. The SUT reaper (workers/sut/sut_reaper.h)
+// with real processes: a SUT
 // that ignores SIGTERM (stopped only by the SIGKILL 2 s later) is handed
 // over at once, several stop side by side, and none outlives the reaper:
 // nothing listens on its port and its directory is removed when the
@@ -7,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -50,6 +52,25 @@ TEST(SutReaperTest, SlowStopsOverlapAndNoneOutlivesTheReaper) {
   EXPECT_LT(total, 4.5) << "three 2 s stops ran one after another";
   for (const std::string& dir : dirs) EXPECT_NE(::access(dir.c_str(), F_OK), 0) << dir << " outlived the reaper";
   for (int port : ports) EXPECT_FALSE(CanConnect("127.0.0.1", port)) << "a SUT still listens on " << port;
+}
+
+// A SUT handed from thread to thread (a warm SUT launched by one shrinking
+// wave's thread and reset for the next; one stopping in the background)
+// must outlive the thread that launched it. Children die with the
+// process (PR_SET_PDEATHSIG), which used to mean with the spawning thread.
+TEST(SutReaperTest, ASutOutlivesTheThreadThatLaunchedIt) {
+  LaunchOptions o;
+  o.command = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
+  std::unique_ptr<SutProcess> sut;
+  std::thread([&] {
+    auto launched = SutProcess::Launch(o);
+    if (launched.ok()) sut = *std::move(launched);
+  }).join();
+  ASSERT_NE(sut, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string status;
+  EXPECT_TRUE(sut->Alive(&status)) << status;
+  EXPECT_TRUE(CanConnect("127.0.0.1", sut->port()));
 }
 
 }  // namespace

@@ -72,8 +72,8 @@ TEST(ProgressLine, OnATerminalTheLineIsRedrawnAndErased) {
 }
 
 TEST(ProgressLine, ShrinkingSaysHowOftenReproduced) {
-  EXPECT_EQ(cli::ShrinkingLine(52, 31, 3), "  shrinking: 52 reruns (31 reproduced), 3 requests left");
-  EXPECT_EQ(cli::ShrinkingLine(1, 1, 1), "  shrinking: 1 reruns (1 reproduced), 1 request left");
+  EXPECT_EQ(cli::ShrinkingLine(52, 31, 3, false), "  shrinking: 52 reruns, 31 reproduced, 3 requests left");
+  EXPECT_EQ(cli::ShrinkingLine(1, 1, 1, true), "  shrinking: 1 reruns, 1 reproduced, 1 request left, flaky");
   EXPECT_EQ(cli::VerifyingLine(3, 5, 2), "  verifying: 3 of 5 replays, 2 reproduced");
 }
 

@@ -82,7 +82,8 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
   so.on_progress = [shrink_reruns](const harness::ShrinkProgress& p) {
     *shrink_reruns = p.reruns;
     WriteLine(absl::StrCat("{\"shrink_reruns\":", p.reruns, ",\"reproduced\":", p.reproduced, ",\"size\":", p.size,
-                           ",\"replays\":", p.replays, ",\"replays_reproduced\":", p.replays_reproduced, "}"));
+                           ",\"flaky\":", p.flaky ? "true" : "false", ",\"replays\":", p.replays,
+                           ",\"replays_reproduced\":", p.replays_reproduced, "}"));
   };
   auto cx = MakeCounterexample(plan.spec, o, result, so);
   if (!cx.ok() && !g_cancel.load()) {

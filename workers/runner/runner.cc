@@ -684,7 +684,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (!executor.ok()) return executor.status();
   JobLoop loop(o, executor->get(), adapter->get(), origin.get(), sut->cluster.get(), sut->nodes);
   absl::StatusOr<JobResult> result = RunToEnd(loop, **adapter, o);
-  if (UsesWarmSuts(o) && result.ok() && sut->cluster->Alive()) {
+  // Only a SUT that answered everything goes back: after a liveness or
+  // inconclusive end it may be wedged in a way a reset does not undo (it
+  // still accepts connections), and reruns would "reproduce" on it.
+  if (UsesWarmSuts(o) && result.ok() && (result->outcome == Outcome::kPassed || result->outcome == Outcome::kSafety) &&
+      sut->cluster->Alive()) {
     o.warm_suts->Give(std::move(sut->cluster));
   } else if (o.sut_reaper != nullptr) {
     o.sut_reaper->Adopt(std::move(sut->cluster));

@@ -195,6 +195,7 @@ class FindingShrinker {
         harness::ShrinkProgress p = pass;
         p.reruns += reruns_;
         p.reproduced += reproduced_;
+        p.flaky |= seen_flaky_;
         options_.on_progress(p);
       };
     }
@@ -297,8 +298,11 @@ class FindingShrinker {
     JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
     absl::Mutex progress_mu;
-    harness::ShrinkProgress progress{
-        .reruns = reruns_, .reproduced = reproduced_, .size = out->input.size(), .replays_planned = n};
+    harness::ShrinkProgress progress{.reruns = reruns_,
+                                     .reproduced = reproduced_,
+                                     .size = out->input.size(),
+                                     .flaky = seen_flaky_,
+                                     .replays_planned = n};
     harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)), [&](size_t i) {
       replays[i] = RerunWith(as_replayed);
       if (!options_.on_progress) return;
@@ -330,7 +334,6 @@ class FindingShrinker {
     ++reruns_;
     if (!r.ok()) return r.status();
     if (!IsSutFault(r->outcome)) return absl::OkStatus();
-    ++reproduced_;  // a failure, though maybe of another class
     harness::RerunOutcome seq = FailedRun(*r);
     std::string saved_class = failure_class_;
     failure_class_ = harness::FailureClass(seq.verdict, r->trace);
@@ -362,8 +365,8 @@ class FindingShrinker {
   std::string failure_class_;  // what a rerun must show to reproduce
   std::chrono::steady_clock::time_point start_;
   harness::ShrinkOptions so_;
-  // Stops each rerun's SUT while the next runs; last, so that it waits for
-  // them all before the rest goes.
+  // Stops each rerun's SUT while the next runs, and waits for them all
+  // when destroyed (after warm_, declared below, has handed it its SUTs).
   mutable SutReaper reaper_;  // thread-safe; handed to reruns by const OptionsFor
   // With a reset command: running SUTs the reruns reuse (after reaper_, so
   // that it still runs when these are handed to it).

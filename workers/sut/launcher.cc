@@ -207,7 +207,8 @@ void SutProcess::Resume() {
 absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
   ASSIGN_OR_RETURN(util::ReadyProbe probe, util::ParseReadyProbe(o.ready_probe));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
-  std::string last;  // the HTTP probe's last answer
+  std::string last;       // the HTTP probe's last answer
+  absl::Status stranger;  // the last probe reached another program's listener
   while (true) {
     std::string status;
     if (!Alive(&status)) {
@@ -220,14 +221,20 @@ absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
                        " (", status, "): ", command_, "\n--- sut.log ---\n", LogTail()));
     }
     if (!probe.http ? CanConnect("127.0.0.1", port_)
-                    : AnswersHttp(port_, probe.path, std::min(1000, MsUntil(deadline)), &last))
-      return CheckSessionListensOn(pid_, port_);
-    if (std::chrono::steady_clock::now() > deadline)
+                    : AnswersHttp(port_, probe.path, std::min(1000, MsUntil(deadline)), &last)) {
+      // Not ready while the listener is another's: a previous life's
+      // workers may still be exiting, or the SUT has yet to bind.
+      stranger = CheckSessionListensOn(pid_, port_);
+      if (stranger.ok()) return absl::OkStatus();
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      if (!stranger.ok()) return stranger;
       return absl::DeadlineExceededError(
           absl::StrCat(!probe.http ? absl::StrCat("the SUT did not accept connections on 127.0.0.1:", port_)
                                    : absl::StrCat("the SUT on 127.0.0.1:", port_, " did not answer GET ", probe.path,
                                                   " with a 2xx/3xx/4xx status (last: ", last, ")"),
                        " within ", o.ready_timeout_ms, " ms: ", command_, "\n--- sut.log ---\n", LogTail()));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -49,9 +49,25 @@ bool CanBind(int port) {
   return ok;
 }
 
-// The lock directory, writable by every user (sticky, like /tmp).
-void MakeLeaseDir() {
+// The lock directory, writable by every user and sticky (like /tmp): made
+// when missing; refused when it is no directory (a link, a file), cannot
+// be written, or lets others remove our leases (not sticky, and owned by
+// another user than root or us).
+absl::Status MakeLeaseDir() {
   if (::mkdir(kPortLeaseDir, 01777) == 0) ::chmod(kPortLeaseDir, 01777);  // past the umask
+  struct stat st {};
+  if (::lstat(kPortLeaseDir, &st) != 0)
+    return absl::FailedPreconditionError(absl::StrCat("port leases: ", kPortLeaseDir, ": ", std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode))
+    return absl::FailedPreconditionError(
+        absl::StrCat("port leases: ", kPortLeaseDir, " is not a directory (a link or a file): remove it"));
+  if ((st.st_mode & S_ISVTX) == 0 && st.st_uid != 0 && st.st_uid != ::geteuid())
+    return absl::FailedPreconditionError(absl::StrCat("port leases: ", kPortLeaseDir, " belongs to user ", st.st_uid,
+                                                      " and is not sticky: others could remove the leases"));
+  if (::access(kPortLeaseDir, W_OK | X_OK) != 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat("port leases: cannot write in ", kPortLeaseDir, ": ", std::strerror(errno)));
+  return absl::OkStatus();
 }
 
 // An exclusive, non-blocking flock on `path`'s current file; -1 when
@@ -83,7 +99,7 @@ PortRange LeaseRangeBelow(PortRange ephemeral) {
 absl::StatusOr<PortLease> PortLease::Acquire() {
   const PortRange range = LeaseRangeBelow(EphemeralRange());
   const int size = range.last - range.first + 1;
-  MakeLeaseDir();
+  if (absl::Status dir = MakeLeaseDir(); !dir.ok()) return dir;
   std::random_device random;
   const int start = static_cast<int>(random() % static_cast<unsigned>(size));
   for (int i = 0; i < std::min(kCandidates, size); ++i) {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -54,11 +55,13 @@ pid_t SessionOf(pid_t pid) {
   return fields ? static_cast<pid_t>(session) : -1;
 }
 
-// Whether process `pid` holds one of `inodes` (readable fds only).
-bool HoldsOneOf(pid_t pid, const std::set<unsigned long>& inodes) {
+// Whether process `pid` holds one of `inodes`; nullopt when its fds cannot
+// be read (another user's process, or one that is not dumpable: a server
+// that dropped its privileges).
+std::optional<bool> HoldsOneOf(pid_t pid, const std::set<unsigned long>& inodes) {
   const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
   DIR* dir = ::opendir(fd_dir.c_str());
-  if (dir == nullptr) return false;
+  if (dir == nullptr) return std::nullopt;
   bool holds = false;
   while (dirent* e = ::readdir(dir)) {
     char target[64];
@@ -117,17 +120,21 @@ absl::Status CheckSessionListensOn(pid_t session, int port) {
   const std::set<unsigned long> inodes = InodesListeningOn(port);
   if (inodes.empty()) return absl::OkStatus();
   const std::vector<pid_t> pids = Processes();
-  for (pid_t pid : pids)
-    if (SessionOf(pid) == session && HoldsOneOf(pid, inodes)) return absl::OkStatus();
+  for (pid_t pid : pids) {
+    if (SessionOf(pid) != session) continue;
+    // A member whose fds this user cannot read may be the holder: nothing
+    // can be said.
+    if (std::optional<bool> holds = HoldsOneOf(pid, inodes); !holds.has_value() || *holds) return absl::OkStatus();
+  }
   std::vector<std::string> holders;
   for (pid_t pid : pids)
-    if (static_cast<int>(holders.size()) < kMostHoldersNamed && HoldsOneOf(pid, inodes))
+    if (static_cast<int>(holders.size()) < kMostHoldersNamed && HoldsOneOf(pid, inodes).value_or(false))
       holders.push_back(Describe(pid));
+  if (holders.empty()) return absl::OkStatus();  // the holder is not ours to see: nothing can be said
   return absl::UnavailableError(absl::StrCat(
       "port ", port, " accepts connections, but no process of the SUT (session ", session, ") listens there; ",
-      holders.empty() ? std::string("a process this user cannot see does")
-                      : absl::StrCat(absl::StrJoin(holders, ", "), " does"),
-      ". Another program took the port while the SUT was starting or down, or the SUT left its session "
+      absl::StrJoin(holders, ", "),
+      " does. Another program took the port while the SUT was starting or down, or the SUT left its session "
       "(daemonized): run it in the foreground"));
 }
 

@@ -6,8 +6,10 @@
 // from that stranger must never be judged as the SUT's.
 //
 // Linux only: listeners come from /proc/net/tcp and /proc/net/tcp6, their
-// holders from /proc/PID/fd. When no listener on the port shows there
-// (another network namespace), nothing can be said and the check passes.
+// holders from /proc/PID/fd. When nothing can be said — no listener on the
+// port shows there (another network namespace), a process of the SUT's
+// session has fds this user cannot read (a server that dropped its
+// privileges), or the holder is not visible — the check passes.
 #ifndef DUALSWARM_WORKERS_SUT_PORT_OWNER_H_
 #define DUALSWARM_WORKERS_SUT_PORT_OWNER_H_
 
@@ -25,8 +27,8 @@ namespace dualswarm::workers {
 std::vector<unsigned long> ListeningInodes(const std::string& proc_net_tcp, int port);
 
 // OK when a process of session `session` holds a socket listening on
-// `port`, or no listener on it is visible; Unavailable naming the holder
-// (when this user may see it) otherwise: the machine's fault, not the
+// `port`, or nothing can be said (above); Unavailable naming the visible
+// holder outside the session otherwise: the machine's fault, not the
 // SUT's.
 absl::Status CheckSessionListensOn(pid_t session, int port);
 

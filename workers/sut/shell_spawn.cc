@@ -12,9 +12,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "util/status_macros.h"
 
 namespace dualswarm::workers {
@@ -58,9 +61,8 @@ struct ChildArgs {
   ::_exit(127);
 }
 
-}  // namespace
-
-absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) {
+// Spawns from the calling thread (see SpawnShell).
+absl::StatusOr<pid_t> SpawnHere(const ShellCommand& c) {
   ChildArgs args{c.command.c_str(),
                  c.log_path.c_str(),
                  O_WRONLY | O_CREAT | (c.append_log ? O_APPEND : O_TRUNC),
@@ -80,6 +82,70 @@ absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) {
   if (pid < 0) return absl::InternalError(absl::StrCat("vfork: ", std::strerror(spawn_errno)));
   return pid;
 }
+
+// The thread every child is spawned from. PR_SET_PDEATHSIG fires when the
+// thread that spawned a child exits, not the process: a SUT launched from a
+// short-lived thread (a shrinking wave's) would be killed when its wave
+// ends, though it is meant to outlive it (a warm SUT, one stopping in the
+// background). This thread lives as long as the process, so children die
+// with the process and with nothing else. A forked child process (without
+// exec) gets its own spawner: threads do not survive fork.
+class Spawner {
+ public:
+  static Spawner& OfThisProcess() {
+    static absl::Mutex mu(absl::kConstInit);
+    static Spawner* spawner = nullptr;  // guarded by mu
+    absl::MutexLock lock(&mu);
+    if (spawner == nullptr || spawner->pid_ != ::getpid()) spawner = new Spawner();  // never freed: lives until exit
+    return *spawner;
+  }
+
+  absl::StatusOr<pid_t> Spawn(const ShellCommand& c) {
+    Request request{&c};
+    {
+      absl::MutexLock lock(&mu_);
+      queue_.push_back(&request);
+      mu_.Await(absl::Condition(&request.done));
+    }
+    return request.result;
+  }
+
+ private:
+  struct Request {
+    const ShellCommand* command;
+    absl::StatusOr<pid_t> result = absl::UnknownError("not spawned");
+    bool done = false;
+  };
+
+  Spawner() : pid_(::getpid()) {
+    std::thread([this] { Serve(); }).detach();
+  }
+
+  void Serve() {
+    while (true) {
+      Request* r = nullptr;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](std::deque<Request*>* q) { return !q->empty(); }, &queue_));
+        r = queue_.front();
+        queue_.pop_front();
+      }
+      absl::StatusOr<pid_t> result = SpawnHere(*r->command);
+      absl::MutexLock lock(&mu_);
+      r->result = std::move(result);
+      r->done = true;
+    }
+  }
+
+  const pid_t pid_;  // the process this spawner's thread belongs to
+  absl::Mutex mu_;
+  std::deque<Request*> queue_ ABSL_GUARDED_BY(mu_);  // waiting callers' requests
+};
+
+}  // namespace
+
+absl::StatusOr<pid_t> SpawnShell(const ShellCommand& c) { return Spawner::OfThisProcess().Spawn(c); }
 
 absl::StatusOr<ShellRun> RunShell(const ShellCommand& c, int timeout_ms) {
   ASSIGN_OR_RETURN(pid_t pid, SpawnShell(c));

@@ -4,8 +4,10 @@
 // need. The child is started with vfork, not fork: a worker's address
 // space is large, and copying its page tables for every SUT process cost
 // ~30 ms a start on a paravirtualized machine (shrinking starts one per
-// candidate). If the thread that spawned it dies, the child is killed
-// (PR_SET_PDEATHSIG); its session's other members are the caller's to stop,
+// candidate). Every child is spawned from one thread that lives as long as
+// the process, so that the child dies with the process (PR_SET_PDEATHSIG,
+// which fires when the spawning *thread* exits) and not with a short-lived
+// caller thread; its session's other members are the caller's to stop,
 // except with RunShell, which runs a command to its end (a target's reset
 // command, an fs target's `run`) and kills whatever it left in its session.
 // It may run as another user: an unprivileged one, where permissions

@@ -6,8 +6,8 @@
 // it; the next candidate starts at once on a fresh SUT (its own directory
 // and leased ports) while the old one stops.
 //
-// Bounded: at most `max_stopping` SUTs stop at once and Adopt waits for a
-// free slot; the destructor waits until every adopted SUT has stopped, so
+// Bounded: at most `max_stopping` SUTs stop at once and as many more wait
+// their turn; Adopt waits while that many wait; the destructor waits until every adopted SUT has stopped, so
 // none outlives the reaper's owner.
 #ifndef DUALSWARM_WORKERS_SUT_SUT_REAPER_H_
 #define DUALSWARM_WORKERS_SUT_SUT_REAPER_H_

@@ -126,6 +126,9 @@ absl::Status CheckResetCommand(const TargetRow& t) {
   if (t.reset_command.empty()) return absl::OkStatus();
   if (t.launch.empty() || t.adapter == "fs")
     return absl::InvalidArgumentError("a reset command is for targets the worker launches (a launch command, not fs)");
+  if (t.origins > 0 || !t.nemesis.empty())
+    return absl::InvalidArgumentError(
+        "a reset command is not used on a target with origins or a nemesis (those reruns launch fresh SUTs)");
   if (t.reset_command.size() > kMaxResetCommandBytes)
     return absl::InvalidArgumentError(absl::StrCat("reset command exceeds ", kMaxResetCommandBytes, " bytes"));
   return CheckText("target.reset_command", t.reset_command, true);
