@@ -141,7 +141,8 @@ TEST(ReadyProbeTest, JobsLaunchWithTheTargetsProbe) {
 }
 
 // A listener on 127.0.0.1 held by this test process (another session than
-// any SUT's), on a port of the kernel's choosing or on `port`.
+// any SUT's), on a port of the kernel's choosing or on `port`. It never
+// accepts, and its backlog is 1: probes soon find it full.
 class StrangerOnPort {
  public:
   explicit StrangerOnPort(int port = 0) {
@@ -153,7 +154,7 @@ class StrangerOnPort {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(static_cast<uint16_t>(port));
     socklen_t len = sizeof addr;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_, 16) == 0 &&
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd_, 1) == 0 &&
         ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
       port_ = ntohs(addr.sin_port);
   }
@@ -174,7 +175,12 @@ TEST(ReadyProbeTest, AStrangersListenerOnThePortIsNotTheSut) {
   ASSERT_GT(stranger.port(), 0);
   LaunchOptions o = Options("sleep 30", "tcp", 1000);
   o.port = stranger.port();
+  auto t0 = Clock::now();
   auto sut = SutProcess::Launch(o);
+  // Bounded by the readiness timeout, though the stranger never accepts:
+  // its backlog fills, and a blocking connect then retried SYNs for two
+  // minutes (135 s in CI).
+  EXPECT_LT(Since(t0), 5.0);
   ASSERT_FALSE(sut.ok()) << "ready on a port this test holds";
   // Said at the readiness timeout (until then the SUT might yet bind).
   EXPECT_TRUE(absl::IsUnavailable(sut.status())) << sut.status();

@@ -102,8 +102,8 @@ bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string*
   return status >= 200 && status < 500;
 }
 
-bool CanConnect(const std::string& host, int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+bool CanConnect(const std::string& host, int port, int timeout_ms) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -112,7 +112,15 @@ bool CanConnect(const std::string& host, int port) {
     ::close(fd);
     return false;
   }
+  // Non-blocking, with a bound: a listener whose backlog is full (it never
+  // accepts) leaves a blocking connect retrying SYNs for about two minutes.
   bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    ok = ::poll(&p, 1, timeout_ms) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+  }
   ::close(fd);
   return ok;
 }
@@ -220,7 +228,7 @@ absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
                        probe.http ? absl::StrCat("answered GET ", probe.path) : std::string("accepted connections"),
                        " (", status, "): ", command_, "\n--- sut.log ---\n", LogTail()));
     }
-    if (!probe.http ? CanConnect("127.0.0.1", port_)
+    if (!probe.http ? CanConnect("127.0.0.1", port_, std::min(1000, MsUntil(deadline)))
                     : AnswersHttp(port_, probe.path, std::min(1000, MsUntil(deadline)), &last)) {
       // Not ready while the listener is another's: a previous life's
       // workers may still be exiting, or the SUT has yet to bind.

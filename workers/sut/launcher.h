@@ -101,8 +101,9 @@ class SutProcess {
 using SutObserver = void (*)(pid_t pgid, bool started);
 void SetSutObserver(SutObserver observer);
 
-// Whether 127.0.0.1:port (or host:port) accepts a TCP connection now.
-bool CanConnect(const std::string& host, int port);
+// Whether 127.0.0.1:port (or host:port) accepts a TCP connection within
+// `timeout_ms`.
+bool CanConnect(const std::string& host, int port, int timeout_ms = 1000);
 // Whether 127.0.0.1:port answers `GET path` with a 2xx/3xx/4xx status line
 // within `timeout_ms`; *answer gets the status line (or why there is none).
 bool AnswersHttp(int port, const std::string& path, int timeout_ms, std::string* answer);
