@@ -76,22 +76,39 @@ bool AnyReason(const check::Verdict& v, const std::string& text) {
   return false;
 }
 
-TEST(RealServers, ApacheWebdavComparesIfNoneMatchStronglyOnPut) {
+// What both sequential tests find: seed 1 of the shipped spec on one
+// connection, a safety finding, as found (*o: the job that found it).
+void FindOnOneConnection(std::shared_ptr<const lang::Spec>* spec, JobOptions* o, JobResult* found) {
   ASSERT_TRUE(ApacheInstalled()) << "apache2 is installed by scripts/setup.sh";
-  auto spec = Shipped("http_webdav.dspec");
-  ASSERT_NE(spec, nullptr);
-  JobOptions o = Options(1, 2000, 1, "");
-  auto r = RunJob(spec, o);
+  *spec = Shipped("http_webdav.dspec");
+  ASSERT_NE(*spec, nullptr);
+  *o = Options(1, 2000, 1, "");
+  auto r = RunJob(*spec, *o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
-  ASSERT_TRUE(AnyReason(r->verdict, "spec expects 412, observed 204")) << testing::DescribeJobResult(*r);
-  auto cx = MakeCounterexample(spec, o, *r, Budget(25));
-  ASSERT_TRUE(cx.ok()) << cx.status();
-  const std::string diagram = harness::RenderSequenceDiagram(*cx);
-  EXPECT_LE(cx->shrunk_size, 4u) << diagram;
-  EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << diagram;
-  EXPECT_TRUE(absl::StrContains(diagram, "PUT")) << diagram;
+  *found = *std::move(r);
+}
+
+// The If-None-Match finding shrunk: a few requests, every replay
+// reproducing, Apache's weak tag compared. Returns the diagram.
+std::string ExpectShrunkIfNoneMatch(const harness::Counterexample& cx) {
+  const std::string diagram = harness::RenderSequenceDiagram(cx);
+  EXPECT_LE(cx.shrunk_size, 4u) << diagram;
+  EXPECT_EQ(cx.replays_reproduced, cx.replays_verified) << diagram;
   EXPECT_TRUE(absl::StrContains(diagram, "if-none-match: W/")) << "the tag compared is Apache's weak one\n" << diagram;
+  return diagram;
+}
+
+TEST(RealServers, ApacheWebdavComparesIfNoneMatchStronglyOnPut) {
+  std::shared_ptr<const lang::Spec> spec;
+  JobOptions o;
+  JobResult r;
+  ASSERT_NO_FATAL_FAILURE(FindOnOneConnection(&spec, &o, &r));
+  ASSERT_TRUE(AnyReason(r.verdict, "spec expects 412, observed 204")) << testing::DescribeJobResult(r);
+  auto cx = MakeCounterexample(spec, o, r, Budget(25));
+  ASSERT_TRUE(cx.ok()) << cx.status();
+  const std::string diagram = ExpectShrunkIfNoneMatch(*cx);
+  EXPECT_TRUE(absl::StrContains(diagram, "PUT")) << diagram;
   // Without PUT+If-None-Match, a sequential client finds nothing.
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     auto masked = RunJob(spec, Options(seed, 2000, 1, kNoPutIfNoneMatch));
@@ -105,13 +122,10 @@ TEST(RealServers, ApacheWebdavComparesIfNoneMatchStronglyOnPut) {
 // the same counterexample, whose verification replays still run on fresh
 // servers; a reset that fails falls back to fresh servers.
 TEST(RealServers, ApacheWebdavShrinksOnWarmServersWithAResetCommand) {
-  ASSERT_TRUE(ApacheInstalled()) << "apache2 is installed by scripts/setup.sh";
-  auto spec = Shipped("http_webdav.dspec");
-  ASSERT_NE(spec, nullptr);
-  JobOptions o = Options(1, 2000, 1, "");
-  auto r = RunJob(spec, o);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
+  std::shared_ptr<const lang::Spec> spec;
+  JobOptions o;
+  JobResult r;
+  ASSERT_NO_FATAL_FAILURE(FindOnOneConnection(&spec, &o, &r));
   char tmpl[] = "/tmp/ds-resets-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string log = absl::StrCat(tmpl, "/resets");
@@ -120,12 +134,9 @@ TEST(RealServers, ApacheWebdavShrinksOnWarmServersWithAResetCommand) {
     budget.reset_command = working ? absl::StrCat("find {dir}/root -mindepth 1 -delete && echo reset >> ", log)
                                    : absl::StrCat("echo failed >> ", log, "; exit 3");
     std::remove(log.c_str());
-    auto cx = MakeCounterexample(spec, o, *r, budget);
+    auto cx = MakeCounterexample(spec, o, r, budget);
     ASSERT_TRUE(cx.ok()) << cx.status();
-    const std::string diagram = harness::RenderSequenceDiagram(*cx);
-    EXPECT_LE(cx->shrunk_size, 4u) << diagram;
-    EXPECT_EQ(cx->replays_reproduced, cx->replays_verified) << diagram;
-    EXPECT_TRUE(absl::StrContains(diagram, "if-none-match: W/")) << diagram;
+    ExpectShrunkIfNoneMatch(*cx);
     const std::string resets = lang::ReadFileToString(log).value_or("");
     const size_t lines = static_cast<size_t>(std::count(resets.begin(), resets.end(), '\n'));
     if (working) {
