@@ -198,6 +198,7 @@ std::string CounterexampleToJson(const Counterexample& cx) {
   }
   out += "]},\"signature\":";
   ir::AppendJsonString(cx.signature, &out);
+  if (cx.repeat > 1) absl::StrAppend(&out, ",\"repeat\":", cx.repeat, ",\"failed_round\":", cx.failed_round);
   absl::StrAppend(&out, ",\"original_size\":", cx.original_size, ",\"shrunk_size\":", cx.shrunk_size,
                   ",\"shrink\":{\"reruns\":", cx.shrink_reruns,
                   ",\"milliseconds\":", static_cast<int64_t>(cx.shrink_seconds * 1000),
@@ -343,6 +344,12 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   cx.signature = str(v, "signature");
   cx.original_size = static_cast<size_t>(num(v, "original_size", 0));
   cx.shrunk_size = static_cast<size_t>(num(v, "shrunk_size", static_cast<int64_t>(cx.input.size())));
+  const int64_t repeat = num(v, "repeat", 1);
+  if (repeat < 1 || repeat > kMaxRepeat)
+    return absl::InvalidArgumentError(
+        absl::StrCat("counterexample: repeat must be 1 to ", kMaxRepeat, " rounds (got ", repeat, ")"));
+  cx.repeat = static_cast<int>(repeat);
+  cx.failed_round = static_cast<int>(std::clamp<int64_t>(num(v, "failed_round", 0), 0, repeat - 1));
   if (const Value* r = v.Find("replays"); r && r->is_map()) {
     cx.replays_verified = static_cast<int>(num(*r, "verified", 0));
     cx.replays_reproduced = static_cast<int>(num(*r, "reproduced", 0));
@@ -418,6 +425,10 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
                   faults ? absl::StrCat(" and ", faults, " faults") : "", " (", cx.original_size, " before shrinking",
                   cx.shrink_reruns ? absl::StrCat(", ", cx.shrink_reruns, " reruns") : "",
                   cx.shrink_complete || !cx.shrink_reruns ? "" : ", shrinking stopped by its budget", ")\n");
+  if (cx.repeat > 1)
+    absl::StrAppend(&out, "repeated: the input is sent ", cx.repeat,
+                    " times over in one run (a rare race); above is round ", cx.failed_round + 1,
+                    ", where it failed\n");
   if (cx.replays_verified > 0)
     absl::StrAppend(&out, "replayed on fresh SUTs: ", cx.replays_reproduced, " of ", cx.replays_verified, " reproduced",
                     cx.replays_reproduced < cx.replays_verified ? " (flaky: the failure depends on timing)" : "", "\n");

@@ -27,6 +27,10 @@ struct Verdict {
   std::vector<std::string> details;    // why each remaining explanation died
 };
 
+// Most rounds a counterexample may ask for (a bound on untrusted input:
+// `repeat` in a counterexample file; repetition.h).
+constexpr int kMaxRepeat = 10000;
+
 struct Counterexample {
   std::string spec_name;
   std::string spec_hash;
@@ -49,6 +53,10 @@ struct Counterexample {
   int64_t nemesis_interval_ms = 1000;
   int64_t nemesis_duration_ms = 300;
   std::vector<InputItem> input;  // shrunk test input
+  // Rounds the input is sent in (repetition.h): a rare race's core is
+  // sent this many times over in one run; 1 for any other.
+  int repeat = 1;
+  int failed_round = 0;  // the round (from 0) in which `trace` failed
   // An intermediary's: the answers the tester gave as the origin, which a
   // replay gives again (origin_answers.h).
   std::vector<OriginAnswerItem> origin_answers;

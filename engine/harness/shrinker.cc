@@ -134,75 +134,6 @@ class ShrinkRun {
   RerunOutcome last_;                    // touched only between waves
 };
 
-// Request k (0-based) of an input has label 2k+1 and its response 2k+2.
-// After some requests are dropped (`new_pos`: each old position's new one,
-// -1 for a dropped request), references to kept messages follow them;
-// references to dropped ones stay as they were (and are then resolved
-// loosely).
-Value RelabelRefs(const Value& j, const std::vector<int>& new_pos) {
-  if (ir::IsQuoted(j)) return j;
-  if (ir::IsHole(j)) {
-    auto ref = ir::ParseJRef(j.Find("$ref")->as_string());
-    if (!ref.ok() || ref->label < 1) return j;
-    size_t pos = static_cast<size_t>((ref->label - 1) / 2);
-    if (pos >= new_pos.size() || new_pos[pos] < 0) return j;
-    ref->label = 2 * static_cast<int64_t>(new_pos[pos]) + 1 + (ref->label - 1) % 2;
-    return j.Set("$ref", Value::String(ir::JRefToString(*ref)));
-  }
-  if (j.is_map()) {
-    Value out = j;
-    for (const auto& [k, v] : j.as_map())
-      if (ir::HasHoles(v)) out = out.Set(k, RelabelRefs(v, new_pos));
-    return out;
-  }
-  if (j.is_list()) {
-    std::vector<Value> items;
-    for (const auto& v : j.as_list()) items.push_back(RelabelRefs(v, new_pos));
-    return Value::List(std::move(items));
-  }
-  return j;
-}
-
-// `input` without the requests `drop` marks. A wait for a dropped request
-// becomes a wait for the last kept request before it, so sequential chains
-// stay sequential; references move with the messages they name.
-std::vector<InputItem> Without(const std::vector<InputItem>& input, const std::vector<bool>& drop) {
-  std::vector<int> new_pos(input.size(), -1);
-  std::vector<int> last_kept_before(input.size(), -1);  // the new position of the last kept request before k
-  int kept = 0;
-  for (size_t k = 0; k < input.size(); ++k) {
-    last_kept_before[k] = kept - 1;
-    if (!drop[k]) new_pos[k] = kept++;
-  }
-  std::vector<InputItem> out;
-  out.reserve(static_cast<size_t>(kept));
-  for (size_t k = 0; k < input.size(); ++k) {
-    if (drop[k]) continue;
-    InputItem item = input[k];  // a fault item stays one
-    std::vector<int> after;
-    for (int p : input[k].after) {
-      if (p < 0 || static_cast<size_t>(p) >= input.size()) continue;
-      int q = new_pos[static_cast<size_t>(p)] >= 0 ? new_pos[static_cast<size_t>(p)]
-                                                   : last_kept_before[static_cast<size_t>(p)];
-      if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
-    }
-    item.jexpr = RelabelRefs(item.jexpr, new_pos);
-    item.after = std::move(after);
-    out.push_back(std::move(item));
-  }
-  return out;
-}
-
-// What a request acts on: its `path` (HTTP) or `key` (kv stores), "" when
-// it names neither. Requests on other resources than the failing one's
-// are what a failure most often does not need.
-std::string ResourceOf(const InputItem& item) {
-  if (item.is_fault() || !item.jexpr.is_map()) return "";
-  for (const char* field : {"path", "key"})
-    if (const Value* v = item.jexpr.Find(field); v && v->is_string()) return v->as_string();
-  return "";
-}
-
 // The top of a resource's hierarchy: "e" of "e/s", "/a" of "/a/b" (what
 // a request on a path inside a directory most often needs is the
 // directory's other requests).
@@ -267,6 +198,64 @@ std::vector<InputItem> Simplifications(const InputItem& item) {
 }
 
 }  // namespace
+
+Value RelabelRefs(const Value& j, const std::vector<int>& new_pos) {
+  if (ir::IsQuoted(j)) return j;
+  if (ir::IsHole(j)) {
+    auto ref = ir::ParseJRef(j.Find("$ref")->as_string());
+    if (!ref.ok() || ref->label < 1) return j;
+    size_t pos = static_cast<size_t>((ref->label - 1) / 2);
+    if (pos >= new_pos.size() || new_pos[pos] < 0) return j;
+    ref->label = 2 * static_cast<int64_t>(new_pos[pos]) + 1 + (ref->label - 1) % 2;
+    return j.Set("$ref", Value::String(ir::JRefToString(*ref)));
+  }
+  if (j.is_map()) {
+    Value out = j;
+    for (const auto& [k, v] : j.as_map())
+      if (ir::HasHoles(v)) out = out.Set(k, RelabelRefs(v, new_pos));
+    return out;
+  }
+  if (j.is_list()) {
+    std::vector<Value> items;
+    for (const auto& v : j.as_list()) items.push_back(RelabelRefs(v, new_pos));
+    return Value::List(std::move(items));
+  }
+  return j;
+}
+
+std::vector<InputItem> Without(const std::vector<InputItem>& input, const std::vector<bool>& drop) {
+  std::vector<int> new_pos(input.size(), -1);
+  std::vector<int> last_kept_before(input.size(), -1);  // the new position of the last kept request before k
+  int kept = 0;
+  for (size_t k = 0; k < input.size(); ++k) {
+    last_kept_before[k] = kept - 1;
+    if (!drop[k]) new_pos[k] = kept++;
+  }
+  std::vector<InputItem> out;
+  out.reserve(static_cast<size_t>(kept));
+  for (size_t k = 0; k < input.size(); ++k) {
+    if (drop[k]) continue;
+    InputItem item = input[k];  // a fault item stays one
+    std::vector<int> after;
+    for (int p : input[k].after) {
+      if (p < 0 || static_cast<size_t>(p) >= input.size()) continue;
+      int q = new_pos[static_cast<size_t>(p)] >= 0 ? new_pos[static_cast<size_t>(p)]
+                                                   : last_kept_before[static_cast<size_t>(p)];
+      if (q >= 0 && std::find(after.begin(), after.end(), q) == after.end()) after.push_back(q);
+    }
+    item.jexpr = RelabelRefs(item.jexpr, new_pos);
+    item.after = std::move(after);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::string ResourceOf(const InputItem& item) {
+  if (item.is_fault() || !item.jexpr.is_map()) return "";
+  for (const char* field : {"path", "key"})
+    if (const Value* v = item.jexpr.Find(field); v && v->is_string()) return v->as_string();
+  return "";
+}
 
 std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input) {
   std::vector<InputItem> out = input;

@@ -29,6 +29,7 @@ struct RerunOutcome {
   std::vector<InputItem> sent;  // the requests actually sent (a prefix)
   std::vector<check::Observation> trace;
   Verdict verdict;
+  int round = 0;  // of an input sent several times over: where it failed (repetition.h)
 };
 
 using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<InputItem>&)>;
@@ -84,6 +85,19 @@ std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input);
 // Whether some request of `input` may be sent before the previous one's
 // response arrived (its `after` lacks the request before it).
 bool Overlapping(const std::vector<InputItem>& input);
+
+// Request k (0-based) of an input has label 2k+1 and its response 2k+2.
+// `jexpr`'s references to the messages of the request at old position p
+// move to new_pos[p] (-1: dropped; such references stay as they were and
+// are then resolved loosely).
+ir::Value RelabelRefs(const ir::Value& jexpr, const std::vector<int>& new_pos);
+// `input` without the requests `drop` marks. A wait for a dropped request
+// becomes a wait for the last kept request before it, so sequential chains
+// stay sequential; references move with the messages they name.
+std::vector<InputItem> Without(const std::vector<InputItem>& input, const std::vector<bool>& drop);
+// What a request acts on: its `path` (HTTP) or `key` (kv stores), "" when
+// it names neither.
+std::string ResourceOf(const InputItem& item);
 
 // `failing` is the input of the original failing run and `original` that
 // run's outcome. Errors from the rerun callback abort shrinking.

@@ -521,6 +521,8 @@ void WebdavSession(HttpDriver& d, Problems* p) {
   ExpectStatus(p, "writer 2", d.Call(w, Req("PUT", "/lu", {{"if-match", tb}}, "two")), {412});
 }
 
+// Mutant 31 is left out: a race in the server's poll loop that no scripted
+// session meets every time (tests/e2e/shrink_test.cc finds it).
 constexpr int kWebdavMutants = 30;
 // Mutants that break liveness (a request is never answered) rather than
 // produce a response the spec cannot explain.

@@ -22,6 +22,12 @@
 #include <vector>
 
 namespace dsut {
+
+namespace {
+uint64_t g_poll_round = 0;  // the loop's wakeups (one thread: the loop's)
+}  // namespace
+
+uint64_t PollRound() { return g_poll_round; }
 namespace {
 
 int g_signal_pipe[2] = {-1, -1};
@@ -216,6 +222,7 @@ int Serve(const Options& opts, const char* name, Handler& handler) {
       ids.push_back(id);
     }
     int rc = poll(pfds.data(), pfds.size(), any_lingering ? 100 : accepting ? -1 : 50);
+    ++g_poll_round;
     if (rc < 0) {
       if (errno == EINTR) continue;
       std::fprintf(stderr, "%s: poll: %s\n", name, std::strerror(errno));

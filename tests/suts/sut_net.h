@@ -38,6 +38,11 @@ struct Options {
 // or a mutant outside [0, max_mutant] (exit 2); returns only on success.
 Options ParseOptionsOrExit(int argc, char** argv, const char* help, int max_mutant);
 
+// How many times the loop has woken from poll() so far. Requests handled
+// in the same round arrived at about the same time, which a mutant may use
+// to play a rare race (ds-ref-webdav 31).
+uint64_t PollRound();
+
 // One client connection.
 struct Conn {
   uint64_t id = 0;  // unique for the life of the process

@@ -66,8 +66,10 @@ const char kHelp[] =
     "    27  a chunked request body keeps only its first chunk\n"
     "    28  GET of a resource with an empty body answers 404\n"
     "    29  PUT with If-Match on a missing resource creates it instead of 412\n"
-    "    30  pipelined requests that arrive in one read are answered in reverse order\n";
-constexpr int kMaxMutant = 30;
+    "    30  pipelined requests that arrive in one read are answered in reverse order\n"
+    "    31  a PUT's 201/204 is decided as if a change another connection made to the path in the same\n"
+    "        poll round had not happened yet (a rare race, as in Apache's mod_dav)\n";
+constexpr int kMaxMutant = 31;
 
 enum Mutant : int {
   kCorrect = 0,
@@ -101,6 +103,7 @@ enum Mutant : int {
   kEmptyIsMissing = 28,
   kIfMatchMissingTrue = 29,
   kPipelineReversed = 30,
+  kStatusRace = 31,
 };
 
 constexpr size_t kMaxHeaderBytes = 64u << 10;
@@ -308,6 +311,7 @@ struct Parser {
 };
 
 struct ConnState {
+  uint64_t id = 0;  // the connection's
   Parser parser;
   bool muted = false;  // mutant 8
   // Mutant 16: what this connection last saw or wrote per path (nullopt =
@@ -331,6 +335,7 @@ class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
 
   void OnInput(dsut::Conn& c) override {
     ConnState& st = StateOf(c);
+    st.id = c.id;
     size_t pos = 0;                  // consumed prefix of c.in
     std::vector<std::string> batch;  // mutant 30: this read's responses
     int handled = 0;
@@ -846,6 +851,8 @@ class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
     if (M(kWrongPath) && path.size() > 1) path.pop_back();
     const File* cur = Lookup(path);
     if (!PreconditionsHold(q, path, cur, true)) return Simple(412, "precondition failed");
+    const bool existed = ExistedAsDecided(path, cur != nullptr, st.id);
+    NoteChange(path, cur != nullptr, st.id);
     File f;
     f.body = q.body;
     f.etag = (M(kEtagUnchanged) && cur) ? cur->etag : FreshEtag(q.body);
@@ -854,7 +861,7 @@ class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
       f.has_prev = true;
     }
     Response r;
-    r.status = cur ? (M(kReplace201) ? 201 : 204) : (M(kCreate204) ? 204 : 201);
+    r.status = existed ? (M(kReplace201) ? 201 : 204) : (M(kCreate204) ? 204 : 201);
     r.headers.emplace_back("ETag", f.etag);
     if (r.status == 201) r.headers.emplace_back("Location", path);
     if (M(kStaleConnCache)) st.cache[path] = f;
@@ -873,9 +880,24 @@ class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
       return Simple(404, "not found");
     }
     if (!PreconditionsHold(q, q.target, cur, false)) return Simple(412, "precondition failed");
-    if (!M(kDeleteNoop)) files_.erase(q.target);
+    if (!M(kDeleteNoop)) {
+      NoteChange(q.target, true, st.id);
+      files_.erase(q.target);
+    }
     if (M(kStaleConnCache)) st.cache[q.target] = std::nullopt;
     return Simple(204);
+  }
+
+  // Mutant 31: whether `path` existed as a PUT decides it, when another
+  // connection's change in this poll round is not seen yet.
+  bool ExistedAsDecided(const std::string& path, bool exists, uint64_t conn) const {
+    if (!M(kStatusRace)) return exists;
+    auto it = last_change_.find(path);
+    if (it == last_change_.end() || it->second.round != dsut::PollRound() || it->second.conn == conn) return exists;
+    return it->second.existed_before;
+  }
+  void NoteChange(const std::string& path, bool existed_before, uint64_t conn) {
+    if (M(kStatusRace)) last_change_[path] = {dsut::PollRound(), conn, existed_before};
   }
 
   // Mutant 19: the previous PUT takes effect only now, after this request.
@@ -896,6 +918,13 @@ class WebdavServer : public dsut::PerConnectionHandler<ConnState> {
   std::chrono::steady_clock::time_point snapshot_time_{};
   // Mutant 19.
   std::optional<std::pair<std::string, File>> pending_, new_pending_;
+  // Mutant 31: each path's last change, its poll round and connection.
+  struct Change {
+    uint64_t round = 0;
+    uint64_t conn = 0;
+    bool existed_before = false;
+  };
+  std::unordered_map<std::string, Change> last_change_;
 };
 
 }  // namespace

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "engine/harness/parallel_for.h"
+#include "engine/harness/repetition.h"
 #include "engine/harness/shrinker.h"
 #include "workers/sut/sut_reaper.h"
 #include "workers/sut/warm_suts.h"
@@ -79,7 +82,7 @@ JobOptions ReplayOptions(const harness::Counterexample& cx, const std::vector<ha
   o.nemesis.faults = cx.nemesis_faults;
   o.nemesis.interval_ms = cx.nemesis_interval_ms;
   o.nemesis.duration_ms = cx.nemesis_duration_ms;
-  o.exec.replay = input;
+  o.exec.replay = harness::Repeated(input, cx.repeat);
   o.exec.origin_answers = cx.origin_answers;
   return o;
 }
@@ -103,6 +106,23 @@ namespace {
 // How many times a rerun whose SUT could not be started or reached is
 // tried before shrinking gives up.
 constexpr int kRerunAttempts = 3;
+
+// A rare race (repetition.h): each shrinking candidate is sent as many
+// times over as makes about kRepeatedRequests requests in one run, for at
+// most kRepeatedSeconds (a slow SUT sends fewer rounds); the
+// first candidate is the failing request, the ones that overlapped it and
+// up to kRaceSetup earlier ones on its resource, at most kMaxRaceCore.
+constexpr int kRepeatedRequests = 1500;
+constexpr double kRepeatedSeconds = 1.0;
+constexpr size_t kRaceSetup = 4;
+constexpr size_t kMaxRaceCore = 10;
+
+// The rounds a candidate of `size` requests is sent in, when repeating.
+int RoundsFor(size_t size) {
+  if (size == 0) return 1;
+  const size_t rounds = (kRepeatedRequests + size - 1) / size;
+  return static_cast<int>(std::min<size_t>(rounds, harness::kMaxRepeat));
+}
 
 // Runs a shrinking rerun; a failure to run it at all (not a verdict: the
 // SUT did not start, a port picked for it was taken meanwhile, the machine
@@ -202,7 +222,17 @@ class FindingShrinker {
   }
 
   absl::StatusOr<harness::Counterexample> Run(const JobResult& found) {
-    if (absl::Status s = ShrinkAndVerify(found.inputs, FailedRun(found), &cx_); !s.ok()) return s;
+    // A possible race (a safety finding whose requests overlapped): every
+    // candidate is sent many times over in one run (repetition.h), so that a
+    // race whose window a few requests meet rarely still fails in one run,
+    // starting from the race's own requests when those fail again.
+    repeating_ = MayBeARace(found);
+    std::vector<harness::InputItem> from = found.inputs;
+    harness::RerunOutcome outcome = FailedRun(found);
+    if (repeating_) {
+      if (absl::Status s = StartFromRaceWindow(found, &from, &outcome); !s.ok()) return s;
+    }
+    if (absl::Status s = ShrinkAndVerify(from, outcome, &cx_); !s.ok()) return s;
     // A flaky result: the failure found depended on timing; start over from
     // the original input sent one request at a time.
     if (cx_.replays_reproduced < cx_.replays_verified) {
@@ -215,6 +245,10 @@ class FindingShrinker {
     if (harness::Overlapping(cx_.input)) {
       if (absl::Status s = TrySequential(cx_.input, 0); !s.ok()) return s;
     }
+    // Repeated, but maybe as reliable sent once: then without the rounds.
+    if (cx_.repeat > 1) {
+      if (absl::Status s = TryOnce(); !s.ok()) return s;
+    }
     cx_.shrink_reruns = reruns_;
     cx_.shrink_seconds = so_.elapsed();
     return std::move(cx_);
@@ -225,6 +259,10 @@ class FindingShrinker {
   // made (a counterexample keeps only what its own run used).
   JobOptions OptionsFor(const std::vector<harness::InputItem>& input) const {
     JobOptions o = RerunOptions(cx_, input, job_);
+    const int rounds = RoundsOf(input);
+    o.exec.replay = harness::Repeated(input, rounds);
+    // Many rounds stop after kRepeatedSeconds all the same (a slow SUT).
+    if (rounds > 1 && (o.time_budget_s <= 0 || o.time_budget_s > kRepeatedSeconds)) o.time_budget_s = kRepeatedSeconds;
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
     o.warm_suts = warm_.get();
@@ -233,13 +271,16 @@ class FindingShrinker {
 
   // One candidate run: reproduced when it fails in the same class.
   absl::StatusOr<harness::RerunOutcome> Rerun(const std::vector<harness::InputItem>& input) {
-    return RerunWith(OptionsFor(input));
+    return RerunWith(OptionsFor(input), input.size(), RoundsOf(input));
   }
-  absl::StatusOr<harness::RerunOutcome> RerunWith(const JobOptions& options) {
+  // A run of `options`, whose input is a core of `core_size` requests sent
+  // `repeat` times over: seen as a run of the core (FoldRepeated).
+  absl::StatusOr<harness::RerunOutcome> RerunWith(const JobOptions& options, size_t core_size, int repeat) {
     auto r = RunRerun(spec_, options);
     if (!r.ok()) return r.status();
     harness::RerunOutcome out = FailedRun(*r);
-    out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, r->trace) == failure_class_;
+    if (repeat > 1) harness::FoldRepeated(core_size, &out);
+    out.reproduced = r->outcome != Outcome::kPassed && harness::FailureClass(out.verdict, out.trace) == failure_class_;
     return out;
   }
 
@@ -261,6 +302,8 @@ class FindingShrinker {
     // spec location it names is the one this bug always reaches.
     out->signature = harness::ComputeSignature(out->verdict, out->trace);
     out->shrink_complete = shrunk->complete;
+    out->repeat = RoundsOf(out->input);
+    out->failed_round = shrunk->last.round;
     out->origin_answers = harness::OriginAnswersUsedBy(found_origin_answers_, out->trace);
     return VerifyReplays(out);
   }
@@ -291,8 +334,9 @@ class FindingShrinker {
   }
 
   // How reliably does the result replay? Races in the SUT can make a
-  // counterexample reproduce only sometimes.
-  absl::Status VerifyReplays(harness::Counterexample* out) {
+  // counterexample reproduce only sometimes. With `shown_from_replay`, the
+  // trace and verdict shown become a reproducing replay's.
+  absl::Status VerifyReplays(harness::Counterexample* out, bool shown_from_replay = false) {
     const int n = std::max(options_.verify, 0);
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
     JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
@@ -304,7 +348,7 @@ class FindingShrinker {
                                      .flaky = seen_flaky_,
                                      .replays_planned = n};
     harness::ParallelForInWaves(replays.size(), static_cast<size_t>(std::max(options_.jobs, 1)), [&](size_t i) {
-      replays[i] = RerunWith(as_replayed);
+      replays[i] = RerunWith(as_replayed, out->input.size(), out->repeat);
       if (!options_.on_progress) return;
       absl::MutexLock lock(&progress_mu);
       ++progress.replays;
@@ -316,10 +360,59 @@ class FindingShrinker {
     int same = 0;
     for (const auto& r : replays) {
       if (!r.ok()) return r.status();
-      same += r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
+      const bool reproduced = r->reproduced && harness::ComputeSignature(r->verdict, r->trace) == out->signature;
+      if (reproduced && shown_from_replay && same == 0) {
+        out->trace = r->trace;
+        out->verdict = r->verdict;
+      }
+      same += reproduced;
     }
     out->replays_verified = options_.verify;
     out->replays_reproduced = same;
+    return absl::OkStatus();
+  }
+
+  // The rounds a candidate is sent in: many while repeating, else one.
+  int RoundsOf(const std::vector<harness::InputItem>& input) const { return repeating_ ? RoundsFor(input.size()) : 1; }
+
+  // A safety finding whose requests overlapped, without faults (a round
+  // would repeat them too) and not an intermediary's (its origin answers
+  // are kept per request, not per round).
+  bool MayBeARace(const JobResult& found) const {
+    const harness::Verdict& v = cx_.verdict;
+    const bool faults =
+        std::any_of(found.inputs.begin(), found.inputs.end(), [](const harness::InputItem& i) { return i.is_fault(); });
+    return job_.origins == 0 && !faults && v.kind == "safety" && !v.origin_side && v.label >= 1 &&
+           harness::Overlapping(found.inputs);
+  }
+
+  // The race's own requests (RaceWindow) become where shrinking starts when,
+  // repeated, they fail the same way (one rerun).
+  absl::Status StartFromRaceWindow(const JobResult& found, std::vector<harness::InputItem>* from,
+                                   harness::RerunOutcome* outcome) {
+    std::vector<harness::InputItem> window =
+        harness::RaceWindow(found.inputs, static_cast<int>((cx_.verdict.label - 1) / 2), kRaceSetup, kMaxRaceCore);
+    if (window.size() < 2 || window.size() >= found.inputs.size() || reruns_ >= so_.max_reruns) return absl::OkStatus();
+    auto run = Rerun(window);
+    ++reruns_;
+    if (!run.ok()) return run.status();
+    if (!run->reproduced) return absl::OkStatus();
+    ++reproduced_;
+    *from = std::move(window);
+    *outcome = *std::move(run);
+    return absl::OkStatus();
+  }
+
+  // The repeated result sent once: kept when its replays reproduce as often.
+  absl::Status TryOnce() {
+    harness::Counterexample once = cx_;
+    once.repeat = 1;
+    once.failed_round = 0;
+    const bool saved = std::exchange(repeating_, false);
+    absl::Status s = VerifyReplays(&once, /*shown_from_replay=*/true);
+    repeating_ = saved;
+    if (!s.ok()) return s;
+    if (once.replays_reproduced > 0 && once.replays_reproduced >= cx_.replays_reproduced) cx_ = std::move(once);
     return absl::OkStatus();
   }
 
@@ -373,6 +466,7 @@ class FindingShrinker {
   std::unique_ptr<WarmSuts> warm_;
   int reruns_ = 0;
   int reproduced_ = 0;       // reruns of earlier passes that reproduced
+  bool repeating_ = false;   // each candidate is sent many times over (RoundsFor)
   bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not
 };
 

@@ -1,6 +1,7 @@
 // Turns a failed job into a counterexample: shrinks its input by rerunning
 // candidates against fresh SUTs (each rerun is a RunJob that launches the
-// SUT anew) and replays counterexamples.
+// SUT anew), sending each candidate of a possible race many times over in
+// one run (engine/harness/repetition.h), and replays counterexamples.
 #ifndef DUALSWARM_WORKERS_RUNNER_SHRINK_JOB_H_
 #define DUALSWARM_WORKERS_RUNNER_SHRINK_JOB_H_
 
