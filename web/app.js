@@ -242,6 +242,9 @@ function shrinkSummary(doc) {
   const parts = [!s.reruns ? `Not shrunk (${doc.original_size} items).`
     : `Shrunk from ${doc.original_size} to ${doc.shrunk_size} items in ${s.reruns} reruns ` +
       `(${seconds(s.milliseconds || 0)} s): ${s.complete ? "complete" : "stopped by its budget"}.`];
+  if (doc.repeat > 1)
+    parts.push(`Sent ${doc.repeat} times over in one run (a rare race); the diagram is round ` +
+      `${(doc.failed_round || 0) + 1}, where it failed.`);
   if (r.verified)
     parts.push(`Replayed on fresh SUTs: ${r.reproduced || 0} of ${r.verified} reproduced` +
       `${(r.reproduced || 0) < r.verified ? " (flaky: the failure depends on timing)" : ""}.`);

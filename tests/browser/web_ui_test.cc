@@ -426,6 +426,10 @@ DocFacts FactsOf(const std::string& doc) {
                          : absl::StrCat("Shrunk from ", cx->original_size, " to ", cx->shrunk_size, " items in ",
                                         cx->shrink_reruns, " reruns (", ms / 1000, ".", ms % 1000 / 100,
                                         " s): ", cx->shrink_complete ? "complete" : "stopped by its budget", ".");
+  if (cx->repeat > 1)
+    absl::StrAppend(&f.shrink_summary, " Sent ", cx->repeat,
+                    " times over in one run (a rare race); the diagram is round ", cx->failed_round + 1,
+                    ", where it failed.");
   if (cx->replays_verified > 0)
     absl::StrAppend(&f.shrink_summary, " Replayed on fresh SUTs: ", cx->replays_reproduced, " of ",
                     cx->replays_verified, " reproduced",
