@@ -348,6 +348,9 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   if (repeat < 1 || repeat > kMaxRepeat)
     return absl::InvalidArgumentError(
         absl::StrCat("counterexample: repeat must be 1 to ", kMaxRepeat, " rounds (got ", repeat, ")"));
+  if (repeat * static_cast<int64_t>(cx.input.size()) > kMaxRepeatedItems)
+    return absl::InvalidArgumentError(absl::StrCat("counterexample: ", cx.input.size(), " input items sent ", repeat,
+                                                   " times over exceed ", kMaxRepeatedItems, " requests"));
   cx.repeat = static_cast<int>(repeat);
   cx.failed_round = static_cast<int>(std::clamp<int64_t>(num(v, "failed_round", 0), 0, repeat - 1));
   if (const Value* r = v.Find("replays"); r && r->is_map()) {

@@ -27,9 +27,11 @@ struct Verdict {
   std::vector<std::string> details;    // why each remaining explanation died
 };
 
-// Most rounds a counterexample may ask for (a bound on untrusted input:
-// `repeat` in a counterexample file; repetition.h).
+// Most rounds a counterexample may ask for, and most requests its rounds
+// may add up to (bounds on untrusted input: `repeat` in a counterexample
+// file; repetition.h).
 constexpr int kMaxRepeat = 10000;
+constexpr int64_t kMaxRepeatedItems = 1'000'000;
 
 struct Counterexample {
   std::string spec_name;

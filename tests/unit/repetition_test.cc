@@ -143,6 +143,12 @@ TEST(Repetition, ACounterexampleKeepsItsRoundsWithinTheBound) {
   auto bad = CounterexampleFromJson(text);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "repeat must be 1 to 10000")) << bad.status();
+  // Rounds that add up to more than a million requests are refused too.
+  cx.input.assign(200, Request(0, "GET", "/a"));
+  cx.repeat = 9000;
+  auto huge = CounterexampleFromJson(CounterexampleToJson(cx));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_TRUE(absl::StrContains(huge.status().message(), "exceed 1000000 requests")) << huge.status();
   cx.repeat = 1;
   EXPECT_FALSE(absl::StrContains(CounterexampleToJson(cx), "repeat")) << "absent for an input sent once";
 }

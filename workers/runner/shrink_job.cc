@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -408,10 +407,7 @@ class FindingShrinker {
     harness::Counterexample once = cx_;
     once.repeat = 1;
     once.failed_round = 0;
-    const bool saved = std::exchange(repeating_, false);
-    absl::Status s = VerifyReplays(&once, /*shown_from_replay=*/true);
-    repeating_ = saved;
-    if (!s.ok()) return s;
+    if (absl::Status s = VerifyReplays(&once, /*shown_from_replay=*/true); !s.ok()) return s;
     if (once.replays_reproduced > 0 && once.replays_reproduced >= cx_.replays_reproduced) cx_ = std::move(once);
     return absl::OkStatus();
   }
