@@ -14,13 +14,17 @@
 namespace dualswarm::sym {
 
 struct Solver::Impl {
-  explicit Impl(unsigned timeout_ms) : solver(ctx, "QF_SLIA") {
+  Impl() : solver(ctx, "QF_SLIA") {}
+  void SetTimeout(unsigned timeout_ms) {
+    if (timeout_ms == timeout_ms_set) return;
     z3::params p(ctx);
     p.set("timeout", timeout_ms);
     solver.set(p);
+    timeout_ms_set = timeout_ms;
   }
   z3::context ctx;
   z3::solver solver;
+  unsigned timeout_ms_set = 0;
   // Translation memo; holds the TermRef so the node (and its address) lives.
   std::unordered_map<const TermNode*, std::pair<TermRef, z3::expr>> memo;
 
@@ -92,6 +96,16 @@ struct Solver::Impl {
   }
 };
 
+// Creating a Z3 context with the string solver costs about 70 ms, more than
+// most whole checks: each thread keeps one for every Solver it runs (Z3
+// contexts are not thread-safe; queries push and pop, so none sees
+// another's constraints).
+Solver::Impl* Solver::ThreadZ3() {
+  thread_local std::unique_ptr<Impl> impl;
+  if (!impl) impl = std::make_unique<Impl>();
+  return impl.get();
+}
+
 Solver::Solver(unsigned timeout_ms) : timeout_ms_(timeout_ms) {}
 
 Solver::~Solver() = default;
@@ -146,6 +160,69 @@ bool HasComplementaryPair(const std::vector<TermRef>& live) {
   return false;
 }
 
+// Whether two of the variables share an id but not a sort (bindings are
+// keyed by id alone).
+bool IdsCollide(const std::vector<TermRef>& vars) {
+  for (size_t i = 0; i < vars.size(); ++i)
+    for (size_t j = i + 1; j < vars.size(); ++j)
+      if (vars[i]->ival == vars[j]->ival) return true;
+  return false;
+}
+
+// The variable a constraint decides on its own (`v == c`, a bool `v`, or
+// `!v`) and its value; false when it decides none.
+bool DecidedVariable(const TermRef& c, int64_t* id, TermRef* value) {
+  if (c->op == TermOp::kVar && c->sort == Sort::kBool) {
+    *id = c->ival;
+    *value = MkBool(true);
+    return true;
+  }
+  if (c->op == TermOp::kNot && c->args[0]->op == TermOp::kVar) {
+    *id = c->args[0]->ival;
+    *value = MkBool(false);
+    return true;
+  }
+  if (c->op == TermOp::kEq && c->args[0]->op == TermOp::kVar && c->args[1]->IsConst()) {
+    *id = c->args[0]->ival;
+    *value = c->args[1];
+    return true;
+  }
+  return false;
+}
+
+// Puts the value of every variable a constraint decides (`v == c`) into
+// the others, until none is left: the result is satisfiable exactly when
+// `live` is (in every model v is c), has fewer variables, and folding
+// often decides it, so no solver is needed (`v == "a"` and `v == "b"`
+// fold to false; a disjunction of tags with one of them). Returns false
+// when a constraint folds to false.
+bool PropagateDecidedVariables(std::vector<TermRef>* live) {
+  std::vector<TermRef> vars;
+  for (const auto& c : *live) CollectVars(c, &vars);
+  if (IdsCollide(vars)) return true;
+  for (size_t round = 0; round <= vars.size(); ++round) {
+    Bindings b;
+    for (const auto& c : *live) {
+      int64_t id;
+      TermRef value;
+      if (DecidedVariable(c, &id, &value) && !b.contains(id)) b[id] = value;
+    }
+    if (b.empty()) return true;
+    std::vector<TermRef> out;
+    out.reserve(live->size());
+    for (const auto& c : *live) {
+      TermRef r = Substitute(c, b);
+      if (r->op == TermOp::kConstBool) {
+        if (!r->ival) return false;
+        continue;
+      }
+      out.push_back(std::move(r));
+    }
+    *live = std::move(out);
+  }
+  return true;
+}
+
 // Tries to find a satisfying assignment among values suggested by the
 // constants in the constraints (and values distinct from all of them). A
 // witness proves satisfiability without Z3; failing to find one proves
@@ -158,9 +235,7 @@ bool FindWitness(const std::vector<TermRef>& live) {
   }
   if (vars.empty() || vars.size() > 4) return false;
   // Bindings are keyed by id: give up if two variables of different sorts share one.
-  for (size_t i = 0; i < vars.size(); ++i)
-    for (size_t j = i + 1; j < vars.size(); ++j)
-      if (vars[i]->ival == vars[j]->ival) return false;
+  if (IdsCollide(vars)) return false;
   std::vector<std::vector<TermRef>> cands(vars.size());
   for (size_t v = 0; v < vars.size(); ++v) {
     auto& cs = cands[v];
@@ -254,6 +329,14 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     }
     live.push_back(c);
   }
+  if (!PropagateDecidedVariables(&live)) {
+    ++stats_.fast_path;
+    return Result::kUnsat;
+  }
+  if (live.empty()) {
+    ++stats_.fast_path;
+    return Result::kSat;
+  }
   // Only disequalities over infinite sorts (string, int): always
   // satisfiable, since finitely many values are excluded.
   bool only_diseq = true;
@@ -284,15 +367,16 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     cache_.emplace(key, Result::kSat);
     return Result::kSat;
   }
-  if (!impl_) impl_ = std::make_unique<Impl>(timeout_ms_);
-  if (impl_->memo.size() > 200000) impl_->memo.clear();
+  Impl* impl = ThreadZ3();
+  impl->SetTimeout(timeout_ms_);
+  if (impl->memo.size() > 200000) impl->memo.clear();
   if (cache_.size() > 200000) cache_.clear();
   ++stats_.z3_calls;
   auto start = std::chrono::steady_clock::now();
   Result r;
-  impl_->solver.push();
-  for (const auto& c : live) impl_->solver.add(impl_->Translate(c));
-  switch (impl_->solver.check()) {
+  impl->solver.push();
+  for (const auto& c : live) impl->solver.add(impl->Translate(c));
+  switch (impl->solver.check()) {
     case z3::sat:
       r = Result::kSat;
       break;
@@ -304,7 +388,7 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
       ++stats_.z3_unknown;
       break;
   }
-  impl_->solver.pop();
+  impl->solver.pop();
   stats_.z3_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   cache_.emplace(key, r);
   return r;

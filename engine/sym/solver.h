@@ -1,11 +1,13 @@
 // Solver: decides satisfiability of a conjunction of symbolic constraints.
-// Constant constraints never reach Z3 (the concrete fast path), nor do sets
-// of plain disequalities over strings/ints (always satisfiable) or of
-// integer comparisons (difference_logic.h); queries
+// Constant constraints never reach Z3 (the concrete fast path); a variable
+// a constraint decides (`v == c`) is substituted into the others first, and
+// sets of plain disequalities over strings/ints (always satisfiable) or of
+// integer comparisons (difference_logic.h) never reach Z3 either; queries
 // about added constraints are sliced to the variables they share; results are
 // cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
 // reported as kUnknown and callers treat them as possibly satisfiable, so a
-// hard query can never turn into a false rejection.
+// hard query can never turn into a false rejection. Each thread keeps one
+// Z3 context for all its Solvers (creating one costs more than most checks).
 #ifndef DUALSWARM_ENGINE_SYM_SOLVER_H_
 #define DUALSWARM_ENGINE_SYM_SOLVER_H_
 
@@ -48,8 +50,9 @@ class Solver {
 
  private:
   struct Impl;
+  // This thread's Z3, created on the first query that needs it.
+  static Impl* ThreadZ3();
   unsigned timeout_ms_;
-  std::unique_ptr<Impl> impl_;  // Z3, created on the first query that needs it
   std::unordered_map<uint64_t, Result> cache_;
   SolverStats stats_;
 };

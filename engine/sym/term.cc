@@ -79,6 +79,23 @@ TermRef MkEq(TermRef a, TermRef b) {
   // Canonical operand order: constants to the right, else by hash.
   if (a->IsConst() || (!b->IsConst() && a->hash > b->hash)) std::swap(a, b);
   if (a->sort == Sort::kBool && b->op == TermOp::kConstBool) return b->ival ? a : MkNot(a);
+  // A concatenation with a constant end equals a constant only if that end
+  // matches: `"W/" + x == "\"a\""` is false, `"W/" + x == "W/\"a\""` is
+  // `x == "\"a\""`.
+  if (a->op == TermOp::kConcat && b->op == TermOp::kConstString) {
+    const std::string& whole = b->sval;
+    if (a->args[0]->op == TermOp::kConstString) {
+      const std::string& head = a->args[0]->sval;
+      if (whole.compare(0, head.size(), head) != 0 || whole.size() < head.size()) return MkBool(false);
+      return MkEq(a->args[1], MkString(whole.substr(head.size())));
+    }
+    if (a->args[1]->op == TermOp::kConstString) {
+      const std::string& tail = a->args[1]->sval;
+      if (whole.size() < tail.size() || whole.compare(whole.size() - tail.size(), tail.size(), tail) != 0)
+        return MkBool(false);
+      return MkEq(a->args[0], MkString(whole.substr(0, whole.size() - tail.size())));
+    }
+  }
   return Make(TermOp::kEq, Sort::kBool, {a, b});
 }
 TermRef MkNot(TermRef a) {
