@@ -210,6 +210,47 @@ TEST(EtagCases, Refused412StaysRefusedUntilChange) {
   EXPECT_EQ(CheckLines(spec, good), Verdict::Kind::kAccept);
 }
 
+// RFC 9110 §8.8.1: a validator may change although the data did not.
+// Apache's weak tag (a write less than a second ago) becomes the strong
+// one with the same opaque part; nothing else may change unwritten.
+TEST(EtagCases, AWeakTagMayBecomeStrongButNotOtherwise) {
+  auto spec = Shipped("http_webdav.dspec");
+  std::vector<std::string> base = {
+      Sent(1, 0, Req("PUT", "/a", "{}", "one")), Recv(2, 0, Resp(201)),
+      Sent(3, 0, Req("GET", "/a", "{}")),        Recv(4, 0, Resp(200, R"({"etag":"W/\"8-a\""})", "one")),
+      Sent(5, 0, Req("GET", "/a", "{}")),
+  };
+  auto strong = base;
+  strong.push_back(Recv(6, 0, Resp(200, R"({"etag":"\"8-a\""})", "one")));
+  EXPECT_EQ(CheckLines(spec, strong), Verdict::Kind::kAccept);
+  // ... and then stays strong: If-Match with it holds.
+  strong.push_back(Sent(7, 0, Req("PUT", "/a", R"({"if-match":"\"8-a\""})", "two")));
+  auto refused = strong;
+  refused.push_back(Recv(8, 0, Resp(412)));
+  EXPECT_EQ(CheckLines(spec, refused), Verdict::Kind::kReject);
+  strong.push_back(Recv(8, 0, Resp(204)));
+  EXPECT_EQ(CheckLines(spec, strong), Verdict::Kind::kAccept);
+  auto other = base;
+  other.push_back(Recv(6, 0, Resp(200, R"({"etag":"\"9-b\""})", "one")));
+  EXPECT_EQ(CheckLines(spec, other), Verdict::Kind::kReject);
+  // A 304 may show the strong tag too (§15.4.5: the tag a 200 would show).
+  auto not_modified = base;
+  not_modified.back() = Sent(5, 0, Req("GET", "/a", R"({"if-none-match":"W/\"8-a\""})"));
+  auto shown_strong = not_modified;
+  shown_strong.push_back(Recv(6, 0, Resp(304, R"({"etag":"\"8-a\""})")));
+  EXPECT_EQ(CheckLines(spec, shown_strong), Verdict::Kind::kAccept);
+  not_modified.push_back(Recv(6, 0, Resp(304, R"({"etag":"W/\"9-b\""})")));
+  EXPECT_EQ(CheckLines(spec, not_modified), Verdict::Kind::kReject);
+  // A strong tag never becomes weak.
+  std::vector<std::string> weakened = {
+      Sent(1, 0, Req("PUT", "/a", "{}", "one")),
+      Recv(2, 0, Resp(201, R"({"etag":"\"8-a\""})")),
+      Sent(3, 0, Req("GET", "/a", "{}")),
+      Recv(4, 0, Resp(200, R"({"etag":"W/\"8-a\""})", "one")),
+  };
+  EXPECT_EQ(CheckLines(spec, weakened), Verdict::Kind::kReject);
+}
+
 TEST(EtagCases, WeakComparisonForIfNoneMatch) {
   auto spec = Shipped("http_webdav.dspec");
   std::vector<std::string> base = {
