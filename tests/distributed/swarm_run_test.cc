@@ -9,12 +9,14 @@
 // cluster target (three nodes, every connection to one); an intermediary
 // target (the reference proxy, its origin played by the job); a job stuck in a
 // spec handler, killed past its time budget; a SIGTERM that drains; worker
-// metrics.
+// metrics; a target's reset command used by the worker's shrinking
+// (Apache).
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -423,6 +425,51 @@ TEST_F(SwarmTest, BrokenTargetsEndInClearErrorsAndTheWorkerKeepsServing) {
   EXPECT_EQ(ok.state(), v1::RUN_STATE_PASSED) << ok.DebugString() << WorkerLogs();
   EXPECT_GT(w.pid, 0);
   EXPECT_EQ(waitpid(w.pid, nullptr, WNOHANG), 0);  // alive
+}
+
+// A target's reset command reaches the worker's shrinking: its reruns
+// reuse running Apache servers, emptied by the command, instead of
+// launching one per candidate, and the finding (Apache compares
+// If-None-Match strongly on PUT, docs/real-servers.md) is shrunk as on
+// fresh servers.
+TEST_F(SwarmTest, ATargetsResetCommandLetsShrinkingReuseRunningServers) {
+  ASSERT_EQ(::access("/usr/sbin/apache2", X_OK), 0) << "apache2 is installed by scripts/setup.sh";
+  StartWorker("w1", 1, {"--shrink-time", "20"});
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  const std::string log = tmp_ + "/resets";
+  v1::Target t;
+  t.set_name("apache");
+  t.set_adapter("http");
+  t.set_launch(absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/apache_webdav.sh {port} {dir}"));
+  t.set_reset_command(absl::StrCat("find {dir}/root -mindepth 1 -delete && echo reset >> ", log));
+  t.mutable_readiness()->set_timeout_ms(10000);
+  const int64_t apache = CreateTarget(t);
+
+  // One connection, one request at a time: the finding is sequential.
+  v1::SubmitRunRequest req;
+  auto* tmpl = req.mutable_template_();
+  tmpl->set_spec_hash(spec);
+  tmpl->set_target_id(apache);
+  tmpl->set_jobs(1);
+  tmpl->set_seed(1);
+  tmpl->mutable_budget()->set_steps(2000);
+  tmpl->mutable_budget()->set_connections(1);
+  tmpl->mutable_budget()->set_max_in_flight(1);
+  v1::Run run;
+  grpc::Status s = runs_->Submit(AuthContext(submitter_).get(), req, &run);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  run = WaitRun(run.id(), seconds(50));
+  ASSERT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.DebugString() << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(run.id());
+  ASSERT_EQ(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  ASSERT_GE(f.counterexamples_size(), 1);
+  const v1::Counterexample& cx = f.counterexamples(0);
+  EXPECT_LE(cx.size(), 4) << cx.document_json();
+  EXPECT_LT(cx.size(), cx.unshrunk_size());
+  EXPECT_TRUE(absl::StrContains(cx.document_json(), "if-none-match")) << cx.document_json();
+  const std::string resets = Slurp(log);
+  EXPECT_GE(std::count(resets.begin(), resets.end(), '\n'), 10) << "the reruns did not reuse servers\n" << WorkerLogs();
 }
 
 // Targets with the resp and memcached adapters run in the service like HTTP
