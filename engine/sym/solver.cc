@@ -7,6 +7,7 @@
 
 #include <z3++.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "engine/sym/difference_logic.h"
@@ -223,6 +224,124 @@ bool PropagateDecidedVariables(std::vector<TermRef>* live) {
   return true;
 }
 
+// Whether `c` says that a string variable starts (`positive`) or does not
+// start with a constant.
+bool PrefixLiteral(const TermRef& c, TermRef* var, std::string* prefix, bool* positive) {
+  *positive = c->op != TermOp::kNot;
+  const TermRef& p = *positive ? c : c->args[0];
+  if (p->op != TermOp::kPrefixOf || p->args[0]->op != TermOp::kConstString || p->args[1]->op != TermOp::kVar)
+    return false;
+  *var = p->args[1];
+  *prefix = p->args[0]->sval;
+  return true;
+}
+
+// Sets of disequalities and of prefix literals on single variables (tags
+// that are or are not weak): each variable's literals either contradict
+// each other (unsat) or leave it infinitely many values, so the
+// disequalities can always be met (sat). nullopt for any other set.
+std::optional<bool> PrefixesAndDisequalitiesSat(const std::vector<TermRef>& live) {
+  struct Literals {
+    std::vector<std::string> starts, not_starts;
+  };
+  absl::flat_hash_map<int64_t, Literals> of;
+  for (const auto& c : live) {
+    if (IsSimpleDisequality(c)) continue;
+    TermRef var;
+    std::string prefix;
+    bool positive;
+    if (!PrefixLiteral(c, &var, &prefix, &positive)) return std::nullopt;
+    auto& l = of[var->ival];
+    (positive ? l.starts : l.not_starts).push_back(prefix);
+  }
+  auto starts_with = [](const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; };
+  for (const auto& [id, l] : of) {
+    // The longest required prefix must extend every other one ...
+    std::string longest;
+    for (const auto& p : l.starts)
+      if (p.size() > longest.size()) longest = p;
+    for (const auto& p : l.starts)
+      if (!starts_with(longest, p)) return false;
+    // ... and not start with a forbidden one; then `longest` followed by
+    // any of infinitely many strings avoids every forbidden prefix.
+    for (const auto& p : l.not_starts)
+      if (starts_with(longest, p)) return false;
+  }
+  return true;
+}
+
+// Whether `t` contains the variable with this id and sort.
+bool Contains(const TermRef& t, int64_t id, Sort sort) {
+  if (t->op == TermOp::kVar) return t->ival == id && t->sort == sort;
+  if (!t->has_var) return false;
+  for (const auto& a : t->args)
+    if (Contains(a, id, sort)) return true;
+  return false;
+}
+
+using VarCounts = absl::flat_hash_map<std::pair<int64_t, int>, int>;
+
+int CountOf(const VarCounts& counts, const TermRef& v) {
+  auto it = counts.find({v->ival, static_cast<int>(v->sort)});
+  return it == counts.end() ? 0 : it->second;
+}
+
+// Whether a variable that occurs in no other constraint can make `c` true
+// on its own: `c` is (or has a disjunct) `v == e` with v not in e, or a
+// bool `v` or `!v`.
+bool AFreeVariableSatisfies(const TermRef& c, const VarCounts& counts) {
+  switch (c->op) {
+    case TermOp::kOr:
+      return AFreeVariableSatisfies(c->args[0], counts) || AFreeVariableSatisfies(c->args[1], counts);
+    case TermOp::kVar:
+      return c->sort == Sort::kBool && CountOf(counts, c) == 1;
+    case TermOp::kNot:
+      return c->args[0]->op == TermOp::kVar && CountOf(counts, c->args[0]) == 1;
+    case TermOp::kEq:
+      for (int side = 0; side < 2; ++side) {
+        const TermRef& v = c->args[side];
+        if (v->op == TermOp::kVar && CountOf(counts, v) == 1 && !Contains(c->args[1 - side], v->ival, v->sort))
+          return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+// Drops every constraint a variable of its own can make true (choose
+// `v = e`): what is left is satisfiable exactly when the whole is. A
+// response's new value tied to a stored one (`t == now || t == "W/" +
+// now`) is such a constraint until the response binds `now`.
+void DropConstraintsAFreeVariableSatisfies(std::vector<TermRef>* live) {
+  for (bool dropped = true; dropped && !live->empty();) {
+    VarCounts counts;
+    for (const auto& c : *live) {
+      std::vector<TermRef> vars;
+      CollectVars(c, &vars);
+      for (const auto& v : vars) ++counts[{v->ival, static_cast<int>(v->sort)}];
+    }
+    const size_t before = live->size();
+    live->erase(
+        std::remove_if(live->begin(), live->end(), [&](const TermRef& c) { return AFreeVariableSatisfies(c, counts); }),
+        live->end());
+    dropped = live->size() != before;
+  }
+}
+
+// The values `c` allows a string or int variable when it is a disjunction
+// of `v == constant` (at most 8), or false.
+bool FiniteDomain(const TermRef& c, TermRef* var, std::vector<TermRef>* values) {
+  if (c->op == TermOp::kOr)
+    return FiniteDomain(c->args[0], var, values) && FiniteDomain(c->args[1], var, values) && values->size() <= 8;
+  if (c->op != TermOp::kEq || c->args[0]->op != TermOp::kVar || !c->args[1]->IsConst()) return false;
+  const TermRef& v = c->args[0];
+  if (*var && !((*var)->ival == v->ival && (*var)->sort == v->sort)) return false;
+  *var = v;
+  values->push_back(c->args[1]);
+  return true;
+}
+
 // Tries to find a satisfying assignment among values suggested by the
 // constants in the constraints (and values distinct from all of them). A
 // witness proves satisfiability without Z3; failing to find one proves
@@ -315,6 +434,42 @@ uint64_t CanonicalKey(const std::vector<TermRef>& live) {
 
 }  // namespace
 
+// The cheap procedures, in order; nullopt when only Z3 can tell. `live`
+// is left simplified (decided variables substituted, constraints a free
+// variable satisfies dropped) for Z3. A constraint that allows a variable
+// a few constants only (`v == a || v == b`) is split on them, up to
+// `splits` deep: sat when some value is, unsat when every value is.
+std::optional<Solver::Result> Solver::Cheap(std::vector<TermRef>* live, int splits) {
+  if (!PropagateDecidedVariables(live)) return Result::kUnsat;
+  DropConstraintsAFreeVariableSatisfies(live);
+  // Only disequalities over infinite sorts (string, int): always
+  // satisfiable, since finitely many values are excluded.
+  bool only_diseq = true;
+  for (const auto& c : *live) only_diseq &= IsSimpleDisequality(c);
+  if (only_diseq) return Result::kSat;
+  if (HasComplementaryPair(*live)) return Result::kUnsat;
+  if (std::optional<bool> sat = PrefixesAndDisequalitiesSat(*live)) return *sat ? Result::kSat : Result::kUnsat;
+  if (std::optional<bool> sat = DifferenceLogicSat(*live)) return *sat ? Result::kSat : Result::kUnsat;
+  if (FindWitness(*live)) return Result::kSat;
+  if (splits == 0) return std::nullopt;
+  for (const auto& c : *live) {
+    TermRef var;
+    std::vector<TermRef> values;
+    if (!FiniteDomain(c, &var, &values)) continue;
+    bool all_unsat = true;
+    for (const auto& value : values) {
+      std::vector<TermRef> branch = *live;
+      branch.push_back(MkEq(var, value));
+      std::optional<Result> r = Cheap(&branch, splits - 1);
+      if (r == Result::kSat) return Result::kSat;
+      all_unsat &= r == Result::kUnsat;
+    }
+    if (all_unsat) return Result::kUnsat;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
   ++stats_.checks;
   std::vector<TermRef> live;
@@ -329,19 +484,7 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     }
     live.push_back(c);
   }
-  if (!PropagateDecidedVariables(&live)) {
-    ++stats_.fast_path;
-    return Result::kUnsat;
-  }
   if (live.empty()) {
-    ++stats_.fast_path;
-    return Result::kSat;
-  }
-  // Only disequalities over infinite sorts (string, int): always
-  // satisfiable, since finitely many values are excluded.
-  bool only_diseq = true;
-  for (const auto& c : live) only_diseq &= IsSimpleDisequality(c);
-  if (only_diseq) {
     ++stats_.fast_path;
     return Result::kSat;
   }
@@ -351,21 +494,10 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     ++stats_.cache_hits;
     return it->second;
   }
-  if (HasComplementaryPair(live)) {
+  if (std::optional<Result> r = Cheap(&live, 2)) {
     ++stats_.fast_path;
-    cache_.emplace(key, Result::kUnsat);
-    return Result::kUnsat;
-  }
-  if (std::optional<bool> sat = DifferenceLogicSat(live)) {
-    ++stats_.fast_path;
-    Result r = *sat ? Result::kSat : Result::kUnsat;
-    cache_.emplace(key, r);
-    return r;
-  }
-  if (FindWitness(live)) {
-    ++stats_.fast_path;
-    cache_.emplace(key, Result::kSat);
-    return Result::kSat;
+    cache_.emplace(key, *r);
+    return *r;
   }
   Impl* impl = ThreadZ3();
   impl->SetTimeout(timeout_ms_);
