@@ -1,8 +1,10 @@
 // Solver: decides satisfiability of a conjunction of symbolic constraints.
 // Constant constraints never reach Z3 (the concrete fast path); a variable
-// a constraint decides (`v == c`) is substituted into the others first, and
-// sets of plain disequalities over strings/ints (always satisfiable) or of
-// integer comparisons (difference_logic.h) never reach Z3 either; queries
+// a constraint decides (`v == c`) is substituted into the others first,
+// constraints a variable of their own can make true are dropped, and sets
+// of plain disequalities over strings/ints (always satisfiable), of those
+// and prefix literals, or of integer comparisons (difference_logic.h)
+// never reach Z3 either, nor do few-valued disjunctions split on; queries
 // about added constraints are sliced to the variables they share; results are
 // cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
 // reported as kUnknown and callers treat them as possibly satisfiable, so a
