@@ -151,6 +151,12 @@ void CollectConstants(const TermRef& t, std::vector<TermRef>* out) {
   for (const auto& a : t->args) CollectConstants(a, out);
 }
 
+// Only disequalities over infinite sorts (string, int): always
+// satisfiable, since finitely many values are excluded.
+bool OnlySimpleDisequalities(const std::vector<TermRef>& live) {
+  return std::all_of(live.begin(), live.end(), IsSimpleDisequality);
+}
+
 // Syntactic contradiction: some constraint and its negation are both present.
 bool HasComplementaryPair(const std::vector<TermRef>& live) {
   for (size_t i = 0; i < live.size(); ++i) {
@@ -162,12 +168,13 @@ bool HasComplementaryPair(const std::vector<TermRef>& live) {
 }
 
 // Whether two of the variables share an id but not a sort (bindings are
-// keyed by id alone).
+// keyed by id alone; CollectVars lists each variable once).
 bool IdsCollide(const std::vector<TermRef>& vars) {
-  for (size_t i = 0; i < vars.size(); ++i)
-    for (size_t j = i + 1; j < vars.size(); ++j)
-      if (vars[i]->ival == vars[j]->ival) return true;
-  return false;
+  std::vector<int64_t> ids;
+  ids.reserve(vars.size());
+  for (const auto& v : vars) ids.push_back(v->ival);
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) != ids.end();
 }
 
 // The variable a constraint decides on its own (`v == c`, a bool `v`, or
@@ -198,10 +205,10 @@ bool DecidedVariable(const TermRef& c, int64_t* id, TermRef* value) {
 // fold to false; a disjunction of tags with one of them). Returns false
 // when a constraint folds to false.
 bool PropagateDecidedVariables(std::vector<TermRef>* live) {
-  std::vector<TermRef> vars;
-  for (const auto& c : *live) CollectVars(c, &vars);
-  if (IdsCollide(vars)) return true;
-  for (size_t round = 0; round <= vars.size(); ++round) {
+  bool ids_checked = false;
+  // Each round removes the variables it binds from every constraint, so
+  // the rounds end.
+  for (;;) {
     Bindings b;
     for (const auto& c : *live) {
       int64_t id;
@@ -209,6 +216,12 @@ bool PropagateDecidedVariables(std::vector<TermRef>* live) {
       if (DecidedVariable(c, &id, &value) && !b.contains(id)) b[id] = value;
     }
     if (b.empty()) return true;
+    if (!ids_checked) {
+      std::vector<TermRef> vars;
+      for (const auto& c : *live) CollectVars(c, &vars);
+      if (IdsCollide(vars)) return true;
+      ids_checked = true;
+    }
     std::vector<TermRef> out;
     out.reserve(live->size());
     for (const auto& c : *live) {
@@ -221,7 +234,6 @@ bool PropagateDecidedVariables(std::vector<TermRef>* live) {
     }
     *live = std::move(out);
   }
-  return true;
 }
 
 // Whether `c` says that a string variable starts (`positive`) or does not
@@ -432,21 +444,16 @@ uint64_t CanonicalKey(const std::vector<TermRef>& live) {
   return absl::HashOf(hashes);
 }
 
-}  // namespace
-
 // The cheap procedures, in order; nullopt when only Z3 can tell. `live`
 // is left simplified (decided variables substituted, constraints a free
 // variable satisfies dropped) for Z3. A constraint that allows a variable
 // a few constants only (`v == a || v == b`) is split on them, up to
 // `splits` deep: sat when some value is, unsat when every value is.
-std::optional<Solver::Result> Solver::Cheap(std::vector<TermRef>* live, int splits) {
+std::optional<Solver::Result> Cheap(std::vector<TermRef>* live, int splits) {
+  using Result = Solver::Result;
   if (!PropagateDecidedVariables(live)) return Result::kUnsat;
   DropConstraintsAFreeVariableSatisfies(live);
-  // Only disequalities over infinite sorts (string, int): always
-  // satisfiable, since finitely many values are excluded.
-  bool only_diseq = true;
-  for (const auto& c : *live) only_diseq &= IsSimpleDisequality(c);
-  if (only_diseq) return Result::kSat;
+  if (OnlySimpleDisequalities(*live)) return Result::kSat;
   if (HasComplementaryPair(*live)) return Result::kUnsat;
   if (std::optional<bool> sat = PrefixesAndDisequalitiesSat(*live)) return *sat ? Result::kSat : Result::kUnsat;
   if (std::optional<bool> sat = DifferenceLogicSat(*live)) return *sat ? Result::kSat : Result::kUnsat;
@@ -470,6 +477,8 @@ std::optional<Solver::Result> Solver::Cheap(std::vector<TermRef>* live, int spli
   return std::nullopt;
 }
 
+}  // namespace
+
 Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
   ++stats_.checks;
   std::vector<TermRef> live;
@@ -484,7 +493,7 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     }
     live.push_back(c);
   }
-  if (live.empty()) {
+  if (OnlySimpleDisequalities(live)) {  // also when empty; before the cache key
     ++stats_.fast_path;
     return Result::kSat;
   }

@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -53,7 +52,6 @@ class Solver {
 
  private:
   struct Impl;
-  std::optional<Result> Cheap(std::vector<TermRef>* live, int splits);
   // This thread's Z3, created on the first query that needs it.
   static Impl* ThreadZ3();
   unsigned timeout_ms_;

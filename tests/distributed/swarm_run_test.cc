@@ -170,8 +170,10 @@ class SwarmTest : public ::testing::Test {
     return absl::StrCat(kWebdav, " --port {port} --dir {dir} --mutant ", mutant);
   }
 
+  // `connections` 0: the coordinator's default; otherwise that many, one
+  // request in flight on each.
   v1::Run Submit(const std::string& spec, int64_t target, int jobs, uint64_t steps, int64_t time_budget_ms = 0,
-                 uint64_t seed = 7) {
+                 uint64_t seed = 7, int connections = 0) {
     v1::SubmitRunRequest req;
     auto* t = req.mutable_template_();
     t->set_spec_hash(spec);
@@ -181,6 +183,8 @@ class SwarmTest : public ::testing::Test {
     t->mutable_budget()->set_steps(steps);
     t->mutable_budget()->set_time_budget_ms(time_budget_ms);
     t->mutable_budget()->set_response_timeout_ms(2000);
+    t->mutable_budget()->set_connections(connections);
+    t->mutable_budget()->set_max_in_flight(connections);
     v1::Run run;
     grpc::Status s = runs_->Submit(AuthContext(submitter_).get(), req, &run);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -446,19 +450,7 @@ TEST_F(SwarmTest, ATargetsResetCommandLetsShrinkingReuseRunningServers) {
   const int64_t apache = CreateTarget(t);
 
   // One connection, one request at a time: the finding is sequential.
-  v1::SubmitRunRequest req;
-  auto* tmpl = req.mutable_template_();
-  tmpl->set_spec_hash(spec);
-  tmpl->set_target_id(apache);
-  tmpl->set_jobs(1);
-  tmpl->set_seed(1);
-  tmpl->mutable_budget()->set_steps(2000);
-  tmpl->mutable_budget()->set_connections(1);
-  tmpl->mutable_budget()->set_max_in_flight(1);
-  v1::Run run;
-  grpc::Status s = runs_->Submit(AuthContext(submitter_).get(), req, &run);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  run = WaitRun(run.id(), seconds(50));
+  v1::Run run = WaitRun(Submit(spec, apache, 1, 2000, 0, /*seed=*/1, /*connections=*/1).id(), seconds(50));
   ASSERT_EQ(run.state(), v1::RUN_STATE_FAILED) << run.DebugString() << WorkerLogs();
   std::vector<v1::Finding> groups = FindingsOfRun(run.id());
   ASSERT_EQ(groups.size(), 1u) << WorkerLogs();
