@@ -334,7 +334,15 @@ absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
     draining_ = true;
   }
   ++sent_;
-  inputs_.push_back({r.conn, r.jexpr, answered_since_send_});
+  InputItem sent;
+  sent.conn = r.conn;
+  sent.jexpr = r.jexpr;
+  sent.after = std::move(answered_since_send_);
+  if (opts_.replay && !(*opts_.replay)[replay_pos_ - 1].origin_answers.empty()) {
+    sent.origin_answers = (*opts_.replay)[replay_pos_ - 1].origin_answers;
+    attached_[r.label] = sent.origin_answers;
+  }
+  inputs_.push_back(std::move(sent));
   answered_since_send_.clear();
   outstanding_[static_cast<size_t>(r.conn)].push_back({r.label, t_ns});
   check::Observation o;
@@ -357,6 +365,7 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
   answered_[pos] = true;
   answered_since_send_.push_back(static_cast<int>(pos));
   outstanding_[static_cast<size_t>(conn)].pop_front();
+  attached_.erase(label - 1);
   ++received_;
   check::Observation o;
   o.kind = check::Observation::Kind::kReceived;
@@ -463,15 +472,37 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
   return Record(std::move(o));
 }
 
-// The answer kept for the request's key and occurrence (a rerun), else
-// the origin gen's.
+// A rerun's answer for an origin request with `key`: one attached to a
+// client request in flight (the oldest such), else the one kept for the
+// key and its occurrence; else the origin gen's.
 absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg) {
-  if (std::optional<Value> kept = origin_book_.Next(key)) return AnswerFromKept(*kept, msg);
+  std::optional<Value> kept = origin_book_.Next(key);  // counts the occurrence either way
+  if (std::optional<Value> attached = TakeAttachedAnswer(key)) kept = std::move(attached);
+  if (kept) return AnswerFromKept(*kept, msg);
   lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
   Gen gen(&origin_rng_, &opts_.mask, &messages_);
   absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);
   if (!jexpr.ok()) return jexpr.status();
   return ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
+}
+
+std::optional<Value> Executor::TakeAttachedAnswer(const std::string& key) {
+  if (attached_.empty()) return std::nullopt;
+  std::vector<int64_t> labels;
+  for (const auto& q : outstanding_)
+    for (const auto& [label, sent] : q)
+      if (attached_.contains(label)) labels.push_back(label);
+  std::sort(labels.begin(), labels.end());
+  for (int64_t label : labels) {
+    std::vector<AttachedAnswer>& answers = attached_[label];
+    for (auto it = answers.begin(); it != answers.end(); ++it) {
+      if (it->key != key) continue;
+      Value answer = std::move(it->answer);
+      answers.erase(it);
+      return answer;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<OriginAnswer> Executor::NextOriginAnswer(int64_t t_ns) {

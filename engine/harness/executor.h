@@ -52,6 +52,9 @@ struct InputItem {
   // like a request. It takes a label pair that no observation uses, so
   // item k's request is always label 2k+1.
   ir::Value fault;
+  // An intermediary's run: the origin answers attached to this request
+  // (origin_answers.h), which a rerun gives the origin requests it causes.
+  std::vector<AttachedAnswer> origin_answers;
 
   bool is_fault() const { return !fault.is_null(); }
   friend bool operator==(const InputItem& a, const InputItem& b) {
@@ -211,6 +214,9 @@ class Executor {
  private:
   bool NextAvailable(int* conn) const;
   absl::StatusOr<ir::Value> OriginAnswerTo(const std::string& key, const ir::Value& msg);
+  // An answer with `key` attached to a client request in flight (the
+  // oldest), taken; nullopt when there is none.
+  std::optional<ir::Value> TakeAttachedAnswer(const std::string& key);
   absl::Status Record(check::Observation o);  // into the trace and the checker
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
@@ -243,7 +249,10 @@ class Executor {
   std::mt19937_64 origin_rng_;
   int64_t next_origin_label_ = 1;
   absl::flat_hash_map<int, std::deque<QueuedAnswer>> origin_queue_;
-  OriginAnswerBook origin_book_;                        // the answers a rerun keeps
+  OriginAnswerBook origin_book_;  // the answers a rerun keeps
+  // A rerun's answers attached to its requests (InputItem::origin_answers),
+  // by client request label, while the request is in flight.
+  absl::flat_hash_map<int64_t, std::vector<AttachedAnswer>> attached_;
   std::vector<OriginAnswerItem> origin_answers_given_;  // what this run answered
 };
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace dualswarm::harness {
@@ -60,6 +61,85 @@ std::string OriginRequestKey(const Value& request) {
   }
   if (const std::string* op = StringField(request, "op"); op != nullptr) return absl::StrCat("op ", *op);
   return "";
+}
+
+namespace {
+
+// How well client request `client` explains origin request `origin`: 3 the
+// same method and path (or the same key), 2 the same path, 1 neither.
+int AttributionScore(const Value& client, const Value& origin) {
+  const std::string origin_key = OriginRequestKey(origin);
+  if (!origin_key.empty() && OriginRequestKey(client) == origin_key) return 3;
+  const std::string* client_method = StringField(client, "method");
+  const std::string* origin_method = StringField(origin, "method");
+  const std::string* client_path = StringField(client, "path");
+  const std::string* origin_path = StringField(origin, "path");
+  if (client_path == nullptr || origin_path == nullptr) return 1;
+  const bool same_path = absl::EndsWith(*client_path, *origin_path) &&
+                         (client_path->size() == origin_path->size() || absl::StartsWith(*origin_path, "/"));
+  if (!same_path) return 1;
+  return client_method != nullptr && origin_method != nullptr && *client_method == *origin_method ? 3 : 2;
+}
+
+}  // namespace
+
+std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observation>& trace) {
+  using Kind = check::Observation::Kind;
+  struct InFlight {
+    int64_t label;
+    int64_t conn;
+    const Value* msg;
+    int named = 0;  // origin requests attributed to it so far
+  };
+  std::vector<InFlight> in_flight;  // oldest first
+  std::vector<int64_t> out;
+  for (const check::Observation& o : trace) {
+    if (o.side == check::Side::kOrigin) {
+      if (o.kind != Kind::kReceived) continue;
+      InFlight* best = nullptr;
+      int best_score = 0;
+      for (InFlight& c : in_flight) {
+        const int score = AttributionScore(*c.msg, o.msg);
+        if (best == nullptr || score > best_score || (score == best_score && c.named < best->named)) {
+          best = &c;
+          best_score = score;
+        }
+      }
+      out.push_back(best == nullptr ? -1 : best->label);
+      if (best != nullptr) ++best->named;
+      continue;
+    }
+    switch (o.kind) {
+      case Kind::kSent:
+        in_flight.push_back({o.label, o.conn, &o.msg});
+        break;
+      case Kind::kReceived:
+      case Kind::kTimeout: {
+        const int64_t request = o.kind == Kind::kReceived ? o.label - 1 : o.label;
+        std::erase_if(in_flight, [&](const InFlight& c) { return c.label == request; });
+        break;
+      }
+      case Kind::kClosed:
+        std::erase_if(in_flight, [&](const InFlight& c) { return c.conn == o.conn; });
+        break;
+      case Kind::kFault:
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<AttachedAnswer>> AnswersByClientRequest(const std::vector<OriginAnswerItem>& given,
+                                                                const std::vector<check::Observation>& trace,
+                                                                size_t requests) {
+  std::vector<std::vector<AttachedAnswer>> out(requests);
+  const std::vector<int64_t> by = AttributeOriginRequests(trace);
+  for (size_t i = 0; i < by.size() && i < given.size(); ++i) {
+    if (by[i] < 1 || by[i] % 2 != 1) continue;
+    const size_t k = static_cast<size_t>(by[i] / 2);
+    if (k < requests) out[k].push_back({given[i].key, given[i].answer});
+  }
+  return out;
 }
 
 OriginAnswerBook::OriginAnswerBook(const std::vector<OriginAnswerItem>& items) {

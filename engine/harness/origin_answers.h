@@ -54,6 +54,36 @@ ir::Value KeptAnswer(const ir::Value& answer, const ir::Value& request);
 // A kept answer for `request`: its holes filled from it.
 absl::StatusOr<ir::Value> AnswerFromKept(const ir::Value& kept, const ir::Value& request);
 
+// An origin answer attached to the client request that made the SUT send
+// the origin request it answered (AttributeOriginRequests): a rerun gives
+// it to an origin request with the same key while that client request is
+// in flight, so that dropping other requests (shrinking) does not shift
+// which answer a request gets, as counting occurrences per key does.
+struct AttachedAnswer {
+  std::string key;   // OriginRequestKey of the request it answered
+  ir::Value answer;  // as kept (KeptAnswer)
+  friend bool operator==(const AttachedAnswer& a, const AttachedAnswer& b) {
+    return a.key == b.key && a.answer == b.answer;
+  }
+};
+
+// For each origin request of `trace` (side kOrigin, received), in trace
+// order, the label of the client request that most likely made the SUT
+// send it, or -1: of the client requests in flight then (sent before it,
+// not answered before it), one with the same method and path, else the
+// same path (a proxy's client may name it in absolute form), else any;
+// among equals one not yet named for another origin request, the oldest
+// first.
+std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observation>& trace);
+
+// The answers a run gave (`given`, one per origin request of its `trace`,
+// in order), each as attached to the client request it is attributed to:
+// result[k] for the request labelled 2k+1, k < `requests`. Answers not
+// attributed to one of those are left out.
+std::vector<std::vector<AttachedAnswer>> AnswersByClientRequest(const std::vector<OriginAnswerItem>& given,
+                                                                const std::vector<check::Observation>& trace,
+                                                                size_t requests);
+
 // The answers a run gave, looked up by the requests of a rerun.
 class OriginAnswerBook {
  public:

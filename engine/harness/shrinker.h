@@ -30,6 +30,8 @@ struct RerunOutcome {
   std::vector<check::Observation> trace;
   Verdict verdict;
   int round = 0;  // of an input sent several times over: where it failed (repetition.h)
+  // An intermediary's run: the origin answers it gave (executor.h).
+  std::vector<OriginAnswerItem> origin_answers;
 };
 
 using RerunFn = std::function<absl::StatusOr<RerunOutcome>(const std::vector<InputItem>&)>;

@@ -31,7 +31,7 @@ std::string UnisonLaunch(bool fastcheck) {
 // `ops` on connection 0, each sent after the previous one's answer.
 std::vector<harness::InputItem> OneAfterAnother(const std::vector<ir::Value>& ops) {
   std::vector<harness::InputItem> input;
-  for (const ir::Value& op : ops) input.push_back({0, op, {}, ir::Value()});
+  for (const ir::Value& op : ops) input.push_back({.conn = 0, .jexpr = op});
   return harness::OneAtATime(input);
 }
 

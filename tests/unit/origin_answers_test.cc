@@ -150,5 +150,99 @@ TEST(OriginAnswers, TheExecutorAnswersARerunAsTheRunItReplaysDid) {
   EXPECT_EQ(second, first);
 }
 
+check::Observation Seen(check::Side side, check::Observation::Kind kind, int64_t label, int64_t conn, Value msg) {
+  check::Observation o;
+  o.side = side;
+  o.kind = kind;
+  o.label = label;
+  o.conn = conn;
+  o.msg = std::move(msg);
+  return o;
+}
+
+// Which client request made the SUT ask the origin: one in flight then,
+// the same method and path before the same path before anything.
+TEST(OriginAnswers, AnOriginRequestIsAttributedToTheClientRequestInFlightForItsPath) {
+  using K = check::Observation::Kind;
+  const auto client = check::Side::kClient, origin = check::Side::kOrigin;
+  const std::vector<check::Observation> trace = {
+      Seen(client, K::kSent, 1, 0, Http("GET", "/a", false)),
+      Seen(client, K::kSent, 3, 1, Http("HEAD", "http://127.0.0.1:1/b", false)),  // absolute form
+      Seen(origin, K::kReceived, 1, 0, Http("GET", "/b", false)),                 // the HEAD's: same path
+      Seen(origin, K::kReceived, 3, 0, Http("GET", "/a", true)),                  // the GET's
+      Seen(client, K::kReceived, 2, 0, Value::Map({})),                           // the GET answered
+      Seen(origin, K::kReceived, 5, 0, Http("GET", "/a", false)),                 // only the HEAD in flight
+      Seen(client, K::kTimeout, 3, 1, Value()),
+      Seen(origin, K::kReceived, 7, 0, Http("GET", "/a", false)),  // nothing in flight
+      Seen(client, K::kSent, 5, 0, Http("GET", "/c", false)),
+      Seen(client, K::kSent, 7, 1, Http("GET", "/c", false)),
+      Seen(origin, K::kReceived, 9, 0, Http("GET", "/c", false)),   // the older one
+      Seen(origin, K::kReceived, 11, 0, Http("GET", "/c", false)),  // the one not named yet
+      Seen(client, K::kClosed, 0, 0, Value()),
+      Seen(origin, K::kReceived, 13, 0, Http("GET", "/c", false)),  // the closed connection's is gone
+  };
+  EXPECT_EQ(AttributeOriginRequests(trace), (std::vector<int64_t>{3, 1, 3, -1, 5, 7, 7}));
+  const std::vector<OriginAnswerItem> given = {{"GET /b", 0, Answer("b")},  {"GET /a conditional", 0, Answer("a")},
+                                               {"GET /a", 0, Answer("x")},  {"GET /a", 1, Answer("y")},
+                                               {"GET /c", 0, Answer("c0")}, {"GET /c", 1, Answer("c1")},
+                                               {"GET /c", 2, Answer("c2")}};
+  const auto by_request = AnswersByClientRequest(given, trace, 3);
+  ASSERT_EQ(by_request.size(), 3u);
+  EXPECT_EQ(by_request[0], (std::vector<AttachedAnswer>{{"GET /a conditional", Answer("a")}}));
+  EXPECT_EQ(by_request[1], (std::vector<AttachedAnswer>{{"GET /b", Answer("b")}, {"GET /a", Answer("x")}}));
+  EXPECT_EQ(by_request[2], (std::vector<AttachedAnswer>{{"GET /c", Answer("c0")}}));
+}
+
+// Replays `input` through the relay (one connection, one request at a time);
+// returns the origin's answers.
+std::vector<Value> ReplayRelay(const std::vector<InputItem>& input, const std::vector<OriginAnswerItem>& kept) {
+  ExecutorOptions o;
+  o.connections = 1;
+  o.origin_hold_probability = 0;
+  o.origin_answers = kept;
+  o.replay = input;
+  auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  if (!ex.ok()) return {};
+  Executor& e = **ex;
+  std::vector<Value> answers;
+  for (size_t i = 0; i < input.size(); ++i) {
+    auto next = e.Next();
+    EXPECT_TRUE(next.ok() && next->has_value()) << next.status();
+    if (!next.ok() || !next->has_value()) return {};
+    PlannedRequest r = **next;
+    EXPECT_TRUE(e.Sent(r, 1).ok());
+    EXPECT_TRUE(e.OriginRequest(0, r.msg.Set("origin", Value::String("origin-0")), 2).ok());
+    std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
+    EXPECT_TRUE(a.has_value());
+    if (!a.has_value()) return {};
+    answers.push_back(a->msg);
+    EXPECT_TRUE(e.OriginAnswered(*a, 3).ok());
+    EXPECT_TRUE(e.Received(0, Value::Map({{"v", a->msg.Find("v") ? *a->msg.Find("v") : Value()}}), 4).ok());
+  }
+  // What a rerun sent keeps the answers attached to it.
+  EXPECT_EQ(e.inputs().size(), input.size());
+  for (size_t i = 0; i < input.size(); ++i) EXPECT_EQ(e.inputs()[i].origin_answers, input[i].origin_answers);
+  return answers;
+}
+
+// Shrinking drops requests: an answer attached to a request goes with it,
+// where answers kept per key and occurrence would shift to the next one.
+TEST(OriginAnswers, AnAnswerAttachedToARequestFollowsItWhenEarlierOnesAreDropped) {
+  auto item = [](const char* id, const char* answer) {
+    InputItem i;
+    i.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
+    i.origin_answers = {{"op get", Answer(answer)}};
+    return i;
+  };
+  const std::vector<OriginAnswerItem> book = {{"op get", 0, Answer("book0")}, {"op get", 1, Answer("book1")}};
+  EXPECT_EQ(ReplayRelay({item("a", "A"), item("b", "B")}, book), (std::vector<Value>{Answer("A"), Answer("B")}));
+  EXPECT_EQ(ReplayRelay({item("b", "B")}, book), (std::vector<Value>{Answer("B")}));
+  // Without an attached answer for its key: the book's, by occurrence.
+  InputItem bare = item("b", "B");
+  bare.origin_answers = {{"op put", Answer("P")}};
+  EXPECT_EQ(ReplayRelay({bare}, book), (std::vector<Value>{Answer("book0")}));
+}
+
 }  // namespace
 }  // namespace dualswarm::harness

@@ -174,12 +174,34 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   return cx;
 }
 
+// What `r` sent, each request with the origin answers attributed to it in
+// this run (origin_answers.h) — or, when none was, those it was sent with:
+// a request a cache answered from its store this time may need its own
+// answer again in a candidate without the request that stored it.
+std::vector<harness::InputItem> WithAttachedAnswers(const JobResult& r) {
+  std::vector<harness::InputItem> sent = r.inputs;
+  if (r.origin_answers.empty()) return sent;
+  std::vector<std::vector<harness::AttachedAnswer>> by_request =
+      harness::AnswersByClientRequest(r.origin_answers, r.trace, sent.size());
+  for (size_t k = 0; k < sent.size(); ++k)
+    if (!by_request[k].empty()) sent[k].origin_answers = std::move(by_request[k]);
+  return sent;
+}
+
+// `input` as a counterexample keeps it: without attached answers (the
+// counterexample's own answers, kept per key and occurrence, replay it).
+std::vector<harness::InputItem> WithoutAttachedAnswers(std::vector<harness::InputItem> input) {
+  for (harness::InputItem& item : input) item.origin_answers.clear();
+  return input;
+}
+
 // What a run showed, as the shrinker sees it: reproduced, as a failure
 // found is; a rerun's caller sets whether it failed the same way.
 harness::RerunOutcome FailedRun(const JobResult& r) {
   harness::RerunOutcome out;
   out.reproduced = true;
-  out.sent = r.inputs;
+  out.sent = WithAttachedAnswers(r);
+  out.origin_answers = r.origin_answers;
   out.trace = r.trace;
   out.verdict = VerdictOf(r);
   return out;
@@ -226,8 +248,8 @@ class FindingShrinker {
     // race whose window a few requests meet rarely still fails in one run,
     // starting from the race's own requests when those fail again.
     repeating_ = MayBeARace(found);
-    std::vector<harness::InputItem> from = found.inputs;
     harness::RerunOutcome outcome = FailedRun(found);
+    std::vector<harness::InputItem> from = outcome.sent;
     if (repeating_) {
       if (absl::Status s = StartFromRaceWindow(found, &from, &outcome); !s.ok()) return s;
     }
@@ -235,7 +257,7 @@ class FindingShrinker {
     // A flaky result: the failure found depended on timing; start over from
     // the original input sent one request at a time.
     if (cx_.replays_reproduced < cx_.replays_verified) {
-      if (absl::Status s = TrySequential(found.inputs, 1); !s.ok()) return s;
+      if (absl::Status s = TrySequential(FailedRun(found).sent, 1); !s.ok()) return s;
     }
     // A result whose requests still overlap may race in replays even when
     // its verification replays all agreed (which response arrives first can
@@ -250,6 +272,7 @@ class FindingShrinker {
     }
     cx_.shrink_reruns = reruns_;
     cx_.shrink_seconds = so_.elapsed();
+    cx_.input = WithoutAttachedAnswers(std::move(cx_.input));
     return std::move(cx_);
   }
 
@@ -303,7 +326,10 @@ class FindingShrinker {
     out->shrink_complete = shrunk->complete;
     out->repeat = RoundsOf(out->input);
     out->failed_round = shrunk->last.round;
-    out->origin_answers = harness::OriginAnswersUsedBy(found_origin_answers_, out->trace);
+    // The answers the last run of the result gave (some came attached to
+    // its requests), per key and occurrence as a replay looks them up.
+    out->origin_answers = harness::OriginAnswersUsedBy(
+        shrunk->last.origin_answers.empty() ? found_origin_answers_ : shrunk->last.origin_answers, out->trace);
     return VerifyReplays(out);
   }
 
@@ -338,7 +364,8 @@ class FindingShrinker {
   absl::Status VerifyReplays(harness::Counterexample* out, bool shown_from_replay = false) {
     const int n = std::max(options_.verify, 0);
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
-    JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
+    JobOptions as_replayed =
+        RerunOptions(*out, WithoutAttachedAnswers(out->input), job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
     absl::Mutex progress_mu;
     harness::ShrinkProgress progress{.reruns = reruns_,
