@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "engine/harness/origin_answers.h"
 #include "engine/harness/parallel_for.h"
 #include "engine/ir/jexpr.h"
 
@@ -161,12 +162,28 @@ std::vector<std::string> OtherResourcesBySize(const std::vector<InputItem>& inpu
   return out;
 }
 
+// The client request that made an intermediary send the origin request
+// labelled `origin_label` (AttributeOriginRequests); -1 when none is known.
+int64_t ClientRequestBehind(const std::vector<check::Observation>& trace, int64_t origin_label) {
+  size_t nth = 0;  // among the origin requests
+  for (const check::Observation& o : trace) {
+    if (o.side != check::Side::kOrigin || o.kind != check::Observation::Kind::kReceived) continue;
+    if (o.label == origin_label) {
+      const std::vector<int64_t> by = AttributeOriginRequests(trace);
+      return nth < by.size() ? by[nth] : -1;
+    }
+    ++nth;
+  }
+  return -1;
+}
+
 // The input position of the request the failure is about (the rejected
-// response's request, or the overdue one); -1 when the verdict names none
-// on the client side.
+// response's request, the overdue one, or the client request behind a
+// rejected origin request); -1 when the verdict names none.
 int FailingPosition(const RerunOutcome& o, size_t input_size) {
-  if (o.verdict.origin_side || o.verdict.label < 1) return -1;
-  size_t pos = static_cast<size_t>((o.verdict.label - 1) / 2);
+  const int64_t label = o.verdict.origin_side ? ClientRequestBehind(o.trace, o.verdict.label) : o.verdict.label;
+  if (label < 1) return -1;
+  size_t pos = static_cast<size_t>((label - 1) / 2);
   return pos < input_size ? static_cast<int>(pos) : -1;
 }
 

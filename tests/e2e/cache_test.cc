@@ -96,5 +96,23 @@ TEST(HttpCache, AMissedInvalidationIsShrunkAndReplayedByTheCli) {
   EXPECT_LE(shrunk, 8) << r.out;
 }
 
+// A cache that does not merge a 304's fields into what it stored: the
+// finding needs the origin's answers to a GET and to its revalidation, and
+// those answers travel with their client requests through shrinking
+// (engine/harness/origin_answers.h), so it shrinks to the few requests
+// that store and revalidate a response and replays.
+TEST(HttpCache, AnUnmerged304IsShrunkToAFewRequestsThatReplay) {
+  auto r = testing::RunCommand(
+      {DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_cache.dspec", "--launch",
+       RefCache(4, 2), "--origins", "1", "--seed", "1", "--steps", "1000", "--shrink-time", "30"});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "<== REJECTED")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "if-none-match")) << r.out;  // the revalidation is kept
+  const int shrunk = testing::ShrunkRequests(r.out);
+  EXPECT_GE(shrunk, 2) << r.out;
+  EXPECT_LE(shrunk, 8) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.out, "of 5 reproduced (flaky")) << r.out;
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

@@ -117,6 +117,58 @@ TEST(Shrinker, KeepsTheOtherResourceAFailureNeeds) {
   EXPECT_EQ(sut.sizes[2], 12u);
 }
 
+// An intermediary's finding against a request it sent the origin: the
+// client request behind it (in flight then, same path) is the failing one,
+// so the other resources go in one rerun as for a client-side finding.
+RerunOutcome FailedAtTheOrigin(const std::vector<InputItem>& in, int get) {
+  RerunOutcome o;
+  o.reproduced = true;
+  o.sent = in;
+  o.verdict.kind = "safety";
+  o.verdict.origin_side = true;
+  o.verdict.label = 3;  // the origin request below
+  auto seen = [](check::Side side, check::Observation::Kind kind, int64_t label, Value msg) {
+    check::Observation ob;
+    ob.side = side;
+    ob.kind = kind;
+    ob.label = label;
+    ob.msg = std::move(msg);
+    return ob;
+  };
+  using K = check::Observation::Kind;
+  const Value get_a = Value::Map({{"method", Value::String("GET")}, {"path", Value::String("/a")}});
+  const Value get_b = Value::Map({{"method", Value::String("GET")}, {"path", Value::String("/b")}});
+  o.trace = {seen(check::Side::kClient, K::kSent, 2 * get - 1, get_b),  // the request before it
+             seen(check::Side::kClient, K::kSent, 2 * get + 1, get_a),
+             seen(check::Side::kOrigin, K::kReceived, 1, get_b), seen(check::Side::kOrigin, K::kReceived, 3, get_a)};
+  return o;
+}
+
+TEST(Shrinker, AnOriginSideFindingDropsEveryOtherResourceInOneRerun) {
+  std::mutex mu;
+  std::vector<size_t> sizes;
+  RerunFn fn = [&](const std::vector<InputItem>& in) -> absl::StatusOr<RerunOutcome> {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      sizes.push_back(in.size());
+    }
+    const int put = Find(in, "PUT", "/a"), get = Find(in, "GET", "/a");
+    if (put < 0 || get < put) {
+      RerunOutcome passed;
+      passed.sent = in;
+      return passed;
+    }
+    return FailedAtTheOrigin(in, get);
+  };
+  std::vector<InputItem> in = MixedInput();
+  auto r = Shrink(in, FailedAtTheOrigin(in, 20), fn, OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->input.size(), 2u);
+  ASSERT_GE(sizes.size(), 2u);
+  EXPECT_EQ(sizes[0], 30u);  // one request at a time
+  EXPECT_EQ(sizes[1], 2u);   // /b and /c gone at once
+}
+
 // Candidates tried several at once give the same counterexample as one at
 // a time: of a wave's reproducing candidates the first in order is kept.
 TEST(Shrinker, ParallelCandidatesShrinkToTheSameInput) {
