@@ -85,6 +85,7 @@
 #include "engine/harness/simulator.h"
 #include "engine/harness/workloads.h"
 #include "engine/lang/spec.h"
+#include "util/huge_pages.h"
 
 namespace dualswarm::bench {
 namespace {
@@ -962,4 +963,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace dualswarm::bench
 
-int main(int argc, char** argv) { return dualswarm::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  dualswarm::UseHugePagesForTheHeap();  // as the programs that run the checker do
+  return dualswarm::bench::Main(argc, argv);
+}

@@ -28,7 +28,7 @@ BASELINE_REF=${BASELINE_REF:-92c41b0}
 export BENCH_JOBS=${BENCH_JOBS:-1}
 BENCH_OVERLAY="bench/CMakeLists.txt bench/checker_hard_bench.cc engine/harness/simulator.h
   engine/harness/simulator.cc engine/harness/random_server.h engine/harness/random_server.cc
-  engine/harness/workloads.h engine/harness/workloads.cc"
+  engine/harness/workloads.h engine/harness/workloads.cc util/huge_pages.h"
 
 tmp=$(mktemp -d /tmp/ds-hard-bench-XXXXXX)
 wt=""

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "util/huge_pages.h"
 #include "workers/adapters/adapter_kinds.h"
 
 namespace {
@@ -43,6 +44,7 @@ const char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  dualswarm::UseHugePagesForTheHeap();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(dualswarm::workers::WithAdapterKinds(kUsage).c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? dualswarm::cli::kExitBadInput : 0;

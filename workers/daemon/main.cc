@@ -28,6 +28,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "util/help_flag.h"
+#include "util/huge_pages.h"
 #include "util/hyphen_flags.h"
 #include "workers/adapters/adapter_kinds.h"
 #include "workers/daemon/daemon.h"
@@ -209,6 +210,7 @@ int DaemonMain(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dualswarm::UseHugePagesForTheHeap();
   absl::SetProgramUsageMessage(kUsage);
   if (dualswarm::util::AnswerHelp(argc, argv, kUsage, "daemon/main.")) return 0;
   std::vector<std::string> storage;
