@@ -18,9 +18,14 @@ namespace {
 using check::Observation;
 using ir::Value;
 
-const Observation* FindLabel(const std::vector<Observation>& trace, int64_t label) {
+// The message labelled `label` on `side` (client and origin labels are
+// counted apart, so the same number names one message on each side).
+const Observation* FindLabel(const std::vector<Observation>& trace, int64_t label,
+                             check::Side side = check::Side::kClient) {
   for (const auto& o : trace)
-    if (o.label == label && (o.kind == Observation::Kind::kSent || o.kind == Observation::Kind::kReceived)) return &o;
+    if (o.label == label && o.side == side &&
+        (o.kind == Observation::Kind::kSent || o.kind == Observation::Kind::kReceived))
+      return &o;
   return nullptr;
 }
 
@@ -86,7 +91,11 @@ const Value* Need(const Value& v, const char* key, Value::Kind kind, std::string
 
 std::string FailureClass(const Verdict& v, const std::vector<Observation>& trace) {
   std::vector<std::string> parts = {v.kind};
-  if (v.kind == "safety") {
+  if (v.kind == "safety" && v.origin_side) {
+    // A request the intermediary sent the origin: what kind it was.
+    if (const Observation* req = FindLabel(trace, v.label, check::Side::kOrigin))
+      parts.push_back(RequestKind(req->msg));
+  } else if (v.kind == "safety") {
     if (const Observation* req = FindLabel(trace, v.label - 1)) parts.push_back(RequestKind(req->msg));
     if (const Observation* resp = FindLabel(trace, v.label)) parts.push_back(StatusSummary(resp->msg));
   } else if (v.kind == "liveness") {

@@ -70,5 +70,32 @@ TEST(Signature, FaultsTheFailureKeptMakeItAnotherCause) {
   EXPECT_NE(plain, harness::ComputeSignature(SafetyAt(2), paused));
 }
 
+// An intermediary's finding against a request it sent the origin: its class
+// is that request's, whatever client messages carry the same label number
+// (client and origin labels are counted apart).
+TEST(Signature, AFindingAtTheOriginIsClassedByTheOriginRequest) {
+  auto origin_request = [](int64_t label, const char* method) {
+    Observation o = Msg(Observation::Kind::kReceived, label,
+                        Value::Map({{"method", Value::String(method)}, {"path", Value::String("/a")}}));
+    o.side = check::Side::kOrigin;
+    return o;
+  };
+  auto client = [](int64_t label, const char* method) {
+    return Msg(Observation::Kind::kSent, label,
+               Value::Map({{"method", Value::String(method)}, {"path", Value::String("/a")}}));
+  };
+  harness::Verdict v = SafetyAt(3);
+  v.origin_side = true;
+  // The same wrong revalidation; the client request labelled 3 differs.
+  const std::vector<Observation> one = {client(1, "GET"), client(3, "PUT"), origin_request(1, "GET"),
+                                        origin_request(3, "GET")};
+  const std::vector<Observation> other = {client(1, "GET"), client(3, "DELETE"), origin_request(1, "GET"),
+                                          origin_request(3, "GET")};
+  EXPECT_EQ(harness::FailureClass(v, one), "safety|GET");
+  EXPECT_EQ(harness::FailureClass(v, one), harness::FailureClass(v, other));
+  EXPECT_EQ(harness::ComputeSignature(v, one), harness::ComputeSignature(v, other));
+  EXPECT_NE(harness::ComputeSignature(v, one), harness::ComputeSignature(SafetyAt(3), one));
+}
+
 }  // namespace
 }  // namespace dualswarm
