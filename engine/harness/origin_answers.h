@@ -11,7 +11,9 @@
 // whose strings that the request carried too (the entity-tag a 304
 // repeats) are holes into the request it answers, whose label is
 // kAnsweredRequestLabel: a rerun repeats what its own request carries.
-// docs/counterexample.md describes the format.
+// docs/counterexample.md describes the format. While shrinking, each
+// answer also travels with the client request it is attributed to
+// (AttachedAnswer, below), which a rerun prefers to the key and occurrence.
 #ifndef DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
 #define DUALSWARM_ENGINE_HARNESS_ORIGIN_ANSWERS_H_
 
