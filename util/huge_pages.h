@@ -8,10 +8,12 @@
 // bench/ (bench/RESULTS.md, "Huge pages for the heap"). The programs that
 // run the checker call it first thing in main(). It does nothing unless
 // the program is built with DS_TCMALLOC (CMakeLists.txt: DS_MALLOC), whose system
-// allocator it wraps, and nothing when DUALSWARM_HUGE_PAGES=0.
+// allocator it wraps, and nothing when DUALSWARM_HUGE_PAGES=0 (e.g. where
+// memory is fragmented and the kernel's compaction for huge pages stalls).
 #ifndef DUALSWARM_UTIL_HUGE_PAGES_H_
 #define DUALSWARM_UTIL_HUGE_PAGES_H_
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -34,6 +36,7 @@ class HugePageSysAllocator : public SysAllocator {
  public:
   explicit HugePageSysAllocator(SysAllocator* next) : next_(next) {}
   void* Alloc(size_t size, size_t* actual_size, size_t alignment) override {
+    if (size > SIZE_MAX - (kHugePage - 1)) return nullptr;  // rounding up would wrap
     size = (size + kHugePage - 1) / kHugePage * kHugePage;
     if (alignment < kHugePage) alignment = kHugePage;
     void* p = next_->Alloc(size, actual_size, alignment);

@@ -380,6 +380,7 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
 
 absl::Status Executor::Closed(int conn, int64_t t_ns) {
   if (conn < 0 || conn >= opts_.connections) return absl::InvalidArgumentError("no such connection");
+  for (const auto& [label, sent] : outstanding_[static_cast<size_t>(conn)]) attached_.erase(label);
   outstanding_[static_cast<size_t>(conn)].clear();
   check::Observation o;
   o.kind = check::Observation::Kind::kClosed;

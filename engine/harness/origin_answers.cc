@@ -65,6 +65,15 @@ std::string OriginRequestKey(const Value& request) {
 
 namespace {
 
+// A request target's path: without "scheme://authority" (a proxy's client
+// sends the absolute form, RFC 9112 §3.2.2).
+absl::string_view PathPart(absl::string_view target) {
+  const size_t scheme = target.find("://");
+  if (scheme == absl::string_view::npos || target.substr(0, scheme).find('/') != absl::string_view::npos) return target;
+  const size_t path = target.find('/', scheme + 3);
+  return path == absl::string_view::npos ? absl::string_view("/") : target.substr(path);
+}
+
 // How well client request `client` explains origin request `origin`: 3 the
 // same method and path (or the same key), 2 the same path, 1 neither.
 int AttributionScore(const Value& client, const Value& origin) {
@@ -75,9 +84,7 @@ int AttributionScore(const Value& client, const Value& origin) {
   const std::string* client_path = StringField(client, "path");
   const std::string* origin_path = StringField(origin, "path");
   if (client_path == nullptr || origin_path == nullptr) return 1;
-  const bool same_path = absl::EndsWith(*client_path, *origin_path) &&
-                         (client_path->size() == origin_path->size() || absl::StartsWith(*origin_path, "/"));
-  if (!same_path) return 1;
+  if (PathPart(*client_path) != PathPart(*origin_path)) return 1;
   return client_method != nullptr && origin_method != nullptr && *client_method == *origin_method ? 3 : 2;
 }
 

@@ -74,8 +74,8 @@ struct AttachedAnswer {
 // send it, or -1: of the client requests in flight then (sent before it,
 // not answered before it), one with the same method and path, else the
 // same path (a proxy's client may name it in absolute form), else any;
-// among equals one not yet named for another origin request, the oldest
-// first.
+// among equals the one named for the fewest other origin requests, the
+// oldest first.
 std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observation>& trace);
 
 // The answers a run gave (`given`, one per origin request of its `trace`,

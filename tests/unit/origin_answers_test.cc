@@ -182,6 +182,11 @@ TEST(OriginAnswers, AnOriginRequestIsAttributedToTheClientRequestInFlightForItsP
       Seen(origin, K::kReceived, 13, 0, Http("GET", "/c", false)),  // the closed connection's is gone
   };
   EXPECT_EQ(AttributeOriginRequests(trace), (std::vector<int64_t>{3, 1, 3, -1, 5, 7, 7}));
+  // A path that only ends like the origin's is another path.
+  EXPECT_EQ(AttributeOriginRequests({Seen(client, K::kSent, 1, 0, Http("HEAD", "/x/b", false)),
+                                     Seen(client, K::kSent, 3, 1, Http("HEAD", "http://h/b", false)),
+                                     Seen(origin, K::kReceived, 1, 0, Http("GET", "/b", false))}),
+            (std::vector<int64_t>{3}));
   const std::vector<OriginAnswerItem> given = {{"GET /b", 0, Answer("b")},  {"GET /a conditional", 0, Answer("a")},
                                                {"GET /a", 0, Answer("x")},  {"GET /a", 1, Answer("y")},
                                                {"GET /c", 0, Answer("c0")}, {"GET /c", 1, Answer("c1")},

@@ -175,16 +175,25 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
 }
 
 // What `r` sent, each request with the origin answers attributed to it in
-// this run (origin_answers.h) — or, when none was, those it was sent with:
-// a request a cache answered from its store this time may need its own
-// answer again in a candidate without the request that stored it.
+// this run (origin_answers.h), and those it was sent with for keys this run
+// attributed none of: a request a cache answered from its store this time
+// may need its own answer again in a candidate without the request that
+// stored it.
 std::vector<harness::InputItem> WithAttachedAnswers(const JobResult& r) {
   std::vector<harness::InputItem> sent = r.inputs;
   if (r.origin_answers.empty()) return sent;
   std::vector<std::vector<harness::AttachedAnswer>> by_request =
       harness::AnswersByClientRequest(r.origin_answers, r.trace, sent.size());
-  for (size_t k = 0; k < sent.size(); ++k)
-    if (!by_request[k].empty()) sent[k].origin_answers = std::move(by_request[k]);
+  for (size_t k = 0; k < sent.size(); ++k) {
+    if (by_request[k].empty()) continue;
+    std::vector<harness::AttachedAnswer> merged = std::move(by_request[k]);
+    for (harness::AttachedAnswer& carried : sent[k].origin_answers) {
+      const bool renewed = std::any_of(merged.begin(), merged.end(),
+                                       [&](const harness::AttachedAnswer& a) { return a.key == carried.key; });
+      if (!renewed) merged.push_back(std::move(carried));
+    }
+    sent[k].origin_answers = std::move(merged);
+  }
   return sent;
 }
 
