@@ -103,6 +103,19 @@ TEST(OriginAnswers, ACounterexampleCarriesThemAndRefusesMalformedOnes) {
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "origin answer 0")) << refused.status();
 }
 
+// Sends planned request `r` through the relay's executor, lets the SUT
+// forward it on origin connection 0, and has the origin answer at once;
+// the answer, or nullopt (a failed expectation) when none came.
+std::optional<Value> Forward(Executor& e, const PlannedRequest& r) {
+  EXPECT_TRUE(e.Sent(r, 1).ok());
+  EXPECT_TRUE(e.OriginRequest(0, r.msg.Set("origin", Value::String("origin-0")), 2).ok());
+  std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
+  EXPECT_TRUE(a.has_value());
+  if (!a.has_value()) return std::nullopt;
+  EXPECT_TRUE(e.OriginAnswered(*a, 3).ok());
+  return a->msg;
+}
+
 // Runs the relay with `seed`: two client requests forwarded on one origin
 // connection; returns the answers given (kept from `kept`, or generated).
 std::vector<Value> RelayAnswers(uint64_t seed, const std::vector<OriginAnswerItem>& kept,
@@ -123,13 +136,9 @@ std::vector<Value> RelayAnswers(uint64_t seed, const std::vector<OriginAnswerIte
     if (!next.ok() || !next->has_value()) return {};
     PlannedRequest r = **next;
     r.msg = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
-    EXPECT_TRUE(e.Sent(r, 1).ok());
-    EXPECT_TRUE(e.OriginRequest(0, r.msg.Set("origin", Value::String("origin-0")), 2).ok());
-    std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
-    EXPECT_TRUE(a.has_value());
+    std::optional<Value> a = Forward(e, r);
     if (!a.has_value()) return {};
-    answers.push_back(a->msg);
-    EXPECT_TRUE(e.OriginAnswered(*a, 3).ok());
+    answers.push_back(*a);
   }
   *given = e.origin_answers();
   return answers;
@@ -215,15 +224,10 @@ std::vector<Value> ReplayRelay(const std::vector<InputItem>& input, const std::v
     auto next = e.Next();
     EXPECT_TRUE(next.ok() && next->has_value()) << next.status();
     if (!next.ok() || !next->has_value()) return {};
-    PlannedRequest r = **next;
-    EXPECT_TRUE(e.Sent(r, 1).ok());
-    EXPECT_TRUE(e.OriginRequest(0, r.msg.Set("origin", Value::String("origin-0")), 2).ok());
-    std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
-    EXPECT_TRUE(a.has_value());
+    std::optional<Value> a = Forward(e, **next);
     if (!a.has_value()) return {};
-    answers.push_back(a->msg);
-    EXPECT_TRUE(e.OriginAnswered(*a, 3).ok());
-    EXPECT_TRUE(e.Received(0, Value::Map({{"v", a->msg.Find("v") ? *a->msg.Find("v") : Value()}}), 4).ok());
+    answers.push_back(*a);
+    EXPECT_TRUE(e.Received(0, Value::Map({{"v", a->Find("v") ? *a->Find("v") : Value()}}), 4).ok());
   }
   // What a rerun sent keeps the answers attached to it.
   EXPECT_EQ(e.inputs().size(), input.size());
