@@ -177,6 +177,27 @@ bool IdsCollide(const std::vector<TermRef>& vars) {
   return std::adjacent_find(ids.begin(), ids.end()) != ids.end();
 }
 
+// `!(a || b)` as two constraints `!a` and `!b` (the same models), so that
+// the procedures below see the disequalities it holds.
+void SplitNegatedDisjunctions(std::vector<TermRef>* live) {
+  for (size_t i = 0; i < live->size(); ++i) {
+    const TermRef c = (*live)[i];
+    if (c->op != TermOp::kNot || c->args[0]->op != TermOp::kOr) continue;
+    (*live)[i] = MkNot(c->args[0]->args[0]);
+    live->push_back(MkNot(c->args[0]->args[1]));
+    --i;  // the first half may be a negated disjunction too
+  }
+}
+
+// Whether `t` contains the variable with this id and sort.
+bool Contains(const TermRef& t, int64_t id, Sort sort) {
+  if (t->op == TermOp::kVar) return t->ival == id && t->sort == sort;
+  if (!t->has_var) return false;
+  for (const auto& a : t->args)
+    if (Contains(a, id, sort)) return true;
+  return false;
+}
+
 // The variable a constraint decides on its own (`v == c`, a bool `v`, or
 // `!v`) and its value; false when it decides none.
 bool DecidedVariable(const TermRef& c, int64_t* id, TermRef* value) {
@@ -198,12 +219,31 @@ bool DecidedVariable(const TermRef& c, int64_t* id, TermRef* value) {
   return false;
 }
 
+// A string variable a constraint defines by a term it does not occur in
+// (`v == w`, `w == "W/" + v`): its id and the term. (Integer equalities
+// stay as they are, for the difference-logic procedure.)
+bool DefinedVariable(const TermRef& c, int64_t* id, TermRef* value) {
+  if (c->op != TermOp::kEq || c->args[0]->sort != Sort::kString) return false;
+  for (int side = 0; side < 2; ++side) {
+    const TermRef& v = c->args[side];
+    if (v->op == TermOp::kVar && !Contains(c->args[1 - side], v->ival, v->sort)) {
+      *id = v->ival;
+      *value = c->args[1 - side];
+      return true;
+    }
+  }
+  return false;
+}
+
 // Puts the value of every variable a constraint decides (`v == c`) into
 // the others, until none is left: the result is satisfiable exactly when
 // `live` is (in every model v is c), has fewer variables, and folding
 // often decides it, so no solver is needed (`v == "a"` and `v == "b"`
-// fold to false; a disjunction of tags with one of them). Returns false
-// when a constraint folds to false.
+// fold to false; a disjunction of tags with one of them). When no
+// constant decides one, a variable a constraint defines by a term (`v ==
+// e`, v not in e) is replaced by that term, one per round (so that no
+// two replacements refer to each other). Returns false when a constraint
+// folds to false.
 bool PropagateDecidedVariables(std::vector<TermRef>* live) {
   bool ids_checked = false;
   // Each round removes the variables it binds from every constraint, so
@@ -214,6 +254,16 @@ bool PropagateDecidedVariables(std::vector<TermRef>* live) {
       int64_t id;
       TermRef value;
       if (DecidedVariable(c, &id, &value) && !b.contains(id)) b[id] = value;
+    }
+    if (b.empty()) {
+      for (const auto& c : *live) {
+        int64_t id;
+        TermRef value;
+        if (DefinedVariable(c, &id, &value)) {
+          b[id] = value;
+          break;
+        }
+      }
     }
     if (b.empty()) return true;
     if (!ids_checked) {
@@ -282,13 +332,47 @@ std::optional<bool> PrefixesAndDisequalitiesSat(const std::vector<TermRef>& live
   return true;
 }
 
-// Whether `t` contains the variable with this id and sort.
-bool Contains(const TermRef& t, int64_t id, Sort sort) {
-  if (t->op == TermOp::kVar) return t->ival == id && t->sort == sort;
-  if (!t->has_var) return false;
-  for (const auto& a : t->args)
-    if (Contains(a, id, sort)) return true;
-  return false;
+// Drops a disequality the prefix literals already imply: one side surely
+// starts with a string (a constant, a concatenation with a constant head,
+// or a variable required to start with it) that the other side, a
+// variable, must not start with (`"W/" + a != b` where b is not weak).
+// What is left has the same models.
+void DropImpliedDisequalities(std::vector<TermRef>* live) {
+  absl::flat_hash_map<int64_t, std::vector<std::string>> starts, not_starts;
+  for (const auto& c : *live) {
+    TermRef var;
+    std::string prefix;
+    bool positive;
+    if (PrefixLiteral(c, &var, &prefix, &positive)) (positive ? starts : not_starts)[var->ival].push_back(prefix);
+  }
+  if (not_starts.empty()) return;
+  auto head = [&](const TermRef& t) -> std::string {
+    if (t->op == TermOp::kConstString) return t->sval;
+    if (t->op == TermOp::kConcat && t->args[0]->op == TermOp::kConstString) return t->args[0]->sval;
+    std::string longest;
+    if (t->op == TermOp::kVar && t->sort == Sort::kString)
+      if (auto it = starts.find(t->ival); it != starts.end())
+        for (const auto& p : it->second)
+          if (p.size() > longest.size()) longest = p;
+    return longest;
+  };
+  auto implied = [&](const TermRef& a, const TermRef& b) {
+    if (b->op != TermOp::kVar || b->sort != Sort::kString) return false;
+    auto it = not_starts.find(b->ival);
+    if (it == not_starts.end()) return false;
+    const std::string h = head(a);
+    for (const auto& q : it->second)
+      if (!q.empty() && h.compare(0, q.size(), q) == 0) return true;
+    return false;
+  };
+  live->erase(std::remove_if(live->begin(), live->end(),
+                             [&](const TermRef& c) {
+                               if (c->op != TermOp::kNot || c->args[0]->op != TermOp::kEq) return false;
+                               const TermRef& a = c->args[0]->args[0];
+                               const TermRef& b = c->args[0]->args[1];
+                               return implied(a, b) || implied(b, a);
+                             }),
+              live->end());
 }
 
 using VarCounts = absl::flat_hash_map<std::pair<int64_t, int>, int>;
@@ -448,10 +532,20 @@ uint64_t CanonicalKey(const std::vector<TermRef>& live) {
 // is left simplified (decided variables substituted, constraints a free
 // variable satisfies dropped) for Z3. A constraint that allows a variable
 // a few constants only (`v == a || v == b`) is split on them, up to
-// `splits` deep: sat when some value is, unsat when every value is.
-std::optional<Solver::Result> Cheap(std::vector<TermRef>* live, int splits) {
+// `splits` deep and `*branches` branches in all: sat when some value is,
+// unsat when every value is. Deciding one value often leaves the next
+// variable a few constants (a chain of shown entity tags, each the one
+// before or its `W/` form: `t1 == t0 || t1 == "W/" + t0`), which Z3's
+// string theory took up to 340 ms for; split, such a chain costs a few
+// substitutions per link.
+constexpr int kMaxSplitDepth = 12;
+constexpr int kMaxSplitBranches = 32;
+
+std::optional<Solver::Result> Cheap(std::vector<TermRef>* live, int splits, int* branches) {
   using Result = Solver::Result;
+  SplitNegatedDisjunctions(live);
   if (!PropagateDecidedVariables(live)) return Result::kUnsat;
+  DropImpliedDisequalities(live);
   DropConstraintsAFreeVariableSatisfies(live);
   if (OnlySimpleDisequalities(*live)) return Result::kSat;
   if (HasComplementaryPair(*live)) return Result::kUnsat;
@@ -465,14 +559,32 @@ std::optional<Solver::Result> Cheap(std::vector<TermRef>* live, int splits) {
     if (!FiniteDomain(c, &var, &values)) continue;
     bool all_unsat = true;
     for (const auto& value : values) {
+      if (--*branches < 0) return std::nullopt;
       std::vector<TermRef> branch = *live;
       branch.push_back(MkEq(var, value));
-      std::optional<Result> r = Cheap(&branch, splits - 1);
+      std::optional<Result> r = Cheap(&branch, splits - 1, branches);
       if (r == Result::kSat) return Result::kSat;
       all_unsat &= r == Result::kUnsat;
     }
     if (all_unsat) return Result::kUnsat;
     return std::nullopt;
+  }
+  // Any other disjunction: sat when the rest holds with one of its sides,
+  // unsat when with neither (`a == b || b == "W/" + a`: each side then
+  // defines a variable, which the branch substitutes).
+  for (size_t i = 0; i < live->size(); ++i) {
+    if ((*live)[i]->op != TermOp::kOr) continue;
+    const TermRef disjunction = (*live)[i];
+    bool all_unsat = true;
+    for (const auto& side : disjunction->args) {
+      if (--*branches < 0) return std::nullopt;
+      std::vector<TermRef> branch = *live;
+      branch[i] = side;
+      std::optional<Result> r = Cheap(&branch, splits - 1, branches);
+      if (r == Result::kSat) return Result::kSat;
+      all_unsat &= r == Result::kUnsat;
+    }
+    return all_unsat ? std::optional<Result>(Result::kUnsat) : std::nullopt;
   }
   return std::nullopt;
 }
@@ -503,7 +615,8 @@ Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
     ++stats_.cache_hits;
     return it->second;
   }
-  if (std::optional<Result> r = Cheap(&live, 2)) {
+  int branches = kMaxSplitBranches;
+  if (std::optional<Result> r = Cheap(&live, kMaxSplitDepth, &branches)) {
     ++stats_.fast_path;
     cache_.emplace(key, *r);
     return *r;

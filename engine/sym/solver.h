@@ -4,7 +4,9 @@
 // constraints a variable of their own can make true are dropped, and sets
 // of plain disequalities over strings/ints (always satisfiable), of those
 // and prefix literals, or of integer comparisons (difference_logic.h)
-// never reach Z3 either, nor do few-valued disjunctions split on; queries
+// never reach Z3 either, nor do disjunctions split on (a string variable
+// a side defines, `v == w` or `v == "W/" + w`, is substituted, and a
+// disequality the prefix literals imply is dropped); queries
 // about added constraints are sliced to the variables they share; results are
 // cached by the set of constraint hashes; Z3 answers "unknown" (timeout) are
 // reported as kUnknown and callers treat them as possibly satisfiable, so a

@@ -155,6 +155,16 @@ TermRef MkPrefixOf(TermRef p, TermRef s) {
   if (p->IsConst() && s->IsConst())
     return MkBool(s->sval.compare(0, p->sval.size(), p->sval) == 0 && s->sval.size() >= p->sval.size());
   if (p->IsConst() && p->sval.empty()) return MkBool(true);
+  // A concatenation that starts with a constant: `starts_with("W/" + x,
+  // "W/")` is true, `starts_with("W/" + x, "\"")` false, and a longer
+  // prefix goes on to x.
+  if (p->IsConst() && s->op == TermOp::kConcat && s->args[0]->op == TermOp::kConstString) {
+    const std::string& head = s->args[0]->sval;
+    const size_t common = std::min(head.size(), p->sval.size());
+    if (head.compare(0, common, p->sval, 0, common) != 0) return MkBool(false);
+    if (p->sval.size() <= head.size()) return MkBool(true);
+    return MkPrefixOf(MkString(p->sval.substr(head.size())), s->args[1]);
+  }
   return Make(TermOp::kPrefixOf, Sort::kBool, {p, s});
 }
 TermRef MkSuffixOf(TermRef p, TermRef s) {
