@@ -9,10 +9,6 @@
 //   is decided before its write lands: two concurrent PUTs that create a
 //   path both answer 201, a race that must shrink to at most 10 requests
 //   that reproduce;
-// - under concurrent GET and PUT of existing paths, a GET is answered with
-//   the old length (and tag) but the new bytes, a representation that never
-//   existed (RFC 9110 §8.8.3): a race that must shrink to at most 10
-//   requests that reproduce;
 // - with a reset command, shrinking reuses running servers and reaches the
 //   same counterexample, and a reset that fails falls back to fresh ones.
 #include <unistd.h>
@@ -73,7 +69,6 @@ ShrinkJobOptions Budget(double seconds) {
 // 5 PUT+If-None-Match, 6 DELETE, 7 DELETE+If-Match.
 constexpr char kNoPutIfNoneMatch[] = "2:20";
 constexpr char kPlainPutAndDeleteOnly[] = "2:b7";
-constexpr char kPlainGetAndPutOnly[] = "2:f6";
 
 bool AnyReason(const check::Verdict& v, const std::string& text) {
   for (const auto& r : v.reasons)
@@ -206,56 +201,6 @@ TEST(RealServers, ApacheWebdavConcurrentCreatesShrinkToAFewRequests) {
   }
   ADD_FAILURE() << "no concurrent create shrank to at most 10 requests reproducing in at least half of 5 replays ("
                 << shrunk << " tried, " << std::chrono::duration<double>(Clock::now() - start).count() << " s)";
-}
-
-// http_webdav.dspec with 49 of 50 requests on a path that exists, so that
-// GETs meet PUTs that replace a representation (not ones that create it).
-std::shared_ptr<const lang::Spec> ExistingPathsSpec() {
-  const std::string source = ShippedSource("http_webdav.dspec");
-  const std::string paths = R"(let path = freq { 8: pick(keys(files)), 2: "/" + random_word(3) };)";
-  if (!absl::StrContains(source, paths)) return nullptr;
-  auto spec = lang::LoadSpec(
-      "http_webdav-existing-paths.dspec",
-      absl::StrReplaceAll(source, {{paths, R"(let path = freq { 49: pick(keys(files)), 1: "/" + random_word(8) };)"}}));
-  return spec.ok() ? *std::move(spec) : nullptr;
-}
-
-// A GET whose bytes are not the content of any write (docs/real-servers.md,
-// Apache, finding 4: the old length, the new bytes).
-bool IsATornGet(const check::Verdict& v) { return AnyReason(v, "body: spec expects"); }
-
-TEST(RealServers, ApacheWebdavTornGetShrinksToAFewRequests) {
-  ASSERT_TRUE(ApacheInstalled()) << "apache2 is installed by scripts/setup.sh";
-  auto spec = ExistingPathsSpec();
-  ASSERT_NE(spec, nullptr) << "http_webdav.dspec's path choice changed; update this test";
-  const auto start = Clock::now();
-  int shrunk = 0;
-  for (uint64_t seed = 1; seed <= 8 && shrunk < 2; ++seed) {
-    JobOptions o = Options(seed, 1500, 4, kPlainGetAndPutOnly);
-    auto r = RunJob(spec, o);
-    ASSERT_TRUE(r.ok()) << r.status();
-    if (r->outcome == Outcome::kPassed) continue;
-    ASSERT_EQ(r->outcome, Outcome::kSafety) << testing::DescribeJobResult(*r);
-    // Concurrent creates of a new path (1 in 50) race too (the test above).
-    if (!IsATornGet(r->verdict)) {
-      EXPECT_TRUE(IsConcurrentCreate(r->verdict)) << "undocumented: " << testing::DescribeJobResult(*r);
-      continue;
-    }
-    auto cx = MakeCounterexample(spec, o, *r, Budget(15));
-    ASSERT_TRUE(cx.ok()) << cx.status();
-    ++shrunk;
-    const std::string diagram = harness::RenderSequenceDiagram(*cx);
-    std::printf("seed %llu: %zu -> %zu requests (sent %d times over) in %d reruns (%.1f s), %d of %d replays reproduce\n",
-                static_cast<unsigned long long>(seed), cx->original_size, cx->shrunk_size, cx->repeat,
-                cx->shrink_reruns, cx->shrink_seconds, cx->replays_reproduced, cx->replays_verified);
-    if (cx->shrunk_size > 10 || cx->replays_reproduced * 2 < cx->replays_verified) continue;  // one more try
-    EXPECT_TRUE(absl::StrContains(diagram, "GET")) << diagram;
-    EXPECT_TRUE(absl::StrContains(diagram, "PUT")) << diagram;
-    SUCCEED() << diagram;
-    return;
-  }
-  ADD_FAILURE() << "no torn GET shrank to at most 10 requests reproducing in at least half of 5 replays (" << shrunk
-                << " tried, " << std::chrono::duration<double>(Clock::now() - start).count() << " s)";
 }
 
 }  // namespace
