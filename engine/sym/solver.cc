@@ -259,7 +259,9 @@ bool PropagateDecidedVariables(std::vector<TermRef>* live) {
       for (const auto& c : *live) {
         int64_t id;
         TermRef value;
-        if (DefinedVariable(c, &id, &value)) {
+        // A small term only: substitution does not share subterms, so a
+        // definition like `v == w + w` chained would grow exponentially.
+        if (DefinedVariable(c, &id, &value) && value->tree_size <= 64) {
           b[id] = value;
           break;
         }
