@@ -148,6 +148,17 @@ inline int ShrunkRequests(const std::string& cli_out) {
   return absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &n) ? n : -1;
 }
 
+// How many of the verification replays reproduced, from `dualswarm test`'s
+// "replayed on fresh SUTs: N of M reproduced" line; -1 without one.
+inline int ReplaysReproduced(const std::string& cli_out) {
+  const std::string marker = "replayed on fresh SUTs: ";
+  const size_t at = cli_out.find(marker);
+  if (at == std::string::npos) return -1;
+  int n = -1;
+  const std::string rest = cli_out.substr(at + marker.size());
+  return absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &n) ? n : -1;
+}
+
 // The pids of `parent`'s children (from /proc).
 inline std::vector<pid_t> ChildrenOf(pid_t parent) {
   std::vector<pid_t> out;
