@@ -137,10 +137,9 @@ inline int PortAfter(const std::string& log, const std::string& marker) {
   return absl::SimpleAtoi(rest.substr(0, rest.find_first_not_of("0123456789")), &port) ? port : 0;
 }
 
-// How many requests a counterexample the CLI printed ("input: N requests
-// (...)") has after shrinking, or -1 when it printed none.
-inline int ShrunkRequests(const std::string& cli_out) {
-  const std::string marker = "input: ";
+// The number the CLI printed right after `marker` (up to the next space),
+// or -1 when it printed no such line.
+inline int NumberAfter(const std::string& cli_out, const std::string& marker) {
   const size_t at = cli_out.find(marker);
   if (at == std::string::npos) return -1;
   int n = -1;
@@ -148,16 +147,13 @@ inline int ShrunkRequests(const std::string& cli_out) {
   return absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &n) ? n : -1;
 }
 
+// How many requests a counterexample the CLI printed ("input: N requests
+// (...)") has after shrinking, or -1 when it printed none.
+inline int ShrunkRequests(const std::string& cli_out) { return NumberAfter(cli_out, "input: "); }
+
 // How many of the verification replays reproduced, from `dualswarm test`'s
 // "replayed on fresh SUTs: N of M reproduced" line; -1 without one.
-inline int ReplaysReproduced(const std::string& cli_out) {
-  const std::string marker = "replayed on fresh SUTs: ";
-  const size_t at = cli_out.find(marker);
-  if (at == std::string::npos) return -1;
-  int n = -1;
-  const std::string rest = cli_out.substr(at + marker.size());
-  return absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &n) ? n : -1;
-}
+inline int ReplaysReproduced(const std::string& cli_out) { return NumberAfter(cli_out, "replayed on fresh SUTs: "); }
 
 // The pids of `parent`'s children (from /proc).
 inline std::vector<pid_t> ChildrenOf(pid_t parent) {
