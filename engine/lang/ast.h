@@ -80,6 +80,9 @@ enum class Builtin {
   kContains,
   kSubstr,
   kStr,
+  kToInt,
+  kSplit,  // concrete only
+  kTrim,   // concrete only
   // maps
   kHas,
   kGet,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "engine/lang/limits.h"
 #include "engine/lang/stack_budget.h"
 
@@ -93,6 +94,13 @@ class Eval {
       Fault(loc, absl::StrCat("map key must be concrete, got the symbolic value ", Show(v),
                               " (maps are indexed by known strings)"));
     TypeFault(loc, "map key must be a string", v);
+  }
+
+  const std::string& ConcreteString(const Value& v, Loc loc, absl::string_view what) {
+    if (v.is_string()) return v.as_string();
+    if (v.is_sym())
+      Fault(loc, absl::StrCat(what, " must be a concrete string here; symbolic ", Show(v), " cannot be used"));
+    TypeFault(loc, absl::StrCat(what, " must be a string"), v);
   }
 
   int64_t ConcreteInt(const Value& v, Loc loc, absl::string_view what) {
@@ -581,6 +589,23 @@ class Eval {
       case Builtin::kStr:
         if (a[0].is_string()) return a[0];
         return Value::String(absl::StrCat(ConcreteInt(a[0], loc, "argument of str")));
+      case Builtin::kToInt:
+        return Value::Sym(sym::MkToInt(str(0)));
+      case Builtin::kSplit: {
+        const std::string& s = ConcreteString(a[0], loc, "argument 1 of split");
+        const std::string& sep = ConcreteString(a[1], loc, "argument 2 of split");
+        if (sep.empty()) Fault(loc, "split's separator must not be empty");
+        Charge(s.size());
+        std::vector<Value> parts;
+        for (absl::string_view part : absl::StrSplit(s, sep)) parts.push_back(Value::String(std::string(part)));
+        return Value::List(std::move(parts));
+      }
+      case Builtin::kTrim: {  // optional whitespace (RFC 9110 §5.6.3): spaces and tabs
+        const std::string& s = ConcreteString(a[0], loc, "argument of trim");
+        const size_t first = s.find_first_not_of(" \t");
+        if (first == std::string::npos) return Value::String("");
+        return Value::String(s.substr(first, s.find_last_not_of(" \t") - first + 1));
+      }
       case Builtin::kHas:
         return Value::Bool(NeedMap(a[0], loc, "has").Find(ConcreteKey(a[1], loc)) != nullptr);
       case Builtin::kGet: {

@@ -90,6 +90,8 @@ struct Solver::Impl {
         return a(0).contains(a(1));
       case TermOp::kSubstr:
         return a(0).extract(a(1), a(2));
+      case TermOp::kToInt:
+        return a(0).stoi();
       case TermOp::kIte:
         return z3::ite(a(0), a(1), a(2));
     }
@@ -384,11 +386,27 @@ int CountOf(const VarCounts& counts, const TermRef& v) {
   return it == counts.end() ? 0 : it->second;
 }
 
+// Whether `t` is `to_int(v)` of a variable that occurs once.
+bool ToIntOfAFreeVariable(const TermRef& t, const VarCounts& counts) {
+  return t->op == TermOp::kToInt && t->args[0]->op == TermOp::kVar && CountOf(counts, t->args[0]) == 1;
+}
+
 // Whether a variable that occurs in no other constraint can make `c` true
-// on its own: `c` is (or has a disjunct) `v == e` with v not in e, or a
-// bool `v` or `!v`.
+// on its own: `c` is (or has a disjunct) `v == e` with v not in e, a bool
+// `v` or `!v`, or a bound on `to_int(v)` that some string meets (every
+// number from -1 up is one's: a received Age at least the origin's).
 bool AFreeVariableSatisfies(const TermRef& c, const VarCounts& counts) {
   switch (c->op) {
+    case TermOp::kLe:
+    case TermOp::kLt: {
+      const bool strict = c->op == TermOp::kLt;
+      const TermRef &a = c->args[0], &b = c->args[1];
+      if (a->op == TermOp::kConstInt && ToIntOfAFreeVariable(b, counts))  // k <= to_int(v)
+        return !strict || a->ival < INT64_MAX;
+      if (b->op == TermOp::kConstInt && ToIntOfAFreeVariable(a, counts))  // to_int(v) <= k
+        return strict ? b->ival > -1 : b->ival >= -1;
+      return false;
+    }
     case TermOp::kOr:
       return AFreeVariableSatisfies(c->args[0], counts) || AFreeVariableSatisfies(c->args[1], counts);
     case TermOp::kVar:
@@ -478,6 +496,11 @@ bool FindWitness(const std::vector<TermRef>& live) {
         break;
       case Sort::kString:
         for (const auto& c : consts) {
+          // A number a string spells (`to_int(v) >= 3`: "3", "4").
+          if (c->op == TermOp::kConstInt && c->ival >= 0 && c->ival < INT64_MAX - 1) {
+            add(MkString(std::to_string(c->ival)));
+            add(MkString(std::to_string(c->ival + 1)));
+          }
           if (c->op != TermOp::kConstString) continue;
           add(c);
           add(MkString("W/" + c->sval));

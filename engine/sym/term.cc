@@ -183,6 +183,17 @@ TermRef MkSubstr(TermRef s, TermRef start, TermRef len) {
   if (s->IsConst() && start->IsConst() && len->IsConst()) return MkString(SubstrSmt(s->sval, start->ival, len->ival));
   return Make(TermOp::kSubstr, Sort::kString, {s, start, len});
 }
+TermRef MkToInt(TermRef s) {
+  if (!s->IsConst()) return Make(TermOp::kToInt, Sort::kInt, {s});
+  if (s->sval.empty()) return MkInt(-1);
+  int64_t v = 0;
+  for (char c : s->sval) {
+    if (c < '0' || c > '9') return MkInt(-1);
+    const int64_t d = c - '0';
+    v = v > (INT64_MAX - d) / 10 ? INT64_MAX : v * 10 + d;
+  }
+  return MkInt(v);
+}
 TermRef MkIte(TermRef c, TermRef t, TermRef e) {
   if (IsTrue(c)) return t;
   if (IsFalse(c)) return e;
@@ -248,6 +259,8 @@ TermRef Substitute(const TermRef& t, const Bindings& b) {
       return MkContains(a[0], a[1]);
     case TermOp::kSubstr:
       return MkSubstr(a[0], a[1], a[2]);
+    case TermOp::kToInt:
+      return MkToInt(a[0]);
     case TermOp::kIte:
       return MkIte(a[0], a[1], a[2]);
     default:
@@ -325,6 +338,8 @@ std::string TermToString(const TermRef& t) {
     case TermOp::kSubstr:
       return absl::StrCat("substr(", TermToString(t->args[0]), ", ", TermToString(t->args[1]), ", ",
                           TermToString(t->args[2]), ")");
+    case TermOp::kToInt:
+      return absl::StrCat("to_int(", TermToString(t->args[0]), ")");
     case TermOp::kIte:
       return absl::StrCat("(if ", TermToString(t->args[0]), " then ", TermToString(t->args[1]), " else ",
                           TermToString(t->args[2]), ")");

@@ -37,6 +37,7 @@ enum class TermOp : uint8_t {
   kSuffixOf,  // SuffixOf(p, s)
   kContains,  // Contains(s, p)
   kSubstr,    // Substr(s, start, len)
+  kToInt,     // ToInt(s): the decimal number s spells, -1 unless s is 1+ digits (SMT-LIB str.to_int)
   kIte,
 };
 
@@ -97,6 +98,10 @@ TermRef MkPrefixOf(TermRef prefix, TermRef s);
 TermRef MkSuffixOf(TermRef suffix, TermRef s);
 TermRef MkContains(TermRef s, TermRef part);
 TermRef MkSubstr(TermRef s, TermRef start, TermRef len);
+// A constant folds to its value, saturating at INT64_MAX (so comparisons
+// with smaller numbers keep their truth), or -1 when it is empty or has a
+// character other than 0-9.
+TermRef MkToInt(TermRef s);
 TermRef MkIte(TermRef c, TermRef t, TermRef e);
 
 bool TermEqual(const TermRef& a, const TermRef& b);

@@ -858,6 +858,38 @@ TEST(InterpreterTest, Builtins) {
   EXPECT_EQ(f("arith"), "32");
 }
 
+TEST(InterpreterTest, HeaderParsingBuiltins) {
+  auto spec = MustLoad(Src({
+      "spec t;",
+      "on recv q from c {",
+      "  send c {",
+      "    parts: split(q.conn, \",\"), one: split(\"a\", \",\"), tokens: [trim(\" \\tx-a \"), trim(\"\\t \")],",
+      "    n: to_int(\"0042\"), bad: [to_int(\"\"), to_int(\"-5\"), to_int(\" 5\"), to_int(\"5s\")],",
+      "    huge: to_int(\"99999999999999999999999\") == 9223372036854775807,",
+      "  };",
+      "}",
+  }));
+  ASSERT_NE(spec, nullptr);
+  ScriptOracle oracle;
+  StepRun r = RunOnce(*spec, J(R"({"conn":"close, x-a,"})"), &oracle);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(
+      r.out.sends[0].msg,
+      J(R"({"parts":["close"," x-a",""],"one":["a"],"tokens":["x-a",""],"n":42,"bad":[-1,-1,-1,-1],"huge":true})"));
+}
+
+TEST(InterpreterTest, SplitAndTrimNeedConcreteStringsAndSplitASeparator) {
+  for (const char* call : {"split(fresh string, \",\")", "trim(fresh string)", "split(\"a\", \"\")", "trim(3)"}) {
+    auto spec = MustLoad(
+        Src({"spec t;", "on recv q from c {", absl::StrCat("  let x = ", call, ";").c_str(), "  send c {};", "}"}));
+    ASSERT_NE(spec, nullptr) << call;
+    ScriptOracle oracle;
+    StepRun r = RunOnce(*spec, J("{}"), &oracle);
+    EXPECT_FALSE(r.status.ok()) << call;
+    EXPECT_TRUE(absl::StrContains(r.status.message(), "t.dspec:3:")) << r.status;
+  }
+}
+
 TEST(InterpreterTest, UserFunctionsAndRecursion) {
   auto spec = MustLoad(Src({
       "spec t;",

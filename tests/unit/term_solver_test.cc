@@ -173,6 +173,36 @@ TEST(TermTest, SubstrFoldingAgreesWithZ3) {
   }
 }
 
+// to_int is SMT-LIB str.to_int: the folding and Z3 agree (below 2^63).
+TEST(TermTest, ToIntFoldingAgreesWithZ3) {
+  Solver solver;
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"0", 0}, {"0042", 42}, {"123456789012", 123456789012}, {"", -1}, {"-5", -1}, {" 5", -1}, {"5s", -1}, {"+1", -1},
+  };
+  int64_t id = 200;
+  for (const auto& [s, want] : cases) {
+    TermRef folded = MkToInt(MkString(s));
+    ExpectConstInt(folded, want);
+    auto x = SVar(++id, "x");
+    std::vector<TermRef> cs = {MkEq(x, MkString(s)), MkNot(MkEq(MkToInt(x), folded))};
+    EXPECT_EQ(solver.Check(cs), R::kUnsat) << "to_int(\"" << s << "\")";
+  }
+  ExpectConstInt(MkToInt(MkString("99999999999999999999")), kMax);  // saturates
+  EXPECT_EQ(MkToInt(SVar(1))->op, TermOp::kToInt);
+  EXPECT_EQ(TermToString(MkToInt(SVar(1, "age"))), "to_int(age#1)");
+}
+
+// A fresh Age that must be a number at least the origin's: a witness among
+// the numbers the constraints name, without Z3; a contradiction by Z3.
+TEST(SolverTest, ToIntConstraintsOnAFreshString) {
+  Solver solver;
+  TermRef age = SVar(1, "age");
+  EXPECT_EQ(solver.Check({MkLe(MkInt(0), MkToInt(age))}), R::kSat);
+  EXPECT_EQ(solver.Check({MkLe(MkInt(30), MkToInt(age)), MkNot(MkEq(age, MkString("30")))}), R::kSat);
+  EXPECT_EQ(solver.stats().z3_calls, 0u);
+  EXPECT_EQ(solver.Check({MkLe(MkInt(0), MkToInt(age)), MkPrefixOf(MkString("-"), age)}), R::kUnsat);
+}
+
 TEST(TermTest, SubstrWithSymbolicOperandStaysSymbolic) {
   auto t = MkSubstr(SVar(1), MkInt(0), MkInt(2));
   EXPECT_EQ(t->op, TermOp::kSubstr);
@@ -289,6 +319,7 @@ TEST(TermTest, SubstituteEveryOperator) {
   ExpectConstString(Substitute(MkSubstr(s, i, MkInt(2)), b), "ll");
   ExpectConstString(Substitute(MkSubstr(s, i, MkInt(100)), b), "llo");
   ExpectConstInt(Substitute(MkIte(c, i, MkInt(0)), b), 2);
+  ExpectConstInt(Substitute(MkToInt(s), b), -1);
 }
 
 TEST(TermTest, SubstituteWithoutBindingsReturnsSameNode) {
