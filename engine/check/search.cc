@@ -770,7 +770,8 @@ absl::StatusOr<bool> Search::AddClosureChildren(Frame& f, Task& t) {
 }
 
 // The outcomes of the step that takes request `index` of channel d from
-// p's state (without path constraints): looked up in the step cache, or
+// p's state (whose constraints it cannot see: StepIgnoresConstraints):
+// looked up in the step cache, or
 // run (and kept there while the cache is active).
 absl::StatusOr<std::shared_ptr<const StepOutcomes>> Search::StepFrom(const Explanation& p, int d, int32_t index) {
   const bool cacheable = opts_.use_step_cache && steps_.Active();
@@ -815,7 +816,7 @@ absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* ou
   const StepOutcomes* outcomes = nullptr;
   // An origin answer's step depends on its tag too, which the step
   // cache's key leaves out.
-  if (opts_.use_step_cache && p.pc.empty() && steps_.Active() && !IsOrigin(static_cast<size_t>(d))) {
+  if (opts_.use_step_cache && StepIgnoresConstraints(p) && steps_.Active() && !IsOrigin(static_cast<size_t>(d))) {
     absl::StatusOr<std::shared_ptr<const StepOutcomes>> found = StepFrom(p, d, index);
     if (!found.ok()) return found.status();
     cached = *std::move(found);
@@ -836,6 +837,22 @@ absl::Status Search::Expand(Task& t, int d, size_t at_obs, std::vector<Task>* ou
     if (absl::Status s = AddChild(t, d, at_obs, r, o, out); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+// Whether a step from p comes out as it would without p's path
+// constraints (so the step cache may serve it): p has none, or its globals
+// are concrete. A step then sees no variable of p's constraints — its
+// request is concrete and its own `fresh` variables are new (named by the
+// step, or numbered from p's counter) — so each of its solver queries asks
+// whether p's constraints, satisfiable, and the step's, over other
+// variables, hold together: exactly when the step's hold alone. (A cache
+// spec's response owes an Age, a `fresh` string with a bound, until the
+// response binds it; every other step would otherwise be run again.)
+bool Search::StepIgnoresConstraints(const Explanation& p) {
+  if (p.pc.empty()) return true;
+  for (const Value& v : *p.globals)
+    if (!v.IsConcrete()) return false;
+  return true;
 }
 
 // Whether a step changes nothing a later observation could see: the state

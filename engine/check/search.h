@@ -196,6 +196,7 @@ class Search {
   const std::vector<size_t>& KeyChannels(size_t at_obs) const;
   void CandidateChannels(const Explanation& e, size_t at_obs, bool with_twins, std::vector<int>* out) const;
   absl::StatusOr<bool> AddClosureChildren(Frame& f, Task& t);
+  static bool StepIgnoresConstraints(const Explanation& p);
   absl::StatusOr<std::shared_ptr<const StepOutcomes>> StepFrom(const Explanation& p, int d, int32_t index);
   bool TwinsDropped() const { return opts_.use_memo && interchangeable_requests_ && may_decline_; }
   bool InKey(size_t ch, size_t at_obs) const;
