@@ -42,7 +42,9 @@ struct IntermediarySimOptions {
   double origin_close = 0.05;         // per action, probability that an idle origin connection is closed
   double truncate_probability = 0.2;  // the trace is cut short with exchanges unfinished
   uint64_t seed = 1;
-  std::vector<std::string> fresh_strings = {"\"a1\"", "\"b2\"", "x"};
+  // Numbers among them, for a spec's `to_int(fresh string) >= n` (a cache's
+  // Age: 5000 is more than any Age the shipped origin gens send).
+  std::vector<std::string> fresh_strings = {"\"a1\"", "\"b2\"", "x", "0", "5000"};
   int fresh_int_bound = 10;  // a `fresh int` is one of 0 ... bound - 1 (600 reaches HTTP's statuses)
 };
 

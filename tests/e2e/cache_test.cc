@@ -70,7 +70,7 @@ TEST(HttpCache, TheCorrectCachePassesWithOneOrSeveralOriginConnections) {
 TEST(HttpCache, EveryCacheMutantIsFound) {
   auto spec = Shipped("http_cache.dspec");
   ASSERT_NE(spec, nullptr);
-  for (int mutant = 1; mutant <= 9; ++mutant) {
+  for (int mutant = 1; mutant <= 10; ++mutant) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       auto r = RunJob(spec, CacheJob(mutant, 2, seed, 1000));
       ASSERT_TRUE(r.ok()) << r.status();

@@ -53,7 +53,7 @@ std::shared_ptr<const lang::Spec> CacheSpecWith(const std::string& rule, const s
 }
 
 // The copies without the Age rule and without the invalidation rule.
-constexpr char kAgeRule[] = R"(headers: if validated { headers } else { set(headers, "age", fresh string) },)";
+constexpr char kAgeRule[] = R"(if validated { reply } else { set(reply, "age_from", e.age) })";
 constexpr char kInvalidationRule[] = R"(        invalidate(t.q.path);
         invalidate("HEAD " + t.q.path);)";
 
@@ -193,8 +193,7 @@ TEST(RealServers, NginxCacheSendsNoViaOnTheRequestsItForwards) {
 // Age header field").
 TEST(RealServers, NginxCacheSendsNoAgeWithAStoredResponse) {
   ASSERT_EQ(::access("/usr/sbin/nginx", X_OK), 0) << "nginx is installed by scripts/setup.sh";
-  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), NginxLaunch(true), 1, 1000), "age", kAgeRule,
-                           "headers: headers,");
+  ExpectRejectedForMissing(RunCache(Shipped("http_cache.dspec"), NginxLaunch(true), 1, 1000), "age", kAgeRule, "reply");
 }
 
 // Without the Age rule (a copy of the spec whose stored responses need no
@@ -205,7 +204,7 @@ TEST(RealServers, NginxCacheSendsNoAgeWithAStoredResponse) {
 // response is a stored one that a later unsafe request made stale.
 TEST(RealServers, NginxCacheServesWhatAnUnsafeRequestInvalidated) {
   ASSERT_EQ(::access("/usr/sbin/nginx", X_OK), 0) << "nginx is installed by scripts/setup.sh";
-  auto no_age = CacheSpecWith(kAgeRule, "headers: headers,");
+  auto no_age = CacheSpecWith(kAgeRule, "reply");
   ASSERT_NE(no_age, nullptr);
   const JobResult r = RunCache(no_age, NginxLaunch(true), 1, 1000);
   ASSERT_EQ(r.outcome, Outcome::kSafety) << testing::DescribeJobResult(r);

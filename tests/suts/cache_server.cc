@@ -5,7 +5,8 @@
 // A reverse proxy (gateway) in front of 127.0.0.1:--origin-port: clients
 // send origin-form requests; a GET or HEAD is answered from the store while
 // the stored response is fresh (max-age, or 10 s of heuristic freshness for
-// a 200 or 404 without one: RFC 9111 §4.2), with an Age field (§4, §5.1);
+// a 200 or 404 without one: RFC 9111 §4.2), with an Age field (§4, §5.1:
+// the Age the origin sent plus the seconds since, §4.2.3);
 // otherwise it is forwarded as a GET, conditional on the stored entity-tag
 // when there is one (§4.3.1). A 304 updates the stored response's fields
 // (§4.3.4) and the client gets the updated stored response. A response is
@@ -50,8 +51,9 @@ const char kHelp[] =
     "     6  sends no Age with a response from the store\n"
     "     7  revalidates with the entity-tag of the path's previous response\n"
     "     8  relays a 304 to a client that did not ask conditionally\n"
-    "     9  keys the store by the method alone (a hit for one path serves another's)\n";
-constexpr int kMaxMutant = 9;
+    "     9  keys the store by the method alone (a hit for one path serves another's)\n"
+    "    10  ignores the origin's Age: a stored response's Age counts from when it was stored\n";
+constexpr int kMaxMutant = 10;
 constexpr int kHeuristicSeconds = 10;
 
 using Clock = std::chrono::steady_clock;
@@ -152,7 +154,10 @@ class Cache {
   bool Reusable(const Entry& e) const {
     const std::optional<int64_t> lifetime = FreshnessLifetime(e.response);
     if (!lifetime) return M(3);
-    return Clock::now() - e.stored_at < std::chrono::seconds(*lifetime) || M(3);
+    // Fresh while its current age is below its lifetime (RFC 9111 §4.2).
+    return Clock::now() - e.stored_at + std::chrono::seconds(AgeWhenStored(e.response)) <
+               std::chrono::seconds(*lifetime) ||
+           M(3);
   }
 
   bool Storable(const HttpMessage& r) const {
@@ -220,12 +225,27 @@ class Cache {
   }
 
   std::string FromStore(const Entry& e, const std::string& method, bool validated) const {
-    std::string out = e.response.start + "\r\n" + dsut::EndToEndFields(e.response);
+    HttpMessage fields = e.response;
+    fields.Erase("age");
+    std::string out = e.response.start + "\r\n" + dsut::EndToEndFields(fields);
     if (!validated && !M(6)) {
-      const auto age = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - e.stored_at).count();
-      out += "age: " + std::to_string(age) + "\r\n";
+      const int64_t resident = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - e.stored_at).count();
+      out += "age: " + std::to_string((M(10) ? 0 : AgeWhenStored(e.response)) + resident) + "\r\n";
     }
     return WithContent(out, e.response.body, method);
+  }
+
+  // The Age the origin sent (RFC 9111 §5.1: delta-seconds), 0 without one
+  // or when it is not a number; at most a year (it only adds to ours).
+  static int64_t AgeWhenStored(const HttpMessage& r) {
+    const std::string* age = r.Field("age");
+    if (age == nullptr || age->empty() || age->size() > 8) return 0;
+    int64_t n = 0;
+    for (char c : *age) {
+      if (c < '0' || c > '9') return 0;
+      n = n * 10 + (c - '0');
+    }
+    return std::min<int64_t>(n, 365 * 24 * 3600);
   }
 
   static std::string Relayed(const HttpMessage& r, const std::string& method) {

@@ -8,6 +8,7 @@
 // `dualswarm check`.
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,8 +89,9 @@ std::vector<Observation> Simulated(uint64_t seed, int requests) {
   return trace.ok() ? *trace : std::vector<Observation>{};
 }
 
-check::Verdict Check(const std::vector<Observation>& trace) {
+check::Verdict Check(const std::vector<Observation>& trace, bool use_step_cache = true) {
   check::CheckerOptions co;
+  co.use_step_cache = use_step_cache;
   co.verify_memo_keys = true;
   co.max_steps = 2'000'000;
   auto v = check::CheckTrace(CacheSpec(), trace, co);
@@ -158,6 +160,85 @@ TEST(CheckerCache, AHitWithoutAgeOrWithAnotherBodyIsRejected) {
     EXPECT_EQ(Check(other_body).kind, check::Verdict::Kind::kReject) << "seed " << seed;
   }
   EXPECT_EQ(checked, 10);
+}
+
+// A hit's Age must be delta-seconds (RFC 9111 §5.1) no younger than the
+// origin's Age (§4.2.3): one that is not a number, and one younger than the
+// origin said, are rejected.
+TEST(CheckerCache, AHitsAgeMustBeANumberNoYoungerThanTheOrigins) {
+  int not_numbers = 0, younger = 0;
+  for (uint64_t seed = 1; seed <= 120 && (not_numbers < 5 || younger < 3); ++seed) {
+    const std::vector<Observation> t = Simulated(seed, 30);
+    if (!HasHit(t)) continue;
+    if (not_numbers < 5) {
+      ++not_numbers;
+      auto not_a_number = EditedResponse(
+          t, "age", 0, [](Value m) { return m.Set("headers", m.Find("headers")->Set("age", Value::String("3s"))); });
+      EXPECT_EQ(Check(not_a_number).kind, check::Verdict::Kind::kReject) << "seed " << seed;
+    }
+    // A hit on an origin answer that carried an Age (and that no 304
+    // validated since: validated, its age starts again), served with Age 0
+    // (the simulator's hits say 0 or 5000).
+    auto identity = [](const Value& m) {
+      const Value* h = m.Find("headers");
+      auto field = [&](const char* name) {
+        const Value* v = h == nullptr ? nullptr : h->Find(name);
+        return v != nullptr && v->is_string() ? v->as_string() : std::string("-");
+      };
+      const Value* body = m.Find("body");
+      return absl::StrCat(field("etag"), " ", field("x-e2e-b"), " ", body != nullptr ? body->ToString() : "");
+    };
+    std::set<std::string> aged, validated_tags;
+    for (const Observation& o : t) {
+      if (o.side != Side::kOrigin || o.kind != Observation::Kind::kSent || o.msg.Find("headers") == nullptr) continue;
+      const Value* status = o.msg.Find("status");
+      const Value* etag = o.msg.Find("headers")->Find("etag");
+      if (status != nullptr && status->is_int() && status->as_int() == 304 && etag != nullptr)
+        validated_tags.insert(etag->ToString());
+      if (o.msg.Find("headers")->Find("age") != nullptr) aged.insert(identity(o.msg));
+    }
+    for (size_t k = 0; younger < 3; ++k) {
+      bool found = false, changed = false;
+      auto zero = EditedResponse(t, "age", k, [&](Value m) {
+        found = true;
+        const Value* etag = m.Find("headers")->Find("etag");
+        if (aged.count(identity(m)) == 0 || (etag != nullptr && validated_tags.count(etag->ToString()) > 0)) return m;
+        changed = true;
+        return m.Set("headers", m.Find("headers")->Set("age", Value::String("0")));
+      });
+      if (!found) break;
+      if (!changed) continue;
+      ++younger;
+      EXPECT_EQ(Check(zero).kind, check::Verdict::Kind::kReject) << "seed " << seed << ", hit " << k;
+      break;
+    }
+  }
+  EXPECT_EQ(not_numbers, 5);
+  EXPECT_EQ(younger, 3);
+}
+
+// The step cache serves steps from explanations with constraints (a hit's
+// Age waits for its response) when their state is concrete: verdicts with
+// it equal those without it, on accepted and on edited traces.
+TEST(CheckerCache, TheStepCacheChangesNoVerdict) {
+  int compared = 0, rejected = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const std::vector<Observation> t = Simulated(seed, 16);
+    std::vector<std::vector<Observation>> traces = {t};
+    if (HasHit(t)) {
+      traces.push_back(EditedResponse(t, "age", 0, [](Value m) {
+        return m.Set("body", Value::String(m.Find("body")->as_string() + "nothing-has-this"));
+      }));
+    }
+    for (const auto& trace : traces) {
+      const check::Verdict::Kind with = Check(trace).kind;
+      ASSERT_EQ(with, Check(trace, /*use_step_cache=*/false).kind) << "seed " << seed;
+      rejected += with == check::Verdict::Kind::kReject;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 45);
+  EXPECT_GT(rejected, 8);
 }
 
 }  // namespace
