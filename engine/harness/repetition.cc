@@ -113,10 +113,19 @@ std::vector<InputItem> RaceWindow(const std::vector<InputItem>& input, int faili
       keep[static_cast<size_t>(k)] = true;
       ++setup;
     }
-  // At most max_size: the earliest go first, never the failing request.
+  // The resource's first request too: on a fresh server the window's own
+  // requests would otherwise find the resource missing, and the first of
+  // them that makes it may race the others to (two PUTs that both create
+  // a path), failing another way than the race sought.
+  int first = -1;
+  for (int k = 0; k < failing && first < 0; ++k)
+    if (on_own(k)) first = k;
+  if (first >= 0) keep[static_cast<size_t>(first)] = true;
+  // At most max_size: the earliest go first, never the failing request nor
+  // the resource's first one.
   size_t count = static_cast<size_t>(std::count(keep.begin(), keep.end(), true));
   for (int k = 0; k < n && count > max_size; ++k)
-    if (keep[static_cast<size_t>(k)] && k != failing) {
+    if (keep[static_cast<size_t>(k)] && k != failing && k != first) {
       keep[static_cast<size_t>(k)] = false;
       --count;
     }

@@ -32,9 +32,10 @@ int FoldRepeated(size_t core_size, RerunOutcome* run);
 // request, those sent while it was outstanding (its response had not
 // arrived) and those whose responses had not arrived when it was sent, on
 // its resource (`path` or `key`; all when it names none), plus up to
-// `before` earlier requests on that resource that set it up; at most
-// `max_size` in all, the latest kept. In input order, as an input of its
-// own (waits and references renumbered).
+// `before` earlier requests on that resource that set it up and the first
+// request on it (which made it, on the server the input began with); at
+// most `max_size` in all, the latest kept (and that first one). In input
+// order, as an input of its own (waits and references renumbered).
 std::vector<InputItem> RaceWindow(const std::vector<InputItem>& input, int failing, size_t before, size_t max_size);
 
 }  // namespace dualswarm::harness

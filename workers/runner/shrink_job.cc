@@ -115,6 +115,17 @@ constexpr int kRepeatedRequests = 1500;
 constexpr double kRepeatedSeconds = 1.0;
 constexpr size_t kRaceSetup = 4;
 constexpr size_t kMaxRaceCore = 10;
+// A rare race may not fail in the first run of its window: the window is
+// run up to kWindowAttempts times, then every earlier request on the
+// failing request's resource (at most kMaxRaceResource, the latest kept)
+// up to kResourceAttempts times, before shrinking starts from the whole
+// input (each run of which is slower and fails no more often).
+constexpr int kWindowAttempts = 3;
+// A rerun's check may take at least this long, however little of the
+// shrinking budget is left.
+constexpr double kMinRerunCheckSeconds = 1.0;
+constexpr int kResourceAttempts = 2;
+constexpr size_t kMaxRaceResource = 100;
 
 // The rounds a candidate of `size` requests is sent in, when repeating.
 int RoundsFor(size_t size) {
@@ -294,6 +305,11 @@ class FindingShrinker {
     o.exec.replay = harness::Repeated(input, rounds);
     // Many rounds stop after kRepeatedSeconds all the same (a slow SUT).
     if (rounds > 1 && (o.time_budget_s <= 0 || o.time_budget_s > kRepeatedSeconds)) o.time_budget_s = kRepeatedSeconds;
+    // A rerun's check ends with the shrinking budget (INCONCLUSIVE, not
+    // reproduced): a slow check of a long repeated run under load took
+    // minutes past a 15 s budget.
+    o.exec.checker.max_seconds =
+        std::min(o.exec.checker.max_seconds, std::max(kMinRerunCheckSeconds, so_.max_seconds - so_.elapsed()));
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
     o.warm_suts = warm_.get();
@@ -376,6 +392,10 @@ class FindingShrinker {
     JobOptions as_replayed =
         RerunOptions(*out, WithoutAttachedAnswers(out->input), job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
+    // Each replay's check within the shrinking budget (one that runs out
+    // does not count as reproduced).
+    as_replayed.exec.checker.max_seconds =
+        std::min(as_replayed.exec.checker.max_seconds, std::max(kMinRerunCheckSeconds, so_.max_seconds));
     absl::Mutex progress_mu;
     harness::ShrinkProgress progress{.reruns = reruns_,
                                      .reproduced = reproduced_,
@@ -422,19 +442,34 @@ class FindingShrinker {
   }
 
   // The race's own requests (RaceWindow) become where shrinking starts when,
-  // repeated, they fail the same way (one rerun).
+  // repeated, they fail the same way: first the window, then the failing
+  // resource's requests, each run a few times (a rare race's first run may
+  // miss it). One that missed before it reproduced shows the failure
+  // flaky: later candidates then get ShrinkOptions::attempts too.
   absl::Status StartFromRaceWindow(const JobResult& found, std::vector<harness::InputItem>* from,
                                    harness::RerunOutcome* outcome) {
-    std::vector<harness::InputItem> window =
-        harness::RaceWindow(found.inputs, static_cast<int>((cx_.verdict.label - 1) / 2), kRaceSetup, kMaxRaceCore);
-    if (window.size() < 2 || window.size() >= found.inputs.size() || reruns_ >= so_.max_reruns) return absl::OkStatus();
-    auto run = Rerun(window);
-    ++reruns_;
-    if (!run.ok()) return run.status();
-    if (!run->reproduced) return absl::OkStatus();
-    ++reproduced_;
-    *from = std::move(window);
-    *outcome = *std::move(run);
+    const int failing = static_cast<int>((cx_.verdict.label - 1) / 2);
+    const std::pair<std::vector<harness::InputItem>, int> starts[] = {
+        {harness::RaceWindow(found.inputs, failing, kRaceSetup, kMaxRaceCore), kWindowAttempts},
+        {harness::RaceWindow(found.inputs, failing, found.inputs.size(), kMaxRaceResource), kResourceAttempts},
+    };
+    size_t tried_size = 0;
+    for (const auto& [start, attempts] : starts) {
+      if (start.size() < 2 || start.size() >= found.inputs.size() || start.size() == tried_size) continue;
+      tried_size = start.size();
+      for (int attempt = 0; attempt < attempts; ++attempt) {
+        if (reruns_ >= so_.max_reruns || so_.elapsed() >= so_.max_seconds) return absl::OkStatus();
+        auto run = Rerun(start);
+        ++reruns_;
+        if (!run.ok()) return run.status();
+        if (!run->reproduced) continue;
+        ++reproduced_;
+        seen_flaky_ |= attempt > 0;
+        *from = start;
+        *outcome = *std::move(run);
+        return absl::OkStatus();
+      }
+    }
     return absl::OkStatus();
   }
 
