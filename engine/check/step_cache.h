@@ -7,12 +7,14 @@
 // explanation lives through it may consume the same request again (a
 // request of a crashed client can be consumed at any later point), and
 // different server orders reach equal states. When the explanation has no
-// path constraints, the step's outcome is a function of the globals, the
-// request (named by its channel and position there, which also fixes the
-// connection the handler sees) and the number of the next `fresh` variable:
-// the path oracle's solver queries then see only the step's own
-// constraints. Only such steps are cached; entries are compared by value,
-// never by hash alone.
+// path constraints, or has some but concrete globals (the step then sees
+// none of their variables), the step's outcome is a function of the
+// globals, the request (named by its channel and position there, which
+// also fixes the connection the handler sees) and the number of the next
+// `fresh` variable: the path oracle's solver queries then come out as with
+// the step's own constraints alone. Only such steps are cached
+// (Search::StepIgnoresConstraints); entries are compared by value, never
+// by hash alone.
 //
 // Where states never repeat (a queue whose items are all different) the
 // cache only costs: hashing, storing, missing. It watches its own hit rate

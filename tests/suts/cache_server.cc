@@ -236,16 +236,17 @@ class Cache {
   }
 
   // The Age the origin sent (RFC 9111 §5.1: delta-seconds), 0 without one
-  // or when it is not a number; at most a year (it only adds to ours).
+  // or when it is not a number; 2^31 for any larger (§1.2.2).
   static int64_t AgeWhenStored(const HttpMessage& r) {
+    constexpr int64_t kMaxAge = int64_t{1} << 31;
     const std::string* age = r.Field("age");
-    if (age == nullptr || age->empty() || age->size() > 8) return 0;
+    if (age == nullptr || age->empty()) return 0;
     int64_t n = 0;
     for (char c : *age) {
       if (c < '0' || c > '9') return 0;
-      n = n * 10 + (c - '0');
+      n = std::min(kMaxAge, n * 10 + (c - '0'));
     }
-    return std::min<int64_t>(n, 365 * 24 * 3600);
+    return n;
   }
 
   static std::string Relayed(const HttpMessage& r, const std::string& method) {

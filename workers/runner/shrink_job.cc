@@ -127,6 +127,12 @@ constexpr double kMinRerunCheckSeconds = 1.0;
 constexpr int kResourceAttempts = 2;
 constexpr size_t kMaxRaceResource = 100;
 
+// Bounds a run's check to `cap` seconds (0 or less in `o` is no bound).
+void CapCheckSeconds(double cap, JobOptions* o) {
+  double& max_seconds = o->exec.checker.max_seconds;
+  if (max_seconds <= 0 || max_seconds > cap) max_seconds = cap;
+}
+
 // The rounds a candidate of `size` requests is sent in, when repeating.
 int RoundsFor(size_t size) {
   if (size == 0) return 1;
@@ -308,8 +314,7 @@ class FindingShrinker {
     // A rerun's check ends with the shrinking budget (INCONCLUSIVE, not
     // reproduced): a slow check of a long repeated run under load took
     // minutes past a 15 s budget.
-    o.exec.checker.max_seconds =
-        std::min(o.exec.checker.max_seconds, std::max(kMinRerunCheckSeconds, so_.max_seconds - so_.elapsed()));
+    CapCheckSeconds(std::max(kMinRerunCheckSeconds, so_.max_seconds - so_.elapsed()), &o);
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
     o.warm_suts = warm_.get();
@@ -394,8 +399,7 @@ class FindingShrinker {
     as_replayed.sut_reaper = &reaper_;
     // Each replay's check within the shrinking budget (one that runs out
     // does not count as reproduced).
-    as_replayed.exec.checker.max_seconds =
-        std::min(as_replayed.exec.checker.max_seconds, std::max(kMinRerunCheckSeconds, so_.max_seconds));
+    CapCheckSeconds(std::max(kMinRerunCheckSeconds, so_.max_seconds), &as_replayed);
     absl::Mutex progress_mu;
     harness::ShrinkProgress progress{.reruns = reruns_,
                                      .reproduced = reproduced_,
