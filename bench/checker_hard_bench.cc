@@ -51,6 +51,7 @@
 //        --tsv=FILE  --list
 //        --check-trace=FILE [--check-spec=kv.dspec]: check one trace file
 //        [--repeat=N] (the mean of N checks)  --step-cache=0
+//        --coverage=1: record spec coverage, as the online tester does
 //        --probe-after=N: CheckerOptions::probe_after_work (0: no probe)
 //        --dump-dir=DIR: also write each history to DIR/CLASS-I.jsonl
 #include <fcntl.h>
@@ -226,6 +227,7 @@ struct Limits {
   bool step_cache = true;    // --step-cache=0 turns CheckerOptions::use_step_cache off
   int repeat = 1;            // --check-trace: check it this many times (the time is the mean)
   int64_t probe_after = -1;  // --probe-after=N sets CheckerOptions::probe_after_work (-1: its default)
+  bool coverage = false;     // --coverage=1 turns CheckerOptions::record_coverage on (what the tester does)
 };
 
 // The baseline's checker (run_checker_hard_bench.sh) may predate the step
@@ -233,6 +235,13 @@ struct Limits {
 template <typename Options>
 void SetStepCache(Options* co, bool on) {
   if constexpr (requires { co->use_step_cache; }) co->use_step_cache = on;
+}
+
+// Likewise for spec coverage (lang/branches.h), which baselines before
+// it lack.
+template <typename Options>
+void SetCoverage(Options* co, bool on) {
+  if constexpr (requires { co->record_coverage; }) co->record_coverage = on;
 }
 
 // Likewise for the crashed-request probe (search.h), which baselines
@@ -279,6 +288,7 @@ Record CheckWhole(const std::shared_ptr<const lang::Spec>& spec, const Trace& pa
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetCoverage(&co, lim.coverage);
   SetProbeAfter(&co, lim.probe_after);
   std::string message;
   auto start = Clock::now();
@@ -330,6 +340,7 @@ Record CheckOne(const std::shared_ptr<const lang::Spec>& spec, const Trace& pare
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetCoverage(&co, lim.coverage);
   SetProbeAfter(&co, lim.probe_after);
   DeferAsTheTester(&co);
   auto start = Clock::now();
@@ -736,6 +747,7 @@ int CheckFile(const std::string& spec_path, const std::string& trace_path, const
   check::CheckerOptions co;
   co.max_steps = lim.max_steps;
   SetStepCache(&co, lim.step_cache);
+  SetCoverage(&co, lim.coverage);
   SetProbeAfter(&co, lim.probe_after);
   check::CheckerStats st;
   auto start = Clock::now();
@@ -807,6 +819,8 @@ int Main(int argc, char** argv) {
       lim.repeat = std::max(1, std::atoi(v));
     } else if (const char* v = val("step-cache")) {
       lim.step_cache = std::string(v) != "0";
+    } else if (const char* v = val("coverage")) {
+      lim.coverage = std::string(v) != "0";
     } else if (const char* v = val("probe-after")) {
       lim.probe_after = std::strtoll(v, nullptr, 10);
     } else if (const char* v = val("mem-limit-gb")) {
@@ -834,7 +848,7 @@ int Main(int argc, char** argv) {
           stderr,
           "usage: checker_hard_bench [--spec-dir=DIR] [--classes=a,b] [--seed=N] [--history-timeout=S] "
           "[--class-timeout=S] [--max-steps=N] [--probe-after=N] [--mem-limit-gb=G] [--scale=F] [--tsv=FILE] [--list] "
-          "[--dump-dir=DIR] [--check-trace=FILE [--check-spec=NAME]]\n");
+          "[--dump-dir=DIR] [--coverage=1] [--check-trace=FILE [--check-spec=NAME]]\n");
       return 2;
     }
   }

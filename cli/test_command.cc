@@ -17,6 +17,7 @@
 #include "cli/progress_line.h"
 #include "engine/check/observation.h"
 #include "engine/harness/counterexample.h"
+#include "engine/harness/coverage.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "util/ready_probe.h"
@@ -32,6 +33,9 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 void OnSignal(int) { g_interrupted.store(true); }
+
+// Branches never taken that a passing run lists (--json lists them all).
+constexpr size_t kCoverageListed = 10;
 
 const char kTestHelp[] =
     "usage: dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [options]\n"
@@ -127,7 +131,8 @@ const char kTestHelp[] =
     "                         checked again with a larger budget)\n"
     "  --json                 print the result as one JSON document, the same keys for\n"
     "                         every verdict (docs/counterexample.md); a finding's\n"
-    "                         counterexample is its \"counterexample\" field\n"
+    "                         counterexample is its \"counterexample\" field, the spec\n"
+    "                         coverage its \"coverage\" field (docs/coverage.md)\n"
     "  --quiet                no progress output (on stderr: redrawn in place on a\n"
     "                         terminal, else one line every 10 s)\n"
     "\n"
@@ -156,7 +161,8 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
       ",\"z3_calls\":", r.stats.solver.z3_calls, ",\"z3_seconds\":", r.stats.solver.z3_seconds,
       ",\"memo_hits\":", r.stats.memo_hits, ",\"restarts\":", r.stats.restarts, ",\"yields\":", r.stats.yields,
       ",\"repairs\":", r.stats.repairs, ",\"check_seconds\":", r.stats.check_seconds,
-      ",\"max_observe_seconds\":", r.stats.max_observe_seconds, "}");
+      ",\"max_observe_seconds\":", r.stats.max_observe_seconds,
+      "},\"coverage\":", harness::CoverageToJson(spec, r.covered_branches));
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
@@ -362,6 +368,7 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
         static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
         static_cast<unsigned long long>(o.exec.seed), r.seconds,
         r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0, FaultsInjected(o, r).c_str());
+    std::printf("%s", harness::FormatCoverage(spec, r.covered_branches, kCoverageListed).c_str());
   } else {
     std::printf("%s after %llu requests (seed %llu, %.2f s)\n", workers::OutcomeName(r.outcome),
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);

@@ -306,6 +306,15 @@ std::vector<ir::Value> Checker::ModelState() const {
   return merged;
 }
 
+std::vector<int32_t> Checker::CoveredBranches() const {
+  std::vector<bool> covered(impl_->spec->branches.size(), false);
+  for (const auto& [k, p] : impl_->parts) p.search->MarkCoveredBranches(&covered);
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < covered.size(); ++i)
+    if (covered[i]) ids.push_back(static_cast<int32_t>(i));
+  return ids;
+}
+
 const char* BranchOrderName(BranchOrder o) {
   switch (o) {
     case BranchOrder::kFirst:

@@ -112,6 +112,9 @@ struct CheckerOptions {
   // in a spec error naming the observation when one differs (tests: the
   // derivation's exactness).
   bool verify_memo_keys = false;
+  // Keep the branches (lang/branches.h) each server step took, so that
+  // Checker::CoveredBranches can say which ones the explanation took.
+  bool record_coverage = false;
   // How many death reasons a rejection reports.
   int max_reasons = 6;
   unsigned solver_timeout_ms = 2000;
@@ -201,6 +204,12 @@ class Checker {
   // partition merged (map-valued globals are unioned; other globals come
   // from the partition that changed them last).
   std::vector<ir::Value> ModelState() const;
+
+  // With CheckerOptions::record_coverage: the branches (lang/branches.h)
+  // the current explanation of every partition took, sorted, each once.
+  // Steps of crashed requests that only a probe's closure takes are left
+  // out. Empty without record_coverage.
+  std::vector<int32_t> CoveredBranches() const;
 
  private:
   struct Impl;

@@ -147,6 +147,7 @@ struct History {
   int64_t label;
   std::shared_ptr<const History> prev;
   size_t at_obs = 0;
+  std::shared_ptr<const std::vector<int32_t>> branches;  // the step's (StepOutcome::branches)
 };
 
 // The hash Explanation::StateHash gives an explanation with these globals

@@ -154,6 +154,14 @@ void Search::Append(Observation o, int ch, Origin origin) {
 
 // Brings channel ch's entries in optional_after_, last_request_class_ and
 // settled_name_ up to date after an observation on it.
+void Search::MarkCoveredBranches(std::vector<bool>* covered) const {
+  for (const History* h = cur_.history.get(); h != nullptr; h = h->prev.get()) {
+    if (h->branches == nullptr) continue;
+    for (const int32_t id : *h->branches)
+      if (id >= 0 && static_cast<size_t>(id) < covered->size()) (*covered)[static_cast<size_t>(id)] = true;
+  }
+}
+
 void Search::NoteChannel(size_t ch) {
   settled_name_[ch] = ch;
   if (IsOrigin(ch)) return;  // never optional: its answers may be taken after it closed
@@ -759,7 +767,7 @@ absl::StatusOr<bool> Search::AddClosureChildren(Frame& f, Task& t) {
     child.e.globals = state.globals;
     child.e.next_fresh = state.next_fresh;
     for (const int64_t label : state.labels)
-      child.e.history = std::make_shared<const History>(History{label, child.e.history, at_obs});
+      child.e.history = std::make_shared<const History>(History{label, child.e.history, at_obs, nullptr});
     child.from_closure = true;
     child.key = t.key;  // its channels are t's
     child.key_at = t.key_at;
@@ -882,6 +890,8 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
   PathOracle oracle(
       solver_, &p.pc, p.next_fresh, [this] { return PollTimeAndCancel(); }, step);
   lang::StepOutput so;
+  std::vector<int32_t> taken;
+  if (opts_.record_coverage) so.branches = &taken;
   const Value conn = Value::Int(d);
   do {
     oracle.Restart();
@@ -915,6 +925,11 @@ absl::Status Search::RunStep(const Explanation& p, int d, const SentRequest& r, 
     o.sends = std::move(so.sends);
     o.added = oracle.added();
     o.next_fresh = oracle.next_fresh();
+    if (!taken.empty()) {
+      std::sort(taken.begin(), taken.end());
+      taken.erase(std::unique(taken.begin(), taken.end()), taken.end());
+      o.branches = std::make_shared<const std::vector<int32_t>>(taken);
+    }
     outcomes->push_back(std::move(o));
   } while (oracle.NextPath());
   return absl::OkStatus();
@@ -949,7 +964,7 @@ absl::Status Search::AddChild(const Task& parent, int d, size_t at_obs, const Se
   if (!is_probe_ || !IsLastOfOptional(static_cast<size_t>(d), p.consumed[static_cast<size_t>(d)], at_obs))
     c.consumed.Increment(static_cast<size_t>(d));
   c.next_fresh = step.next_fresh;
-  c.history = std::make_shared<const History>(History{r.label, p.history, at_obs});
+  c.history = std::make_shared<const History>(History{r.label, p.history, at_obs, step.branches});
   for (const auto& send : step.sends) {
     if (send.to_origin) {
       c.origin.AddToPool({send.msg, send.conn, r.label, send.loc});

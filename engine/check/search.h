@@ -113,6 +113,9 @@ class Search {
   size_t memo_size() const { return memo_.size(); }
   // The explanation the search follows now (the generator reads its state).
   const Explanation& current() const { return cur_; }
+  // Marks in `covered` (indexed by branch id) the branches the steps of
+  // current() took (CheckerOptions::record_coverage).
+  void MarkCoveredBranches(std::vector<bool>* covered) const;
 
  private:
   // What an explanation's channels contribute to its memo key (KeyOf):

@@ -58,6 +58,9 @@ struct StepOutcome {
   int64_t next_fresh = 0;
   // The path left the globals as they were and added no constraint.
   bool keeps_state = false;
+  // The branches the path took, sorted and distinct (CheckerOptions::
+  // record_coverage); null when not recorded or none.
+  std::shared_ptr<const std::vector<int32_t>> branches;
 };
 using StepOutcomes = std::vector<StepOutcome>;
 

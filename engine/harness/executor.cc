@@ -55,8 +55,15 @@ FeatureMask FeatureMask::Random(uint64_t seed, int sites) {
 // swarm mask, and holes into the live trace.
 class Executor::Gen : public lang::GenContext {
  public:
-  Gen(std::mt19937_64* rng, const FeatureMask* mask, const std::vector<ir::LabeledMessage>* msgs)
-      : rng_(rng), mask_(mask), msgs_(msgs) {}
+  Gen(std::mt19937_64* rng, const FeatureMask* mask, const std::vector<ir::LabeledMessage>* msgs,
+      std::vector<bool>* branches_taken)
+      : rng_(rng), mask_(mask), msgs_(msgs), branches_taken_(branches_taken) {}
+
+  void TookBranches(const std::vector<int32_t>& ids) override {
+    for (const int32_t id : ids)
+      if (id >= 0 && static_cast<size_t>(id) < branches_taken_->size())
+        (*branches_taken_)[static_cast<size_t>(id)] = true;
+  }
 
   int ChooseAlternative(int site, const std::vector<int64_t>& weights, const std::vector<bool>& excluded) override {
     // The mask applies unless it would leave nothing.
@@ -116,6 +123,7 @@ class Executor::Gen : public lang::GenContext {
   std::mt19937_64* rng_;
   const FeatureMask* mask_;
   const std::vector<ir::LabeledMessage>* msgs_;
+  std::vector<bool>* branches_taken_;  // by branch id
   std::vector<Value> holes_;
 };
 
@@ -202,7 +210,18 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       outstanding_(static_cast<size_t>(options.connections)),
       origin_gen_(OriginGenOf(*spec_, options.origin_gen)),
       origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
-      origin_book_(options.origin_answers) {}
+      origin_book_(options.origin_answers) {
+  gen_branches_.assign(spec_->branches.size(), false);
+}
+
+std::vector<int32_t> Executor::CoveredBranches() const {
+  std::vector<int32_t> ids = checker_->CoveredBranches();
+  for (size_t i = 0; i < gen_branches_.size(); ++i)
+    if (gen_branches_[i]) ids.push_back(static_cast<int32_t>(i));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,
                                                            const ExecutorOptions& options) {
@@ -295,7 +314,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     int any = 0;
     if (!NextAvailable(&any)) return std::optional<PlannedRequest>();  // before the generator draws anything
     lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
-    Gen gen(&rng_, &opts_.mask, &messages_);
+    Gen gen(&rng_, &opts_.mask, &messages_, &gen_branches_);
     auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
     if (!jexpr.ok()) return jexpr.status();
     item.jexpr = AutoReference(ir::QuoteLookalikes(*jexpr, gen.holes()), response_headers_);
@@ -481,7 +500,7 @@ absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Val
   if (std::optional<Value> attached = TakeAttachedAnswer(key)) kept = std::move(attached);
   if (kept) return AnswerFromKept(*kept, msg);
   lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
-  Gen gen(&origin_rng_, &opts_.mask, &messages_);
+  Gen gen(&origin_rng_, &opts_.mask, &messages_, &gen_branches_);
   absl::StatusOr<Value> jexpr = interp.RunGen(origin_gen_, checker_->ModelState(), &gen, &msg);
   if (!jexpr.ok()) return jexpr.status();
   return ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);

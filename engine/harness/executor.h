@@ -210,6 +210,11 @@ class Executor {
   // The origin answers this run gave (kept or generated), for a rerun.
   const std::vector<OriginAnswerItem>& origin_answers() const { return origin_answers_given_; }
   const ExecutorOptions& options() const { return opts_; }
+  // The spec's branches (lang/branches.h) this run covered, sorted: those
+  // its generated requests took, and those the checker's explanation took
+  // (with ExecutorOptions::checker.record_coverage; after FinishChecking,
+  // of the whole trace).
+  std::vector<int32_t> CoveredBranches() const;
 
  private:
   bool NextAvailable(int* conn) const;
@@ -232,6 +237,7 @@ class Executor {
   std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
   std::vector<bool> unavailable_;                                     // per conn (SetConnectionAvailable)
   std::vector<InputItem> inputs_;
+  std::vector<bool> gen_branches_;  // by branch id: taken by a generated request
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;
   size_t replay_pos_ = 0;

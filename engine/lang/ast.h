@@ -129,6 +129,9 @@ struct Expr {
   int fn_index = -1;  // kCall to a user function
   Builtin builtin = Builtin::kNone;
   int site = -1;  // kOneof / kFreq: site number within the spec
+  // kIf / kMatch / kEither / kOneof / kFreq: the id of its first branch
+  // (branches.h); arm or alternative i is branch + i (kIf: then 0, else 1).
+  int branch = -1;
 };
 
 struct TypeExpr {

@@ -59,10 +59,12 @@ class Eval {
         globals_(globals),
         oracle_(oracle),
         out_(out),
+        branches_(out != nullptr ? out->branches : nullptr),
         stack_base_(reinterpret_cast<uintptr_t>(__builtin_frame_address(0))),
         stack_budget_(StackBudgetFrom(stack_base_, kMaxEvalStackBytes)) {}
 
   void set_gen(GenContext* g) { gen_ = g; }
+  void set_branches(std::vector<int32_t>* b) { branches_ = b; }
 
   Value Run(const Expr* e, std::vector<Value>* frame) {
     frame_ = frame;
@@ -249,12 +251,19 @@ class Eval {
       case ExprKind::kOr:
         return ShortCircuit(e);
       case ExprKind::kIf:
-        if (Truth(E(e->args[0].get()), e->args[0]->loc)) return E(e->args[1].get());
+        if (Truth(E(e->args[0].get()), e->args[0]->loc)) {
+          Took(e, 0);
+          return E(e->args[1].get());
+        }
+        Took(e, 1);
         return e->args[2] ? E(e->args[2].get()) : Value::Null();
       case ExprKind::kMatch:
         return Match(e);
-      case ExprKind::kEither:
-        return E(e->args[static_cast<size_t>(oracle_->Choose(static_cast<int>(e->args.size()), e->loc))].get());
+      case ExprKind::kEither: {
+        const int k = oracle_->Choose(static_cast<int>(e->args.size()), e->loc);
+        Took(e, k);
+        return E(e->args[static_cast<size_t>(k)].get());
+      }
       case ExprKind::kFresh:
         return oracle_->Fresh(e->fresh_sort, e->loc);
       case ExprKind::kBlock:
@@ -353,10 +362,18 @@ class Eval {
     TypeFault(e->args[1]->loc, absl::StrCat("operand of `", is_and ? "&&" : "||", "` must be a bool"), r);
   }
 
+  // Records branch `arm` of e (branches.h) when branches are recorded.
+  void Took(const Expr* e, int arm) {
+    if (branches_ != nullptr && e->branch >= 0) branches_->push_back(e->branch + arm);
+  }
+
   Value Match(const Expr* e) {
     Value v = E(e->args[0].get());
-    for (const auto& arm : e->arms)
-      if (MatchPattern(arm.pattern, v)) return E(arm.body.get());
+    for (size_t i = 0; i < e->arms.size(); ++i)
+      if (MatchPattern(e->arms[i].pattern, v)) {
+        Took(e, static_cast<int>(i));
+        return E(e->arms[i].body.get());
+      }
     Fault(e->loc, absl::StrCat("no `match` arm matches ", Show(v)));
   }
 
@@ -423,9 +440,12 @@ class Eval {
     while (true) {
       int k = gen_->ChooseAlternative(e->site, weights, excluded);
       if (k < 0) throw last;
+      const size_t taken_before = branches_ != nullptr ? branches_->size() : 0;
       try {
+        Took(e, k);
         return E(e->args[static_cast<size_t>(k)].get());
       } catch (const GenNoChoice& g) {
+        if (branches_ != nullptr) branches_->resize(taken_before);  // it generated nothing
         last = g;
         excluded[static_cast<size_t>(k)] = true;
       }
@@ -703,6 +723,7 @@ class Eval {
   std::vector<Value>* globals_;
   Oracle* oracle_;
   StepOutput* out_;
+  std::vector<int32_t>* branches_;  // where taken branches go; null: not recorded
   std::vector<Value>* frame_ = nullptr;
   GenContext* gen_ = nullptr;
   uintptr_t stack_base_;                  // the stack pointer when the evaluation began
@@ -758,6 +779,7 @@ absl::Status RunServerBody(const Spec* spec, const Interpreter::Cluster& cluster
   out->globals = globals;
   out->sends.clear();
   out->killed = false;
+  if (out->branches != nullptr) out->branches->clear();
   std::vector<Value> frame(std::max(static_cast<size_t>(num_slots), args.size()));
   std::copy(args.begin(), args.end(), frame.begin());
   Eval ev(spec, &out->globals, oracle, out, cluster);
@@ -814,6 +836,8 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   NoChoiceOracle oracle;
   Eval ev(spec_, &copy, &oracle, nullptr, cluster_);
   ev.set_gen(ctx);
+  std::vector<int32_t> taken;
+  ev.set_branches(&taken);
   Value result;
   absl::StatusOr<EvalEnd> end = Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] {
     try {
@@ -826,6 +850,7 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   if (!end.ok()) return end.status();
   if (*end == EvalEnd::kPathKilled)
     return absl::FailedPreconditionError(FormatDiag(spec_->file, g->loc, "`gen` blocks may not `assume`"));
+  ctx->TookBranches(taken);
   return result;
 }
 

@@ -55,6 +55,9 @@ class GenContext {
   // A J-expression hole referring to a message of the trace that has
   // `path`, or nullopt when no message has it yet.
   virtual std::optional<ir::Value> Observed(const std::string& path) = 0;
+  // The branches (branches.h) a request that RunGen returned took, in the
+  // order taken; those of alternatives that produced nothing are left out.
+  virtual void TookBranches(const std::vector<int32_t>& ids) { (void)ids; }
 };
 
 // Where the tester's connections go when the server is a cluster of nodes
@@ -88,6 +91,9 @@ struct StepOutput {
   std::vector<ir::Value> globals;
   std::vector<SendRecord> sends;
   bool killed = false;  // an `assume` failed: this path does not exist
+  // When set, the run clears it and appends the id of every branch it
+  // takes (branches.h), in the order taken; null: nothing is recorded.
+  std::vector<int32_t>* branches = nullptr;
 };
 
 class Interpreter {

@@ -99,6 +99,7 @@ absl::StatusOr<std::shared_ptr<const Spec>> LoadSpec(absl::string_view file, abs
   spec->ast = std::move(pr.ast);
   std::vector<std::string> errors = CheckAndResolve(&spec->ast);
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  spec->branches = NumberBranches(&spec->ast);
   spec->name = spec->ast.name;
   spec->file = std::string(file);
   spec->source = std::string(source);

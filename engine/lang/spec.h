@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "engine/ir/value.h"
 #include "engine/lang/ast.h"
+#include "engine/lang/branches.h"
 
 namespace dualswarm::lang {
 
@@ -24,6 +25,7 @@ struct Spec {
   SpecAst ast;
   std::vector<std::string> global_names;
   std::vector<ir::Value> initial_globals;
+  std::vector<Branch> branches;  // by id (branches.h)
 };
 
 // Parses, checks and initialises. On failure the status is InvalidArgument

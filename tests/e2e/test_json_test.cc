@@ -3,6 +3,7 @@
 // request count, checker statistics — and a finding's counterexample is its
 // "counterexample" field (null otherwise). A script that read doc["kind"]
 // broke on findings, which printed the bare counterexample document.
+// Both also carry the spec coverage the run reached.
 // (The project's JSON reader takes integers only, so the document is read
 // here with a small scanner of one object level.)
 #include <map>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -93,6 +95,16 @@ void ExpectCommonFields(const Doc& d, const std::string& kind) {
   for (const char* f : {"spec_steps", "backtracks", "partitions", "solver_checks", "z3_calls", "memo_hits", "restarts",
                         "repairs", "check_seconds", "max_observe_seconds"})
     EXPECT_EQ(checker.count(f), 1u) << "checker." << f;
+  // Spec coverage (docs/coverage.md): some of kv.dspec's branches, never
+  // more than it has, with the ones left listed.
+  auto coverage = Members(d.json.count("coverage") ? d.json.at("coverage") : "");
+  int covered = -1, total = -1;
+  EXPECT_TRUE(absl::SimpleAtoi(coverage.count("covered") ? coverage.at("covered") : "", &covered)) << d.raw;
+  EXPECT_TRUE(absl::SimpleAtoi(coverage.count("total") ? coverage.at("total") : "", &total)) << d.raw;
+  EXPECT_GT(covered, 0) << d.raw;
+  EXPECT_LE(covered, total) << d.raw;
+  EXPECT_EQ(coverage.count("branches"), 1u) << d.raw;
+  EXPECT_EQ(coverage.count("uncovered"), 1u) << d.raw;
 }
 
 TEST(TestJsonTest, PassAndFindingHaveTheSameShape) {

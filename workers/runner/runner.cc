@@ -136,6 +136,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* 
 harness::ExecutorOptions ExecutorOptionsFor(const JobOptions& o) {
   harness::ExecutorOptions exec = o.exec;
   exec.checker.cancel = o.cancel;
+  exec.checker.record_coverage = true;  // JobResult::covered_branches
   if (!o.launch.empty()) exec.checker.connection_nodes = {o.nodes, o.connect_node};
   if (o.time_budget_s > 0 && (exec.checker.max_seconds <= 0 || exec.checker.max_seconds > o.time_budget_s))
     exec.checker.max_seconds = o.time_budget_s;
@@ -205,6 +206,7 @@ class JobLoop {
     res_.inputs = ex_.inputs();
     res_.origin_answers = ex_.origin_answers();
     res_.stats = ex_.checker_stats();
+    res_.covered_branches = ex_.CoveredBranches();
     res_.sent = ex_.sent_count();
     res_.received = ex_.received_count();
     res_.given_up =

@@ -87,6 +87,9 @@ struct JobResult {
   std::vector<harness::InputItem> inputs;                 // the test input (J-expressions)
   std::vector<harness::OriginAnswerItem> origin_answers;  // what the tester answered as the origin
   check::CheckerStats stats;
+  // The spec's branches (lang/branches.h) the run covered, sorted: taken
+  // by a generated request or by the checker's explanation of the trace.
+  std::vector<int32_t> covered_branches;
   double seconds = 0;
   uint64_t sent = 0, received = 0;
   int faults = 0;             // faults the nemesis injected (heals not counted)

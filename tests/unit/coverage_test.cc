@@ -1,0 +1,183 @@
+// Spec coverage: branch numbering (lang/branches.h), the branches a handler
+// run and a `gen` run take (interp.h), the ones the checker's explanation
+// took (Checker::CoveredBranches), and how a run reports them
+// (harness/coverage.h).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "engine/check/checker.h"
+#include "engine/check/observation.h"
+#include "engine/harness/coverage.h"
+#include "engine/ir/json.h"
+#include "engine/lang/branches.h"
+#include "engine/lang/interp.h"
+#include "engine/lang/spec.h"
+#include "gtest/gtest.h"
+
+namespace dualswarm {
+namespace {
+
+using lang::BranchKind;
+
+// Branch ids, in order: 0 if-then, 1 if-else (unwritten), 2-3 either,
+// 4-5 match arms, 6-7 the gen's oneof.
+constexpr const char* kSpec = R"(spec t;
+var n: int = 0;
+fn tag(x) {
+  match x {
+    "inc" => 1,
+    _ => 0,
+  }
+}
+on recv q from c {
+  if q.op == "inc" { n = n + tag(q.op); }
+  either { send c { v: "a" }; } or { send c { v: "b" }; }
+}
+gen request {
+  oneof { { op: pick([]) }, { op: "inc" } }
+}
+)";
+
+std::shared_ptr<const lang::Spec> Load() {
+  auto spec = lang::LoadSpec("t.dspec", kSpec);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return spec.ok() ? *spec : nullptr;
+}
+
+TEST(Coverage, EveryArmOfEveryChoiceHasAnIdInSourceOrderWithinItsDeclaration) {
+  auto spec = Load();
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->branches.size(), 8u);
+  // Functions come first: the match in `fn tag`.
+  EXPECT_EQ(spec->branches[0].kind, BranchKind::kMatchArm);
+  EXPECT_EQ(spec->branches[0].scope, "fn tag");
+  EXPECT_EQ(spec->branches[0].loc.line, 5);
+  EXPECT_EQ(lang::BranchLabel(spec->branches[1]), "match arm 2 of 2");
+  EXPECT_EQ(spec->branches[2].kind, BranchKind::kIfThen);
+  EXPECT_EQ(spec->branches[3].kind, BranchKind::kIfElse);
+  EXPECT_EQ(spec->branches[3].loc.line, 10);  // not written: the `if`
+  EXPECT_EQ(spec->branches[3].loc.col, 3);
+  EXPECT_EQ(spec->branches[3].scope, "on recv");
+  EXPECT_EQ(lang::BranchLabel(spec->branches[5]), "either alternative 2 of 2");
+  EXPECT_EQ(spec->branches[7].kind, BranchKind::kAlternative);
+  EXPECT_EQ(spec->branches[7].scope, "gen request");
+}
+
+class FirstPaths : public lang::Oracle {
+ public:
+  int Choose(int, lang::Loc) override { return 1; }
+  ir::Value Fresh(sym::Sort, lang::Loc) override { return ir::Value::Null(); }
+  bool Decide(const sym::TermRef&, lang::Loc) override { return true; }
+  bool Assume(const sym::TermRef&, lang::Loc) override { return true; }
+  bool Possible(const sym::TermRef&) override { return true; }
+};
+
+TEST(Coverage, AHandlerRunRecordsTheBranchesItTookInOrderOnlyWhenAsked) {
+  auto spec = Load();
+  ASSERT_NE(spec, nullptr);
+  lang::Interpreter interp(spec.get());
+  FirstPaths oracle;
+  lang::StepOutput out;
+  std::vector<int32_t> taken = {99};  // cleared by the run
+  out.branches = &taken;
+  auto request = ir::ParseJson(R"({"op":"inc"})");
+  ASSERT_TRUE(request.ok());
+  ASSERT_TRUE(interp.RunHandler(spec->initial_globals, *request, ir::Value::Int(0), &oracle, &out).ok());
+  EXPECT_EQ(taken, (std::vector<int32_t>{2, 0, 5}));  // then, tag's "inc" arm, either's second
+  auto get = ir::ParseJson(R"({"op":"get"})");
+  ASSERT_TRUE(interp.RunHandler(spec->initial_globals, *get, ir::Value::Int(0), &oracle, &out).ok());
+  EXPECT_EQ(taken, (std::vector<int32_t>{3, 5}));
+  lang::StepOutput unrecorded;
+  ASSERT_TRUE(interp.RunHandler(spec->initial_globals, *get, ir::Value::Int(0), &oracle, &unrecorded).ok());
+  EXPECT_EQ(unrecorded.branches, nullptr);
+}
+
+class FirstAlternativeGen : public lang::GenContext {
+ public:
+  int ChooseAlternative(int, const std::vector<int64_t>&, const std::vector<bool>& excluded) override {
+    for (size_t i = 0; i < excluded.size(); ++i)
+      if (!excluded[i]) return static_cast<int>(i);
+    return -1;
+  }
+  int64_t RandomInt(int64_t lo, int64_t) override { return lo; }
+  std::string RandomWord(int64_t n) override { return std::string(static_cast<size_t>(n), 'a'); }
+  std::string RandomEtag() override { return "\"e\""; }
+  std::optional<ir::Value> Observed(const std::string&) override { return std::nullopt; }
+  void TookBranches(const std::vector<int32_t>& ids) override { took.insert(took.end(), ids.begin(), ids.end()); }
+  std::vector<int32_t> took;
+};
+
+TEST(Coverage, AGenReportsTheAlternativesOfTheRequestItMadeNotThoseThatFailed) {
+  auto spec = Load();
+  ASSERT_NE(spec, nullptr);
+  lang::Interpreter interp(spec.get());
+  FirstAlternativeGen gen;
+  auto v = interp.RunGen("request", spec->initial_globals, &gen);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(ir::ToJson(*v), R"({"op":"inc"})");
+  EXPECT_EQ(gen.took, (std::vector<int32_t>{7}));  // the first one found nothing to pick
+}
+
+std::vector<check::Observation> Trace(std::initializer_list<const char*> lines) {
+  std::vector<check::Observation> trace;
+  for (const char* line : lines) {
+    auto o = check::ParseObservationLine(line);
+    EXPECT_TRUE(o.ok()) << o.status() << ": " << line;
+    if (o.ok()) trace.push_back(*o);
+  }
+  return trace;
+}
+
+TEST(Coverage, TheCheckerCountsTheBranchesOfItsExplanationNotThoseItTriedAndDropped) {
+  auto spec = Load();
+  ASSERT_NE(spec, nullptr);
+  // The checker tries either's first alternative first ("a"), which the
+  // response rules out.
+  const auto trace = Trace({R"({"label":1,"conn":0,"dir":"sent","msg":{"op":"inc"}})",
+                            R"({"label":2,"conn":0,"dir":"received","msg":{"v":"b"}})",
+                            R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"get"}})",
+                            R"({"label":4,"conn":0,"dir":"received","msg":{"v":"b"}})"});
+  check::CheckerOptions co;
+  co.record_coverage = true;
+  auto checker = check::Checker::Create(spec, co);
+  ASSERT_TRUE(checker.ok()) << checker.status();
+  for (const auto& o : trace) ASSERT_TRUE((*checker)->Observe(o).ok());
+  (*checker)->Finish();
+  ASSERT_EQ((*checker)->verdict().kind, check::Verdict::Kind::kAccept);
+  EXPECT_EQ((*checker)->CoveredBranches(), (std::vector<int32_t>{0, 2, 3, 5}));
+
+  check::CheckerOptions off;
+  auto unrecorded = check::Checker::Create(spec, off);
+  ASSERT_TRUE(unrecorded.ok());
+  for (const auto& o : trace) ASSERT_TRUE((*unrecorded)->Observe(o).ok());
+  (*unrecorded)->Finish();
+  EXPECT_TRUE((*unrecorded)->CoveredBranches().empty());
+}
+
+TEST(Coverage, ARunReportsCountsAndTheBranchesNeverTaken) {
+  auto spec = Load();
+  ASSERT_NE(spec, nullptr);
+  const std::vector<int32_t> covered = {0, 2, 3, 5, 7, 1000};  // 1000: no such branch
+  const harness::CoverageCount n = harness::CountCoverage(*spec, covered);
+  EXPECT_EQ(n.covered, 5u);
+  EXPECT_EQ(n.total, 8u);
+  const std::string json = harness::CoverageToJson(*spec, covered);
+  auto parsed = ir::ParseJson(json);
+  ASSERT_TRUE(parsed.ok()) << json;
+  EXPECT_EQ(ir::ToJson(*parsed->Find("branches")), "[0,2,3,5,7]");
+  EXPECT_TRUE(absl::StrContains(
+      json, R"({"id":4,"at":"t.dspec:11:10","in":"on recv","branch":"either alternative 1 of 2"})"))
+      << json;
+  const std::string text = harness::FormatCoverage(*spec, covered, 2);
+  EXPECT_TRUE(absl::StartsWith(text, "spec coverage: 5 of 8 branches (62 %); never taken:\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "  t.dspec:6:5  fn tag: match arm 2 of 2\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "  and 1 more (--json lists them all)\n")) << text;
+  EXPECT_EQ(harness::MergeCoverage({1, 3}, {2, 3, 9}), (std::vector<int32_t>{1, 2, 3, 9}));
+}
+
+}  // namespace
+}  // namespace dualswarm
