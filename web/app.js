@@ -218,8 +218,12 @@ async function runPage(seq, id) {
       h("td", { class: "mono" }, short(j.workerId, 8)),
       ...(faulted ? [h("td", { class: "num job-faults" }, Number(j.faults || 0))] : []), h("td", {}, j.outcome),
       h("td", { class: "reason" }, (j.reason || "").split("\n")[0])))));
+  let coverage = null;
+  try { coverage = await api(`runs/${id}/coverage`); } catch (e) { /* older coordinator: no section */ }
+  if (seq !== renderSeq) return;
   main.replaceChildren(h("h1", {}, `Run ${run.id}`), summary,
     h("h2", {}, "Findings"), findingTable,
+    ...(coverage ? [h("h2", {}, "Spec coverage"), coverageCard(coverage, `run=${run.id}`)] : []),
     h("h2", {}, `Jobs (${jobs.length})`), jobTable);
   if (!FINAL.has(run.state)) schedule(() => seq === renderSeq && runPage(seq, id));
 }
@@ -315,19 +319,68 @@ async function specsPage(seq) {
     : h("p", { class: "muted" }, "No specs yet: dualswarm spec push FILE"));
 }
 
-async function specPage(seq, hash) {
+// Spec coverage (docs/coverage.md): "N of M branches (P %)", the branches
+// never taken, and a link to the spec source with them marked. `query`
+// says whose coverage it is: "run=ID" or "campaign=ID".
+function coverageCard(c, query) {
+  const total = Number(c.total || 0), covered = Number(c.covered || 0);
+  if (!c.specHash) return h("p", { class: "muted", id: "coverage" }, "No coverage yet.");
+  const missed = (c.branches || []).filter(b => !b.covered);
+  return h("div", { class: "card", id: "coverage" },
+    h("p", {}, h("span", { id: "coverage-summary" },
+      `${covered} of ${total} branches covered (${total ? Math.floor(100 * covered / total) : 100} %)`),
+      ` by ${c.jobs || 0} completed jobs — `,
+      h("a", { href: `#/specs/${c.specHash}?${query}`, id: "coverage-source" }, "show them on the spec source")),
+    missed.length ? h("table", { id: "coverage-missed" },
+      h("thead", {}, h("tr", {}, ["never taken", "in", "branch"].map(x => h("th", {}, x)))),
+      h("tbody", {}, missed.slice(0, 50).map(b => h("tr", {},
+        h("td", { class: "mono" }, h("a", { href: `#/specs/${c.specHash}?${query}` }, `${b.line}:${b.column}`)),
+        h("td", {}, b.scope), h("td", {}, b.label)))))
+      : h("p", { class: "muted" }, "Every branch was taken."));
+}
+
+// The spec's source, one row per line; with `?run=ID` or `?campaign=ID`,
+// each line that starts branches is marked covered (every one taken),
+// uncovered (none) or partly, with the branches in its title.
+async function specPage(seq, hash, params) {
   const s = await api(`specs/${encodeURIComponent(hash)}`);
+  const whose = params.get("run") ? `runs/${params.get("run")}` : params.get("campaign") ? `campaigns/${params.get("campaign")}` : null;
+  let coverage = null;
+  if (whose) coverage = await api(`${whose}/coverage`);
   if (seq !== renderSeq) return;
   const lines = s.source.split("\n");
   if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  const byLine = new Map();
+  for (const b of (coverage && coverage.specHash === s.hash ? coverage.branches : []) || []) {
+    if (!byLine.has(b.line)) byLine.set(b.line, []);
+    byLine.get(b.line).push(b);
+  }
+  const mark = n => {
+    const bs = byLine.get(n);
+    if (!bs) return {};
+    const hit = bs.filter(b => b.covered).length;
+    return {
+      class: hit === bs.length ? "cov-all" : hit === 0 ? "cov-none" : "cov-some",
+      title: bs.map(b => `${b.covered ? "covered" : "never taken"}: ${b.scope}: ${b.label} (column ${b.column})`).join("\n"),
+      "data-branches": `${hit}/${bs.length}`,
+    };
+  };
   main.replaceChildren(h("h1", {}, `Spec ${s.name}`),
     h("div", { class: "card" }, h("dl", { class: "kv" },
       h("dt", {}, "hash"), h("dd", { class: "mono" }, s.hash),
       h("dt", {}, "file"), h("dd", {}, s.fileName),
       h("dt", {}, "choice sites"), h("dd", {}, s.choiceSites),
-      h("dt", {}, "uploaded"), h("dd", {}, time(s.createdAt)))),
+      h("dt", {}, "uploaded"), h("dd", {}, time(s.createdAt)),
+      ...(coverage ? [h("dt", {}, "coverage"), h("dd", { id: "spec-coverage" },
+        `${coverage.covered || 0} of ${coverage.total || 0} branches covered by ${whose.replace("s/", " ")}; `,
+        h("span", { class: "cov-all" }, "all taken"), " ", h("span", { class: "cov-some" }, "some taken"), " ",
+        h("span", { class: "cov-none" }, "none taken"))] : []))),
     h("div", { class: "source" }, h("table", { id: "source" }, h("tbody", {},
-      lines.map((l, i) => h("tr", { id: `L${i + 1}` }, h("td", { class: "ln" }, i + 1), h("td", {}, l)))))));
+      lines.map((l, i) => {
+        const m = mark(i + 1);
+        return h("tr", { id: `L${i + 1}`, ...m }, h("td", { class: "ln" }, i + 1),
+          coverage ? h("td", { class: "cov" }, m["data-branches"] || "") : null, h("td", {}, l));
+      })))));
 }
 
 // A cluster target's nodes and where connections go ("3 nodes, round-robin");
@@ -383,6 +436,8 @@ async function campaignsPage(seq) {
     const t = c.template || {};
     let history = [];
     try { history = (await api(`campaigns/${c.id}/runs?page_size=20`)).runs || []; } catch (e) { history = null; }
+    let coverage = null;
+    try { coverage = await api(`campaigns/${c.id}/coverage`); } catch (e) { /* older coordinator */ }
     if (seq !== renderSeq) return;
     parts.push(h("div", { class: "card campaign", "data-campaign": c.id },
       h("h2", {}, `${c.name} `, h("span", { class: `state ${c.paused ? "state-cancelled" : "state-running"}` }, c.paused ? "paused" : "active")),
@@ -392,7 +447,10 @@ async function campaignsPage(seq) {
         h("dt", {}, "last fired"), h("dd", {}, c.lastFiredAt ? `${time(c.lastFiredAt)}` : "never"),
         h("dt", {}, "spec"), h("dd", {}, c.specName ? `latest version of ${c.specName}` : h("a", { href: `#/specs/${t.specHash}`, class: "mono" }, short(t.specHash))),
         h("dt", {}, "target / jobs"), h("dd", {}, `${await targetName(t.targetId)}, ${t.jobs} jobs`),
-        c.lastError ? [h("dt", {}, "last error"), h("dd", { class: "reason" }, c.lastError)] : null),
+        c.lastError ? [h("dt", {}, "last error"), h("dd", { class: "reason" }, c.lastError)] : null,
+        coverage && coverage.specHash ? [h("dt", {}, "spec coverage"), h("dd", { class: "campaign-coverage" },
+          `${coverage.covered || 0} of ${coverage.total || 0} branches over its runs of this version — `,
+          h("a", { href: `#/specs/${coverage.specHash}?campaign=${c.id}` }, "show"))] : null),
       history === null ? h("p", { class: "muted" }, "History unavailable.") :
       history.length ? h("table", { class: "campaign-runs" },
         h("thead", {}, h("tr", {}, ["run", "state", "progress", "findings", "new", "gone", "submitted"].map(x => h("th", {}, x)))),
@@ -422,7 +480,7 @@ async function route() {
   try {
     if (parts[0] === "runs" && parts[1]) await runPage(seq, parts[1]);
     else if (parts[0] === "findings" && parts[1]) await findingPage(seq, parts[1]);
-    else if (parts[0] === "specs" && parts[1]) await specPage(seq, parts[1]);
+    else if (parts[0] === "specs" && parts[1]) await specPage(seq, parts[1], params);
     else if (parts[0] === "specs") await specsPage(seq);
     else if (parts[0] === "targets") await targetsPage(seq);
     else if (parts[0] === "campaigns") await campaignsPage(seq);

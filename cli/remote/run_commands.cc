@@ -36,6 +36,7 @@ const char kRunHelp[] =
     "       dualswarm run show ID [--json]\n"
     "       dualswarm run watch ID [--json]\n"
     "       dualswarm run cancel ID [--json]\n"
+    "       dualswarm run coverage ID [--all] [--json]\n"
     "\n"
     "A run tests one spec version against one target with a swarm of jobs (distinct\n"
     "seeds, branch orders and feature masks) that workers lease from the coordinator.\n"
@@ -69,6 +70,8 @@ const char kRunHelp[] =
     "                          or ended in error\n"
     "  cancel ID               stop leasing the run's jobs (running jobs are told at their\n"
     "                          next heartbeat); cancelling a finished run changes nothing\n"
+    "  coverage ID             the spec branches the run's completed jobs covered, and the\n"
+    "                          first 20 never taken (--all: every one) (docs/coverage.md)\n"
     "  --json                  print the protobuf JSON mapping (watch: one RunEvent per line)\n"
     "\n";
 
@@ -394,6 +397,41 @@ int Show(const ParsedArgs& a, bool cancel) {
   return kExitOk;
 }
 
+// Branches never taken that `run coverage` lists without --all.
+constexpr int kCoverageListed = 20;
+
+int Coverage(const ParsedArgs& a) {
+  int64_t id = 0;
+  int code = 0;
+  if (!IdArg(a, "coverage", &id, &code)) return code;
+  std::unique_ptr<Client> client;
+  if (int c = Connect(a, &client); c != kExitOk) return c;
+  auto stub = v1::RunService::NewStub(client->channel());
+  v1::GetRunCoverageRequest req;
+  req.set_run_id(id);
+  v1::Coverage cov;
+  if (!remote::CallOk(
+          *client, [&](grpc::ClientContext* ctx) { return stub->GetCoverage(ctx, req, &cov); }, &code))
+    return code;
+  if (a.flags.count("json")) {
+    std::printf("%s\n", remote::ToJson(cov).c_str());
+    return kExitOk;
+  }
+  std::printf("run %lld: %d of %d spec branches covered (%d %%) by %d completed jobs\n", static_cast<long long>(id),
+              cov.covered(), cov.total(), cov.total() ? 100 * cov.covered() / cov.total() : 100, cov.jobs());
+  const bool all = a.flags.count("all") > 0;
+  int listed = 0, missed = 0;
+  for (const v1::SpecBranch& b : cov.branches()) {
+    if (b.covered()) continue;
+    ++missed;
+    if (!all && listed >= kCoverageListed) continue;
+    if (listed++ == 0) std::printf("never taken:\n");
+    std::printf("  %d:%d  %s: %s\n", b.line(), b.column(), b.scope().c_str(), b.label().c_str());
+  }
+  if (missed > listed) std::printf("  and %d more (--all lists them)\n", missed - listed);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
@@ -426,6 +464,10 @@ int RunCommand(const std::vector<std::string>& args) {
   if (sub == "show" || sub == "cancel") {
     if (!remote::ParseRemoteArgs(rest, {}, {"json"}, &a, &err)) return Usage(err);
     return Show(a, sub == "cancel");
+  }
+  if (sub == "coverage") {
+    if (!remote::ParseRemoteArgs(rest, {}, {"json", "all"}, &a, &err)) return Usage(err);
+    return Coverage(a);
   }
   if (sub == "watch") {
     if (!remote::ParseRemoteArgs(rest, {}, {"json"}, &a, &err)) return Usage(err);

@@ -54,8 +54,8 @@ std::string FormatCoverage(const lang::Spec& spec, const std::vector<int32_t>& c
   const std::vector<bool> mask = CoveredMask(spec, covered);
   const CoverageCount n = CountCoverage(spec, covered);
   if (n.total == 0) return "spec coverage: the spec has no branches\n";
-  std::string out = absl::StrCat("spec coverage: ", n.covered, " of ", n.total, " branches (",
-                                 100 * n.covered / n.total, " %)");
+  std::string out =
+      absl::StrCat("spec coverage: ", n.covered, " of ", n.total, " branches (", 100 * n.covered / n.total, " %)");
   if (n.covered == n.total) return out + "\n";
   absl::StrAppend(&out, "; never taken:\n");
   size_t listed = 0;

@@ -57,8 +57,7 @@ std::vector<Branch> NumberBranches(SpecAst* ast) {
   std::vector<Branch> branches;
   Numberer n(&branches);
   for (auto& f : ast->fns) n.Walk(f.body.get(), absl::StrCat("fn ", f.name));
-  for (auto& h : ast->handlers)
-    n.Walk(h.body.get(), h.role == Role::kOrigin ? "on recv (origin)" : "on recv");
+  for (auto& h : ast->handlers) n.Walk(h.body.get(), h.role == Role::kOrigin ? "on recv (origin)" : "on recv");
   for (auto& h : ast->fault_handlers) n.Walk(h.body.get(), "on fault");
   for (auto& g : ast->gens) n.Walk(g.body.get(), absl::StrCat("gen ", g.name));
   return branches;

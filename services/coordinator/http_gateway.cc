@@ -185,6 +185,8 @@ const std::vector<Route>& Routes() {
       R<v1::ListRunsRequest, v1::ListRunsResponse>("/api/v1/runs", "/dualswarm.v1.RunService/List"),
       R<v1::GetRunRequest, v1::Run>("/api/v1/runs/{id}", "/dualswarm.v1.RunService/Get"),
       R<v1::ListJobsRequest, v1::ListJobsResponse>("/api/v1/runs/{run_id}/jobs", "/dualswarm.v1.RunService/ListJobs"),
+      R<v1::GetRunCoverageRequest, v1::Coverage>("/api/v1/runs/{run_id}/coverage",
+                                                 "/dualswarm.v1.RunService/GetCoverage"),
       R<v1::ListFindingsRequest, v1::ListFindingsResponse>("/api/v1/findings", "/dualswarm.v1.FindingService/List"),
       R<v1::GetFindingRequest, v1::Finding>("/api/v1/findings/{id}", "/dualswarm.v1.FindingService/Get"),
       R<v1::ListSpecsRequest, v1::ListSpecsResponse>("/api/v1/specs", "/dualswarm.v1.SpecService/List"),
@@ -195,6 +197,8 @@ const std::vector<Route>& Routes() {
       R<v1::CampaignIdRequest, v1::Campaign>("/api/v1/campaigns/{id}", "/dualswarm.v1.CampaignService/Get"),
       R<v1::ListCampaignRunsRequest, v1::ListCampaignRunsResponse>("/api/v1/campaigns/{id}/runs",
                                                                    "/dualswarm.v1.CampaignService/ListRuns"),
+      R<v1::CampaignIdRequest, v1::Coverage>("/api/v1/campaigns/{id}/coverage",
+                                             "/dualswarm.v1.CampaignService/GetCoverage"),
   };
   return *routes;
 }

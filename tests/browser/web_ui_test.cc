@@ -26,8 +26,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -864,6 +866,51 @@ TEST_F(WebUiTest, ARealSwarmRunFromTheRunsListToItsFinding) {
   EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#jobs tr.job-row[data-state=failed]').length);"),
             std::to_string(run.counts().failed()));
   Shot(b, "11-real-run");
+  // The spec coverage the workers reported (docs/coverage.md): the union over
+  // the run's jobs, on the run page and marked on the spec's source.
+  v1::GetRunCoverageRequest creq;
+  creq.set_run_id(run_id);
+  v1::Coverage coverage;
+  grpc::Status got_coverage = runs->GetCoverage(Ctx(submitter_).get(), creq, &coverage);
+  ASSERT_TRUE(got_coverage.ok()) << got_coverage.error_message();
+  EXPECT_EQ(coverage.spec_hash(), sresp.spec().hash());
+  EXPECT_GE(coverage.jobs(), 1);
+  EXPECT_LE(coverage.jobs(), 4);
+  EXPECT_GT(coverage.covered(), 0);
+  EXPECT_LT(coverage.covered(), coverage.total()) << "the reference server never omits an ETag";
+  ASSERT_EQ(coverage.branches_size(), coverage.total());
+  std::set<int> lines, fully_covered_lines, uncovered_lines;
+  std::map<int, std::pair<int, int>> per_line;  // line -> (covered, branches)
+  for (const v1::SpecBranch& br : coverage.branches()) {
+    per_line[br.line()].first += br.covered();
+    per_line[br.line()].second += 1;
+  }
+  for (const auto& [line, n] : per_line) {
+    lines.insert(line);
+    if (n.first == n.second) fully_covered_lines.insert(line);
+    if (n.first == 0) uncovered_lines.insert(line);
+  }
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#coverage-summary')")) << b.Text("main");
+  EXPECT_EQ(b.Text("#coverage-summary"),
+            absl::StrCat(coverage.covered(), " of ", coverage.total(), " branches covered (",
+                         100 * coverage.covered() / coverage.total(), " %)"));
+  b.Click("#coverage-source");
+  ASSERT_TRUE(b.WaitUntil("location.hash.includes('?run=') && document.querySelector('#spec-coverage')"))
+      << b.Text("main");
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#source tr.cov-all, #source tr.cov-some, "
+                   "#source tr.cov-none').length);"),
+            std::to_string(lines.size()));
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#source tr.cov-all').length);"),
+            std::to_string(fully_covered_lines.size()));
+  EXPECT_EQ(b.Eval("return String(document.querySelectorAll('#source tr.cov-none').length);"),
+            std::to_string(uncovered_lines.size()));
+  ASSERT_FALSE(uncovered_lines.empty());
+  EXPECT_EQ(
+      b.Eval(absl::StrCat("return document.querySelector('#source tr#L", *uncovered_lines.begin(), "').className;")),
+      "cov-none");
+  Shot(b, "11b-real-run-coverage");
+  b.Go(base + "#/runs/" + std::to_string(run_id));
+  ASSERT_TRUE(b.WaitUntil("document.querySelector('#run-findings a.finding-link')")) << b.Text("main");
   // Run -> finding: the worker's shrunk counterexample, drawn.
   b.Click("#run-findings a.finding-link");
   ASSERT_TRUE(

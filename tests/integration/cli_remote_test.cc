@@ -33,6 +33,7 @@
 #include "dualswarm/v1/run.grpc.pb.h"
 #include "dualswarm/v1/worker.grpc.pb.h"
 #include "engine/harness/counterexample.h"
+#include "engine/lang/spec.h"
 #include "gtest/gtest.h"
 #include "tests/common/processes.h"
 
@@ -201,9 +202,11 @@ class CliRemoteTest : public ::testing::Test {
   }
 
   // Completes a leased job; with a counterexample it FAILED, else PASSED.
-  void Complete(const std::string& worker_id, const v1::LeasedJob& job, const v1::Counterexample* cx) {
+  void Complete(const std::string& worker_id, const v1::LeasedJob& job, const v1::Counterexample* cx,
+                const std::vector<int32_t>& covered_branches = {}) {
     auto workers = v1::WorkerService::NewStub(coordinator_->channel());
     v1::CompleteJobRequest req;
+    for (const int32_t id : covered_branches) req.add_covered_branches(id);
     req.set_worker_id(worker_id);
     req.set_job_id(job.job_id());
     req.set_lease_token(job.lease_token());
@@ -657,6 +660,52 @@ TEST_F(CliRemoteTest, RunWatchFollowsARunUntilItFailsOrPasses) {
   EXPECT_TRUE(absl::StrContains(screen, absl::StrCat("run ", run3, " passed: 3 jobs, no findings"))) << screen;
   EXPECT_EQ(std::count(screen.begin(), screen.end(), '\n'), 2)
       << "the progress line is redrawn, not repeated: " << screen;
+}
+
+// `run coverage`: the union of the branches the run's jobs reported, over
+// the spec's branches (docs/coverage.md).
+TEST_F(CliRemoteTest, RunCoverageUnitesTheJobsReportsOverTheSpecsBranches) {
+  CommandResult r = Cli({"spec", "push", kSrc + "/specs/queue.dspec"}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string hash = HeadLine(r.out);
+  AddTarget("queue", "jsonl", kWebdav + " --port {port} --dir {dir}");
+  r = Cli({"run", "submit", "--spec", hash, "--target", "queue", "--jobs", "2"}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const int64_t run = RunIdOf(r.out);
+  ASSERT_GT(run, 0);
+  auto spec = dualswarm::lang::LoadSpecFile(kSrc + "/specs/queue.dspec");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const int total = static_cast<int>((*spec)->branches.size());
+  ASSERT_GE(total, 4);
+
+  r = Cli({"run", "coverage", absl::StrCat(run)}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StartsWith(
+      r.out, absl::StrCat("run ", run, ": 0 of ", total, " spec branches covered (0 %) by 0 completed jobs\n")))
+      << r.out;
+
+  const std::string worker = RegisterWorker();
+  std::vector<v1::LeasedJob> jobs = Lease(worker, 2);
+  ASSERT_EQ(jobs.size(), 2u);
+  Complete(worker, jobs[0], nullptr, {0, 1});
+  Complete(worker, jobs[1], nullptr, {1, 3});
+  r = Cli({"run", "coverage", absl::StrCat(run)}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(absl::StripTrailingAsciiWhitespace(r.out), '\n');
+  ASSERT_GE(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0], absl::StrCat("run ", run, ": 3 of ", total, " spec branches covered (", 300 / total,
+                                   " %) by 2 completed jobs"));
+  EXPECT_EQ(lines[1], "never taken:");
+  const dualswarm::lang::Branch& b2 = (*spec)->branches[2];
+  EXPECT_EQ(lines[2],
+            absl::StrCat("  ", b2.loc.line, ":", b2.loc.col, "  ", b2.scope, ": ", dualswarm::lang::BranchLabel(b2)));
+  EXPECT_EQ(lines.size(), 2u + static_cast<size_t>(total - 3)) << r.out;
+  r = Cli({"run", "coverage", absl::StrCat(run), "--json"}, submitter_);
+  EXPECT_TRUE(absl::StrContains(r.out, "\"covered\":3")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("\"specHash\":\"", hash, "\""))) << r.out;
+  r = Cli({"run", "coverage", "999"}, submitter_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(r.err, "no run 999")) << r.err;
 }
 
 TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {

@@ -217,6 +217,12 @@ TEST_F(CoordinatorBadInputTest, AuthMatrixCoversEveryRpc) {
          v1::ListJobsResponse r;
          return runs_->ListJobs(c, {}, &r);
        }},
+      {"RunService.GetCoverage",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Coverage r;
+         return runs_->GetCoverage(c, {}, &r);
+       }},
       {"FindingService.List",
        {"submitter"},
        [&](auto* c) {
@@ -270,6 +276,12 @@ TEST_F(CoordinatorBadInputTest, AuthMatrixCoversEveryRpc) {
        [&](auto* c) {
          v1::ListCampaignRunsResponse r;
          return campaigns_->ListRuns(c, {}, &r);
+       }},
+      {"CampaignService.GetCoverage",
+       {"submitter"},
+       [&](auto* c) {
+         v1::Coverage r;
+         return campaigns_->GetCoverage(c, {}, &r);
        }},
       {"WorkerService.Register",
        {"worker"},

@@ -840,6 +840,44 @@ TEST_F(StoreTest, CompletingTwiceIsHarmless) {
   EXPECT_EQ(got->counts.passed, 1);
 }
 
+// Spec coverage (docs/coverage.md): each completion's covered branch ids
+// are kept on its job (by the fast path, which only locks the job, and by
+// the slow path that ends the run), and a run's coverage is their union.
+TEST_F(StoreTest, ARunsCoverageIsTheUnionOfItsJobsAndMalformedIdsAreRefused) {
+  RunRow run = Submit(4);
+  auto leased = Lease(store_.get(), 3);
+  ASSERT_EQ(leased.size(), 3u);
+  auto complete = [&](const JobRow& job, std::vector<int32_t> covered) {
+    Completion c;
+    c.job_id = job.id;
+    c.lease_token = job.lease_token;
+    c.outcome = v1::JOB_OUTCOME_PASSED;
+    c.covered_branches = std::move(covered);
+    return store_->CompleteJob(c);
+  };
+  for (const std::vector<int32_t>& bad : std::vector<std::vector<int32_t>>{{3, 2}, {4, 4}, {-1}, {kMaxBranchId}}) {
+    auto r = complete(leased[0].job, bad);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad.size() << " ids";
+  }
+  DS_ASSERT_OK(complete(leased[0].job, {0, 2, 5}));  // the fast path: a job is still queued
+  DS_ASSERT_OK(complete(leased[1].job, {2, 7}));
+  DS_ASSERT_OK(complete(leased[2].job, {}));
+  auto last = Lease(store_.get(), 1);
+  ASSERT_EQ(last.size(), 1u);
+  DS_ASSERT_OK(complete(last[0].job, {9, kMaxBranchId - 1}));  // the slow path ends the run
+  auto coverage = store_->RunCoverage(run.id);
+  DS_ASSERT_OK(coverage);
+  EXPECT_EQ(coverage->spec_hash, run.tmpl.spec_hash);
+  EXPECT_EQ(coverage->covered, (std::vector<int32_t>{0, 2, 5, 7, 9, kMaxBranchId - 1}));
+  EXPECT_EQ(coverage->jobs, 3);
+  EXPECT_EQ(store_->RunCoverage(run.id + 1000).status().code(), absl::StatusCode::kNotFound);
+  RunRow other = Submit(1);
+  auto none = store_->RunCoverage(other.id);
+  DS_ASSERT_OK(none);
+  EXPECT_TRUE(none->covered.empty());
+  EXPECT_EQ(none->jobs, 0);
+}
+
 TEST_F(StoreTest, CancelStopsLeasing) {
   RunRow run = Submit(10);
   auto leased = Lease(store_.get(), 3);

@@ -169,8 +169,8 @@ TEST(Coverage, ARunReportsCountsAndTheBranchesNeverTaken) {
   auto parsed = ir::ParseJson(json);
   ASSERT_TRUE(parsed.ok()) << json;
   EXPECT_EQ(ir::ToJson(*parsed->Find("branches")), "[0,2,3,5,7]");
-  EXPECT_TRUE(absl::StrContains(
-      json, R"({"id":4,"at":"t.dspec:11:10","in":"on recv","branch":"either alternative 1 of 2"})"))
+  EXPECT_TRUE(
+      absl::StrContains(json, R"({"id":4,"at":"t.dspec:11:10","in":"on recv","branch":"either alternative 1 of 2"})"))
       << json;
   const std::string text = harness::FormatCoverage(*spec, covered, 2);
   EXPECT_TRUE(absl::StartsWith(text, "spec coverage: 5 of 8 branches (62 %); never taken:\n")) << text;

@@ -127,6 +127,7 @@ v1::CompleteJobRequest CompletionForResult(const v1::LeasedJob& job, const JobRe
   req.set_sent(result.sent);
   req.set_received(result.received);
   req.set_faults(result.faults);
+  for (const int32_t id : result.covered_branches) req.add_covered_branches(id);
   req.set_reason(result.reason);
   if (result.outcome == Outcome::kPassed) {
     req.set_outcome(v1::JOB_OUTCOME_PASSED);

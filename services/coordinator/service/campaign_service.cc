@@ -1,12 +1,14 @@
 // CampaignService (proto/dualswarm/v1/campaign.proto): run templates fired on
 // cron schedules (the scheduler that fires them is scheduler.h), named by id
 // or name, paused and resumed, and the runs each fired with what changed in
-// their findings. Submitters manage campaigns like runs.
+// their findings, and the spec coverage its runs reached. Submitters manage
+// campaigns like runs.
 #include "services/coordinator/service/grpc_services.h"
 
 #include <string>
 
 #include "dualswarm/v1/campaign.grpc.pb.h"
+#include "services/coordinator/coverage_report.h"
 #include "services/coordinator/proto_convert.h"
 #include "services/coordinator/service/handler_util.h"
 #include "services/coordinator/service/state.h"
@@ -64,6 +66,21 @@ class CampaignService final : public ServiceWithState<v1::CampaignService::Servi
     if (!id.ok()) return ToGrpc(id.status());
     return ReplyWithPage(state_->store()->ListCampaignRuns(*id, PageOf(req->page_size(), req->page_token())),
                          CampaignRunToProto, resp->mutable_runs(), resp->mutable_next_page_token());
+  }
+
+  grpc::Status GetCoverage(grpc::ServerContext* ctx, const v1::CampaignIdRequest* req, v1::Coverage* resp) override {
+    if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
+    auto id = Resolve(req->id(), req->name());
+    if (!id.ok()) return ToGrpc(id.status());
+    auto row = state_->store()->CampaignCoverage(*id);
+    if (!row.ok()) return ToGrpc(row.status());
+    if (row->spec_hash.empty()) return grpc::Status::OK;  // it fired no run yet
+    auto spec = state_->CachedSpec(row->spec_hash);
+    if (!spec.ok()) return ToGrpc(spec.status());
+    auto report = CoverageReport(**spec, *row);
+    if (!report.ok()) return ToGrpc(report.status());
+    *resp = std::move(*report);
+    return grpc::Status::OK;
   }
 
  private:

@@ -1,7 +1,8 @@
 // RunService (proto/dualswarm/v1/run.proto): runs submitted (a swarm of jobs
 // from a template, named after its submitter), read, listed, cancelled and
 // watched (a stream of the run as it changes, polled every watch_poll_ms,
-// ending when the run is final), and a run's jobs listed.
+// ending when the run is final), a run's jobs listed, and the spec coverage
+// its jobs reached.
 #include "services/coordinator/service/grpc_services.h"
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "dualswarm/v1/run.grpc.pb.h"
 #include "proto/names/wire_names.h"
+#include "services/coordinator/coverage_report.h"
 #include "services/coordinator/proto_convert.h"
 #include "services/coordinator/service/handler_util.h"
 #include "services/coordinator/service/state.h"
@@ -97,6 +99,20 @@ class RunService final : public ServiceWithState<v1::RunService::Service> {
     return ReplyWithPage(
         state_->store()->ListRunJobs(req->run_id(), state, PageOf(req->page_size(), req->page_token())), JobToProto,
         resp->mutable_jobs(), resp->mutable_next_page_token());
+  }
+
+  grpc::Status GetCoverage(grpc::ServerContext* ctx, const v1::GetRunCoverageRequest* req,
+                           v1::Coverage* resp) override {
+    if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
+    if (auto st = CheckId("run_id", req->run_id()); !st.ok()) return st;
+    auto row = state_->store()->RunCoverage(req->run_id());
+    if (!row.ok()) return ToGrpc(row.status());
+    auto spec = state_->CachedSpec(row->spec_hash);
+    if (!spec.ok()) return ToGrpc(spec.status());
+    auto report = CoverageReport(**spec, *row);
+    if (!report.ok()) return ToGrpc(report.status());
+    *resp = std::move(*report);
+    return grpc::Status::OK;
   }
 };
 

@@ -191,6 +191,7 @@ class WorkerService final : public ServiceWithState<v1::WorkerService::Service> 
     c.received = req.received();
     if (req.faults() < 0) return absl::InvalidArgumentError("faults must not be negative");
     c.faults = req.faults();
+    c.covered_branches.assign(req.covered_branches().begin(), req.covered_branches().end());
     return c;
   }
 };

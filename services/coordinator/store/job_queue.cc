@@ -149,7 +149,18 @@ absl::Status CheckCompletion(const Completion& c) {
   if (c.worker_id.size() > kMaxNameBytes) return absl::InvalidArgumentError("worker_id too long");
   RETURN_IF_ERROR(CheckText("lease_token", c.lease_token, true));
   RETURN_IF_ERROR(CheckText("worker_id", c.worker_id, true));
+  for (size_t i = 0; i < c.covered_branches.size(); ++i) {
+    const int32_t id = c.covered_branches[i];
+    if (id < 0 || id >= kMaxBranchId || (i > 0 && id <= c.covered_branches[i - 1]))
+      return absl::InvalidArgumentError(absl::StrCat("covered_branches must be strictly increasing ids in [0, ",
+                                                     kMaxBranchId, "); got ", id, " at position ", i));
+  }
   return absl::OkStatus();
+}
+
+// A completion's covered branches as a PostgreSQL array literal.
+std::string BranchIds(const std::vector<int32_t>& ids) {
+  return Int64Array(std::vector<int64_t>(ids.begin(), ids.end()));
 }
 
 absl::Status NeverLeased(int64_t job_id) {
@@ -196,14 +207,14 @@ absl::StatusOr<std::optional<CompletionResult>> CompleteFast(Sql& w, const Compl
       "  WHERE id = (SELECT att FROM ok)),"
       " upd AS ("
       "  UPDATE jobs SET state = $3, outcome = $4, reason = $5, updated_at = now(), faults = $10,"
-      "    worker_id = COALESCE(NULLIF($9, ''), worker_id)"
+      "    worker_id = COALESCE(NULLIF($9, ''), worker_id), covered_branches = $11::integer[]"
       "  WHERE id = (SELECT id FROM ok) RETURNING id)"
       " SELECT j.att IS NULL AS never_leased, j.done AS done, j.token AS token,"
       "   (SELECT count(*) FROM upd) AS completed FROM j";
   pqxx::result jr =
       w.exec_prepared("complete_fast", sql, c.job_id, c.lease_token, wire::EnumWord(JobStateAfter(c.outcome)),
                       wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
-                      static_cast<int64_t>(c.received), c.worker_id, c.faults);
+                      static_cast<int64_t>(c.received), c.worker_id, c.faults, BranchIds(c.covered_branches));
   if (jr.empty()) return absl::NotFoundError(absl::StrCat("no job ", c.job_id));
   const pqxx::row& job = jr[0];
   CompletionResult out;
@@ -271,10 +282,10 @@ void RecordOutcome(Sql& w, const Completion& c, const HeldLease& lease, const st
       "    received = $7, faults = $10, worker_id = COALESCE(NULLIF($9, ''), worker_id) WHERE id = $8)"
       " UPDATE jobs SET state = $2, outcome = $3, faults = $10,"
       "   reason = CASE WHEN state = 'cancelled' THEN reason ELSE $4 END, updated_at = now(),"
-      "   worker_id = COALESCE(NULLIF($9, ''), worker_id)"
+      "   worker_id = COALESCE(NULLIF($9, ''), worker_id), covered_branches = $11::integer[]"
       " WHERE id = $1",
       c.job_id, wire::EnumWord(new_state), wire::EnumWord(c.outcome), reason, c.seconds, static_cast<int64_t>(c.sent),
-      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id, c.faults);
+      static_cast<int64_t>(c.received), lease.attempt_id, c.worker_id, c.faults, BranchIds(c.covered_branches));
 }
 
 // The slow path: findings, a run's last jobs, cancelled jobs and runs not

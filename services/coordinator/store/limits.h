@@ -22,6 +22,11 @@ inline constexpr int64_t kMaxLeaseMs = 24LL * 3600 * 1000;  // one day
 inline constexpr size_t kMaxHeartbeatJobs = 1024;           // leases extended by one Heartbeat
 inline constexpr size_t kMaxLeaseTokenBytes = 64;
 
+// A completion's covered spec branches (docs/coverage.md): ids strictly
+// increasing, each below this (a spec's source is at most 1 MiB, and every
+// branch takes bytes of it).
+inline constexpr int32_t kMaxBranchId = 1 << 20;
+
 // --- a run's budget (JobBudget): defaults for 0 and the largest values ---
 inline constexpr int kDefaultSteps = 1000;
 inline constexpr int kDefaultConnections = 4;

@@ -284,6 +284,12 @@ ALTER TABLE targets ADD COLUMN reset_command text NOT NULL DEFAULT ''
 )sql";
 static_assert(kMaxResetCommandBytes == 4096, "a new bound on reset_command needs a migration of its CHECK");
 
+// The spec branches (docs/coverage.md) each job's last completed attempt
+// covered; a run's and a campaign's coverage is their union.
+constexpr const char* kV13 = R"sql(
+ALTER TABLE jobs ADD COLUMN covered_branches integer[] NOT NULL DEFAULT '{}';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -300,6 +306,7 @@ const std::vector<Migration>& Migrations() {
       {10, "origin endpoints on targets", kV10},
       {11, "the user an fs target runs as", kV11},
       {12, "reset commands on targets", kV12},
+      {13, "spec coverage of jobs", kV13},
   };
   return kMigrations;
 }

@@ -173,7 +173,15 @@ struct Completion {
   std::optional<NewCounterexample> counterexample;  // required for FAILED
   double seconds = 0;
   uint64_t sent = 0, received = 0;
-  int faults = 0;  // faults the nemesis injected
+  int faults = 0;                         // faults the nemesis injected
+  std::vector<int32_t> covered_branches;  // strictly increasing, each in [0, kMaxBranchId)
+};
+
+// Spec branches covered by some jobs (Store::RunCoverage).
+struct CoverageRow {
+  std::string spec_hash;         // the spec version the ids are of
+  std::vector<int32_t> covered;  // sorted, each once
+  int64_t jobs = 0;              // completed jobs that reported any
 };
 
 struct CompletionResult {
@@ -423,6 +431,15 @@ class Store {
   // The runs a campaign fired, newest first, with new/gone finding groups
   // (CampaignRunRow); the page token is a run id. NOT_FOUND for an unknown campaign.
   absl::StatusOr<Listing<CampaignRunRow>> ListCampaignRuns(int64_t campaign_id, const Page& page);
+
+  // --- spec coverage (docs/coverage.md) ---
+  // The branches a run's completed jobs covered (their union). NOT_FOUND for
+  // an unknown run.
+  absl::StatusOr<CoverageRow> RunCoverage(int64_t run_id);
+  // The branches a campaign's runs covered, over every run it fired of the
+  // spec version its latest run tested (spec_hash "" when it fired none).
+  // NOT_FOUND for an unknown campaign.
+  absl::StatusOr<CoverageRow> CampaignCoverage(int64_t campaign_id);
 
   // --- workers ---
   absl::StatusOr<std::string> RegisterWorker(const WorkerInfo& info);
