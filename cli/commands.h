@@ -20,6 +20,7 @@ int CheckCommand(const std::vector<std::string>& args);
 int TestCommand(const std::vector<std::string>& args);
 int ReplayCommand(const std::vector<std::string>& args);
 int SpecCheckCommand(const std::vector<std::string>& args);
+int ExploreCommand(const std::vector<std::string>& args);
 
 // Commands that talk to a coordinator over gRPC (cli/remote/).
 int SpecCommand(const std::vector<std::string>& args);      // spec push|list|show

@@ -24,6 +24,9 @@ const char kUsage[] =
     "          dualswarm replay CX.json (--launch CMD | --target HOST:PORT) [--times N]\n"
     "  lint    load a spec and report every error with file:line:column\n"
     "          dualswarm lint --spec FILE\n"
+    "  explore model-check a spec composed with its gen block: assert failures and\n"
+    "          deadlocks, each with the shortest request sequence found\n"
+    "          dualswarm explore --spec FILE [--depth N] [--order first|last|random] [--json]\n"
     "\n"
     "commands that talk to a coordinator (--coordinator HOST:PORT or DUALSWARM_ADDR,\n"
     "--token T or DUALSWARM_TOKEN, --tls-ca FILE; --json for machine-readable output):\n"
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   if (cmd == "test") return dualswarm::cli::TestCommand(args);
   if (cmd == "replay") return dualswarm::cli::ReplayCommand(args);
   if (cmd == "lint") return dualswarm::cli::SpecCheckCommand(args);
+  if (cmd == "explore") return dualswarm::cli::ExploreCommand(args);
   if (cmd == "spec") return dualswarm::cli::SpecCommand(args);
   if (cmd == "target") return dualswarm::cli::TargetCommand(args);
   if (cmd == "run") return dualswarm::cli::RunCommand(args);

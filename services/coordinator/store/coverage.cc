@@ -19,14 +19,14 @@ namespace {
 // condition on jobs j with $1 and $2 bound to `a` and `b`).
 template <typename A, typename B>
 void UniteJobs(Sql& w, const std::string& where, const A& a, const B& b, CoverageRow* out) {
-  pqxx::row row = w.exec_params1(
-      absl::StrCat("SELECT COALESCE((SELECT array_to_string(array_agg(DISTINCT x ORDER BY x), ',')"
-                   "   FROM jobs j, unnest(j.covered_branches) AS x WHERE ",
-                   where,
-                   "), '') AS ids,"
-                   " (SELECT count(*) FROM jobs j WHERE ",
-                   where, " AND cardinality(j.covered_branches) > 0) AS jobs"),
-      a, b);
+  pqxx::row row =
+      w.exec_params1(absl::StrCat("SELECT COALESCE((SELECT array_to_string(array_agg(DISTINCT x ORDER BY x), ',')"
+                                  "   FROM jobs j, unnest(j.covered_branches) AS x WHERE ",
+                                  where,
+                                  "), '') AS ids,"
+                                  " (SELECT count(*) FROM jobs j WHERE ",
+                                  where, " AND cardinality(j.covered_branches) > 0) AS jobs"),
+                     a, b);
   for (absl::string_view id : absl::StrSplit(Str(row["ids"]), ',', absl::SkipEmpty())) {
     int32_t n = 0;
     if (absl::SimpleAtoi(id, &n)) out->covered.push_back(n);
@@ -52,8 +52,8 @@ absl::StatusOr<CoverageRow> Store::CampaignCoverage(int64_t campaign_id) {
     if (w.exec_params("SELECT 1 FROM campaigns WHERE id = $1", campaign_id).empty())
       return absl::NotFoundError(absl::StrCat("no campaign ", campaign_id));
     CoverageRow out;
-    pqxx::result latest = w.exec_params(
-        "SELECT spec_hash FROM runs WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1", campaign_id);
+    pqxx::result latest =
+        w.exec_params("SELECT spec_hash FROM runs WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1", campaign_id);
     if (latest.empty()) return out;
     out.spec_hash = Str(latest[0]["spec_hash"]);
     UniteJobs(w, "j.run_id IN (SELECT id FROM runs WHERE campaign_id = $1 AND spec_hash = $2)", campaign_id,

@@ -1,0 +1,220 @@
+#include "engine/explore/explorer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "engine/check/path_oracle.h"
+#include "engine/ir/json.h"
+#include "engine/lang/interp.h"
+#include "engine/sym/solver.h"
+#include "engine/sym/term.h"
+
+namespace dualswarm::explore {
+namespace {
+
+using ir::Value;
+using Clock = std::chrono::steady_clock;
+
+// A model state: the spec's globals and what its path constraints say of
+// the `fresh` values in them.
+struct State {
+  std::vector<Value> globals;
+  std::vector<sym::TermRef> pc;
+  int64_t next_fresh = 0;
+};
+
+// The canonical text states are compared by.
+std::string KeyOf(const State& s) {
+  std::string key;
+  for (const Value& g : s.globals) absl::StrAppend(&key, g.ToString(), "\n");
+  for (const sym::TermRef& c : s.pc) absl::StrAppend(&key, "&", sym::TermToString(c), "\n");
+  return key;
+}
+
+class Explorer {
+ public:
+  Explorer(std::shared_ptr<const lang::Spec> spec, const ExploreOptions& o)
+      : spec_(std::move(spec)), o_(o), interp_(spec_.get()), solver_(o.solver_timeout_ms), start_(Clock::now()) {}
+
+  ExploreResult Run() {
+    State init{spec_->initial_globals, {}, 0};
+    visited_.emplace(KeyOf(init), 0);
+    r_.states = 1;
+    std::vector<Value> path;
+    Visit(init, 0, &path);
+    r_.seconds = Elapsed();
+    std::sort(r_.violations.begin(), r_.violations.end(),
+              [](const Violation& a, const Violation& b) { return a.requests.size() < b.requests.size(); });
+    return std::move(r_);
+  }
+
+ private:
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Whether a bound stops the exploration (and says which, once).
+  bool Stopped() {
+    if (!r_.stopped_by.empty()) return true;
+    if (o_.cancel != nullptr && o_.cancel->load())
+      r_.stopped_by = "interrupted";
+    else if (o_.max_seconds > 0 && Elapsed() > o_.max_seconds)
+      r_.stopped_by = absl::StrCat("time bound ", o_.max_seconds, " s");
+    else if (r_.states > o_.max_states)
+      r_.stopped_by = absl::StrCat("state bound ", o_.max_states);
+    else if (o_.stop_at_first && !r_.violations.empty())
+      r_.stopped_by = "first violation";
+    return !r_.stopped_by.empty();
+  }
+
+  void Report(Violation::Kind kind, std::string message, const std::vector<Value>& path) {
+    if (r_.seconds_to_first_violation < 0) r_.seconds_to_first_violation = Elapsed();
+    auto [it, inserted] = violation_index_.try_emplace(message, r_.violations.size());
+    if (inserted) {
+      if (r_.violations.size() >= o_.max_violations) return;
+      r_.violations.push_back(Violation{kind, std::move(message), path});
+    } else if (it->second < r_.violations.size() && path.size() < r_.violations[it->second].requests.size()) {
+      r_.violations[it->second].requests = path;
+    }
+  }
+
+  void Order(const State& s, int depth, std::vector<Value>* requests) const {
+    switch (o_.order) {
+      case ActionOrder::kFirst:
+        return;
+      case ActionOrder::kLast:
+        std::reverse(requests->begin(), requests->end());
+        return;
+      case ActionOrder::kRandom: {
+        // Drawn from the seed and the state, never from a running
+        // generator: the order does not depend on what was explored first.
+        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ std::hash<std::string>()(KeyOf(s)) ^
+                            static_cast<uint64_t>(depth));
+        std::shuffle(requests->begin(), requests->end(), rng);
+        return;
+      }
+    }
+  }
+
+  void Visit(const State& s, int depth, std::vector<Value>* path) {
+    r_.depth_reached = std::max(r_.depth_reached, depth);
+    if (depth >= o_.max_depth || Stopped()) return;
+    absl::StatusOr<std::vector<Value>> requests = EnumerateRequests(interp_, o_.gen, s.globals, o_.alphabet);
+    if (!requests.ok()) {
+      Report(Violation::Kind::kSpecError, std::string(requests.status().message()), *path);
+      return;
+    }
+    Order(s, depth, &*requests);
+    for (const Value& request : *requests) {
+      if (Stopped()) return;
+      path->push_back(request);
+      Take(s, request, depth, path);
+      path->pop_back();
+    }
+  }
+
+  // Handles `request` in `s` along every path; explores each state reached.
+  void Take(const State& s, const Value& request, int depth, std::vector<Value>* path) {
+    check::PathOracle oracle(&solver_, &s.pc, s.next_fresh,
+                             [this] { return Stopped() ? absl::CancelledError(r_.stopped_by) : absl::OkStatus(); });
+    lang::StepOutput out;
+    int feasible = 0;
+    do {
+      oracle.Restart();
+      ++r_.handler_runs;
+      absl::Status st = interp_.RunHandler(s.globals, request, Value::Int(0), &oracle, &out);
+      if (absl::IsCancelled(st)) return;
+      if (!st.ok()) {
+        Report(Violation::Kind::kSpecError, std::string(st.message()), *path);
+        return;
+      }
+      if (out.killed || oracle.dead()) continue;
+      ++feasible;
+      ++r_.transitions;
+      State child{std::move(out.globals), s.pc, oracle.next_fresh()};
+      child.pc.insert(child.pc.end(), oracle.added().begin(), oracle.added().end());
+      auto [it, inserted] = visited_.try_emplace(KeyOf(child), depth + 1);
+      if (inserted) {
+        ++r_.states;
+      } else if (depth + 1 < it->second) {
+        it->second = depth + 1;  // reached sooner: what lies below it may now be within the bound
+      } else {
+        continue;
+      }
+      Visit(child, depth + 1, path);
+      if (Stopped()) return;
+    } while (oracle.NextPath());
+    if (feasible == 0)
+      Report(Violation::Kind::kDeadlock,
+             absl::StrCat("no path of `on recv` accepts ", ir::ToJson(request), ": the spec can answer nothing to it"),
+             *path);
+  }
+
+  std::shared_ptr<const lang::Spec> spec_;
+  const ExploreOptions& o_;
+  lang::Interpreter interp_;
+  sym::Solver solver_;
+  Clock::time_point start_;
+  absl::flat_hash_map<std::string, int> visited_;  // state key -> smallest depth reached at
+  absl::flat_hash_map<std::string, size_t> violation_index_;
+  ExploreResult r_;
+};
+
+}  // namespace
+
+const char* ActionOrderName(ActionOrder o) {
+  switch (o) {
+    case ActionOrder::kFirst:
+      return "first";
+    case ActionOrder::kLast:
+      return "last";
+    case ActionOrder::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
+absl::StatusOr<ActionOrder> ParseActionOrder(const std::string& name) {
+  for (ActionOrder o : {ActionOrder::kFirst, ActionOrder::kLast, ActionOrder::kRandom})
+    if (name == ActionOrderName(o)) return o;
+  return absl::InvalidArgumentError(absl::StrCat("unknown order \"", name, "\" (known: first, last, random)"));
+}
+
+const char* ViolationKindName(Violation::Kind k) { return k == Violation::Kind::kDeadlock ? "deadlock" : "spec-error"; }
+
+absl::StatusOr<ExploreResult> Explore(std::shared_ptr<const lang::Spec> spec, const ExploreOptions& options) {
+  if (lang::Interpreter(spec.get()).HasOriginRole())
+    return absl::FailedPreconditionError(
+        "explore does not model an intermediary's origin side yet: the spec has an origin role");
+  bool has_gen = false;
+  for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen && g.role == lang::Role::kClient;
+  if (!has_gen)
+    return absl::FailedPreconditionError(
+        absl::StrCat("spec '", spec->name, "' has no client `gen ", options.gen, " { ... }` block to explore with"));
+  if (options.max_depth < 0) return absl::InvalidArgumentError("the depth bound must not be negative");
+  return Explorer(std::move(spec), options).Run();
+}
+
+std::string ExploreResultToJson(const ExploreResult& r) {
+  std::string out = absl::StrCat("{\"states\":", r.states, ",\"transitions\":", r.transitions,
+                                 ",\"handler_runs\":", r.handler_runs, ",\"depth_reached\":", r.depth_reached,
+                                 ",\"complete\":", r.stopped_by.empty() ? "true" : "false", ",\"stopped_by\":");
+  ir::AppendJsonString(r.stopped_by, &out);
+  absl::StrAppend(&out, ",\"seconds\":", r.seconds,
+                  ",\"states_per_second\":", r.seconds > 0 ? static_cast<double>(r.states) / r.seconds : 0.0,
+                  ",\"seconds_to_first_violation\":", r.seconds_to_first_violation, ",\"violations\":[");
+  for (size_t i = 0; i < r.violations.size(); ++i) {
+    const Violation& v = r.violations[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"kind\":\"", ViolationKindName(v.kind), "\",\"message\":");
+    ir::AppendJsonString(v.message, &out);
+    absl::StrAppend(&out, ",\"requests\":[");
+    for (size_t k = 0; k < v.requests.size(); ++k) absl::StrAppend(&out, k ? "," : "", ir::ToJson(v.requests[k]));
+    absl::StrAppend(&out, "]}");
+  }
+  absl::StrAppend(&out, "]}");
+  return out;
+}
+
+}  // namespace dualswarm::explore
