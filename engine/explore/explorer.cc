@@ -7,6 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "engine/check/constraints.h"
+#include "engine/check/explanation.h"
 #include "engine/check/path_oracle.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
@@ -27,11 +29,32 @@ struct State {
   int64_t next_fresh = 0;
 };
 
-// The canonical text states are compared by.
+// Variables get canonical ids from here on in keys (above any a state
+// numbers: those count up from 0, one per `fresh` taken).
+constexpr int64_t kCanonicalVarBase = int64_t{1} << 40;
+
+// The canonical text states are compared by: every value and constraint
+// printed (the constraints sorted), variables renamed in the order they
+// first occur. Two states
+// equal up to the names of their variables behave alike from there on (a
+// `fresh` value's name says nothing about it), so they are one state.
 std::string KeyOf(const State& s) {
+  std::vector<sym::TermRef> vars;
+  for (const Value& g : s.globals) ir::CollectValueVars(g, &vars);
+  for (const sym::TermRef& c : s.pc) sym::CollectVars(c, &vars);
+  sym::Bindings canonical;
+  int64_t next = kCanonicalVarBase;
+  for (const sym::TermRef& v : vars)
+    if (canonical.find(v->ival) == canonical.end()) canonical.emplace(v->ival, sym::MkVar(v->sort, next++, v->sval));
   std::string key;
-  for (const Value& g : s.globals) absl::StrAppend(&key, g.ToString(), "\n");
-  for (const sym::TermRef& c : s.pc) absl::StrAppend(&key, "&", sym::TermToString(c), "\n");
+  for (const Value& g : s.globals)
+    absl::StrAppend(&key, (canonical.empty() ? g : ir::SubstituteValue(g, canonical)).ToString(), "\n");
+  // The constraints are a conjunction: their order does not matter.
+  std::vector<std::string> constraints;
+  for (const sym::TermRef& c : s.pc)
+    constraints.push_back(sym::TermToString(canonical.empty() ? c : sym::Substitute(c, canonical)));
+  std::sort(constraints.begin(), constraints.end());
+  for (const std::string& c : constraints) absl::StrAppend(&key, "&", c, "\n");
   return key;
 }
 
@@ -131,10 +154,18 @@ class Explorer {
         return;
       }
       if (out.killed || oracle.dead()) continue;
+      // The path's constraints as the checker adds them (variables bound to
+      // constants substituted), and those about values the state can no
+      // longer reach dropped: states that differ only there are one.
+      check::Explanation e;
+      e.globals = std::make_shared<const std::vector<Value>>(std::move(out.globals));
+      e.pc = s.pc;
+      std::string why;
+      if (!check::Constrain(&solver_, &e, oracle.added(), &why)) continue;  // the path is infeasible
+      check::DropUnreachableConstraints(&e);
       ++feasible;
       ++r_.transitions;
-      State child{std::move(out.globals), s.pc, oracle.next_fresh()};
-      child.pc.insert(child.pc.end(), oracle.added().begin(), oracle.added().end());
+      State child{*e.globals, std::move(e.pc), oracle.next_fresh()};
       auto [it, inserted] = visited_.try_emplace(KeyOf(child), depth + 1);
       if (inserted) {
         ++r_.states;

@@ -151,6 +151,29 @@ TEST(Explore, KvWithTwoKeysAndTwoValuesHasNoViolationToItsDepthBound) {
   EXPECT_TRUE(absl::StrContains(json, R"("complete":false,"stopped_by":"state bound 5")")) << json;
 }
 
+// States equal up to the names of their `fresh` values, or the order of
+// their constraints, are one state; a constraint about a value the state
+// no longer holds is dropped.
+TEST(Explore, StatesAreComparedUpToTheNamesOfTheirFreshValues) {
+  auto spec = Load("tags.dspec", R"(spec tags;
+var tags: map<string, any> = {};
+on recv q from c {
+  let t = fresh string;
+  assume len(t) > 0;
+  tags = set(tags, q.k, t);
+  send c { t: t };
+}
+gen request { { k: random_word(1) } }
+)");
+  ASSERT_NE(spec, nullptr);
+  ExploreOptions o;
+  o.max_depth = 4;
+  auto r = Explore(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->states, 4u) << "{}, {a}, {b}, {a, b}: a tag replaced is a tag";
+  EXPECT_TRUE(r->violations.empty());
+}
+
 TEST(Explore, SpecsItCannotExploreAreRefusedWithTheReason) {
   auto spec = Load("counter.dspec", kCounter);
   ASSERT_NE(spec, nullptr);
