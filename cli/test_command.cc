@@ -36,6 +36,8 @@ void OnSignal(int) { g_interrupted.store(true); }
 
 // Branches never taken that a passing run lists (--json lists them all).
 constexpr size_t kCoverageListed = 10;
+// Candidate requests drawn per request with --coverage-guided.
+constexpr int kGuideCandidates = 8;
 
 const char kTestHelp[] =
     "usage: dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [options]\n"
@@ -101,6 +103,9 @@ const char kTestHelp[] =
     "                         docs/spec-language.md); a site the spec lacks is an error\n"
     "  --swarm                a random feature mask derived from the seed (and, with\n"
     "                         several --nemesis faults, a random non-empty subset of them)\n"
+    "  --coverage-guided      draw 8 candidate requests each time and send the one whose\n"
+    "                         spec paths, run from the current model state, reach the most\n"
+    "                         branches no earlier request reached (docs/coverage.md)\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
@@ -274,6 +279,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, spec->ast.num_choice_sites);
     o.nemesis.faults = workers::SwarmFaults(o.nemesis.faults, o.exec.seed);
   }
+  if (f.count("coverage-guided")) o.exec.guide_candidates = kGuideCandidates;
   return std::nullopt;
 }
 
@@ -425,7 +431,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "save-trace",
                    "origins",
                    "origin-gen"},
-                  {"json", "quiet", "swarm", "no-shrink"}, &f, &err))
+                  {"json", "quiet", "swarm", "no-shrink", "coverage-guided"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (f.count("launch") == f.count("target"))

@@ -212,6 +212,7 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
       origin_book_(options.origin_answers) {
   gen_branches_.assign(spec_->branches.size(), false);
+  if (options.guide_candidates > 1) guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes);
 }
 
 std::vector<int32_t> Executor::CoveredBranches() const {
@@ -293,6 +294,41 @@ bool Executor::NextAvailable(int* conn) const {
   return false;
 }
 
+absl::StatusOr<Value> Executor::Generate(const lang::Interpreter& interp) {
+  const std::vector<Value> model = checker_->ModelState();
+  const int candidates = guide_ != nullptr ? opts_.guide_candidates : 1;
+  std::optional<Value> best;
+  std::vector<bool> best_gen_branches;
+  std::vector<int32_t> best_predicted;
+  size_t best_novelty = 0;
+  for (int k = 0; k < candidates; ++k) {
+    std::vector<bool> gen_branches(gen_branches_.size(), false);
+    Gen gen(&rng_, &opts_.mask, &messages_, &gen_branches);
+    auto jexpr = interp.RunGen(opts_.gen, model, &gen);
+    if (!jexpr.ok()) return jexpr.status();
+    Value candidate = AutoReference(ir::QuoteLookalikes(*jexpr, gen.holes()), response_headers_);
+    std::vector<int32_t> predicted;
+    size_t novelty = 0;
+    if (guide_ != nullptr) {
+      // Holes read as they would if it were sent now.
+      if (auto msg = ir::Instantiate(candidate, messages_); msg.ok()) {
+        predicted = guide_->Predict(model, *msg);
+        novelty = guide_->Novelty(predicted);
+      }
+    }
+    if (!best || novelty > best_novelty) {
+      best = std::move(candidate);
+      best_gen_branches = std::move(gen_branches);
+      best_predicted = std::move(predicted);
+      best_novelty = novelty;
+    }
+  }
+  if (guide_ != nullptr) guide_->Reach(best_predicted);
+  for (size_t i = 0; i < best_gen_branches.size(); ++i)
+    if (best_gen_branches[i]) gen_branches_[i] = true;
+  return *std::move(best);
+}
+
 absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
   if (draining_ && in_flight() == 0) draining_ = false;
   // A replayed fault goes in at its place whatever is in flight, as it did.
@@ -314,10 +350,9 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     int any = 0;
     if (!NextAvailable(&any)) return std::optional<PlannedRequest>();  // before the generator draws anything
     lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
-    Gen gen(&rng_, &opts_.mask, &messages_, &gen_branches_);
-    auto jexpr = interp.RunGen(opts_.gen, checker_->ModelState(), &gen);
+    auto jexpr = Generate(interp);
     if (!jexpr.ok()) return jexpr.status();
-    item.jexpr = AutoReference(ir::QuoteLookalikes(*jexpr, gen.holes()), response_headers_);
+    item.jexpr = *std::move(jexpr);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
     NextAvailable(&item.conn);
   }

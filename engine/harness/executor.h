@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "engine/check/checker.h"
+#include "engine/harness/coverage_guide.h"
 #include "engine/harness/origin_answers.h"
 #include "engine/ir/jexpr.h"
 #include "engine/lang/spec.h"
@@ -87,6 +88,10 @@ struct ExecutorOptions {
   // `seed`), so the requests generated do not depend on them.
   std::string origin_gen;
   double origin_hold_probability = 0.25;
+  // Coverage-guided generation (coverage_guide.h): draw this many candidate
+  // requests and send the one predicted to reach the most spec branches no
+  // earlier request reached; 0 or 1: send the first one drawn.
+  int guide_candidates = 0;
   // A rerun's origin answers: a request gets the answer kept for its key
   // and occurrence (origin_answers.h) before the origin gen is asked.
   std::vector<OriginAnswerItem> origin_answers;
@@ -223,6 +228,9 @@ class Executor {
   // oldest), taken; nullopt when there is none.
   std::optional<ir::Value> TakeAttachedAnswer(const std::string& key);
   absl::Status Record(check::Observation o);  // into the trace and the checker
+  // The next generated request as a J-expression (guided: the best of
+  // ExecutorOptions::guide_candidates drawn).
+  absl::StatusOr<ir::Value> Generate(const lang::Interpreter& interp);
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
            std::unique_ptr<check::Checker> checker);
@@ -237,7 +245,8 @@ class Executor {
   std::vector<std::deque<std::pair<int64_t, int64_t>>> outstanding_;  // per conn: (label, sent t)
   std::vector<bool> unavailable_;                                     // per conn (SetConnectionAvailable)
   std::vector<InputItem> inputs_;
-  std::vector<bool> gen_branches_;  // by branch id: taken by a generated request
+  std::vector<bool> gen_branches_;        // by branch id: taken by a generated request
+  std::unique_ptr<CoverageGuide> guide_;  // set when generation is coverage-guided
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;
   size_t replay_pos_ = 0;
