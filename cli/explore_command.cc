@@ -33,7 +33,7 @@ const char kExploreHelp[] =
     "  --spec FILE          the .dspec spec\n"
     "  --gen NAME           the gen block (default request)\n"
     "  --depth N            requests from the initial state (default 6, at most 64)\n"
-    "  --max-states N       distinct states kept (default 1000000)\n"
+    "  --max-states N       distinct states kept (default 200000; each is kept as text)\n"
     "  --time S             wall-time bound in seconds (default 60)\n"
     "  --order O            first (as the gen block enumerates requests), last, or random\n"
     "                       (a permutation per state from --seed): jobs of a swarm differ\n"
@@ -41,12 +41,14 @@ const char kExploreHelp[] =
     "  --seed N             for --order random (default 1)\n"
     "  --words W,W,...      what random_word() and random_etag() may give (default a,b)\n"
     "  --int-choices K      values random_int(lo, hi) may give: lo..lo+K-1 (default 2)\n"
-    "  --max-requests N     distinct requests tried per state (default 64)\n"
+    "  --max-requests N     distinct requests tried per state (default 64, at most 4096);\n"
+    "                       a state with more is explored incompletely (said so)\n"
     "  --stop-at-first      stop at the first violation\n"
     "  --json               print the result as one JSON document\n"
     "\n"
     "exit: 0 no violation within the bounds, 1 violations, 2 bad input or spec error\n"
-    "(loading), or a bound other than the depth stopped it before any violation\n";
+    "(loading), or the search was incomplete (a bound other than the depth, or requests\n"
+    "cut by --max-requests) and found no violation\n";
 
 std::atomic<bool> g_interrupted{false};
 void OnSignal(int) { g_interrupted.store(true); }
@@ -78,7 +80,7 @@ int ExploreCommand(const std::vector<std::string>& args) {
       !NumFlag(f, "max-states", 1, 100'000'000, &o.max_states, &err) ||
       !NumFlag(f, "seed", 0, INT64_MAX, &o.seed, &err) ||
       !NumFlag(f, "int-choices", 1, 1000, &o.alphabet.int_choices, &err) ||
-      !NumFlag(f, "max-requests", 1, 100'000, &o.alphabet.max_requests, &err))
+      !NumFlag(f, "max-requests", 1, 4096, &o.alphabet.max_requests, &err))
     return BadInput(err);
   if (f.count("time") && (!absl::SimpleAtod(f["time"], &o.max_seconds) || !(o.max_seconds > 0)))
     return BadInput("--time must be a positive number of seconds");
@@ -109,13 +111,16 @@ int ExploreCommand(const std::vector<std::string>& args) {
                 r->depth_reached, o.max_depth, r->seconds,
                 r->seconds > 0 ? static_cast<double>(r->states) / r->seconds : 0.0,
                 r->stopped_by.empty() ? "" : absl::StrCat("; stopped by the ", r->stopped_by).c_str());
+    if (r->states_with_requests_cut > 0)
+      std::printf("incomplete: %llu states had more requests than --max-requests (or gen runs than 4096)\n",
+                  static_cast<unsigned long long>(r->states_with_requests_cut));
     if (r->violations.empty()) std::printf("no violation within the bounds\n");
     for (const auto& v : r->violations)
       std::printf("%s: %s\n  after %zu requests:\n%s", explore::ViolationKindName(v.kind), v.message.c_str(),
                   v.requests.size(), Sequence(v.requests).c_str());
   }
   if (!r->violations.empty()) return kExitRejected;
-  return r->stopped_by.empty() ? kExitOk : kExitBadInput;
+  return r->complete() ? kExitOk : kExitBadInput;
 }
 
 }  // namespace dualswarm::cli

@@ -344,14 +344,22 @@ function coverageCard(c, query) {
 // uncovered (none) or partly, with the branches in its title.
 async function specPage(seq, hash, params) {
   const s = await api(`specs/${encodeURIComponent(hash)}`);
-  const whose = params.get("run") ? `runs/${params.get("run")}` : params.get("campaign") ? `campaigns/${params.get("campaign")}` : null;
-  let coverage = null;
-  if (whose) coverage = await api(`${whose}/coverage`);
+  // Only ids: a crafted link must not steer the page's API calls elsewhere.
+  const id = k => /^[0-9]{1,19}$/.test(params.get(k) || "") ? params.get(k) : null;
+  const whose = id("run") ? `runs/${id("run")}` : id("campaign") ? `campaigns/${id("campaign")}` : null;
+  let coverage = null, coverageError = null;
+  if (whose) {
+    try { coverage = await api(`${whose}/coverage`); } catch (e) { coverageError = e; }
+    if (coverage && coverage.specHash !== s.hash) {
+      coverageError = new Error(`its coverage is of spec ${short(coverage.specHash)}, not this version`);
+      coverage = null;
+    }
+  }
   if (seq !== renderSeq) return;
   const lines = s.source.split("\n");
   if (lines.length && lines[lines.length - 1] === "") lines.pop();
   const byLine = new Map();
-  for (const b of (coverage && coverage.specHash === s.hash ? coverage.branches : []) || []) {
+  for (const b of (coverage ? coverage.branches : []) || []) {
     if (!byLine.has(b.line)) byLine.set(b.line, []);
     byLine.get(b.line).push(b);
   }
@@ -371,6 +379,8 @@ async function specPage(seq, hash, params) {
       h("dt", {}, "file"), h("dd", {}, s.fileName),
       h("dt", {}, "choice sites"), h("dd", {}, s.choiceSites),
       h("dt", {}, "uploaded"), h("dd", {}, time(s.createdAt)),
+      ...(coverageError ? [h("dt", {}, "coverage"), h("dd", { id: "spec-coverage-error", class: "muted" },
+        `not shown for ${whose.replace("s/", " ")}: ${coverageError.message}`)] : []),
       ...(coverage ? [h("dt", {}, "coverage"), h("dd", { id: "spec-coverage" },
         `${coverage.covered || 0} of ${coverage.total || 0} branches covered by ${whose.replace("s/", " ")}; `,
         h("span", { class: "cov-all" }, "all taken"), " ", h("span", { class: "cov-some" }, "some taken"), " ",

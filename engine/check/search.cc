@@ -152,8 +152,6 @@ void Search::Append(Observation o, int ch, Origin origin) {
   if (origin == Origin::kTrace) ++st_.observations;
 }
 
-// Brings channel ch's entries in optional_after_, last_request_class_ and
-// settled_name_ up to date after an observation on it.
 void Search::MarkCoveredBranches(std::vector<bool>* covered) const {
   for (const History* h = cur_.history.get(); h != nullptr; h = h->prev.get()) {
     if (h->branches == nullptr) continue;
@@ -162,6 +160,8 @@ void Search::MarkCoveredBranches(std::vector<bool>* covered) const {
   }
 }
 
+// Brings channel ch's entries in optional_after_, last_request_class_ and
+// settled_name_ up to date after an observation on it.
 void Search::NoteChannel(size_t ch) {
   settled_name_[ch] = ch;
   if (IsOrigin(ch)) return;  // never optional: its answers may be taken after it closed

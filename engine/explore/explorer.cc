@@ -124,7 +124,9 @@ class Explorer {
   void Visit(const State& s, int depth, std::vector<Value>* path) {
     r_.depth_reached = std::max(r_.depth_reached, depth);
     if (depth >= o_.max_depth || Stopped()) return;
-    absl::StatusOr<std::vector<Value>> requests = EnumerateRequests(interp_, o_.gen, s.globals, o_.alphabet);
+    bool cut = false;
+    absl::StatusOr<std::vector<Value>> requests = EnumerateRequests(interp_, o_.gen, s.globals, o_.alphabet, &cut);
+    r_.states_with_requests_cut += cut;
     if (!requests.ok()) {
       Report(Violation::Kind::kSpecError, std::string(requests.status().message()), *path);
       return;
@@ -229,9 +231,10 @@ absl::StatusOr<ExploreResult> Explore(std::shared_ptr<const lang::Spec> spec, co
 }
 
 std::string ExploreResultToJson(const ExploreResult& r) {
-  std::string out = absl::StrCat("{\"states\":", r.states, ",\"transitions\":", r.transitions,
-                                 ",\"handler_runs\":", r.handler_runs, ",\"depth_reached\":", r.depth_reached,
-                                 ",\"complete\":", r.stopped_by.empty() ? "true" : "false", ",\"stopped_by\":");
+  std::string out =
+      absl::StrCat("{\"states\":", r.states, ",\"transitions\":", r.transitions, ",\"handler_runs\":", r.handler_runs,
+                   ",\"depth_reached\":", r.depth_reached, ",\"states_with_requests_cut\":", r.states_with_requests_cut,
+                   ",\"complete\":", r.complete() ? "true" : "false", ",\"stopped_by\":");
   ir::AppendJsonString(r.stopped_by, &out);
   absl::StrAppend(&out, ",\"seconds\":", r.seconds,
                   ",\"states_per_second\":", r.seconds > 0 ? static_cast<double>(r.states) / r.seconds : 0.0,

@@ -34,9 +34,9 @@ absl::StatusOr<ActionOrder> ParseActionOrder(const std::string& name);
 
 struct ExploreOptions {
   std::string gen = "request";
-  int max_depth = 6;                // requests from the initial state
-  uint64_t max_states = 1'000'000;  // distinct states kept
-  double max_seconds = 60;          // wall time
+  int max_depth = 6;              // requests from the initial state
+  uint64_t max_states = 200'000;  // distinct states kept (each by its text: memory)
+  double max_seconds = 60;        // wall time
   ActionOrder order = ActionOrder::kFirst;
   uint64_t seed = 1;           // for ActionOrder::kRandom
   size_t max_violations = 20;  // distinct violations kept
@@ -59,9 +59,14 @@ struct ExploreResult {
   uint64_t transitions = 0;   // (state, request, path) steps taken
   uint64_t handler_runs = 0;  // paths run
   int depth_reached = 0;
-  // Empty when every state within max_depth was explored; else the bound
-  // that stopped it ("state bound 1000000", "time bound 60 s", ...).
+  // States whose requests the alphabet's bounds (max_requests, max_runs)
+  // cut short: then not everything within the depth was explored.
+  uint64_t states_with_requests_cut = 0;
+  // The bound that stopped the search ("state bound 200000", "time bound
+  // 60 s", ...); empty when it ran to the depth bound.
   std::string stopped_by;
+  // Every state within max_depth explored with every request.
+  bool complete() const { return stopped_by.empty() && states_with_requests_cut == 0; }
   double seconds = 0;
   double seconds_to_first_violation = -1;  // -1: none found
   std::vector<Violation> violations;       // each message once, shortest sequence found

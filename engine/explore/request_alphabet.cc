@@ -43,8 +43,9 @@ class EnumeratingGen : public lang::GenContext {
     return enabled[static_cast<size_t>(Pick(static_cast<int>(enabled.size())))];
   }
   int64_t RandomInt(int64_t lo, int64_t hi) override {
-    const int64_t span = hi - lo;  // hi >= lo (the interpreter checks)
-    const int n = span < 0 || span >= o_.int_choices ? o_.int_choices : static_cast<int>(span) + 1;
+    // hi >= lo (the interpreter checks); the span may exceed int64.
+    const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+    const int n = span >= static_cast<uint64_t>(o_.int_choices) ? o_.int_choices : static_cast<int>(span) + 1;
     return lo + Pick(std::max(n, 1));
   }
   std::string RandomWord(int64_t) override { return Word(); }
@@ -72,7 +73,7 @@ class EnumeratingGen : public lang::GenContext {
 
 absl::StatusOr<std::vector<ir::Value>> EnumerateRequests(const lang::Interpreter& interp, const std::string& gen,
                                                          const std::vector<ir::Value>& globals,
-                                                         const AlphabetOptions& options) {
+                                                         const AlphabetOptions& options, bool* cut) {
   EnumeratingGen ctx(options);
   std::vector<ir::Value> out;
   std::set<std::string> seen;
@@ -88,6 +89,9 @@ absl::StatusOr<std::vector<ir::Value>> EnumerateRequests(const lang::Interpreter
     }
     if (seen.insert(ir::ToJson(*r)).second) out.push_back(*std::move(r));
   } while (out.size() < options.max_requests && ++runs < options.max_runs && ctx.Next());
+  // Stopped by a bound: unless the choices happened to be all run, some
+  // requests may be missing.
+  if (cut != nullptr) *cut = (out.size() >= options.max_requests || runs >= options.max_runs) && ctx.Next();
   return out;
 }
 

@@ -31,11 +31,12 @@ struct AlphabetOptions {
 };
 
 // Every distinct request (by value) `gen` makes from `globals`, in the order
-// of the choices that make it. FailedPrecondition for a spec error in the
-// gen block (file:line:col).
+// of the choices that make it; *cut (when given) says whether max_requests
+// or max_runs left some out. FailedPrecondition for a spec error in the gen
+// block (file:line:col).
 absl::StatusOr<std::vector<ir::Value>> EnumerateRequests(const lang::Interpreter& interp, const std::string& gen,
                                                          const std::vector<ir::Value>& globals,
-                                                         const AlphabetOptions& options);
+                                                         const AlphabetOptions& options, bool* cut = nullptr);
 
 }  // namespace dualswarm::explore
 

@@ -6,12 +6,28 @@
 
 namespace dualswarm::harness {
 
-CoverageGuide::CoverageGuide(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes)
-    : spec_(std::move(spec)), interp_(spec_.get(), nodes), solver_(500), reached_(spec_->branches.size(), false) {}
+namespace {
+
+// Where a prediction's own `fresh` values are numbered from: far above the
+// ids the checker gives the variables of the model state (each step's, or
+// counted up from 0), so that the two never meet.
+constexpr int64_t kPredictionVarBase = int64_t{1} << 50;
+
+}  // namespace
+
+CoverageGuide::CoverageGuide(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes,
+                             const std::atomic<bool>* cancel)
+    : spec_(std::move(spec)),
+      cancel_(cancel),
+      interp_(spec_.get(), nodes),
+      solver_(500),
+      reached_(spec_->branches.size(), false) {}
 
 std::vector<int32_t> CoverageGuide::Predict(const std::vector<ir::Value>& globals, const ir::Value& request) {
   const std::vector<sym::TermRef> no_constraints;
-  check::PathOracle oracle(&solver_, &no_constraints, 0);
+  check::PathOracle oracle(&solver_, &no_constraints, kPredictionVarBase, [this] {
+    return cancel_ != nullptr && cancel_->load() ? absl::CancelledError("interrupted") : absl::OkStatus();
+  });
   lang::StepOutput out;
   std::vector<int32_t> taken, all;
   out.branches = &taken;

@@ -7,6 +7,7 @@
 #ifndef DUALSWARM_ENGINE_HARNESS_COVERAGE_GUIDE_H_
 #define DUALSWARM_ENGINE_HARNESS_COVERAGE_GUIDE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,11 +26,17 @@ class CoverageGuide {
   // the first ones reached).
   static constexpr int kMaxPaths = 64;
 
-  CoverageGuide(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes);
+  // `cancel` (may be null): once set, a prediction stops where it is.
+  CoverageGuide(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes,
+                const std::atomic<bool>* cancel = nullptr);
 
-  // The branches the client handler may take on `request` from `globals`
-  // (every feasible path; a spec error on a path ends the prediction
-  // there: the checker reports it), sorted, each once.
+  // The branches the client handler may take on `request` from `globals`,
+  // sorted, each once: those of its feasible paths (at most kMaxPaths, each
+  // within the interpreter's step limit; a spec error on a path ends the
+  // prediction there: the checker reports it). The model state's path
+  // constraints are not known here, so a symbolic branch counts as
+  // feasible whenever its condition alone may hold: a prediction may
+  // over-approximate, which only steers generation.
   std::vector<int32_t> Predict(const std::vector<ir::Value>& globals, const ir::Value& request);
   // How many of `branches` no earlier Reach() reached.
   size_t Novelty(const std::vector<int32_t>& branches) const;
@@ -38,6 +45,7 @@ class CoverageGuide {
 
  private:
   std::shared_ptr<const lang::Spec> spec_;
+  const std::atomic<bool>* cancel_;
   lang::Interpreter interp_;
   sym::Solver solver_;
   std::vector<bool> reached_;  // by branch id

@@ -212,7 +212,8 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
       origin_book_(options.origin_answers) {
   gen_branches_.assign(spec_->branches.size(), false);
-  if (options.guide_candidates > 1) guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes);
+  if (options.guide_candidates > 1)
+    guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes, options.checker.cancel);
 }
 
 std::vector<int32_t> Executor::CoveredBranches() const {

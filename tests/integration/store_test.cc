@@ -843,10 +843,10 @@ TEST_F(StoreTest, CompletingTwiceIsHarmless) {
 // Spec coverage (docs/coverage.md): each completion's covered branch ids
 // are kept on its job (by the fast path, which only locks the job, and by
 // the slow path that ends the run), and a run's coverage is their union.
-TEST_F(StoreTest, ARunsCoverageIsTheUnionOfItsJobsAndMalformedIdsAreRefused) {
-  RunRow run = Submit(4);
-  auto leased = Lease(store_.get(), 3);
-  ASSERT_EQ(leased.size(), 3u);
+TEST_F(StoreTest, ARunsCoverageIsTheUnionOfItsJobsAndMalformedIdsAreDroppedNotTheReport) {
+  RunRow run = Submit(9);
+  auto leased = Lease(store_.get(), 8);
+  ASSERT_EQ(leased.size(), 8u);
   auto complete = [&](const JobRow& job, std::vector<int32_t> covered) {
     Completion c;
     c.job_id = job.id;
@@ -855,16 +855,26 @@ TEST_F(StoreTest, ARunsCoverageIsTheUnionOfItsJobsAndMalformedIdsAreRefused) {
     c.covered_branches = std::move(covered);
     return store_->CompleteJob(c);
   };
-  for (const std::vector<int32_t>& bad : std::vector<std::vector<int32_t>>{{3, 2}, {4, 4}, {-1}, {kMaxBranchId}}) {
-    auto r = complete(leased[0].job, bad);
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad.size() << " ids";
-  }
-  DS_ASSERT_OK(complete(leased[0].job, {0, 2, 5}));  // the fast path: a job is still queued
+  auto ok = complete(leased[0].job, {0, 2, 5});  // the fast path: a job is still queued
+  DS_ASSERT_OK(ok);
+  EXPECT_EQ(ok->coverage_refused, "");
   DS_ASSERT_OK(complete(leased[1].job, {2, 7}));
   DS_ASSERT_OK(complete(leased[2].job, {}));
+  // A malformed list is dropped and said so; the outcome is kept.
+  std::vector<int32_t> too_many(kMaxCoveredBranches + 1);
+  for (size_t i = 0; i < too_many.size(); ++i) too_many[i] = static_cast<int32_t>(i);
+  const std::vector<std::vector<int32_t>> bad = {{3, 2}, {4, 4}, {-1}, {kMaxBranchId}, too_many};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    auto r = complete(leased[3 + i].job, bad[i]);
+    DS_ASSERT_OK(r);
+    EXPECT_FALSE(r->coverage_refused.empty()) << bad[i].size() << " ids";
+  }
   auto last = Lease(store_.get(), 1);
   ASSERT_EQ(last.size(), 1u);
   DS_ASSERT_OK(complete(last[0].job, {9, kMaxBranchId - 1}));  // the slow path ends the run
+  auto got = store_->GetRun(run.id);
+  DS_ASSERT_OK(got);
+  EXPECT_EQ(got->counts.passed, 9) << "no report was lost to its coverage";
   auto coverage = store_->RunCoverage(run.id);
   DS_ASSERT_OK(coverage);
   EXPECT_EQ(coverage->spec_hash, run.tmpl.spec_hash);

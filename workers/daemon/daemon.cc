@@ -512,6 +512,8 @@ class Daemon {
     Slot& slot = it->second;
     if (s.ok()) {
       if (resp.duplicate()) Log(absl::StrCat("job ", id, ": report was already recorded"));
+      if (!resp.coverage_refused().empty())
+        Log(absl::StrCat("job ", id, ": coverage not recorded: ", resp.coverage_refused()));
       bool errored = slot.report->outcome() == v1::JOB_OUTCOME_ERROR;
       slot.report.reset();
       if (!errored || o_.keep_job_dirs) {

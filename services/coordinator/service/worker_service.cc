@@ -99,6 +99,7 @@ class WorkerService final : public ServiceWithState<v1::WorkerService::Service> 
     if (res->run_stopped && res->run_id != 0) state_->lease_pool().DropRun(res->run_id);
     resp->set_duplicate(res->duplicate);
     resp->set_run_stopped(res->run_stopped);
+    resp->set_coverage_refused(res->coverage_refused);
     return grpc::Status::OK;
   }
 

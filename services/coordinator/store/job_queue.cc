@@ -149,13 +149,18 @@ absl::Status CheckCompletion(const Completion& c) {
   if (c.worker_id.size() > kMaxNameBytes) return absl::InvalidArgumentError("worker_id too long");
   RETURN_IF_ERROR(CheckText("lease_token", c.lease_token, true));
   RETURN_IF_ERROR(CheckText("worker_id", c.worker_id, true));
-  for (size_t i = 0; i < c.covered_branches.size(); ++i) {
-    const int32_t id = c.covered_branches[i];
-    if (id < 0 || id >= kMaxBranchId || (i > 0 && id <= c.covered_branches[i - 1]))
-      return absl::InvalidArgumentError(absl::StrCat("covered_branches must be strictly increasing ids in [0, ",
-                                                     kMaxBranchId, "); got ", id, " at position ", i));
-  }
   return absl::OkStatus();
+}
+
+// Why a completion's covered branches cannot be kept ("" when they can).
+std::string CoverageProblem(const std::vector<int32_t>& ids) {
+  if (ids.size() > kMaxCoveredBranches)
+    return absl::StrCat("covered_branches has ", ids.size(), " ids, more than ", kMaxCoveredBranches);
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= kMaxBranchId || (i > 0 && ids[i] <= ids[i - 1]))
+      return absl::StrCat("covered_branches must be strictly increasing ids in [0, ", kMaxBranchId, "); got ", ids[i],
+                          " at position ", i);
+  return "";
 }
 
 // A completion's covered branches as a PostgreSQL array literal.
@@ -395,19 +400,34 @@ absl::StatusOr<int> Store::ReturnLeases(const std::vector<HeartbeatJob>& leases)
   });
 }
 
-absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& c) {
-  RETURN_IF_ERROR(CheckCompletion(c));
+absl::StatusOr<CompletionResult> Store::CompleteJob(const Completion& given) {
+  RETURN_IF_ERROR(CheckCompletion(given));
+  // A malformed coverage list is dropped, not the report with it.
+  const std::string coverage_problem = CoverageProblem(given.covered_branches);
+  Completion dropped;
+  if (!coverage_problem.empty()) {
+    dropped = given;
+    dropped.covered_branches.clear();
+  }
+  const Completion& c = coverage_problem.empty() ? given : dropped;
   const std::string reason = ScrubText(c.reason);
   NewCounterexample cx;
+  std::optional<CompletionResult> fast;
   if (c.outcome == v1::JOB_OUTCOME_FAILED) {
     ASSIGN_OR_RETURN(cx, CheckCounterexample(c));
   } else {
-    ASSIGN_OR_RETURN(std::optional<CompletionResult> fast,
-                     RunSingle<std::optional<CompletionResult>>("completing a job",
-                                                                [&](Sql& w) { return CompleteFast(w, c, reason); }));
-    if (fast.has_value()) return *fast;
+    ASSIGN_OR_RETURN(fast, RunSingle<std::optional<CompletionResult>>(
+                               "completing a job", [&](Sql& w) { return CompleteFast(w, c, reason); }));
   }
-  return Run<CompletionResult>("completing a job", [&](Sql& w) { return CompleteSlow(w, c, reason, cx); });
+  CompletionResult out;
+  if (fast.has_value()) {
+    out = *fast;
+  } else {
+    ASSIGN_OR_RETURN(out,
+                     Run<CompletionResult>("completing a job", [&](Sql& w) { return CompleteSlow(w, c, reason, cx); }));
+  }
+  out.coverage_refused = coverage_problem;
+  return out;
 }
 
 absl::StatusOr<int> Store::RequeueExpiredLeases() {

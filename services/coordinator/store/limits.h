@@ -26,6 +26,7 @@ inline constexpr size_t kMaxLeaseTokenBytes = 64;
 // increasing, each below this (a spec's source is at most 1 MiB, and every
 // branch takes bytes of it).
 inline constexpr int32_t kMaxBranchId = 1 << 20;
+inline constexpr size_t kMaxCoveredBranches = 65536;  // ids in one completion
 
 // --- a run's budget (JobBudget): defaults for 0 and the largest values ---
 inline constexpr int kDefaultSteps = 1000;

@@ -173,8 +173,10 @@ struct Completion {
   std::optional<NewCounterexample> counterexample;  // required for FAILED
   double seconds = 0;
   uint64_t sent = 0, received = 0;
-  int faults = 0;                         // faults the nemesis injected
-  std::vector<int32_t> covered_branches;  // strictly increasing, each in [0, kMaxBranchId)
+  int faults = 0;  // faults the nemesis injected
+  // Strictly increasing, each in [0, kMaxBranchId), at most
+  // kMaxCoveredBranches; otherwise dropped (CompletionResult::coverage_refused).
+  std::vector<int32_t> covered_branches;
 };
 
 // Spec branches covered by some jobs (Store::RunCoverage).
@@ -188,6 +190,10 @@ struct CompletionResult {
   bool duplicate = false;    // this lease was completed before; nothing changed
   bool run_stopped = false;  // the job's run was cancelled/stopped; the result was only recorded
   int64_t run_id = 0;        // the job's run (set when run_stopped)
+  // Why the completion's covered branches were not kept (malformed): the
+  // outcome and any counterexample were, since losing a finding to a
+  // coverage list would be worse. Empty when they were.
+  std::string coverage_refused;
 };
 
 struct HeartbeatJob {
