@@ -65,10 +65,11 @@ class Explorer {
 
   ExploreResult Run() {
     State init{spec_->initial_globals, {}, 0};
-    visited_.emplace(KeyOf(init), 0);
+    const std::string key = KeyOf(init);
+    visited_.emplace(key, 0);
     r_.states = 1;
     std::vector<Value> path;
-    Visit(init, 0, &path);
+    Visit(init, std::hash<std::string>()(key), 0, &path);
     r_.seconds = Elapsed();
     std::sort(r_.violations.begin(), r_.violations.end(),
               [](const Violation& a, const Violation& b) { return a.requests.size() < b.requests.size(); });
@@ -103,7 +104,8 @@ class Explorer {
     }
   }
 
-  void Order(const State& s, int depth, std::vector<Value>* requests) const {
+  // `key_hash`: the hash of the state's key (KeyOf).
+  void Order(uint64_t key_hash, int depth, std::vector<Value>* requests) const {
     switch (o_.order) {
       case ActionOrder::kFirst:
         return;
@@ -113,15 +115,14 @@ class Explorer {
       case ActionOrder::kRandom: {
         // Drawn from the seed and the state, never from a running
         // generator: the order does not depend on what was explored first.
-        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ std::hash<std::string>()(KeyOf(s)) ^
-                            static_cast<uint64_t>(depth));
+        std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull ^ key_hash ^ static_cast<uint64_t>(depth));
         std::shuffle(requests->begin(), requests->end(), rng);
         return;
       }
     }
   }
 
-  void Visit(const State& s, int depth, std::vector<Value>* path) {
+  void Visit(const State& s, uint64_t key_hash, int depth, std::vector<Value>* path) {
     r_.depth_reached = std::max(r_.depth_reached, depth);
     if (depth >= o_.max_depth || Stopped()) return;
     bool cut = false;
@@ -131,7 +132,7 @@ class Explorer {
       Report(Violation::Kind::kSpecError, std::string(requests.status().message()), *path);
       return;
     }
-    Order(s, depth, &*requests);
+    Order(key_hash, depth, &*requests);
     for (const Value& request : *requests) {
       if (Stopped()) return;
       path->push_back(request);
@@ -168,7 +169,9 @@ class Explorer {
       ++feasible;
       ++r_.transitions;
       State child{*e.globals, std::move(e.pc), oracle.next_fresh()};
-      auto [it, inserted] = visited_.try_emplace(KeyOf(child), depth + 1);
+      std::string key = KeyOf(child);
+      const uint64_t key_hash = std::hash<std::string>()(key);
+      auto [it, inserted] = visited_.try_emplace(std::move(key), depth + 1);
       if (inserted) {
         ++r_.states;
       } else if (depth + 1 < it->second) {
@@ -176,7 +179,7 @@ class Explorer {
       } else {
         continue;
       }
-      Visit(child, depth + 1, path);
+      Visit(child, key_hash, depth + 1, path);
       if (Stopped()) return;
     } while (oracle.NextPath());
     if (feasible == 0)

@@ -15,16 +15,19 @@ std::vector<bool> CoveredMask(const lang::Spec& spec, const std::vector<int32_t>
   return mask;
 }
 
+CoverageCount CountOf(const std::vector<bool>& mask) {
+  return {static_cast<size_t>(std::count(mask.begin(), mask.end(), true)), mask.size()};
+}
+
 }  // namespace
 
 CoverageCount CountCoverage(const lang::Spec& spec, const std::vector<int32_t>& covered) {
-  const std::vector<bool> mask = CoveredMask(spec, covered);
-  return {static_cast<size_t>(std::count(mask.begin(), mask.end(), true)), mask.size()};
+  return CountOf(CoveredMask(spec, covered));
 }
 
 std::string CoverageToJson(const lang::Spec& spec, const std::vector<int32_t>& covered) {
   const std::vector<bool> mask = CoveredMask(spec, covered);
-  const CoverageCount n = CountCoverage(spec, covered);
+  const CoverageCount n = CountOf(mask);
   std::string out = absl::StrCat("{\"covered\":", n.covered, ",\"total\":", n.total, ",\"branches\":[");
   bool first = true;
   for (size_t i = 0; i < mask.size(); ++i) {
@@ -52,7 +55,7 @@ std::string CoverageToJson(const lang::Spec& spec, const std::vector<int32_t>& c
 
 std::string FormatCoverage(const lang::Spec& spec, const std::vector<int32_t>& covered, size_t max_listed) {
   const std::vector<bool> mask = CoveredMask(spec, covered);
-  const CoverageCount n = CountCoverage(spec, covered);
+  const CoverageCount n = CountOf(mask);
   if (n.total == 0) return "spec coverage: the spec has no branches\n";
   std::string out =
       absl::StrCat("spec coverage: ", n.covered, " of ", n.total, " branches (", 100 * n.covered / n.total, " %)");

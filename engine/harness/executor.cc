@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engine/harness/coverage.h"
 #include "engine/lang/interp.h"
 
 namespace dualswarm::harness {
@@ -217,12 +218,10 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
 }
 
 std::vector<int32_t> Executor::CoveredBranches() const {
-  std::vector<int32_t> ids = checker_->CoveredBranches();
+  std::vector<int32_t> generated;
   for (size_t i = 0; i < gen_branches_.size(); ++i)
-    if (gen_branches_[i]) ids.push_back(static_cast<int32_t>(i));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
+    if (gen_branches_[i]) generated.push_back(static_cast<int32_t>(i));
+  return MergeCoverage(checker_->CoveredBranches(), generated);
 }
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const lang::Spec> spec,

@@ -19,6 +19,7 @@
 #include "engine/lang/interp.h"
 #include "engine/lang/spec.h"
 #include "gtest/gtest.h"
+#include "tests/common/fixed_gen.h"
 
 namespace dualswarm {
 namespace {
@@ -98,26 +99,11 @@ TEST(Coverage, AHandlerRunRecordsTheBranchesItTookInOrderOnlyWhenAsked) {
   EXPECT_EQ(unrecorded.branches, nullptr);
 }
 
-class FirstAlternativeGen : public lang::GenContext {
- public:
-  int ChooseAlternative(int, const std::vector<int64_t>&, const std::vector<bool>& excluded) override {
-    for (size_t i = 0; i < excluded.size(); ++i)
-      if (!excluded[i]) return static_cast<int>(i);
-    return -1;
-  }
-  int64_t RandomInt(int64_t lo, int64_t) override { return lo; }
-  std::string RandomWord(int64_t n) override { return std::string(static_cast<size_t>(n), 'a'); }
-  std::string RandomEtag() override { return "\"e\""; }
-  std::optional<ir::Value> Observed(const std::string&) override { return std::nullopt; }
-  void TookBranches(const std::vector<int32_t>& ids) override { took.insert(took.end(), ids.begin(), ids.end()); }
-  std::vector<int32_t> took;
-};
-
 TEST(Coverage, AGenReportsTheAlternativesOfTheRequestItMadeNotThoseThatFailed) {
   auto spec = Load();
   ASSERT_NE(spec, nullptr);
   lang::Interpreter interp(spec.get());
-  FirstAlternativeGen gen;
+  testing::FixedGen gen;
   auto v = interp.RunGen("request", spec->initial_globals, &gen);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(ir::ToJson(*v), R"({"op":"inc"})");

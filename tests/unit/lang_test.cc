@@ -25,6 +25,7 @@
 #include "engine/lang/spec.h"
 #include "engine/sym/term.h"
 #include "gtest/gtest.h"
+#include "tests/common/fixed_gen.h"
 
 namespace dualswarm::lang {
 namespace {
@@ -1063,20 +1064,7 @@ TEST(InterpreterTest, AssertThatCannotFailPasses) {
 namespace dualswarm::lang {
 namespace {
 
-// A GenContext with no randomness to speak of: first alternative, lowest
-// number, nothing observed.
-class FixedGen : public GenContext {
- public:
-  int ChooseAlternative(int, const std::vector<int64_t>&, const std::vector<bool>& excluded) override {
-    for (size_t i = 0; i < excluded.size(); ++i)
-      if (!excluded[i]) return static_cast<int>(i);
-    return -1;
-  }
-  int64_t RandomInt(int64_t lo, int64_t) override { return lo; }
-  std::string RandomWord(int64_t n) override { return std::string(static_cast<size_t>(n), 'a'); }
-  std::string RandomEtag() override { return "\"e\""; }
-  std::optional<ir::Value> Observed(const std::string&) override { return std::nullopt; }
-};
+using testing::FixedGen;
 
 TEST(InterpreterGenTest, AGenThatCannotChooseNamesItsBlockAndLocation) {
   auto spec = MustLoad(Src({"spec t;", kHandler, "gen r {", "  { v: pick([]) }", "}"}));
