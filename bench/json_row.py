@@ -30,7 +30,7 @@ def main():
     for r in rs:
         kinds[r.get("kind")] = kinds.get(r.get("kind"), 0) + 1
     outcomes = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
-    found = [r for r in rs if r.get("kind") in ("safety", "liveness", "sut-crash")]
+    found = [r for r in rs if r.get("kind") in ("safety", "liveness", "sut-crash", "property")]
     ran = [r for r in rs if "seconds" in r]
     if mode == "findings":
         cells = [pair([r["seconds"] for r in found], "{:.2f}"), pair([r["requests"] for r in found], "{:.0f}"),

@@ -25,8 +25,9 @@ const char kExploreHelp[] =
     "from the initial state, every request the gen block can make (enumerated: every\n"
     "alternative, every pick, a few words and numbers), handled along every path of the\n"
     "spec. States are the spec's globals with their path constraints. Reports spec\n"
-    "errors a reachable request runs into (a failed `assert`, a type error, a limit) and\n"
-    "deadlocks (a request the spec has no feasible path for), each with the shortest\n"
+    "errors a reachable request runs into (a failed `assert`, a type error, a limit),\n"
+    "deadlocks (a request the spec has no feasible path for) and violations of the\n"
+    "spec's `property`s (their monitors run on each path), each with the shortest\n"
     "request sequence found, and the states visited (docs/explore.md).\n"
     "\n"
     "options:\n"
@@ -114,6 +115,11 @@ int ExploreCommand(const std::vector<std::string>& args) {
     if (r->states_with_requests_cut > 0)
       std::printf("incomplete: %llu states had more requests than --max-requests (or gen runs than 4096)\n",
                   static_cast<unsigned long long>(r->states_with_requests_cut));
+    if (r->monitors_unknown > 0)
+      std::printf(
+          "properties unjudged on %llu paths: a condition read a value the spec left symbolic (a `fresh` "
+          "one)\n",
+          static_cast<unsigned long long>(r->monitors_unknown));
     if (r->violations.empty()) std::printf("no violation within the bounds\n");
     for (const auto& v : r->violations)
       std::printf("%s: %s\n  after %zu requests:\n%s", explore::ViolationKindName(v.kind), v.message.c_str(),

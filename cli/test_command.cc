@@ -141,7 +141,7 @@ const char kTestHelp[] =
     "  --quiet                no progress output (on stderr: redrawn in place on a\n"
     "                         terminal, else one line every 10 s)\n"
     "\n"
-    "exit: 0 passed, 1 a finding (safety, liveness, sut-crash), 2 bad input, spec error\n"
+    "exit: 0 passed, 1 a finding (safety, liveness, sut-crash, property), 2 bad input, spec error\n"
     "or inconclusive\n";
 
 // The one document `dualswarm test --json` prints for every verdict (passed,
@@ -368,10 +368,14 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
   if (json) {
     std::printf("%s\n", ResultJson(spec, o, r, "").c_str());
   } else if (r.outcome == workers::Outcome::kPassed) {
+    const size_t properties = spec.ast.properties.size();
     std::printf(
-        "PASSED: %llu requests on %d connections, every response explained by spec '%s' "
+        "PASSED: %llu requests on %d connections, every response explained by spec '%s'%s "
         "(seed %llu, %.2f s, %.0f requests/s%s)\n",
         static_cast<unsigned long long>(r.sent), o.exec.connections, spec.name.c_str(),
+        properties == 0
+            ? ""
+            : absl::StrCat(" and its ", properties, properties == 1 ? " property" : " properties", " held").c_str(),
         static_cast<unsigned long long>(o.exec.seed), r.seconds,
         r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0, FaultsInjected(o, r).c_str());
     std::printf("%s", harness::FormatCoverage(spec, r.covered_branches, kCoverageListed).c_str());
@@ -380,7 +384,8 @@ void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const wor
                 static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(o.exec.seed), r.seconds);
     std::printf("trace (most recent last):\n");
     PrintTraceTail(r.trace, 24);
-    if (r.outcome == workers::Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
+    if ((r.outcome == workers::Outcome::kSafety || r.outcome == workers::Outcome::kProperty) &&
+        r.verdict.kind == check::Verdict::Kind::kReject) {
       std::fputs(check::FormatVerdict(r.verdict).c_str(), stdout);
     } else {
       std::printf("%s\n", r.reason.c_str());

@@ -89,14 +89,16 @@ export function summarizeFs(m) {
 }
 
 // Which observation failed: {label, dir, side} ("received" for safety,
-// "sent" for liveness; side "origin" for a request an intermediary sent the
-// tester playing its origin, else "client"), or null.
+// "sent" for liveness, either for a property: odd labels are requests
+// sent, even ones responses; side "origin" for a request an intermediary
+// sent the tester playing its origin, else "client"), or null.
 export function failingOf(doc) {
   const v = doc.verdict || {};
   if (!v.label) return null;
   const side = v.side === "origin" ? "origin" : "client";
   if (v.kind === "safety") return { label: v.label, dir: "received", side };
   if (v.kind === "liveness") return { label: v.label, dir: "sent", side };
+  if (v.kind === "property") return { label: v.label, dir: v.label % 2 ? "sent" : "received", side };
   return null;
 }
 

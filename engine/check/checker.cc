@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "absl/status/status.h"
@@ -11,6 +12,8 @@
 #include "engine/check/trace_validator.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
+#include "engine/lang/loc.h"
+#include "engine/monitor/property_monitor.h"
 
 namespace dualswarm::check {
 
@@ -40,6 +43,14 @@ struct Checker::Impl {
   // then a step of every part: AppendFault), and the steps given to parts.
   std::vector<Observation> faults;
   uint64_t fault_steps = 0;
+  // The spec's properties (engine/monitor), stepped on each request sent
+  // and each response with its request; the requests not answered yet by
+  // label; what a monitor decided, adopted once the search is up to date
+  // (AdoptMonitorVerdict); and the observations seen.
+  monitor::PropertyMonitors monitors;
+  std::unordered_map<int64_t, ir::Value> unanswered;
+  std::optional<Verdict> monitor_verdict;
+  size_t observed = 0;
 
   Impl(std::shared_ptr<const lang::Spec> s, const CheckerOptions& o)
       : spec(std::move(s)),
@@ -47,7 +58,67 @@ struct Checker::Impl {
         interp(spec.get()),
         solver(o.solver_timeout_ms),
         initial(spec->initial_globals),
-        clock(o.max_seconds) {}
+        clock(o.max_seconds),
+        monitors(spec.get()) {}
+
+  // Steps the monitors on client-side observation o (validated): a request
+  // sent, or a response with the request it answers.
+  void StepMonitors(const Observation& o) {
+    const size_t at = observed++;
+    if (monitors.empty() || monitor_verdict || o.side != Side::kClient) return;
+    monitor::MonitorEvent e;
+    e.conn = o.conn;
+    if (o.kind == Observation::Kind::kSent) {
+      unanswered[o.label] = o.msg;
+      e.request = o.msg;
+      e.response = ir::Value::None();
+    } else if (o.kind == Observation::Kind::kReceived) {
+      auto it = unanswered.find(o.label - 1);
+      if (it == unanswered.end()) return;  // cannot happen after validation
+      e.request = std::move(it->second);
+      unanswered.erase(it);
+      e.response = o.msg;
+    } else {
+      return;
+    }
+    absl::Status s = monitors.Step(e);
+    Verdict v;
+    v.obs_index = at;
+    v.observation = o;
+    if (absl::IsResourceExhausted(s)) {
+      v.kind = Verdict::Kind::kInconclusive;
+      v.message = std::string(s.message());
+    } else if (!s.ok()) {
+      v.kind = Verdict::Kind::kSpecError;
+      v.message = std::string(s.message());
+    } else if (const monitor::PropertyMonitor* m = monitors.violated()) {
+      const lang::PropertyDecl& p = m->decl();
+      const std::string where = lang::FormatLoc(spec->file, p.loc);
+      v.kind = Verdict::Kind::kReject;
+      v.property = p.name;
+      v.deadline_missed = m->deadline_missed();
+      v.message = absl::StrCat("property '", p.name, "' (", where, ") is violated by ",
+                               o.kind == Observation::Kind::kSent ? "request" : "response", " label ", o.label,
+                               " on conn ", o.conn, v.deadline_missed ? ": an `eventually within` window closed" : "",
+                               o.line ? absl::StrCat(" (trace line ", o.line, ")") : "");
+      v.reasons.push_back(DeathReason{absl::StrCat("property '", p.name, "' cannot hold any more after ", m->events(),
+                                                   m->events() == 1 ? " event" : " events"),
+                                      absl::StrCat("property:", p.name),
+                                      {},
+                                      where});
+    } else {
+      return;
+    }
+    monitor_verdict = std::move(v);
+  }
+
+  // A monitor's verdict becomes the checker's once every observation
+  // before it is explained (the spec's own rejection of an earlier one
+  // comes first).
+  void AdoptMonitorVerdict() {
+    if (holding || !monitor_verdict || verdict.kind != Verdict::Kind::kAccept) return;
+    verdict = *monitor_verdict;
+  }
 
   absl::StatusOr<Part*> PartFor(const Observation& o) {
     std::string key;
@@ -114,6 +185,7 @@ struct Checker::Impl {
                                                      "' has no origin role (it is not an intermediary's spec)"));
     auto ch = global.Accept(o);
     if (!ch.ok()) return ch.status();
+    StepMonitors(o);
     std::vector<Part*> targets;
     if (o.side == Side::kOrigin) {  // a spec with an origin role has no partitions (spec-language.md)
       auto p = PartFor(o);
@@ -234,6 +306,7 @@ absl::Status Checker::Observe(Observation o) {
   if (impl_->verdict.kind != Verdict::Kind::kAccept) return absl::OkStatus();
   impl_->clock.Start();
   absl::Status s = impl_->Observe(std::move(o));
+  impl_->AdoptMonitorVerdict();
   impl_->clock.Stop();
   return s;
 }
@@ -244,6 +317,7 @@ void Checker::Release() {
   if (impl_->verdict.kind != Verdict::Kind::kAccept) return;
   impl_->clock.Start();
   impl_->Release();
+  impl_->AdoptMonitorVerdict();
   impl_->clock.Stop();
 }
 
@@ -251,6 +325,7 @@ void Checker::Finish() {
   if (impl_->verdict.kind != Verdict::Kind::kAccept) return;
   impl_->clock.Start();
   impl_->Finish();
+  impl_->AdoptMonitorVerdict();
   impl_->clock.Stop();
 }
 
@@ -395,6 +470,11 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
   std::string out = absl::StrCat("{\"verdict\":\"", VerdictKindName(v.kind), "\",\"message\":");
   ir::AppendJsonString(v.message, &out);
   if (v.kind == Verdict::Kind::kReject) {
+    if (!v.property.empty()) {
+      out += ",\"property\":";
+      ir::AppendJsonString(v.property, &out);
+      absl::StrAppend(&out, ",\"deadline_missed\":", v.deadline_missed ? "true" : "false");
+    }
     absl::StrAppend(&out, ",\"observation\":", ObservationToJson(v.observation), ",\"trace_line\":", v.observation.line,
                     ",\"reasons\":[");
     bool first = true;

@@ -145,6 +145,11 @@ struct Verdict {
   size_t obs_index = 0;
   Observation observation;
   std::vector<DeathReason> reasons;
+  // For kReject by a property monitor (engine/monitor): the property's
+  // name, and whether an `eventually within N` window closing decided it
+  // (the tester reports that as liveness). Empty for the spec's rejection.
+  std::string property;
+  bool deadline_missed = false;
 };
 
 const char* VerdictKindName(Verdict::Kind k);

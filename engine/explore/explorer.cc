@@ -12,6 +12,7 @@
 #include "engine/check/path_oracle.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
+#include "engine/monitor/property_monitor.h"
 #include "engine/sym/solver.h"
 #include "engine/sym/term.h"
 
@@ -22,11 +23,13 @@ using ir::Value;
 using Clock = std::chrono::steady_clock;
 
 // A model state: the spec's globals and what its path constraints say of
-// the `fresh` values in them.
+// the `fresh` values in them, with the state of each property's monitor
+// (the product of the spec and the monitors' automata).
 struct State {
   std::vector<Value> globals;
   std::vector<sym::TermRef> pc;
   int64_t next_fresh = 0;
+  monitor::PropertyMonitors monitors;
 };
 
 // Variables get canonical ids from here on in keys (above any a state
@@ -55,7 +58,26 @@ std::string KeyOf(const State& s) {
     constraints.push_back(sym::TermToString(canonical.empty() ? c : sym::Substitute(c, canonical)));
   std::sort(constraints.begin(), constraints.end());
   for (const std::string& c : constraints) absl::StrAppend(&key, "&", c, "\n");
+  if (!s.monitors.empty()) absl::StrAppend(&key, "|", s.monitors.Describe());
   return key;
+}
+
+// What a client would observe of a message the spec sends: a field whose
+// value is `none` is absent and `some(v)` is v (check/match.h reads spec
+// messages so), so a property's conditions read the spec's responses as
+// they read a server's.
+Value ObservedForm(const Value& v) {
+  if (v.is_option()) return v.has_value() ? ObservedForm(v.inner()) : Value::Null();
+  if (v.is_list()) {
+    std::vector<Value> items;
+    for (const Value& x : v.as_list()) items.push_back(ObservedForm(x));
+    return Value::List(std::move(items));
+  }
+  if (!v.is_map()) return v;
+  ir::MapEntries fields;
+  for (const auto& [k, x] : v.as_map())
+    if (!x.is_option() || x.has_value()) fields.emplace_back(k, ObservedForm(x));
+  return Value::Map(std::move(fields));
 }
 
 class Explorer {
@@ -64,7 +86,7 @@ class Explorer {
       : spec_(std::move(spec)), o_(o), interp_(spec_.get()), solver_(o.solver_timeout_ms), start_(Clock::now()) {}
 
   ExploreResult Run() {
-    State init{spec_->initial_globals, {}, 0};
+    State init{spec_->initial_globals, {}, 0, monitor::PropertyMonitors(spec_.get())};
     const std::string key = KeyOf(init);
     visited_.emplace(key, 0);
     r_.states = 1;
@@ -168,7 +190,8 @@ class Explorer {
       check::DropUnreachableConstraints(&e);
       ++feasible;
       ++r_.transitions;
-      State child{*e.globals, std::move(e.pc), oracle.next_fresh()};
+      State child{*e.globals, std::move(e.pc), oracle.next_fresh(), s.monitors};
+      if (!StepMonitors(request, out.sends, &child.monitors, *path)) continue;  // violated: reported
       std::string key = KeyOf(child);
       const uint64_t key_hash = std::hash<std::string>()(key);
       auto [it, inserted] = visited_.try_emplace(std::move(key), depth + 1);
@@ -186,6 +209,39 @@ class Explorer {
       Report(Violation::Kind::kDeadlock,
              absl::StrCat("no path of `on recv` accepts ", ir::ToJson(request), ": the spec can answer nothing to it"),
              *path);
+  }
+
+  // Steps the monitors on the request and then each response the path
+  // sent it; false when a property is violated (reported) or a condition
+  // failed (a spec error, reported).
+  bool StepMonitors(const Value& request, const std::vector<lang::SendRecord>& sends,
+                    monitor::PropertyMonitors* monitors, const std::vector<Value>& path) {
+    if (monitors->empty()) return true;
+    auto unknown = [&] {
+      uint64_t n = 0;
+      for (const monitor::PropertyMonitor& m : monitors->all()) n += m.unknown();
+      return n;
+    };
+    const uint64_t unknown_before = unknown();
+    std::vector<monitor::MonitorEvent> events = {{request, Value::None(), 0}};
+    for (const lang::SendRecord& send : sends)
+      if (!send.to_origin) events.push_back({request, ObservedForm(send.msg), 0});
+    for (const monitor::MonitorEvent& e : events) {
+      if (absl::Status st = monitors->Step(e); !st.ok()) {
+        Report(Violation::Kind::kSpecError, std::string(st.message()), path);
+        return false;
+      }
+      if (const monitor::PropertyMonitor* m = monitors->violated()) {
+        const lang::PropertyDecl& p = m->decl();
+        Report(Violation::Kind::kProperty,
+               absl::StrCat("property '", p.name, "' (", lang::FormatLoc(spec_->file, p.loc), ") is violated",
+                            m->deadline_missed() ? ": an `eventually within` window closed" : ""),
+               path);
+        return false;
+      }
+    }
+    r_.monitors_unknown += unknown() - unknown_before;
+    return true;
   }
 
   std::shared_ptr<const lang::Spec> spec_;
@@ -218,7 +274,17 @@ absl::StatusOr<ActionOrder> ParseActionOrder(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat("unknown order \"", name, "\" (known: first, last, random)"));
 }
 
-const char* ViolationKindName(Violation::Kind k) { return k == Violation::Kind::kDeadlock ? "deadlock" : "spec-error"; }
+const char* ViolationKindName(Violation::Kind k) {
+  switch (k) {
+    case Violation::Kind::kSpecError:
+      return "spec-error";
+    case Violation::Kind::kDeadlock:
+      return "deadlock";
+    case Violation::Kind::kProperty:
+      return "property";
+  }
+  return "?";
+}
 
 absl::StatusOr<ExploreResult> Explore(std::shared_ptr<const lang::Spec> spec, const ExploreOptions& options) {
   if (lang::Interpreter(spec.get()).HasOriginRole())
@@ -237,7 +303,8 @@ std::string ExploreResultToJson(const ExploreResult& r) {
   std::string out =
       absl::StrCat("{\"states\":", r.states, ",\"transitions\":", r.transitions, ",\"handler_runs\":", r.handler_runs,
                    ",\"depth_reached\":", r.depth_reached, ",\"states_with_requests_cut\":", r.states_with_requests_cut,
-                   ",\"complete\":", r.complete() ? "true" : "false", ",\"stopped_by\":");
+                   ",\"monitors_unknown\":", r.monitors_unknown, ",\"complete\":", r.complete() ? "true" : "false",
+                   ",\"stopped_by\":");
   ir::AppendJsonString(r.stopped_by, &out);
   absl::StrAppend(&out, ",\"seconds\":", r.seconds,
                   ",\"states_per_second\":", r.seconds > 0 ? static_cast<double>(r.states) / r.seconds : 0.0,

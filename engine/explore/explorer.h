@@ -6,8 +6,10 @@
 // its paths (the server takes requests one at a time, so every
 // interleaving of clients is a sequence of requests). Reported: spec
 // errors a reachable request runs into (failed `assert`, type errors,
-// limits) and deadlocks (a request the spec has no feasible path for: it
-// could answer nothing), each with the shortest request sequence found.
+// limits), deadlocks (a request the spec has no feasible path for: it
+// could answer nothing) and violations of the spec's `property`s (their
+// monitors run on each path's requests and responses), each with the
+// shortest request sequence found.
 // Jobs of a swarm differ by the order they try requests in
 // (docs/explore.md).
 #ifndef DUALSWARM_ENGINE_EXPLORE_EXPLORER_H_
@@ -47,12 +49,12 @@ struct ExploreOptions {
 };
 
 struct Violation {
-  enum class Kind { kSpecError, kDeadlock };
+  enum class Kind { kSpecError, kDeadlock, kProperty };
   Kind kind = Kind::kSpecError;
   std::string message;              // "file:line:col: ..." for spec errors
   std::vector<ir::Value> requests;  // from the initial state; the last one fails
 };
-const char* ViolationKindName(Violation::Kind k);  // spec-error | deadlock
+const char* ViolationKindName(Violation::Kind k);  // spec-error | deadlock | property
 
 struct ExploreResult {
   uint64_t states = 0;        // distinct states reached
@@ -62,6 +64,10 @@ struct ExploreResult {
   // States whose requests the alphabet's bounds (max_requests, max_runs)
   // cut short: then not everything within the depth was explored.
   uint64_t states_with_requests_cut = 0;
+  // Times a property's monitor stopped judging on a path: one of its
+  // conditions read a symbolic value (a `fresh` one the spec sent), so
+  // what lies below went unchecked for that property.
+  uint64_t monitors_unknown = 0;
   // The bound that stopped the search ("state bound 200000", "time bound
   // 60 s", ...); empty when it ran to the depth bound.
   std::string stopped_by;

@@ -100,6 +100,8 @@ std::string FailureClass(const Verdict& v, const std::vector<Observation>& trace
     if (const Observation* resp = FindLabel(trace, v.label)) parts.push_back(StatusSummary(resp->msg));
   } else if (v.kind == "liveness") {
     if (const Observation* req = FindLabel(trace, v.label)) parts.push_back(RequestKind(req->msg));
+  } else if (v.kind == "property") {
+    parts.push_back(v.field);  // "property:NAME"
   } else {
     // spec-error / sut-crash: the first line of the reason without numbers.
     std::string first = v.reason.substr(0, v.reason.find('\n'));
@@ -410,11 +412,13 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
     switch (o.kind) {
       case Observation::Kind::kSent:
         absl::StrAppend(&row, "--> ", mark, o.label, " ", summarize(o.msg));
-        failing = cx.verdict.kind == "liveness" && !origin && o.label == cx.verdict.label;
+        failing =
+            (cx.verdict.kind == "liveness" || cx.verdict.kind == "property") && !origin && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kReceived:
         absl::StrAppend(&row, "<-- ", mark, o.label, " ", summarize(o.msg));
-        failing = cx.verdict.kind == "safety" && this_side && o.label == cx.verdict.label;
+        failing =
+            (cx.verdict.kind == "safety" || cx.verdict.kind == "property") && this_side && o.label == cx.verdict.label;
         break;
       case Observation::Kind::kClosed:
         absl::StrAppend(&row, "x-- connection closed");
@@ -426,7 +430,10 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
         row = absl::StrCat(" !!! fault ", ir::ToJson(o.msg));
         break;
     }
-    if (failing) absl::StrAppend(&row, cx.verdict.kind == "liveness" ? "   <== NO RESPONSE" : "   <== REJECTED");
+    if (failing)
+      absl::StrAppend(&row, cx.verdict.kind == "liveness"   ? "   <== NO RESPONSE"
+                            : cx.verdict.kind == "property" ? "   <== PROPERTY VIOLATED"
+                                                            : "   <== REJECTED");
     out += row + "\n";
   }
   absl::StrAppend(&out, "\n", cx.verdict.kind, ": ", cx.verdict.reason, "\n");

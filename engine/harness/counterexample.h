@@ -17,7 +17,7 @@
 namespace dualswarm::harness {
 
 struct Verdict {
-  std::string kind;                    // safety | liveness | spec-error | sut-crash
+  std::string kind;                    // safety | liveness | spec-error | sut-crash | property
   std::string reason;                  // human-readable
   std::string field;                   // mismatching field path (safety), e.g. "status"
   std::string spec_loc;                // the `send` the primary dying explanation expected (file:line:col)

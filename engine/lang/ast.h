@@ -204,6 +204,39 @@ struct PartitionDecl {
   int num_slots = 0;
 };
 
+// A temporal formula of a `property` (docs/spec-language.md: properties):
+// conditions `{ EXPR }` on one event of the trace, combined by boolean and
+// temporal operators. engine/monitor steps it over a trace.
+struct Formula {
+  enum class Kind {
+    kAtom,        // { EXPR }: `atom` holds at the event
+    kNot,         // !F
+    kAnd,         // F && G
+    kOr,          // F || G
+    kImplies,     // F => G
+    kAlways,      // always F: at this event and every later one
+    kNext,        // next F: at the next event
+    kEventually,  // eventually within N F: at this event or one of the next N
+    kUntil,       // F until G: G at some event, F at every one before it
+  };
+  Kind kind = Kind::kAtom;
+  Loc loc;
+  ExprPtr atom;                          // kAtom (a block)
+  int64_t within = 0;                    // kEventually
+  std::unique_ptr<Formula> left, right;  // operands (unary: left)
+};
+
+// `property NAME(REQ, RESP, CONN) = FORMULA;`: REQ, RESP and CONN name an
+// event's request, its response (none when the event is the request being
+// sent) and its connection; RESP and CONN may be left out.
+struct PropertyDecl {
+  std::string name;
+  std::vector<std::string> params;
+  Loc loc;
+  std::unique_ptr<Formula> formula;
+  int num_slots = 0;  // of the atoms (each evaluated with the params in slots 0..)
+};
+
 struct SpecAst {
   std::string file;
   std::string name;
@@ -215,6 +248,7 @@ struct SpecAst {
   std::vector<GenDecl> gens;
   bool has_partition = false;
   PartitionDecl partition;
+  std::vector<PropertyDecl> properties;
   int num_choice_sites = 0;  // oneof/freq sites numbered by the checker
 };
 

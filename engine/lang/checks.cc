@@ -43,7 +43,7 @@ const BuiltinInfo kBuiltins[] = {
 
 const char* kSchemas[] = {"http", "json", "resp", "memcached", "grpc", "fs"};
 
-enum class Context { kVarInit, kFn, kHandler, kGen, kPartition };
+enum class Context { kVarInit, kFn, kHandler, kGen, kPartition, kProperty };
 
 class Checker {
  public:
@@ -107,6 +107,7 @@ class Checker {
       Expr(ast_->partition.key.get());
       ast_->partition.num_slots = max_slots_;
     }
+    CheckProperties();
     std::set<std::string> gen_names;
     for (auto& g : ast_->gens) {
       if (!gen_names.insert(g.name).second) Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
@@ -236,6 +237,12 @@ class Checker {
           Error(e->loc, absl::StrCat("a partition key depends on the request only; '", e->name, "' is server state"));
           return;
         }
+        if (ctx_ == Context::kProperty && Lookup(e->name, &e->ref, &e->slot) && e->ref == RefKind::kGlobal) {
+          Error(e->loc, absl::StrCat("a property's conditions read the event only (its request, response and "
+                                     "connection); '",
+                                     e->name, "' is server state"));
+          return;
+        }
         if (!Lookup(e->name, &e->ref, &e->slot)) {
           if (fns_.count(e->name) || FindBuiltin(e->name)) {
             Error(e->loc, absl::StrCat("'", e->name, "' is a function; call it with (...)"));
@@ -276,7 +283,8 @@ class Checker {
           if (e->weights[i] <= 0) Error(e->loc, "`freq` weights must be positive");
         break;
       case ExprKind::kSend:
-        if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
+        if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition ||
+            ctx_ == Context::kProperty)
           Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
         if (lang::Expr* to = e->args[0].get(); to->kind == ExprKind::kCall && to->name == "origin") {
           // `send origin(T) MSG`: the one place origin(...) may stand.
@@ -292,8 +300,8 @@ class Checker {
       case ExprKind::kEither:
         if (ctx_ == Context::kGen)
           Error(e->loc, "`gen` blocks choose with `oneof`/`freq`, not `fresh`/`either` (those are the server's)");
-        if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
-          Error(e->loc, "initial values and partition keys must be deterministic (no `fresh`/`either`)");
+        if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty)
+          Error(e->loc, "initial values, partition keys and properties must be deterministic (no `fresh`/`either`)");
         break;
       default:
         break;
@@ -329,8 +337,8 @@ class Checker {
       if (ctx_ == Context::kHandler) server_calls_.push_back({f->second, e->loc, e->name});
       int want = static_cast<int>(ast_->fns[f->second].params.size());
       if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
-      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition)
-        Error(e->loc, "initial values and partition keys cannot call user functions");
+      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty)
+        Error(e->loc, "initial values, partition keys and properties cannot call user functions");
       return;
     }
     const BuiltinInfo* b = FindBuiltin(e->name);
@@ -358,6 +366,32 @@ class Checker {
       Error(e->loc, absl::StrCat("'", e->name, "' is a tester function, only allowed in `gen` blocks"));
   }
 
+  // Each property: distinct names, and conditions that read only the event
+  // (its parameters, in slots 0..2) and are deterministic.
+  void CheckProperties() {
+    std::set<std::string> names;
+    for (auto& p : ast_->properties) {
+      if (!names.insert(p.name).second) Error(p.loc, absl::StrCat("property '", p.name, "' is defined twice"));
+      Begin(Context::kProperty);
+      std::set<std::string> seen;
+      for (const auto& param : p.params) {
+        if (!seen.insert(param).second) Error(p.loc, absl::StrCat("parameter '", param, "' appears twice"));
+        Declare(param);
+      }
+      FormulaAtoms(p.formula.get());
+      p.num_slots = max_slots_;
+    }
+  }
+  void FormulaAtoms(lang::Formula* f) {
+    if (f == nullptr) return;
+    if (f->kind == lang::Formula::Kind::kAtom) {
+      Expr(f->atom.get());
+      return;
+    }
+    FormulaAtoms(f->left.get());
+    FormulaAtoms(f->right.get());
+  }
+
   void Stmt(lang::Stmt* s) {
     switch (s->kind) {
       case Stmt::Kind::kLet:
@@ -371,6 +405,9 @@ class Checker {
           Error(s->loc, absl::StrCat("assignment to unknown name '", s->name, "' (declare it with `let` or `var`)"));
         } else if (s->ref == RefKind::kGlobal && ctx_ == Context::kGen) {
           Error(s->loc, absl::StrCat("`gen` blocks read the model state but cannot assign '", s->name, "'"));
+        } else if (s->ref == RefKind::kGlobal && (ctx_ == Context::kProperty || ctx_ == Context::kPartition)) {
+          Error(s->loc,
+                absl::StrCat("'", s->name, "' is server state: partition keys and properties cannot assign it"));
         }
         return;
       case Stmt::Kind::kExpr:

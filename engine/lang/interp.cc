@@ -870,6 +870,46 @@ absl::StatusOr<Value> Interpreter::PartitionKey(const Value& request) const {
   return key;
 }
 
+namespace {
+
+// A property's conditions are deterministic (checks.cc); a branch on a
+// symbolic value makes the condition's truth unknown.
+class PropertyOracle : public NoChoiceOracle {
+ public:
+  bool Decide(const TermRef&, Loc) override {
+    symbolic = true;
+    return false;
+  }
+  bool symbolic = false;
+};
+
+}  // namespace
+
+absl::StatusOr<Interpreter::PropertyTruth> Interpreter::EvalPropertyCondition(const PropertyDecl& p, const Expr& atom,
+                                                                              const Value& request,
+                                                                              const Value& response,
+                                                                              const Value& conn) const {
+  std::vector<Value> globals;  // unused: conditions cannot read state
+  std::vector<Value> frame(static_cast<size_t>(std::max(p.num_slots, 3)));
+  frame[0] = request;
+  frame[1] = response;
+  frame[2] = conn;
+  PropertyOracle oracle;
+  Eval ev(spec_, &globals, &oracle, nullptr, cluster_);
+  Value v;
+  absl::StatusOr<EvalEnd> end =
+      Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { v = ev.Run(&atom, &frame); });
+  if (!end.ok()) return end.status();
+  if (*end == EvalEnd::kPathKilled)
+    return absl::FailedPreconditionError(FormatDiag(spec_->file, atom.loc, "a property's condition may not `assume`"));
+  if (oracle.symbolic || !v.IsConcrete()) return PropertyTruth::kUnknown;
+  if (!v.is_bool())
+    return absl::FailedPreconditionError(FormatDiag(
+        spec_->file, atom.loc,
+        absl::StrCat("property '", p.name, "': a condition must be a bool, got ", v.ToString().substr(0, 80))));
+  return v.as_bool() ? PropertyTruth::kTrue : PropertyTruth::kFalse;
+}
+
 absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {
   std::vector<Value> globals(spec.ast.vars.size());
   NoChoiceOracle oracle;

@@ -143,6 +143,16 @@ class Interpreter {
   // one); spec bugs return FailedPrecondition with file:line:col.
   absl::StatusOr<ir::Value> PartitionKey(const ir::Value& request) const;
 
+  // Evaluates condition `atom` of property `p` on one event: p's parameters
+  // name, in order, the request, the response (none for a request being
+  // sent) and the connection. kUnknown: the condition depends on a symbolic
+  // value (a `fresh` value the spec's own response carries, in `dualswarm
+  // explore`). FailedPrecondition with file:line:col for spec bugs and for
+  // a condition that is not a bool.
+  enum class PropertyTruth { kFalse, kTrue, kUnknown };
+  absl::StatusOr<PropertyTruth> EvalPropertyCondition(const PropertyDecl& p, const Expr& atom, const ir::Value& request,
+                                                      const ir::Value& response, const ir::Value& conn) const;
+
   // Evaluates the `var` initialisers in order.
   static absl::StatusOr<std::vector<ir::Value>> EvalInitialGlobals(const Spec& spec);
 

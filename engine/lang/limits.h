@@ -38,6 +38,11 @@ inline constexpr uint64_t kMaxValueNodes = 1'000'000;
 inline constexpr uint32_t kMaxValueDepth = 2000;
 //   bytes of one string (memory).
 inline constexpr size_t kMaxStringBytes = 16 << 20;
+// Properties (docs/spec-language.md: properties): the bound N of
+// `eventually within N` (events), and the obligations a property's monitor
+// may hold at once (engine/monitor: memory and time per event).
+inline constexpr int64_t kMaxEventuallyWithin = 1'000'000;
+inline constexpr size_t kMaxMonitorObligations = 10'000;
 // How often (in evaluation steps) the oracle is asked whether to stop
 // (the checker's time bound and cancellation).
 inline constexpr uint64_t kPollEverySteps = 1 << 16;

@@ -117,7 +117,7 @@ class Parser {
     int depth = 0;
     while (Peek().kind != Tok::kEof) {
       if (depth == 0 && pos_ > 0 &&
-          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use") || IsW("partition")) &&
+          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use") || IsW("partition") || IsW("property")) &&
           (Peek().loc.col == 1 || IsP(";", -1) || IsP("}", -1)))
         return;
       if (IsP("{")) ++depth;
@@ -209,10 +209,114 @@ class Parser {
       }
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
+    } else if (IsW("property")) {
+      Next();
+      PropertyDecl p;
+      p.loc = t.loc;
+      p.name = ExpectIdent("a property name (`property NAME(REQ, RESP, CONN) = FORMULA;`)");
+      ExpectP("(");
+      while (!IsP(")")) {
+        p.params.push_back(ExpectIdent("a name for the event's request, response or connection"));
+        if (!IsP(")")) ExpectP(",");
+      }
+      Next();
+      if (p.params.empty() || p.params.size() > 3)
+        Fail(t, "a property names 1 to 3 parts of an event: `property NAME(REQ, RESP, CONN) = FORMULA;`");
+      ExpectP("=");
+      p.formula = ParseFormula();
+      ExpectP(";");
+      ast->properties.push_back(std::move(p));
     } else {
-      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition` or `gen`, found ",
+      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition`, `gen` or `property`, "
+                           "found ",
                            Describe(t)));
     }
+  }
+
+  // A property's formula. The temporal prefixes (always, next, eventually
+  // within N) reach as far right as they can; then => (right-associative),
+  // ||, &&, until, and ! binds tightest. Their words are keywords only here.
+  std::unique_ptr<Formula> NewFormula(Formula::Kind k, Loc loc) {
+    auto f = std::make_unique<Formula>();
+    f->kind = k;
+    f->loc = loc;
+    return f;
+  }
+  std::unique_ptr<Formula> ParseFormula() {
+    Nest nest(this, Peek());
+    const Token& t = Peek();
+    if (IsW("always") || IsW("next")) {
+      Next();
+      auto f = NewFormula(t.text == "always" ? Formula::Kind::kAlways : Formula::Kind::kNext, t.loc);
+      f->left = ParseFormula();
+      return f;
+    }
+    if (IsW("eventually")) {
+      Next();
+      Expect("within", "`eventually` needs a bound: `eventually within N F` (F at this event or one of the next N)");
+      const Token& n = Peek();
+      if (n.kind != Tok::kInt || n.ival < 0 || n.ival > kMaxEventuallyWithin)
+        Fail(n, absl::StrCat("expected a number of events from 0 to ", kMaxEventuallyWithin, " after `within`"));
+      Next();
+      auto f = NewFormula(Formula::Kind::kEventually, t.loc);
+      f->within = n.ival;
+      f->left = ParseFormula();
+      return f;
+    }
+    auto l = ParseFormulaOr();
+    if (!IsP("=>")) return l;
+    auto f = NewFormula(Formula::Kind::kImplies, Next().loc);
+    f->left = std::move(l);
+    f->right = ParseFormula();
+    return f;
+  }
+  std::unique_ptr<Formula> ParseFormulaBinary(std::unique_ptr<Formula> (Parser::*sub)(), absl::string_view op,
+                                              Formula::Kind kind, bool word) {
+    auto l = (this->*sub)();
+    int saved = depth_;
+    while (word ? IsW(op) : IsP(op)) {
+      Deeper(Peek());
+      auto f = NewFormula(kind, Next().loc);
+      f->left = std::move(l);
+      f->right = IsW("always") || IsW("next") || IsW("eventually") ? ParseFormula() : (this->*sub)();
+      l = std::move(f);
+    }
+    depth_ = saved;
+    return l;
+  }
+  std::unique_ptr<Formula> ParseFormulaOr() {
+    return ParseFormulaBinary(&Parser::ParseFormulaAnd, "||", Formula::Kind::kOr, false);
+  }
+  std::unique_ptr<Formula> ParseFormulaAnd() {
+    return ParseFormulaBinary(&Parser::ParseFormulaUntil, "&&", Formula::Kind::kAnd, false);
+  }
+  std::unique_ptr<Formula> ParseFormulaUntil() {
+    return ParseFormulaBinary(&Parser::ParseFormulaUnary, "until", Formula::Kind::kUntil, true);
+  }
+  std::unique_ptr<Formula> ParseFormulaUnary() {
+    Nest nest(this, Peek());
+    const Token& t = Peek();
+    if (IsP("!")) {
+      Next();
+      auto f = NewFormula(Formula::Kind::kNot, t.loc);
+      f->left = ParseFormulaUnary();
+      return f;
+    }
+    if (IsW("always") || IsW("next") || IsW("eventually")) return ParseFormula();
+    if (IsP("(")) {
+      Next();
+      auto f = ParseFormula();
+      ExpectP(")");
+      return f;
+    }
+    if (IsP("{")) {
+      auto f = NewFormula(Formula::Kind::kAtom, t.loc);
+      f->atom = ParseBlock();
+      return f;
+    }
+    Fail(t, absl::StrCat("expected a condition `{ EXPR }`, `(`, `!`, `always`, `next` or `eventually` in a "
+                         "property, found ",
+                         Describe(t)));
   }
 
   // `client` or `origin`, after `:` in `on recv` and `gen`.

@@ -29,6 +29,8 @@ v1::VerdictKind KindOf(Outcome o) {
       return v1::VERDICT_KIND_SPEC_ERROR;
     case Outcome::kSutCrash:
       return v1::VERDICT_KIND_SUT_CRASH;
+    case Outcome::kProperty:
+      return v1::VERDICT_KIND_PROPERTY;
     default:
       return v1::VERDICT_KIND_UNSPECIFIED;
   }
@@ -41,9 +43,7 @@ void FillCommon(const v1::LeasedJob& job, v1::CompleteJobRequest* req) {
 
 }  // namespace
 
-bool IsFinding(Outcome o) {
-  return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash || o == Outcome::kSpecError;
-}
+bool IsFinding(Outcome o) { return IsSutFault(o) || o == Outcome::kSpecError; }
 
 absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& work_root) {
   JobPlan plan;

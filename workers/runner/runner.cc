@@ -59,11 +59,15 @@ const char* OutcomeName(Outcome o) {
       return "sut-crash";
     case Outcome::kInconclusive:
       return "inconclusive";
+    case Outcome::kProperty:
+      return "property";
   }
   return "?";
 }
 
-bool IsSutFault(Outcome o) { return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash; }
+bool IsSutFault(Outcome o) {
+  return o == Outcome::kSafety || o == Outcome::kLiveness || o == Outcome::kSutCrash || o == Outcome::kProperty;
+}
 
 namespace {
 
@@ -538,7 +542,7 @@ class JobLoop {
       case check::Verdict::Kind::kAccept:
         return;
       case check::Verdict::Kind::kReject:
-        Decide(Outcome::kSafety, v.message);
+        Decide(v.property.empty() ? Outcome::kSafety : Outcome::kProperty, v.message);
         return;
       case check::Verdict::Kind::kSpecError:
         Decide(Outcome::kSpecError, v.message);
@@ -689,7 +693,9 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   // Only a SUT that answered everything goes back: after a liveness or
   // inconclusive end it may be wedged in a way a reset does not undo (it
   // still accepts connections), and reruns would "reproduce" on it.
-  if (UsesWarmSuts(o) && result.ok() && (result->outcome == Outcome::kPassed || result->outcome == Outcome::kSafety) &&
+  if (UsesWarmSuts(o) && result.ok() &&
+      (result->outcome == Outcome::kPassed || result->outcome == Outcome::kSafety ||
+       result->outcome == Outcome::kProperty) &&
       sut->cluster->Alive()) {
     o.warm_suts->Give(std::move(sut->cluster));
   } else if (o.sut_reaper != nullptr) {

@@ -73,10 +73,12 @@ struct JobOptions {
   WarmSuts* warm_suts = nullptr;
 };
 
-enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive };
-const char* OutcomeName(Outcome o);  // passed | safety | liveness | spec-error | sut-crash | inconclusive
-// Whether the SUT is at fault: a safety or liveness violation or a crash
-// (what shrinking reduces and `dualswarm test` exits 1 for).
+// kProperty: a `property` of the spec is violated (engine/monitor), the
+// verdict names it.
+enum class Outcome { kPassed, kSafety, kLiveness, kSpecError, kSutCrash, kInconclusive, kProperty };
+const char* OutcomeName(Outcome o);  // passed | safety | liveness | spec-error | sut-crash | inconclusive | property
+// Whether the SUT is at fault: a safety, liveness or property violation or
+// a crash (what shrinking reduces and `dualswarm test` exits 1 for).
 bool IsSutFault(Outcome o);
 
 struct JobResult {

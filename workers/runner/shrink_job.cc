@@ -34,6 +34,16 @@ harness::Verdict VerdictOf(const JobResult& r) {
   v.kind = OutcomeName(r.outcome);
   v.reason = r.reason;
   if (r.outcome == Outcome::kLiveness) v.label = r.overdue_label;
+  if (r.outcome == Outcome::kProperty && r.verdict.kind == check::Verdict::Kind::kReject) {
+    // The event that left the property no way to hold, and the property.
+    v.label = r.verdict.observation.label;
+    for (const auto& d : r.verdict.reasons) {
+      v.details.push_back(d.text);
+      v.field = d.field;
+      v.spec_loc = d.spec_loc;
+      v.spec_locs.push_back(d.spec_loc);
+    }
+  }
   if (r.outcome == Outcome::kSafety && r.verdict.kind == check::Verdict::Kind::kReject) {
     v.label = r.verdict.observation.label;
     v.origin_side = r.verdict.observation.side == check::Side::kOrigin;

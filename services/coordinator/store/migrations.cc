@@ -290,6 +290,17 @@ constexpr const char* kV13 = R"sql(
 ALTER TABLE jobs ADD COLUMN covered_branches integer[] NOT NULL DEFAULT '{}';
 )sql";
 
+// Findings and counterexamples of kind 'property': a spec's temporal
+// property violated (docs/spec-language.md: properties).
+constexpr const char* kV14 = R"sql(
+ALTER TABLE findings DROP CONSTRAINT findings_kind_word;
+ALTER TABLE findings ADD CONSTRAINT findings_kind_word
+  CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash', 'property')) NOT VALID;
+ALTER TABLE counterexamples DROP CONSTRAINT counterexamples_kind_word;
+ALTER TABLE counterexamples ADD CONSTRAINT counterexamples_kind_word
+  CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash', 'property')) NOT VALID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -307,6 +318,7 @@ const std::vector<Migration>& Migrations() {
       {11, "the user an fs target runs as", kV11},
       {12, "reset commands on targets", kV12},
       {13, "spec coverage of jobs", kV13},
+      {14, "property findings", kV14},
   };
   return kMigrations;
 }
