@@ -1083,6 +1083,32 @@ TEST_F(StoreTest, FailuresGroupIntoFindingsBySignature) {
   (void)r2;
 }
 
+// A violated spec property (docs/spec-language.md: properties) is a finding
+// of its own kind, which the schema's CHECK allows since migration 14.
+TEST_F(StoreTest, APropertyFindingIsStoredWithItsKind) {
+  RunRow run = Submit(1);
+  auto leased = Lease(store_.get(), 1);
+  ASSERT_EQ(leased.size(), 1u);
+  Completion c;
+  c.job_id = leased[0].job.id;
+  c.lease_token = leased[0].job.lease_token;
+  c.outcome = v1::JOB_OUTCOME_FAILED;
+  NewCounterexample cx;
+  cx.kind = v1::VERDICT_KIND_PROPERTY;
+  cx.reason = "property 'never_empty' (q.dspec:85:1) is violated by response label 2 on conn 0";
+  cx.signature = "sig-property";
+  cx.input_json = "[]";
+  cx.size = 1;
+  cx.unshrunk_size = 4;
+  c.counterexample = cx;
+  DS_ASSERT_OK(store_->CompleteJob(c));
+  auto list = store_->ListFindings(run.tmpl.spec_hash, 0, 0, Page{});
+  DS_ASSERT_OK(list);
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0].kind, v1::VERDICT_KIND_PROPERTY);
+  EXPECT_EQ(QueryInt("SELECT count(*) FROM findings WHERE kind = 'property'"), 1);
+}
+
 TEST_F(StoreTest, DatabaseOutageIsUnavailableThenRecovers) {
   RunRow run = Submit(3);
   auto leased = Lease(store_.get(), 1);
