@@ -195,7 +195,7 @@ async function runPage(seq, id) {
     h("dt", {}, "spec"), h("dd", {}, h("a", { href: `#/specs/${t.specHash}`, class: "mono" }, t.specHash)),
     h("dt", {}, "target"), h("dd", {}, await targetName(t.targetId)),
     h("dt", {}, "jobs / seed"), h("dd", {}, `${t.jobs} jobs, base seed ${t.seed}, gen ${t.gen || "request"}${t.stopAtFirstFinding ? ", stops at the first finding" : ""}`),
-    h("dt", {}, "budget"), h("dd", {}, `${b.steps} steps, ${b.connections} connections, ${b.maxInFlight} in flight, response timeout ${b.responseTimeoutMs} ms, network ${b.network}${b.timeBudgetMs !== "0" ? `, ${b.timeBudgetMs} ms per job` : ""}`),
+    h("dt", {}, "budget"), h("dd", {}, `${b.steps} steps, ${b.connections} connections, ${b.maxInFlight} in flight, response timeout ${b.responseTimeoutMs} ms, network ${b.network}${b.timeBudgetMs !== "0" ? `, ${b.timeBudgetMs} ms per job` : ""}${(b.guideCandidates || 0) > 1 ? `, coverage-guided (${b.guideCandidates} candidates)` : ""}`),
     ...(faulted ? [h("dt", {}, "faults"), h("dd", { id: "run-faults" },
       `${nemesisText(target)}; ${jobs.reduce((n, j) => n + Number(j.faults || 0), 0)} injected in completed jobs`)] : []),
     h("dt", {}, "submitted"), h("dd", {}, `${time(run.createdAt)} by ${run.submittedBy}`),

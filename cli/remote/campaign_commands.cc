@@ -43,7 +43,8 @@ const char kCampaignHelp[] =
     "    --seed N              the same base seed for every run (default: a new random seed\n"
     "                          per run)\n"
     "    --steps N, --time-budget-ms N, --connections N, --max-in-flight N,\n"
-    "    --response-timeout-ms N, --network tcp|sync, --gen NAME, --stop-at-first-finding\n"
+    "    --response-timeout-ms N, --network tcp|sync, --gen NAME, --stop-at-first-finding,\n"
+    "    --coverage-guided, --guide-candidates N\n"
     "                          per-run options, as for `dualswarm run submit`\n"
     "    --paused              create it paused (it fires once resumed)\n"
     "  list                    every campaign: schedule, state, next fire time, last run\n"
@@ -294,10 +295,11 @@ int CampaignCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "create") {
-    if (!remote::ParseRemoteArgs(rest,
-                                 {"cron", "spec", "spec-name", "target", "jobs", "seed", "steps", "time-budget-ms",
-                                  "connections", "max-in-flight", "response-timeout-ms", "network", "gen"},
-                                 {"stop-at-first-finding", "paused", "json"}, &a, &err))
+    if (!remote::ParseRemoteArgs(
+            rest,
+            {"cron", "spec", "spec-name", "target", "jobs", "seed", "steps", "time-budget-ms", "connections",
+             "max-in-flight", "response-timeout-ms", "network", "gen", "guide-candidates"},
+            {"stop-at-first-finding", "paused", "json", "coverage-guided"}, &a, &err))
       return Usage(err);
     return Create(a);
   }

@@ -3,7 +3,7 @@
 namespace dualswarm::cli::remote {
 
 bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err) {
-  int32_t jobs = 0, connections = 0, max_in_flight = 0;
+  int32_t jobs = 0, connections = 0, max_in_flight = 0, guide_candidates = 0;
   uint64_t seed = 0, steps = 0;
   int64_t time_ms = 0, response_ms = 0;
   if (!NumFlag(f, "jobs", 1, 100000, &jobs, err) || !NumFlag(f, "seed", 0, INT64_MAX, &seed, err) ||
@@ -11,7 +11,8 @@ bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err
       !NumFlag(f, "time-budget-ms", 1, 7 * 86'400'000LL, &time_ms, err) ||
       !NumFlag(f, "connections", 1, 1024, &connections, err) ||
       !NumFlag(f, "max-in-flight", 1, 100000, &max_in_flight, err) ||
-      !NumFlag(f, "response-timeout-ms", 1, 86'400'000, &response_ms, err))
+      !NumFlag(f, "response-timeout-ms", 1, 86'400'000, &response_ms, err) ||
+      !NumFlag(f, "guide-candidates", 2, 64, &guide_candidates, err))
     return false;
   if (f.count("network") && f.at("network") != "tcp" && f.at("network") != "sync") {
     *err = "--network must be tcp or sync";
@@ -27,6 +28,9 @@ bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err
   b->set_connections(connections);
   b->set_max_in_flight(max_in_flight);
   b->set_response_timeout_ms(response_ms);
+  // --coverage-guided: as `dualswarm test --coverage-guided` (8 candidates).
+  if (f.count("coverage-guided") && guide_candidates == 0) guide_candidates = 8;
+  b->set_guide_candidates(guide_candidates);
   if (f.count("network")) b->set_network(f.at("network"));
   return true;
 }

@@ -55,6 +55,9 @@ const char kRunHelp[] =
     "    --response-timeout-ms N  a later response is a liveness finding (default 5000)\n"
     "    --network tcp|sync    network model (default tcp)\n"
     "    --gen NAME            the gen block to drive (default request)\n"
+    "    --coverage-guided     each request the best of 8 drawn: the one predicted to reach\n"
+    "                          the most spec branches not reached yet (docs/coverage.md);\n"
+    "                          --guide-candidates N (2-64) draws N\n"
     "    --stop-at-first-finding  cancel the remaining jobs once one job fails\n"
     "    --watch               then follow the run like `run watch` (and exit like it)\n"
     "  list                    runs, newest first\n"
@@ -350,12 +353,14 @@ void PrintRun(const v1::Run& r) {
               r.findings() > 0 ? absl::StrCat(" (dualswarm finding list --run ", r.id(), ")").c_str() : "");
   std::printf("  seed          %llu%s\n", static_cast<unsigned long long>(t.seed()),
               t.stop_at_first_finding() ? ", stops at the first finding" : "");
-  std::printf("  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s%s\n",
-              static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
-              static_cast<long long>(b.response_timeout_ms()),
-              b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
-              b.network().empty() ? "tcp" : b.network().c_str(),
-              t.gen().empty() ? "" : absl::StrCat(", gen ", t.gen()).c_str());
+  std::printf(
+      "  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s%s%s\n",
+      static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
+      static_cast<long long>(b.response_timeout_ms()),
+      b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
+      b.network().empty() ? "tcp" : b.network().c_str(), t.gen().empty() ? "" : absl::StrCat(", gen ", t.gen()).c_str(),
+      b.guide_candidates() > 1 ? absl::StrCat(", coverage-guided (", b.guide_candidates(), " candidates)").c_str()
+                               : "");
   std::printf("  submitted by  %s%s\n", r.submitted_by().c_str(),
               r.campaign_id() ? absl::StrCat(" (campaign ", r.campaign_id(), ")").c_str() : "");
   std::printf("  created       %s\n", remote::FormatTime(r.created_at()).c_str());
@@ -450,10 +455,11 @@ int RunCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "submit") {
-    if (!remote::ParseRemoteArgs(rest,
-                                 {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps", "time-budget-ms",
-                                  "connections", "max-in-flight", "response-timeout-ms", "network", "gen"},
-                                 {"stop-at-first-finding", "watch", "json"}, &a, &err))
+    if (!remote::ParseRemoteArgs(
+            rest,
+            {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps", "time-budget-ms", "connections",
+             "max-in-flight", "response-timeout-ms", "network", "gen", "guide-candidates"},
+            {"stop-at-first-finding", "watch", "json", "coverage-guided"}, &a, &err))
       return Usage(err);
     return Submit(a);
   }

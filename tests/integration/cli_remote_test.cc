@@ -485,11 +485,20 @@ TEST_F(CliRemoteTest, RunSubmitListShowCancelAndWatchOfACancelledRun) {
   EXPECT_EQ(got.template_().budget().network(), "sync");
   std::string hash = got.template_().spec_hash();
 
-  // --spec HASH with a target id; --spec-name NAME; --json.
-  r = Cli({"run", "submit", "--spec", hash, "--target", "1", "--jobs", "2"}, submitter_);
+  EXPECT_EQ(got.template_().budget().guide_candidates(), 0) << "random generation unless asked";
+
+  // --spec HASH with a target id, coverage-guided; --spec-name NAME; --json.
+  r = Cli({"run", "submit", "--spec", hash, "--target", "1", "--jobs", "2", "--coverage-guided"}, submitter_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int64_t run2 = RunIdOf(r.out);
   ASSERT_EQ(run2, run1 + 1) << r.out;
+  EXPECT_EQ(GetRun(run2).template_().budget().guide_candidates(), 8);
+  r = Cli({"run", "show", absl::StrCat(run2)}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "coverage-guided (8 candidates)")) << r.out;
+  r = Cli({"run", "submit", "--spec", hash, "--target", "1", "--jobs", "1", "--guide-candidates", "65"}, submitter_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--guide-candidates must be an integer between 2 and 64")) << r.err;
   r = Cli({"run", "submit", "--spec-name", "kv", "--target", "kv-ref", "--jobs", "1", "--json"}, submitter_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(absl::StartsWith(r.out, absl::StrCat("{\"id\":\"", run2 + 1, "\",\"template\":{\"specHash\":\"", hash)))

@@ -97,6 +97,10 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   o.exec.steps = b.steps() > 0 ? b.steps() : 1000;
   o.exec.connections = b.connections() > 0 ? b.connections() : 4;
   o.exec.max_in_flight = b.max_in_flight() > 0 ? b.max_in_flight() : o.exec.connections;
+  if (b.guide_candidates() < 0 || b.guide_candidates() > kMaxGuideCandidates)
+    return absl::InvalidArgumentError(
+        absl::StrCat("budget.guide_candidates must be between 0 and ", kMaxGuideCandidates));
+  o.exec.guide_candidates = b.guide_candidates();
   o.exec.gen = job.gen().empty() ? "request" : job.gen();
   o.response_timeout_ms = b.response_timeout_ms() > 0 ? b.response_timeout_ms() : 5000;
   o.time_budget_s = b.time_budget_ms() > 0 ? static_cast<double>(b.time_budget_ms()) / 1000.0 : 0;

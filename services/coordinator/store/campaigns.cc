@@ -61,11 +61,12 @@ absl::StatusOr<int64_t> InsertCampaign(Sql& w, const CampaignRow& c) {
       "   'stopAtFirstFinding', $10::boolean, 'gen', $11::text, 'budget', jsonb_build_object("
       "     'steps', $12::text, 'timeBudgetMs', $13::text, 'connections', $14::int,"
       "     'maxInFlight', $15::int, 'responseTimeoutMs', $16::text, 'network', $17::text,"
-      "     'maxFrontier', $18::text)))"
+      "     'maxFrontier', $18::text, 'guideCandidates', $19::int)))"
       " ON CONFLICT (name) DO NOTHING RETURNING id",
       c.name, c.cron, c.spec_name, c.paused, c.next_fire_at, t.spec_hash, std::to_string(t.target_id), t.jobs,
       std::to_string(t.seed), t.stop_at_first_finding, t.gen, std::to_string(b.steps), std::to_string(b.time_budget_ms),
-      b.connections, b.max_in_flight, std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier));
+      b.connections, b.max_in_flight, std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier),
+      b.guide_candidates);
   if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a campaign named \"", c.name, "\" exists"));
   return I64(r[0]["id"]);
 }

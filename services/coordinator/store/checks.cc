@@ -54,6 +54,9 @@ absl::Status ValidateBudget(JobBudget* b) {
     return absl::InvalidArgumentError(
         absl::StrCat("budget.network must be \"tcp\" or \"sync\", got \"", b->network, "\""));
   if (b->max_frontier > kMaxFrontier) return absl::InvalidArgumentError("budget.max_frontier is too large");
+  if (b->guide_candidates < 0 || b->guide_candidates > kMaxGuideCandidates)
+    return absl::InvalidArgumentError(
+        absl::StrCat("budget.guide_candidates must be between 0 and ", kMaxGuideCandidates));
   return absl::OkStatus();
 }
 

@@ -290,6 +290,15 @@ constexpr const char* kV13 = R"sql(
 ALTER TABLE jobs ADD COLUMN covered_branches integer[] NOT NULL DEFAULT '{}';
 )sql";
 
+// Coverage-guided generation per run (JobBudget.guide_candidates; bounded
+// like store/limits.h bounds it). Campaigns keep it in their template's
+// jsonb (absent in older ones: 0, random).
+constexpr const char* kV15 = R"sql(
+ALTER TABLE runs ADD COLUMN guide_candidates integer NOT NULL DEFAULT 0
+  CHECK (guide_candidates BETWEEN 0 AND 64);
+)sql";
+static_assert(kMaxGuideCandidates == 64, "a new bound on guide_candidates needs a migration of its CHECK");
+
 // Findings and counterexamples of kind 'property': a spec's temporal
 // property violated (docs/spec-language.md: properties).
 constexpr const char* kV14 = R"sql(
@@ -319,6 +328,7 @@ const std::vector<Migration>& Migrations() {
       {12, "reset commands on targets", kV12},
       {13, "spec coverage of jobs", kV13},
       {14, "property findings", kV14},
+      {15, "coverage-guided runs", kV15},
   };
   return kMigrations;
 }

@@ -15,11 +15,11 @@ namespace {
 // like the columns of runs), read from runs `r` or a campaign's jsonb.
 const Columns<JobBudget>& BudgetColumns() {
   using Budget = JobBudget;
-  static const Columns<Budget> columns({Col<&Budget::steps>("steps"), Col<&Budget::time_budget_ms>("time_budget_ms"),
-                                        Col<&Budget::connections>("connections"),
-                                        Col<&Budget::max_in_flight>("max_in_flight"),
-                                        Col<&Budget::response_timeout_ms>("response_timeout_ms"),
-                                        Col<&Budget::network>("network"), Col<&Budget::max_frontier>("max_frontier")});
+  static const Columns<Budget> columns(
+      {Col<&Budget::steps>("steps"), Col<&Budget::time_budget_ms>("time_budget_ms"),
+       Col<&Budget::connections>("connections"), Col<&Budget::max_in_flight>("max_in_flight"),
+       Col<&Budget::response_timeout_ms>("response_timeout_ms"), Col<&Budget::network>("network"),
+       Col<&Budget::max_frontier>("max_frontier"), Col<&Budget::guide_candidates>("guide_candidates")});
   return columns;
 }
 

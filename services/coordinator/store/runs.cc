@@ -97,12 +97,12 @@ absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string
       w.exec_params1(
            "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
            " gen, steps, time_budget_ms, connections, max_in_flight,"
-           " response_timeout_ms, network, max_frontier, submitted_by, campaign_id)"
+           " response_timeout_ms, network, max_frontier, submitted_by, campaign_id, guide_candidates)"
            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-           " NULLIF($15::bigint, 0)) RETURNING id",
+           " NULLIF($15::bigint, 0), $16) RETURNING id",
            t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed), t.stop_at_first_finding, t.gen,
            static_cast<int64_t>(b.steps), b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
-           b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id)[0]
+           b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id, b.guide_candidates)[0]
           .as<int64_t>();
   std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
   std::vector<int64_t> seeds;

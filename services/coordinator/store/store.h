@@ -94,6 +94,7 @@ struct JobBudget {
   int64_t response_timeout_ms = 0;  // 0 = default (5000)
   std::string network;              // "" = "tcp"
   uint64_t max_frontier = 0;        // 0 = engine default
+  int guide_candidates = 0;         // 0 or 1 = random generation (docs/coverage.md)
 };
 
 struct RunTemplate {

@@ -1,0 +1,45 @@
+// The worker's job plan (workers/daemon/job_plan.h): a leased job's budget
+// becomes the runner's options — here coverage-guided generation, which a
+// lease may ask for and whose bound the worker checks itself.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "workers/daemon/job_plan.h"
+
+namespace dualswarm::workers {
+namespace {
+
+v1::LeasedJob KvJob() {
+  std::ifstream in(std::string(DUALSWARM_SOURCE_DIR) + "/specs/kv.dspec");
+  std::stringstream src;
+  src << in.rdbuf();
+  v1::LeasedJob job;
+  job.mutable_spec()->set_source(src.str());
+  job.mutable_spec()->set_file_name("kv.dspec");
+  job.mutable_target()->set_name("kv");
+  job.mutable_target()->set_adapter("jsonl");
+  job.mutable_target()->set_launch("/bin/true --port {port}");
+  job.set_seed(3);
+  return job;
+}
+
+TEST(JobPlan, ACoverageGuidedBudgetDrawsItsCandidates) {
+  v1::LeasedJob job = KvJob();
+  auto plain = PlanJob(job, "/tmp");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->options.exec.guide_candidates, 0);
+  job.mutable_budget()->set_guide_candidates(8);
+  auto guided = PlanJob(job, "/tmp");
+  ASSERT_TRUE(guided.ok()) << guided.status();
+  EXPECT_EQ(guided->options.exec.guide_candidates, 8);
+  job.mutable_budget()->set_guide_candidates(kMaxGuideCandidates + 1);
+  auto refused = PlanJob(job, "/tmp");
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "budget.guide_candidates")) << refused.status();
+}
+
+}  // namespace
+}  // namespace dualswarm::workers
