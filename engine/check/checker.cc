@@ -48,7 +48,11 @@ struct Checker::Impl {
   // label; what a monitor decided, adopted once the search is up to date
   // (AdoptMonitorVerdict); and the observations seen.
   monitor::PropertyMonitors monitors;
-  std::unordered_map<int64_t, ir::Value> unanswered;
+  struct Unanswered {
+    int64_t conn;
+    ir::Value request;
+  };
+  std::unordered_map<int64_t, Unanswered> unanswered;  // by request label
   std::optional<Verdict> monitor_verdict;
   size_t observed = 0;
 
@@ -69,16 +73,19 @@ struct Checker::Impl {
     monitor::MonitorEvent e;
     e.conn = o.conn;
     if (o.kind == Observation::Kind::kSent) {
-      unanswered[o.label] = o.msg;
+      unanswered[o.label] = {o.conn, o.msg};
       e.request = o.msg;
       e.response = ir::Value::None();
     } else if (o.kind == Observation::Kind::kReceived) {
       auto it = unanswered.find(o.label - 1);
       if (it == unanswered.end()) return;  // cannot happen after validation
-      e.request = std::move(it->second);
+      e.request = std::move(it->second.request);
       unanswered.erase(it);
       e.response = o.msg;
     } else {
+      // Not events. A closed connection's requests are never answered.
+      if (o.kind == Observation::Kind::kClosed)
+        std::erase_if(unanswered, [&](const auto& u) { return u.second.conn == o.conn; });
       return;
     }
     absl::Status s = monitors.Step(e);
@@ -112,12 +119,16 @@ struct Checker::Impl {
     monitor_verdict = std::move(v);
   }
 
-  // A monitor's verdict becomes the checker's once every observation
-  // before it is explained (the spec's own rejection of an earlier one
-  // comes first).
+  // A monitor's verdict becomes the checker's once every observation up to
+  // it is explained: the spec's own rejection of one of them comes first.
+  // The searches may have deferred work (CheckerOptions::
+  // defer_when_stalled), so they finish here (observations after the
+  // violation never reach them: Observe); an explanation of a prefix
+  // failing is a rejection of the trace.
   void AdoptMonitorVerdict() {
     if (holding || !monitor_verdict || verdict.kind != Verdict::Kind::kAccept) return;
-    verdict = *monitor_verdict;
+    Finish();
+    if (verdict.kind == Verdict::Kind::kAccept) verdict = *monitor_verdict;
   }
 
   absl::StatusOr<Part*> PartFor(const Observation& o) {
@@ -185,6 +196,9 @@ struct Checker::Impl {
                                                      "' has no origin role (it is not an intermediary's spec)"));
     auto ch = global.Accept(o);
     if (!ch.ok()) return ch.status();
+    // After a property's violation the searches are given nothing more:
+    // what decides is the trace up to it (AdoptMonitorVerdict).
+    if (monitor_verdict) return absl::OkStatus();
     StepMonitors(o);
     std::vector<Part*> targets;
     if (o.side == Side::kOrigin) {  // a spec with an origin role has no partitions (spec-language.md)

@@ -147,7 +147,8 @@ struct Verdict {
   std::vector<DeathReason> reasons;
   // For kReject by a property monitor (engine/monitor): the property's
   // name, and whether an `eventually within N` window closing decided it
-  // (the tester reports that as liveness). Empty for the spec's rejection.
+  // (a finding of kind property all the same). Empty for the spec's
+  // rejection.
   std::string property;
   bool deadline_missed = false;
 };

@@ -43,6 +43,9 @@ inline constexpr size_t kMaxStringBytes = 16 << 20;
 // may hold at once (engine/monitor: memory and time per event).
 inline constexpr int64_t kMaxEventuallyWithin = 1'000'000;
 inline constexpr size_t kMaxMonitorObligations = 10'000;
+// ... and how deep they may nest (`F until G` with eventualities on both
+// sides nests one level per event): every walk over them recurses.
+inline constexpr size_t kMaxMonitorDepth = 500;
 // How often (in evaluation steps) the oracle is asked whether to stop
 // (the checker's time bound and cancellation).
 inline constexpr uint64_t kPollEverySteps = 1 << 16;

@@ -5,7 +5,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "engine/lang/limits.h"
 #include "engine/lang/loc.h"
@@ -25,8 +24,9 @@ struct PropertyMonitor::Term {
   const Formula* f = nullptr;  // kPending
   int64_t left = 0;            // kPending of a kEventually
   std::vector<TermPtr> subs;   // kAnd / kOr: 2 or more; kNot: 1
-  uint64_t hash = 0;
-  size_t size = 1;  // nodes, for the obligation bound
+  uint64_t hash = 0;           // the same in every process (Mix): residuals sort by it
+  size_t size = 1;             // nodes, for the obligation bound
+  size_t depth = 1;            // nesting, for the depth bound
 };
 
 namespace {
@@ -44,15 +44,27 @@ bool Equal(const TermPtr& a, const TermPtr& b) {
   return true;
 }
 
+// A hash that does not depend on the process (absl's is seeded per
+// process, and formulas' addresses differ): residuals are sorted by it, and
+// their text keys explore's states, which seed its random orders.
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 29);
+}
+
 TermPtr Make(Kind kind, const Formula* f, int64_t left, std::vector<TermPtr> subs) {
   auto t = std::make_shared<Term>();
   t->kind = kind;
   t->f = f;
   t->left = left;
-  uint64_t h = absl::HashOf(static_cast<int>(kind), reinterpret_cast<uintptr_t>(f), left);
+  uint64_t h = Mix(static_cast<uint64_t>(kind), static_cast<uint64_t>(left));
+  if (f != nullptr) h = Mix(h, (static_cast<uint64_t>(f->loc.line) << 32) | static_cast<uint32_t>(f->loc.col));
   for (const auto& s : subs) {
-    h = absl::HashOf(h, s->hash);
+    h = Mix(h, s->hash);
     t->size += s->size;
+    t->depth = std::max(t->depth, s->depth + 1);
   }
   t->hash = h;
   t->subs = std::move(subs);
@@ -185,8 +197,15 @@ class PropertyMonitor::Progress {
         }
         return Junction(t->kind == Kind::kAnd, std::move(parts));
       }
-      case Kind::kPending:
-        return Prog(t->f, t->left);
+      case Kind::kPending: {
+        // Pending obligations repeat (an `always` leaves the same one at
+        // every event): each (formula, window) is progressed once per event.
+        const auto key = std::make_pair(t->f, t->left);
+        if (auto it = progressed_.find(key); it != progressed_.end()) return it->second;
+        absl::StatusOr<TermPtr> p = Prog(t->f, t->left);
+        if (p.ok()) progressed_.emplace(key, *p);
+        return p;
+      }
     }
     return t;
   }
@@ -215,6 +234,12 @@ class PropertyMonitor::Progress {
       case Formula::Kind::kImplies: {
         absl::StatusOr<TermPtr> a = Prog(f->left.get(), Budget(f->left.get()));
         if (!a.ok()) return a.status();
+        // Decided by the left side already: the right one is not evaluated
+        // (so `{ r != none } => { r.status < 500 }` guards as it reads).
+        const Kind decided = (*a)->kind;
+        if (f->kind == Formula::Kind::kAnd && decided == Kind::kFalse) return False();
+        if (f->kind == Formula::Kind::kOr && decided == Kind::kTrue) return True();
+        if (f->kind == Formula::Kind::kImplies && decided == Kind::kFalse) return True();
         absl::StatusOr<TermPtr> b = Prog(f->right.get(), Budget(f->right.get()));
         if (!b.ok()) return b.status();
         if (f->kind == Formula::Kind::kAnd) return And(*std::move(a), *std::move(b));
@@ -260,7 +285,8 @@ class PropertyMonitor::Progress {
 
   const PropertyMonitor& m_;
   const MonitorEvent& e_;
-  absl::flat_hash_map<const Formula*, TermPtr> atoms_;  // the conditions evaluated on e_
+  absl::flat_hash_map<const Formula*, TermPtr> atoms_;                           // the conditions evaluated on e_
+  absl::flat_hash_map<std::pair<const Formula*, int64_t>, TermPtr> progressed_;  // pending obligations, on e_
   bool deadline_missed_ = false;
   bool unknown_ = false;
 };
@@ -285,11 +311,12 @@ absl::Status PropertyMonitor::Step(const MonitorEvent& e) {
     unknown_ = true;
     return absl::OkStatus();
   }
-  if ((*next)->size > lang::kMaxMonitorObligations)
+  if ((*next)->size > lang::kMaxMonitorObligations || (*next)->depth > lang::kMaxMonitorDepth)
     return absl::ResourceExhaustedError(lang::FormatDiag(
         spec_->file, decl().loc,
         absl::StrCat("property '", decl().name, "': its monitor holds more than ", lang::kMaxMonitorObligations,
-                     " obligations after ", events_, " events (limit: monitor obligations)")));
+                     " obligations or nests them more than ", lang::kMaxMonitorDepth, " deep after ", events_,
+                     " events (limit: monitor obligations)")));
   state_ = *std::move(next);
   deadline_missed_ = state_->kind == Kind::kFalse && p.deadline_missed();
   return absl::OkStatus();

@@ -14,10 +14,13 @@
 //
 // A trace that ends is judged weakly: an obligation still open (an
 // eventuality whose window has not closed, a `next` after the last event,
-// an `until` still waiting) is no violation. The monitor reports a
-// violation as soon as no continuation of the trace could satisfy the
-// formula; it is a missed deadline when an `eventually within N` window
-// closing is what made it so (the tester reports those as liveness).
+// an `until` still waiting) is no violation; the monitor only reports a
+// residual that has become false (an eventuality fails when its window
+// closes). It marks a violation a missed deadline when an `eventually
+// within N` window closed unfulfilled in the event that made it (an
+// approximation: the window may not be the only reason). `&&`, `||` and
+// `=>` evaluate their right side only when the left one leaves the
+// result open, so a left condition can guard a right one.
 #ifndef DUALSWARM_ENGINE_MONITOR_PROPERTY_MONITOR_H_
 #define DUALSWARM_ENGINE_MONITOR_PROPERTY_MONITOR_H_
 
@@ -53,7 +56,8 @@ class PropertyMonitor {
   absl::Status Step(const MonitorEvent& e);
 
   bool violated() const;
-  // The violation came from an `eventually within N` window closing.
+  // A window of an `eventually within N` closed unfulfilled in the event
+  // that made the violation (see above).
   bool deadline_missed() const { return deadline_missed_; }
   // A condition depended on a symbolic value: the monitor stopped judging
   // (explore counts such paths).

@@ -73,10 +73,12 @@ TargetRow TargetFromProto(const v1::Target& p) {
   return row;
 }
 
-#define DS_BUDGET_FIELDS(F)                                                                           \
-  F(steps)                                                                                            \
-  F(time_budget_ms) F(connections) F(max_in_flight) F(response_timeout_ms) F(network) F(max_frontier) \
-      F(guide_candidates)
+// clang-format does not settle on one layout for this list.
+// clang-format off
+#define DS_BUDGET_FIELDS(F) \
+  F(steps) F(time_budget_ms) F(connections) F(max_in_flight) F(response_timeout_ms) F(network) F(max_frontier) \
+  F(guide_candidates)
+// clang-format on
 
 void BudgetToProto(const JobBudget& row, v1::JobBudget* p){DS_BUDGET_FIELDS(DS_COPY_TO_PROTO)}
 
