@@ -18,6 +18,7 @@
 #include "engine/check/observation.h"
 #include "engine/harness/counterexample.h"
 #include "engine/harness/coverage.h"
+#include "engine/harness/coverage_guide.h"
 #include "engine/ir/json.h"
 #include "engine/lang/spec.h"
 #include "util/ready_probe.h"
@@ -36,8 +37,6 @@ void OnSignal(int) { g_interrupted.store(true); }
 
 // Branches never taken that a passing run lists (--json lists them all).
 constexpr size_t kCoverageListed = 10;
-// Candidate requests drawn per request with --coverage-guided.
-constexpr int kGuideCandidates = 8;
 
 const char kTestHelp[] =
     "usage: dualswarm test --spec FILE (--launch CMD | --target HOST:PORT) [options]\n"
@@ -279,7 +278,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     o.exec.mask = harness::FeatureMask::Random(o.exec.seed, spec->ast.num_choice_sites);
     o.nemesis.faults = workers::SwarmFaults(o.nemesis.faults, o.exec.seed);
   }
-  if (f.count("coverage-guided")) o.exec.guide_candidates = kGuideCandidates;
+  if (f.count("coverage-guided")) o.exec.guide_candidates = harness::kDefaultGuideCandidates;
   return std::nullopt;
 }
 

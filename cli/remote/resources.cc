@@ -1,5 +1,7 @@
 #include "cli/remote/resources.h"
 
+#include "engine/harness/coverage_guide.h"
+
 namespace dualswarm::cli::remote {
 
 bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err) {
@@ -12,7 +14,7 @@ bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err
       !NumFlag(f, "connections", 1, 1024, &connections, err) ||
       !NumFlag(f, "max-in-flight", 1, 100000, &max_in_flight, err) ||
       !NumFlag(f, "response-timeout-ms", 1, 86'400'000, &response_ms, err) ||
-      !NumFlag(f, "guide-candidates", 2, 64, &guide_candidates, err))
+      !NumFlag(f, "guide-candidates", 2, harness::kMaxGuideCandidates, &guide_candidates, err))
     return false;
   if (f.count("network") && f.at("network") != "tcp" && f.at("network") != "sync") {
     *err = "--network must be tcp or sync";
@@ -28,8 +30,8 @@ bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err
   b->set_connections(connections);
   b->set_max_in_flight(max_in_flight);
   b->set_response_timeout_ms(response_ms);
-  // --coverage-guided: as `dualswarm test --coverage-guided` (8 candidates).
-  if (f.count("coverage-guided") && guide_candidates == 0) guide_candidates = 8;
+  // --coverage-guided: as `dualswarm test --coverage-guided`.
+  if (f.count("coverage-guided") && guide_candidates == 0) guide_candidates = harness::kDefaultGuideCandidates;
   b->set_guide_candidates(guide_candidates);
   if (f.count("network")) b->set_network(f.at("network"));
   return true;

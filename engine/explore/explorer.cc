@@ -217,12 +217,7 @@ class Explorer {
   bool StepMonitors(const Value& request, const std::vector<lang::SendRecord>& sends,
                     monitor::PropertyMonitors* monitors, const std::vector<Value>& path) {
     if (monitors->empty()) return true;
-    auto unknown = [&] {
-      uint64_t n = 0;
-      for (const monitor::PropertyMonitor& m : monitors->all()) n += m.unknown();
-      return n;
-    };
-    const uint64_t unknown_before = unknown();
+    const size_t unknown_before = monitors->unknown();
     std::vector<monitor::MonitorEvent> events = {{request, Value::None(), 0}};
     for (const lang::SendRecord& send : sends)
       if (!send.to_origin) events.push_back({request, ObservedForm(send.msg), 0});
@@ -240,7 +235,7 @@ class Explorer {
         return false;
       }
     }
-    r_.monitors_unknown += unknown() - unknown_before;
+    r_.monitors_unknown += monitors->unknown() - unknown_before;
     return true;
   }
 

@@ -20,6 +20,12 @@
 
 namespace dualswarm::harness {
 
+// Candidates drawn per request by `--coverage-guided` (dualswarm test, run
+// submit, campaign create), and the most a run may ask for: each costs a
+// symbolic run of the handler per request.
+inline constexpr int kDefaultGuideCandidates = 8;
+inline constexpr int kMaxGuideCandidates = 64;
+
 class CoverageGuide {
  public:
   // Most handler paths one prediction runs (past it the prediction is what

@@ -345,6 +345,11 @@ const PropertyMonitor* PropertyMonitors::violated() const {
   return nullptr;
 }
 
+size_t PropertyMonitors::unknown() const {
+  return static_cast<size_t>(
+      std::count_if(monitors_.begin(), monitors_.end(), [](const PropertyMonitor& m) { return m.unknown(); }));
+}
+
 std::string PropertyMonitors::Describe() const {
   std::string out;
   for (const auto& m : monitors_) absl::StrAppend(&out, m.Describe(), "\n");

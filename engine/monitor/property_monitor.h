@@ -91,7 +91,8 @@ class PropertyMonitors {
   absl::Status Step(const MonitorEvent& e);
   // The first violated monitor, or null.
   const PropertyMonitor* violated() const;
-  const std::vector<PropertyMonitor>& all() const { return monitors_; }
+  // How many stopped judging (PropertyMonitor::unknown).
+  size_t unknown() const;
   // The monitors' residuals, one line each (explore's state key).
   std::string Describe() const;
 

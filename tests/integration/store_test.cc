@@ -41,14 +41,15 @@ class StoreTest : public PgTest {
   }
 
   absl::StatusOr<CompletionResult> Complete(const JobRow& job, v1::JobOutcome outcome = v1::JOB_OUTCOME_PASSED,
-                                            const std::string& signature = "sig-a", int size = 3) {
+                                            const std::string& signature = "sig-a", int size = 3,
+                                            v1::VerdictKind kind = v1::VERDICT_KIND_SAFETY) {
     Completion c;
     c.job_id = job.id;
     c.lease_token = job.lease_token;
     c.outcome = outcome;
     if (outcome == v1::JOB_OUTCOME_FAILED) {
       NewCounterexample cx;
-      cx.kind = v1::VERDICT_KIND_SAFETY;
+      cx.kind = kind;
       cx.reason = absl::StrCat("bad response (size ", size, ")");
       cx.signature = signature;
       cx.input_json = "[]";
@@ -1089,19 +1090,7 @@ TEST_F(StoreTest, APropertyFindingIsStoredWithItsKind) {
   RunRow run = Submit(1);
   auto leased = Lease(store_.get(), 1);
   ASSERT_EQ(leased.size(), 1u);
-  Completion c;
-  c.job_id = leased[0].job.id;
-  c.lease_token = leased[0].job.lease_token;
-  c.outcome = v1::JOB_OUTCOME_FAILED;
-  NewCounterexample cx;
-  cx.kind = v1::VERDICT_KIND_PROPERTY;
-  cx.reason = "property 'never_empty' (q.dspec:85:1) is violated by response label 2 on conn 0";
-  cx.signature = "sig-property";
-  cx.input_json = "[]";
-  cx.size = 1;
-  cx.unshrunk_size = 4;
-  c.counterexample = cx;
-  DS_ASSERT_OK(store_->CompleteJob(c));
+  DS_ASSERT_OK(Complete(leased[0].job, v1::JOB_OUTCOME_FAILED, "sig-property", 1, v1::VERDICT_KIND_PROPERTY));
   auto list = store_->ListFindings(run.tmpl.spec_hash, 0, 0, Page{});
   DS_ASSERT_OK(list);
   ASSERT_EQ(list->items.size(), 1u);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "engine/harness/coverage_guide.h"
 #include "gtest/gtest.h"
 #include "workers/daemon/job_plan.h"
 
@@ -35,7 +36,7 @@ TEST(JobPlan, ACoverageGuidedBudgetDrawsItsCandidates) {
   auto guided = PlanJob(job, "/tmp");
   ASSERT_TRUE(guided.ok()) << guided.status();
   EXPECT_EQ(guided->options.exec.guide_candidates, 8);
-  job.mutable_budget()->set_guide_candidates(kMaxGuideCandidates + 1);
+  job.mutable_budget()->set_guide_candidates(harness::kMaxGuideCandidates + 1);
   auto refused = PlanJob(job, "/tmp");
   EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "budget.guide_candidates")) << refused.status();

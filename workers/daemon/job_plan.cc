@@ -4,6 +4,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/check/checker.h"
 #include "engine/check/observation.h"
+#include "engine/harness/coverage_guide.h"
 #include "engine/ir/json.h"
 #include "proto/names/wire_names.h"
 #include "util/ready_probe.h"
@@ -97,9 +98,9 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
   o.exec.steps = b.steps() > 0 ? b.steps() : 1000;
   o.exec.connections = b.connections() > 0 ? b.connections() : 4;
   o.exec.max_in_flight = b.max_in_flight() > 0 ? b.max_in_flight() : o.exec.connections;
-  if (b.guide_candidates() < 0 || b.guide_candidates() > kMaxGuideCandidates)
+  if (b.guide_candidates() < 0 || b.guide_candidates() > harness::kMaxGuideCandidates)
     return absl::InvalidArgumentError(
-        absl::StrCat("budget.guide_candidates must be between 0 and ", kMaxGuideCandidates));
+        absl::StrCat("budget.guide_candidates must be between 0 and ", harness::kMaxGuideCandidates));
   o.exec.guide_candidates = b.guide_candidates();
   o.exec.gen = job.gen().empty() ? "request" : job.gen();
   o.response_timeout_ms = b.response_timeout_ms() > 0 ? b.response_timeout_ms() : 5000;

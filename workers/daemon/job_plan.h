@@ -18,10 +18,6 @@
 
 namespace dualswarm::workers {
 
-// Most candidates a coverage-guided job draws per request (the
-// coordinator's bound too: services/coordinator/store/limits.h).
-inline constexpr int kMaxGuideCandidates = 64;
-
 struct JobPlan {
   std::shared_ptr<const lang::Spec> spec;
   JobOptions options;  // cancel and on_progress are left for the caller;

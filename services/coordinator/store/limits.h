@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/harness/coverage_guide.h"
 #include "workers/adapters/origin_listener.h"
 #include "workers/sut/cluster.h"
 
@@ -39,7 +40,7 @@ inline constexpr int kMaxConnections = 256;
 inline constexpr int kMaxInFlight = 1024;
 inline constexpr int64_t kMaxResponseTimeoutMs = 3600 * 1000;  // one hour
 inline constexpr uint64_t kMaxFrontier = uint64_t{1} << 40;
-inline constexpr int kMaxGuideCandidates = 64;  // each costs a symbolic run of the handler per request
+inline constexpr int kMaxGuideCandidates = harness::kMaxGuideCandidates;  // the engine's bound
 
 // --- names and text ---
 // Names chosen by clients that travel in URLs and lists (targets,
