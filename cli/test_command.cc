@@ -104,7 +104,10 @@ const char kTestHelp[] =
     "                         several --nemesis faults, a random non-empty subset of them)\n"
     "  --coverage-guided      draw 8 candidate requests each time and send the one whose\n"
     "                         spec paths, run from the current model state, reach the most\n"
-    "                         branches no earlier request reached (docs/coverage.md)\n"
+    "                         branches no earlier request reached (docs/coverage.md); one\n"
+    "                         candidate more is concolic: Z3 solves for its random_int and\n"
+    "                         random_word values so that it takes a path to a new branch\n"
+    "  --no-concolic          with --coverage-guided: only the drawn candidates (to compare)\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
@@ -279,6 +282,10 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
     o.nemesis.faults = workers::SwarmFaults(o.nemesis.faults, o.exec.seed);
   }
   if (f.count("coverage-guided")) o.exec.guide_candidates = harness::kDefaultGuideCandidates;
+  if (f.count("no-concolic")) {
+    if (!f.count("coverage-guided")) return BadInput("--no-concolic only applies with --coverage-guided");
+    o.exec.guide_concolic = false;
+  }
   return std::nullopt;
 }
 
@@ -435,7 +442,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "save-trace",
                    "origins",
                    "origin-gen"},
-                  {"json", "quiet", "swarm", "no-shrink", "coverage-guided"}, &f, &err))
+                  {"json", "quiet", "swarm", "no-shrink", "coverage-guided", "no-concolic"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (f.count("launch") == f.count("target"))

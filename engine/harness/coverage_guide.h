@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/ir/value.h"
@@ -44,6 +45,23 @@ class CoverageGuide {
   // feasible whenever its condition alone may hold: a prediction may
   // over-approximate, which only steers generation.
   std::vector<int32_t> Predict(const std::vector<ir::Value>& globals, const ir::Value& request);
+  // Most Z3 calls one concolic prediction may make (its paths' branch
+  // checks and the solution): past it, the paths run so far are all.
+  static constexpr uint64_t kMaxConcolicZ3Calls = 64;
+
+  // Concolic prediction: `request`'s fields may hold `inputs`, variables
+  // standing for the gen block's random draws, within `domain` (their
+  // ranges and the arms the gen block took); `draws` are values drawn for
+  // them. Runs the handler's feasible paths (at most kMaxPaths) as Predict
+  // does, picks the one that reaches the most branches no earlier Reach()
+  // reached, and asks Z3 for values of the inputs that take it. Returns a
+  // value for every input: Z3's for those that path's conditions constrain
+  // (directly or through `domain`), the draws for the rest — unless then
+  // some `domain` constraint fails, when Z3's are taken for all. nullopt
+  // when no path reaches a new branch or Z3 found no values in time.
+  std::optional<sym::Bindings> SolveForNewBranches(const std::vector<ir::Value>& globals, const ir::Value& request,
+                                                   const std::vector<sym::TermRef>& inputs,
+                                                   const std::vector<sym::TermRef>& domain, const sym::Bindings& draws);
   // How many of `branches` no earlier Reach() reached.
   size_t Novelty(const std::vector<int32_t>& branches) const;
   // The request predicted to reach `branches` was sent.

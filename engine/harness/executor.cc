@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -116,6 +117,79 @@ class Executor::Gen : public lang::GenContext {
   // The holes Observed() made: every other map that looks like one is data.
   const std::vector<Value>& holes() const { return holes_; }
 
+  // Concolic mode: random_int and random_word (of at most kMaxSymbolicWord
+  // characters) give variables numbered from `first_var` on; each is also
+  // drawn as usual, the value it keeps unless a solution says otherwise.
+  static constexpr int64_t kMaxSymbolicWord = 32;
+  // Past these a request's draws are concrete again, and a gen block that
+  // branches this often on them has no concolic candidate.
+  static constexpr size_t kMaxSymbolicDraws = 64;
+  static constexpr size_t kMaxGenConditions = 256;
+  void MakeDrawsSymbolic(int64_t first_var) {
+    symbolic_ = true;
+    first_var_ = next_var_ = first_var;
+  }
+  std::optional<Value> SymbolicInt(int64_t lo, int64_t hi) override {
+    if (!symbolic_ || inputs_.size() >= kMaxSymbolicDraws) return std::nullopt;
+    const int64_t drawn = RandomInt(lo, hi);
+    sym::TermRef v = sym::MkVar(sym::Sort::kInt, next_var_++, "random_int");
+    domain_.push_back(sym::MkLe(sym::MkInt(lo), v));
+    domain_.push_back(sym::MkLe(v, sym::MkInt(hi)));
+    int_bounds_[v->ival] = {lo, hi};
+    draws_[v->ival] = sym::MkInt(drawn);
+    inputs_.push_back(v);
+    return Value::Sym(std::move(v));
+  }
+  std::optional<Value> SymbolicWord(const Value& length) override {
+    if (!symbolic_ || inputs_.size() >= kMaxSymbolicDraws) return std::nullopt;
+    int64_t longest = 0;
+    std::string drawn;
+    if (length.is_int()) {
+      longest = length.as_int();
+      if (longest > kMaxSymbolicWord) return std::nullopt;
+      drawn = RandomWord(longest);
+    } else {
+      // Only a length random_int made has a known bound and a draw.
+      const sym::TermRef& n = length.as_term();
+      if (n->op != sym::TermOp::kVar || !int_bounds_.contains(n->ival)) return std::nullopt;
+      const auto [lo, hi] = int_bounds_[n->ival];
+      if (lo < 0 || hi > kMaxSymbolicWord) return std::nullopt;  // as drawn, a negative length is a spec error
+      longest = hi;
+      drawn = RandomWord(draws_[n->ival]->ival);
+    }
+    sym::TermRef w = sym::MkVar(sym::Sort::kString, next_var_++, "random_word");
+    domain_.push_back(sym::MkEq(sym::MkLen(w), length.is_int() ? sym::MkInt(longest) : length.as_term()));
+    // Each character a-z, as RandomWord draws them (past the end, the
+    // substring is empty and the constraint holds).
+    for (int64_t i = 0; i < longest; ++i)
+      domain_.push_back(
+          sym::MkContains(sym::MkString("abcdefghijklmnopqrstuvwxyz"), sym::MkSubstr(w, sym::MkInt(i), sym::MkInt(1))));
+    draws_[w->ival] = sym::MkString(std::move(drawn));
+    inputs_.push_back(w);
+    return Value::Sym(std::move(w));
+  }
+  void Constrain(const sym::TermRef& cond) override {
+    if (!symbolic_) return;
+    // Only conditions on the draws: one on the model state's values says
+    // nothing about what may be solved.
+    std::vector<sym::TermRef> vars;
+    sym::CollectVars(cond, &vars);
+    bool on_draws = false;
+    for (const auto& v : vars) on_draws |= v->ival >= first_var_ && v->ival < next_var_;
+    if (!on_draws) return;
+    if (++conditions_ > kMaxGenConditions) {
+      too_many_conditions_ = true;
+      return;
+    }
+    domain_.push_back(cond);
+  }
+  bool too_many_conditions() const { return too_many_conditions_; }
+  // The variables the draws gave, the constraints on them (their domains,
+  // and the arms the gen block took), and the values drawn for them.
+  const std::vector<sym::TermRef>& inputs() const { return inputs_; }
+  const std::vector<sym::TermRef>& domain() const { return domain_; }
+  const sym::Bindings& draws() const { return draws_; }
+
  private:
   bool Allowed(int site, size_t i, const std::vector<bool>& excluded, bool use_mask) const {
     if (excluded[i]) return false;
@@ -126,6 +200,13 @@ class Executor::Gen : public lang::GenContext {
   const std::vector<ir::LabeledMessage>* msgs_;
   std::vector<bool>* branches_taken_;  // by branch id
   std::vector<Value> holes_;
+  bool symbolic_ = false;  // concolic mode (MakeDrawsSymbolic)
+  size_t conditions_ = 0;  // Constrain() calls
+  bool too_many_conditions_ = false;
+  int64_t first_var_ = 0, next_var_ = 0;
+  std::vector<sym::TermRef> inputs_, domain_;
+  sym::Bindings draws_;
+  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> int_bounds_;  // random_int variable -> its range
 };
 
 namespace {
@@ -213,8 +294,10 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
       origin_book_(options.origin_answers) {
   gen_branches_.assign(spec_->branches.size(), false);
-  if (options.guide_candidates > 1)
+  if (options.guide_candidates > 1) {
     guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes, options.checker.cancel);
+    guide_->Reach(options.guide_reached);
+  }
 }
 
 std::vector<int32_t> Executor::CoveredBranches() const {
@@ -323,10 +406,47 @@ absl::StatusOr<Value> Executor::Generate(const lang::Interpreter& interp) {
       best_novelty = novelty;
     }
   }
+  if (guide_ != nullptr && opts_.guide_concolic) {
+    std::vector<bool> gen_branches(gen_branches_.size(), false);
+    if (std::optional<Value> candidate = ConcolicCandidate(interp, model, &gen_branches)) {
+      std::vector<int32_t> predicted;
+      if (auto msg = ir::Instantiate(*candidate, messages_); msg.ok()) predicted = guide_->Predict(model, *msg);
+      const size_t novelty = guide_->Novelty(predicted);
+      if (!best || novelty > best_novelty) {
+        best = *std::move(candidate);
+        best_gen_branches = std::move(gen_branches);
+        best_predicted = std::move(predicted);
+        best_novelty = novelty;
+      }
+    }
+  }
   if (guide_ != nullptr) guide_->Reach(best_predicted);
   for (size_t i = 0; i < best_gen_branches.size(); ++i)
     if (best_gen_branches[i]) gen_branches_[i] = true;
   return *std::move(best);
+}
+
+std::optional<Value> Executor::ConcolicCandidate(const lang::Interpreter& interp, const std::vector<Value>& model,
+                                                 std::vector<bool>* gen_branches) {
+  // Apart from the guide's own variables (from 2^50 on), those the checker
+  // numbers from 0 and its steps' (from sym::kStepVarBase, 2^62).
+  constexpr int64_t kConcolicVarBase = int64_t{1} << 51;
+  Gen gen(&rng_, &opts_.mask, &messages_, gen_branches);
+  gen.MakeDrawsSymbolic(kConcolicVarBase);
+  // The gen block may need a draw concrete (a map key, a loop bound): then
+  // there is no concolic candidate, and the drawn ones stand.
+  auto jexpr = interp.RunGen(opts_.gen, model, &gen);
+  if (!jexpr.ok() || gen.inputs().empty() || gen.too_many_conditions()) return std::nullopt;
+  auto msg = ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
+  if (!msg.ok()) return std::nullopt;
+  std::optional<sym::Bindings> values =
+      guide_->SolveForNewBranches(model, *msg, gen.inputs(), gen.domain(), gen.draws());
+  if (!values) return std::nullopt;
+  Value concrete = ir::SubstituteValue(*jexpr, *values);
+  // Every draw must now be a value: a term left over (arithmetic on a draw
+  // that overflows 64 bits does not fold) is no request to send.
+  if (!concrete.IsConcrete()) return std::nullopt;
+  return AutoReference(ir::QuoteLookalikes(concrete, gen.holes()), response_headers_);
 }
 
 absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {

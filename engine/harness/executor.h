@@ -92,6 +92,14 @@ struct ExecutorOptions {
   // requests and send the one predicted to reach the most spec branches no
   // earlier request reached; 0 or 1: send the first one drawn.
   int guide_candidates = 0;
+  // With guidance: one candidate more is concolic (docs/coverage.md): its
+  // random_int / random_word draws are solved for with Z3 so that it takes
+  // a handler path to a branch no request reached yet. Off: only draws.
+  bool guide_concolic = true;
+  // Branches other jobs of the run already covered (a worker's lease says
+  // which): the guide counts them as reached from the start. Ids the spec
+  // does not have are ignored.
+  std::vector<int32_t> guide_reached;
   // A rerun's origin answers: a request gets the answer kept for its key
   // and occurrence (origin_answers.h) before the origin gen is asked.
   std::vector<OriginAnswerItem> origin_answers;
@@ -231,6 +239,11 @@ class Executor {
   // The next generated request as a J-expression (guided: the best of
   // ExecutorOptions::guide_candidates drawn).
   absl::StatusOr<ir::Value> Generate(const lang::Interpreter& interp);
+  // The concolic candidate (ExecutorOptions::guide_concolic) and the gen
+  // branches it took; nullopt when no new branch was solved for (or the
+  // gen block needed a draw concrete).
+  std::optional<ir::Value> ConcolicCandidate(const lang::Interpreter& interp, const std::vector<ir::Value>& model,
+                                             std::vector<bool>* gen_branches);
   class Gen;
   Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions& options,
            std::unique_ptr<check::Checker> checker);

@@ -694,8 +694,11 @@ class Eval {
         return l[static_cast<size_t>(gen_->RandomInt(0, static_cast<int64_t>(l.size()) - 1))];
       }
       case Builtin::kRandomWord: {
+        if (a[0].is_sym())
+          if (auto w = gen_->SymbolicWord(a[0])) return *std::move(w);
         int64_t n = ConcreteInt(a[0], loc, "random_word length");
         if (n < 0 || n > 1'000'000) Fault(loc, "random_word length must be between 0 and 1000000");
+        if (auto w = gen_->SymbolicWord(Value::Int(n))) return *std::move(w);
         return Value::String(gen_->RandomWord(n));
       }
       case Builtin::kRandomEtag:
@@ -705,6 +708,7 @@ class Eval {
       case Builtin::kRandomInt: {
         int64_t lo = ConcreteInt(a[0], loc, "random_int low"), hi = ConcreteInt(a[1], loc, "random_int high");
         if (lo > hi) Fault(loc, absl::StrCat("random_int(", lo, ", ", hi, "): low exceeds high"));
+        if (auto v = gen_->SymbolicInt(lo, hi)) return *std::move(v);
         return Value::Int(gen_->RandomInt(lo, hi));
       }
       case Builtin::kObserved: {
@@ -741,6 +745,21 @@ class NoChoiceOracle : public Oracle {
   bool Decide(const TermRef&, Loc) override { return false; }
   bool Assume(const TermRef&, Loc) override { return false; }
   bool Possible(const TermRef&) override { return true; }
+};
+
+// A gen block's oracle: as NoChoiceOracle, and each symbolic branch's
+// (false) outcome is told to the gen context, so that concolic values
+// solved later keep to the arm the block took.
+class GenOracle : public NoChoiceOracle {
+ public:
+  explicit GenOracle(GenContext* ctx) : ctx_(ctx) {}
+  bool Decide(const TermRef& cond, Loc) override {
+    ctx_->Constrain(sym::MkNot(cond));
+    return false;
+  }
+
+ private:
+  GenContext* ctx_;
 };
 
 // How an evaluation run under Guarded ended without an error.
@@ -833,7 +852,7 @@ absl::StatusOr<Value> Interpreter::RunGen(const std::string& name, const std::ve
   std::vector<Value> copy = globals;
   std::vector<Value> frame(static_cast<size_t>(std::max(g->num_slots, 1)));
   if (request != nullptr) frame[0] = *request;
-  NoChoiceOracle oracle;
+  GenOracle oracle(ctx);
   Eval ev(spec_, &copy, &oracle, nullptr, cluster_);
   ev.set_gen(ctx);
   std::vector<int32_t> taken;

@@ -58,6 +58,23 @@ class GenContext {
   // The branches (branches.h) a request that RunGen returned took, in the
   // order taken; those of alternatives that produced nothing are left out.
   virtual void TookBranches(const std::vector<int32_t>& ids) { (void)ids; }
+
+  // Concolic generation (docs/coverage.md): a symbolic value standing for
+  // random_int(lo, hi) or random_word(length) (length an int, or a value
+  // SymbolicInt made), whose domain the context keeps; nullopt (the
+  // default) draws a concrete value as above.
+  virtual std::optional<ir::Value> SymbolicInt(int64_t lo, int64_t hi) {
+    (void)lo;
+    (void)hi;
+    return std::nullopt;
+  }
+  virtual std::optional<ir::Value> SymbolicWord(const ir::Value& length) {
+    (void)length;
+    return std::nullopt;
+  }
+  // The gen block branched on a symbolic condition and went the way `cond`
+  // says (it takes the false arm of every such branch).
+  virtual void Constrain(const sym::TermRef& cond) { (void)cond; }
 };
 
 // Where the tester's connections go when the server is a cluster of nodes

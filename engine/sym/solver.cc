@@ -614,6 +614,30 @@ std::optional<Solver::Result> Cheap(std::vector<TermRef>* live, int splits, int*
   return std::nullopt;
 }
 
+// The constant term a Z3 model value stands for, or null when it is not a
+// value of `sort` that a term can hold.
+TermRef ConstantOf(z3::context& ctx, const z3::expr& value, Sort sort) {
+  switch (sort) {
+    case Sort::kBool:
+      if (value.is_true()) return MkBool(true);
+      if (value.is_false()) return MkBool(false);
+      return nullptr;
+    case Sort::kInt: {
+      int64_t i = 0;
+      if (!value.is_numeral_i64(i)) return nullptr;
+      return MkInt(i);
+    }
+    case Sort::kString: {
+      if (!value.is_string_value()) return nullptr;
+      unsigned length = 0;
+      const char* bytes = Z3_get_lstring(ctx, value, &length);
+      if (bytes == nullptr || Z3_get_error_code(ctx) != Z3_OK) return nullptr;
+      return MkString(std::string(bytes, length));
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Solver::Result Solver::Check(const std::vector<TermRef>& constraints) {
@@ -709,6 +733,38 @@ Solver::Result Solver::CheckAdded(const std::vector<TermRef>& base, const std::v
 bool Solver::MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra) {
   if (extra->op == TermOp::kConstBool) return extra->ival != 0;
   return CheckAdded(constraints, {extra}) != Result::kUnsat;
+}
+
+std::optional<Bindings> Solver::Model(const std::vector<TermRef>& constraints, const std::vector<TermRef>& vars) {
+  Impl* impl = ThreadZ3();
+  impl->SetTimeout(timeout_ms_);
+  if (impl->memo.size() > 200000) impl->memo.clear();
+  ++stats_.z3_calls;
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Bindings> out;
+  impl->solver.push();
+  try {
+    for (const auto& c : constraints) impl->solver.add(impl->Translate(c));
+    if (impl->solver.check() == z3::sat) {
+      const z3::model model = impl->solver.get_model();
+      out.emplace();
+      for (const auto& v : vars) {
+        if (v->op != TermOp::kVar) continue;
+        const z3::expr value = model.eval(impl->Translate(v), /*model_completion=*/true);
+        TermRef constant = ConstantOf(impl->ctx, value, v->sort);
+        if (constant == nullptr) {
+          out.reset();
+          break;
+        }
+        (*out)[v->ival] = std::move(constant);
+      }
+    }
+  } catch (const z3::exception&) {  // Z3 refused a value: no model, as unknown
+    out.reset();
+  }
+  impl->solver.pop();
+  stats_.z3_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
 }
 
 }  // namespace dualswarm::sym

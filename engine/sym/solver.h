@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -49,6 +50,14 @@ class Solver {
   Result CheckAdded(const std::vector<TermRef>& base, const std::vector<TermRef>& added);
   // CheckAdded(constraints, {extra}) != kUnsat.
   bool MaybeSat(const std::vector<TermRef>& constraints, const TermRef& extra);
+  // Values for `vars` (variables, by id) under which every constraint
+  // holds, each a constant term of its variable's sort; nullopt when the
+  // constraints are unsat, Z3 gives up (timeout) or an integer does not
+  // fit 64 bits. Strings come back as Z3's bytes: a character beyond a
+  // byte would be Z3's escape (`\u{...}`), so callers constrain strings to
+  // the characters they mean. Always asks Z3 (no cache): for concolic
+  // generation, not for checking.
+  std::optional<Bindings> Model(const std::vector<TermRef>& constraints, const std::vector<TermRef>& vars);
 
   const SolverStats& stats() const { return stats_; }
 

@@ -717,6 +717,42 @@ TEST_F(CliRemoteTest, RunCoverageUnitesTheJobsReportsOverTheSpecsBranches) {
   EXPECT_TRUE(absl::StrContains(r.err, "no run 999")) << r.err;
 }
 
+// A coverage-guided run's later leases carry what its completed jobs
+// covered (LeasedJob.run_covered_branches), so each job's guide seeks the
+// rest; a run that is not guided gets nothing.
+TEST_F(CliRemoteTest, AGuidedRunsLeasesCarryWhatItsJobsCovered) {
+  CommandResult r = Cli({"spec", "push", kSrc + "/specs/queue.dspec"}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string hash = HeadLine(r.out);
+  AddTarget("queue", "jsonl", kWebdav + " --port {port} --dir {dir}");
+  r = Cli({"run", "submit", "--spec", hash, "--target", "queue", "--jobs", "3", "--coverage-guided"}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string worker = RegisterWorker();
+  std::vector<v1::LeasedJob> first = Lease(worker, 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].run_covered_branches_size(), 0);
+  Complete(worker, first[0], nullptr, {0, 2});
+  std::vector<v1::LeasedJob> second = Lease(worker, 1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(std::vector<int32_t>(second[0].run_covered_branches().begin(), second[0].run_covered_branches().end()),
+            (std::vector<int32_t>{0, 2}));
+  Complete(worker, second[0], nullptr, {1});
+  std::vector<v1::LeasedJob> third = Lease(worker, 1);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(std::vector<int32_t>(third[0].run_covered_branches().begin(), third[0].run_covered_branches().end()),
+            (std::vector<int32_t>{0, 1, 2}));
+  Complete(worker, third[0], nullptr, {});
+
+  r = Cli({"run", "submit", "--spec", hash, "--target", "queue", "--jobs", "2"}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<v1::LeasedJob> plain = Lease(worker, 1);
+  ASSERT_EQ(plain.size(), 1u);
+  Complete(worker, plain[0], nullptr, {0, 1, 3});
+  plain = Lease(worker, 1);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].run_covered_branches_size(), 0);
+}
+
 TEST_F(CliRemoteTest, FindingListShowDrawsTheCounterexampleAndSaveReplays) {
   // A real counterexample document, from the online tester against mutant 6.
   std::string launch = kWebdav + " --port {port} --dir {dir} --mutant 6";

@@ -42,5 +42,20 @@ TEST(JobPlan, ACoverageGuidedBudgetDrawsItsCandidates) {
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "budget.guide_candidates")) << refused.status();
 }
 
+// What the run's other jobs covered reaches a guided job's guide; a job
+// that is not guided has no use for it.
+TEST(JobPlan, AGuidedJobStartsFromWhatItsRunCovered) {
+  v1::LeasedJob job = KvJob();
+  job.add_run_covered_branches(1);
+  job.add_run_covered_branches(4);
+  auto plain = PlanJob(job, "/tmp");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->options.exec.guide_reached.empty());
+  job.mutable_budget()->set_guide_candidates(8);
+  auto guided = PlanJob(job, "/tmp");
+  ASSERT_TRUE(guided.ok()) << guided.status();
+  EXPECT_EQ(guided->options.exec.guide_reached, (std::vector<int32_t>{1, 4}));
+}
+
 }  // namespace
 }  // namespace dualswarm::workers

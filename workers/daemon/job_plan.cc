@@ -102,6 +102,8 @@ absl::StatusOr<JobPlan> PlanJob(const v1::LeasedJob& job, const std::string& wor
     return absl::InvalidArgumentError(
         absl::StrCat("budget.guide_candidates must be between 0 and ", harness::kMaxGuideCandidates));
   o.exec.guide_candidates = b.guide_candidates();
+  if (o.exec.guide_candidates > 1)
+    o.exec.guide_reached.assign(job.run_covered_branches().begin(), job.run_covered_branches().end());
   o.exec.gen = job.gen().empty() ? "request" : job.gen();
   o.response_timeout_ms = b.response_timeout_ms() > 0 ? b.response_timeout_ms() : 5000;
   o.time_budget_s = b.time_budget_ms() > 0 ? static_cast<double>(b.time_budget_ms()) / 1000.0 : 0;

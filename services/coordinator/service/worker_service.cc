@@ -156,6 +156,7 @@ class WorkerService final : public ServiceWithState<v1::WorkerService::Service> 
       auto target = state_->CachedTarget(lj.target_id);
       if (!target.ok()) return ToGrpc(target.status());
       *p->mutable_target() = **target;
+      AddRunCoverage(lj, p);
       size_t size = p->ByteSizeLong();
       if (resp->jobs_size() > 1 && bytes + size > kLeaseResponseBudget) {
         resp->mutable_jobs()->RemoveLast();
@@ -170,6 +171,16 @@ class WorkerService final : public ServiceWithState<v1::WorkerService::Service> 
       state_->Wake();
     }
     return grpc::Status::OK;
+  }
+
+  // A coverage-guided job gets what its run's completed jobs covered, so
+  // that its guide seeks the rest. Coverage only steers generation: when
+  // the store cannot say, the job starts from nothing, as before.
+  void AddRunCoverage(const LeasedJob& lj, v1::LeasedJob* p) {
+    if (lj.budget.guide_candidates <= 1) return;
+    auto coverage = state_->store()->RunCoverage(lj.job.run_id);
+    if (!coverage.ok() || coverage->spec_hash != lj.spec_hash) return;
+    p->mutable_run_covered_branches()->Add(coverage->covered.begin(), coverage->covered.end());
   }
 
   // The store's Completion for a CompleteJob request.
