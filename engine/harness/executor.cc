@@ -594,13 +594,22 @@ std::optional<int64_t> Executor::Overdue(int64_t now_ns, int64_t timeout_ns) con
   return r->label;
 }
 
-std::optional<Executor::OverdueRequest> Executor::OverdueAt(int64_t now_ns, int64_t timeout_ns) const {
+std::optional<Executor::OverdueRequest> Executor::OverdueAt(
+    int64_t now_ns, int64_t timeout_ns, const std::function<int64_t(int64_t sent_ns)>& excused) const {
   for (size_t c = 0; c < outstanding_.size(); ++c) {
     const auto& q = outstanding_[c];
-    if (!q.empty() && now_ns - q.front().second > timeout_ns)
-      return OverdueRequest{q.front().first, static_cast<int>(c), q.front().second};
+    if (q.empty() || now_ns - q.front().second <= timeout_ns) continue;
+    const int64_t not_counted = excused ? excused(q.front().second) : 0;
+    if (now_ns - q.front().second - not_counted > timeout_ns)
+      return OverdueRequest{q.front().first, static_cast<int>(c), q.front().second, not_counted};
   }
   return std::nullopt;
+}
+
+size_t Executor::origin_answers_owed() const {
+  size_t owed = 0;
+  for (const auto& [oconn, queue] : origin_queue_) owed += queue.size();
+  return owed;
 }
 
 absl::Status Executor::GaveUp(int conn, int64_t t_ns) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -196,12 +197,20 @@ class Executor {
   // The label of a request outstanding for longer than timeout_ns, if any.
   std::optional<int64_t> Overdue(int64_t now_ns, int64_t timeout_ns) const;
   // The same request with where and when it was sent.
+  // `excused` (may be empty): how much of a wait since sent_ns is not the
+  // SUT's (the tester's own time as its origin, origin_waits.h); a request
+  // is overdue when its wait less that exceeds timeout_ns. The oldest
+  // request of a connection is the most overdue of it either way.
   struct OverdueRequest {
     int64_t label = 0;
     int conn = 0;
     int64_t sent_ns = 0;
+    int64_t excused_ns = 0;  // of its wait, not counted
   };
-  std::optional<OverdueRequest> OverdueAt(int64_t now_ns, int64_t timeout_ns) const;
+  std::optional<OverdueRequest> OverdueAt(int64_t now_ns, int64_t timeout_ns,
+                                          const std::function<int64_t(int64_t sent_ns)>& excused = {}) const;
+  // Origin answers queued and not yet sent (plays_origin()).
+  size_t origin_answers_owed() const;
   // The tester gives up on every request outstanding on `conn` (a timeout
   // event each, as a crashed client's) and closes the connection.
   absl::Status GaveUp(int conn, int64_t t_ns);

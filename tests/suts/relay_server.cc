@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "intermediary_net.h"
@@ -40,13 +42,15 @@ const char kHelp[] =
     "  --origin-port N          the origin's port on 127.0.0.1\n"
     "  --origin-connections N   origin connections at most (default 2)\n"
     "  --dir D                  ignored (the launcher's working directory)\n"
-    "  --mutant N   0 = correct relay; N > 0 = seeded bug N (all safety):\n"
+    "  --mutant N   0 = correct relay; N > 0 = seeded bug N (1-4 safety, 5 liveness):\n"
     "     1  relays the origin's previous answer (server-wide) instead of this one\n"
     "     2  drops the \"id\" field of the requests it forwards\n"
     "     3  answers a client's pipelined requests in the order the origin answered\n"
     "        them, not in the order the client sent them (needs pipelining)\n"
-    "     4  forwards every request twice (the second answer is dropped)\n";
-constexpr int kMaxMutant = 4;
+    "     4  forwards every request twice (the second answer is dropped)\n"
+    "     5  never answers a request whose id starts with \"q\" (the origin's answer\n"
+    "        is dropped), nor anything after it on that client's connection\n";
+constexpr int kMaxMutant = 5;
 constexpr size_t kMaxLine = 1u << 20;
 
 using Flags = dsut::IntermediaryFlags;
@@ -97,6 +101,11 @@ class Relay {
       std::string dropped;
       ok = Exchange1(line, &dropped);
     }
+    if (ok && flags_.mutant == 5 && IdStartsWithQ(line)) {
+      // The answer is lost and so is the client: it waits for ever (the
+      // thread is detached; the process exits on SIGTERM).
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
     if (ok && flags_.mutant == 1) {
       std::lock_guard<std::mutex> lock(last_mu_);
       if (!last_answer_.empty())
@@ -119,6 +128,14 @@ class Relay {
     }
     pool_.Release(fd);
     return true;
+  }
+
+  // Whether the request's "id" is a string starting with q (mutant 5).
+  static bool IdStartsWithQ(const std::string& line) {
+    const size_t at = line.find("\"id\"");
+    if (at == std::string::npos) return false;
+    const size_t quote = line.find('"', line.find(':', at) + 1);
+    return quote != std::string::npos && quote + 1 < line.size() && line[quote + 1] == 'q';
   }
 
   // The request line without its "id" member (mutant 2).

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
 #include "engine/harness/faults.h"
+#include "engine/harness/origin_waits.h"
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
 #include "util/status_macros.h"
@@ -191,6 +193,14 @@ class JobLoop {
       n = AnswerAsOrigin();
       if (!n.ok()) return n.status();
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
+      if (origin_ != nullptr) {
+        // Since the poll before this one, the SUT may have waited on the
+        // tester as its origin: that time is not the SUT's.
+        origin_waits_.Update(ex_.origin_answers_owed() > 0 || origin_requests_read_, prev_wire_now_ - start_,
+                             NowNs() - start_);
+        origin_requests_read_ = false;
+      }
+      prev_wire_now_ = wire_now;
       if (JudgeLiveness(wire_now) == Next::kStop) return absl::OkStatus();
       if (sut_ != nullptr && !sut_->Alive()) {
         Crash("the SUT exited during the test");
@@ -343,6 +353,7 @@ class JobLoop {
       case AdapterEvent::Kind::kReceived:
         break;
     }
+    origin_requests_read_ = true;
     absl::Status s = ex_.OriginRequest(ev.conn, std::move(ev.msg), NowNs() - start_);
     if (absl::IsFailedPrecondition(s)) return Decide(Outcome::kSpecError, std::string(s.message()));
     if (!s.ok()) return s;
@@ -369,7 +380,10 @@ class JobLoop {
 
   Next JudgeLiveness(int64_t wire_now) {
     const int64_t timeout_ns = o_.response_timeout_ms * 1'000'000;
-    auto overdue = ex_.OverdueAt(wire_now - start_, timeout_ns);
+    const int64_t now = wire_now - start_;
+    std::function<int64_t(int64_t)> excused;
+    if (origin_ != nullptr) excused = [&](int64_t sent_ns) { return origin_waits_.Within(sent_ns, now); };
+    auto overdue = ex_.OverdueAt(now, timeout_ns, excused);
     // Near a fault (one response timeout before it or later) a late answer
     // is what the fault may cause, not a finding: the tester gives up on
     // the request, as a client that timed out, and carries on.
@@ -377,7 +391,7 @@ class JobLoop {
       adapter_.Close(overdue->conn);
       if (absl::Status s = ex_.GaveUp(overdue->conn, wire_now - start_); !s.ok())
         return Decide(Outcome::kSpecError, std::string(s.message()));
-      overdue = ex_.OverdueAt(wire_now - start_, timeout_ns);
+      overdue = ex_.OverdueAt(now, timeout_ns, excused);
     }
     if (!overdue) return Next::kGoOn;
     // Nodes that reach each other through link relays and never answered
@@ -392,10 +406,14 @@ class JobLoop {
                                  "that advertises its own address must advertise {advertise_port} or "
                                  "{advertise_peer_port}; docs/clusters.md"));
     res_.overdue_label = overdue->label;
-    return Decide(Outcome::kLiveness,
-                  absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms,
-                               " ms (a liveness finding: delay is allowed by the spec, so this is not a "
-                               "safety rejection)"));
+    return Decide(
+        Outcome::kLiveness,
+        absl::StrCat("request label ", overdue->label, " got no response within ", o_.response_timeout_ms, " ms",
+                     overdue->excused_ns > 0 ? absl::StrCat(" (not counting ", overdue->excused_ns / 1'000'000,
+                                                            " ms the tester, as the origin, owed answers)")
+                                             : "",
+                     " (a liveness finding: delay is allowed by the spec, so this is not a "
+                     "safety rejection)"));
   }
 
   // When a replayed heal may be applied (since start_): once its fault has
@@ -566,6 +584,10 @@ class JobLoop {
   int64_t waiting_heal_due_ns_ = 0;  // when it may be applied (since start_)
   const int64_t start_;
   int64_t last_progress_;
+  // The tester as the origin (origin_waits.h): when the SUT waited on it.
+  harness::OriginWaits origin_waits_;
+  int64_t prev_wire_now_ = start_;     // when the last turn's poll began
+  bool origin_requests_read_ = false;  // an origin request was read this turn
   bool stop_sending_ = false;
   std::vector<AdapterEvent> events_;  // of the current poll
   JobResult res_;
