@@ -105,17 +105,15 @@ gen request { { op: "get", id: random_word(6) } }
 gen answer(q): origin { { v: random_word(4) } }
 )SPEC");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  for (uint64_t seed = 1; seed <= 2; ++seed) {
-    JobOptions o = RelayJob(0, 1 + static_cast<int>(seed), seed, 24);
-    o.response_timeout_ms = 200;
-    auto r = RunJob(*spec, o);
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
-    EXPECT_EQ(r->received, 24u);
-    // The checker really was slower than the timeout between observations.
-    EXPECT_GT(r->stats.check_seconds, 2.0);
-    EXPECT_GT(r->stats.max_observe_seconds, 0.1);
-  }
+  JobOptions o = RelayJob(0, 2, 1, 24);
+  o.response_timeout_ms = 200;
+  auto r = RunJob(*spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
+  EXPECT_EQ(r->received, 24u);
+  // The checker really was slower than the timeout between observations.
+  EXPECT_GT(r->stats.check_seconds, 2.0);
+  EXPECT_GT(r->stats.max_observe_seconds, 0.1);
 }
 
 TEST(Intermediaries, ADroppedFieldIsShrunkToOneRequestByTheCli) {
