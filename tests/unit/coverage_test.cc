@@ -3,6 +3,7 @@
 // took (Checker::CoveredBranches), and how a run reports them
 // (harness/coverage.h).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -180,6 +181,25 @@ on recv q from c {
 gen request { freq { 49: { op: "get" }, 1: { op: "inc" } } }
 )";
 
+// Sends what `ex` generates on its one connection, answers each request
+// with `answer(request)` (null: stop there), and expects the checker to
+// accept the run.
+void DriveOneConnection(harness::Executor& ex,
+                        const std::function<std::optional<ir::Value>(const ir::Value&)>& answer) {
+  int n = 0;
+  while (!ex.finished()) {
+    auto r = ex.Next();
+    EXPECT_TRUE(r.ok() && r->has_value());
+    if (!r.ok() || !r->has_value()) break;
+    std::optional<ir::Value> reply = answer((*r)->msg);
+    if (!reply) break;
+    EXPECT_TRUE(ex.Sent(**r, n).ok());
+    EXPECT_TRUE(ex.Received(0, *reply, n).ok());
+    ++n;
+  }
+  EXPECT_EQ(ex.verdict().kind, check::Verdict::Kind::kAccept);
+}
+
 // How many "inc" requests a run of `steps` sends (one connection, each
 // answered as the spec does).
 int IncsSent(uint64_t seed, int guide_candidates, int steps, std::vector<int32_t> reached = {}) {
@@ -194,18 +214,12 @@ int IncsSent(uint64_t seed, int guide_candidates, int steps, std::vector<int32_t
   o.guide_reached = std::move(reached);
   auto ex = harness::Executor::Create(*spec, o);
   EXPECT_TRUE(ex.ok()) << ex.status();
-  int n = 0, incs = 0;
-  while (ex.ok() && !(*ex)->finished()) {
-    auto r = (*ex)->Next();
-    EXPECT_TRUE(r.ok() && r->has_value());
-    if (!r.ok() || !r->has_value()) break;
-    const bool inc = *(*r)->msg.Find("op") == ir::Value::String("inc");
-    incs += inc;
-    EXPECT_TRUE((*ex)->Sent(**r, n).ok());
-    EXPECT_TRUE((*ex)->Received(0, ir::Value::Map({{"n", ir::Value::Int(incs)}}), n).ok());
-    ++n;
-  }
-  EXPECT_EQ((*ex)->verdict().kind, check::Verdict::Kind::kAccept);
+  int incs = 0;
+  if (ex.ok())
+    DriveOneConnection(**ex, [&](const ir::Value& q) {
+      incs += *q.Find("op") == ir::Value::String("inc");
+      return ir::Value::Map({{"n", ir::Value::Int(incs)}});
+    });
   return incs;
 }
 
@@ -301,34 +315,28 @@ MagicRun RunMagic(uint64_t seed, bool concolic, int steps) {
   auto ex = harness::Executor::Create(*spec, o);
   EXPECT_TRUE(ex.ok()) << ex.status();
   MagicRun run;
-  int n = 0, hits = 0;
+  int hits = 0;
   auto lowercase = [](const std::string& w) {
     for (char ch : w)
       if (ch < 'a' || ch > 'z') return false;
     return true;
   };
-  while (ex.ok() && !(*ex)->finished()) {
-    auto r = (*ex)->Next();
-    EXPECT_TRUE(r.ok() && r->has_value());
-    if (!r.ok() || !r->has_value()) break;
-    const ir::Value& q = (*r)->msg;
-    EXPECT_TRUE(q.IsConcrete());
-    if (!q.IsConcrete()) break;
-    const int64_t num = q.Find("n")->as_int();
-    const int64_t m = q.Find("m")->as_int();
-    run.well_formed &= m >= 0 && m <= 9 && q.Find("small")->as_bool() == (m < 5);
-    const std::string& w = q.Find("w")->as_string();
-    const std::string& v = q.Find("v")->as_string();
-    run.well_formed &= num >= 0 && num <= 1000000 && q.Find("big")->as_bool() == (num > 900000) && w.size() == 5 &&
-                       lowercase(w) && v.size() <= 30 && lowercase(v);
-    if (num == 4711) ++run.magic_numbers, hits += 1;
-    if (w == "zebra") ++run.magic_words, hits += 10;
-    if (v.size() == 7) ++run.lengths_seven, hits += 100;
-    EXPECT_TRUE((*ex)->Sent(**r, n).ok());
-    EXPECT_TRUE((*ex)->Received(0, ir::Value::Map({{"hits", ir::Value::Int(hits)}}), n).ok());
-    ++n;
-  }
-  EXPECT_EQ((*ex)->verdict().kind, check::Verdict::Kind::kAccept);
+  if (ex.ok())
+    DriveOneConnection(**ex, [&](const ir::Value& q) -> std::optional<ir::Value> {
+      EXPECT_TRUE(q.IsConcrete());
+      if (!q.IsConcrete()) return std::nullopt;
+      const int64_t num = q.Find("n")->as_int();
+      const int64_t m = q.Find("m")->as_int();
+      run.well_formed &= m >= 0 && m <= 9 && q.Find("small")->as_bool() == (m < 5);
+      const std::string& w = q.Find("w")->as_string();
+      const std::string& v = q.Find("v")->as_string();
+      run.well_formed &= num >= 0 && num <= 1000000 && q.Find("big")->as_bool() == (num > 900000) && w.size() == 5 &&
+                         lowercase(w) && v.size() <= 30 && lowercase(v);
+      if (num == 4711) ++run.magic_numbers, hits += 1;
+      if (w == "zebra") ++run.magic_words, hits += 10;
+      if (v.size() == 7) ++run.lengths_seven, hits += 100;
+      return ir::Value::Map({{"hits", ir::Value::Int(hits)}});
+    });
   return run;
 }
 
