@@ -130,6 +130,10 @@ const char kTestHelp[] =
     "                         must exit 0 within --ready-timeout, after which the SUT must\n"
     "                         pass its readiness probe (a failure: fresh SUTs from then\n"
     "                         on). The verification replays still launch fresh SUTs\n"
+    "  --no-partition-reuse   without --reset-command, for a spec with a `partition`,\n"
+    "                         shrinking reruns reuse running SUTs, each rerun's paths or\n"
+    "                         keys renamed (suffix ~wN) to partitions no rerun touched;\n"
+    "                         this launches a fresh SUT for every rerun instead\n"
     "  --save FILE            write the counterexample JSON (docs/counterexample.md) to FILE,\n"
     "                         for `dualswarm replay FILE`\n"
     "  --save-trace FILE      write everything observed (the unshrunk trace, one\n"
@@ -310,6 +314,7 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
   std::string err;
   workers::ShrinkJobOptions so;
   so.shrink = !f.count("no-shrink");
+  so.reuse_by_partition = !f.count("no-partition-reuse");
   if (!NumFlag(f, "shrink-reruns", 0, 1'000'000, &so.max_reruns, &err)) return BadInput(err);
   if (f.count("shrink-time") && (!absl::SimpleAtod(f["shrink-time"], &so.max_seconds) || so.max_seconds < 0))
     return BadInput("--shrink-time must be a non-negative number of seconds");
@@ -442,7 +447,8 @@ int TestCommand(const std::vector<std::string>& args) {
                    "save-trace",
                    "origins",
                    "origin-gen"},
-                  {"json", "quiet", "swarm", "no-shrink", "coverage-guided", "no-concolic"}, &f, &err))
+                  {"json", "quiet", "swarm", "no-shrink", "no-partition-reuse", "coverage-guided", "no-concolic"}, &f,
+                  &err))
     return BadInput(absl::StrCat(err, "\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (!f.count("spec")) return BadInput(absl::StrCat("test needs --spec\n\n", workers::WithAdapterKinds(kTestHelp)));
   if (f.count("launch") == f.count("target"))

@@ -172,7 +172,17 @@ std::string CounterexampleToJson(const Counterexample& cx) {
     } else {
       absl::StrAppend(&out, i ? "," : "", "{\"conn\":", item.conn, ",\"jexpr\":", ir::ToJson(item.jexpr));
     }
-    absl::StrAppend(&out, ",\"after\":[", absl::StrJoin(item.after, ","), "]}");
+    absl::StrAppend(&out, ",\"after\":[", absl::StrJoin(item.after, ","), "]");
+    if (!item.origin_answers.empty()) {
+      out += ",\"origin_answers\":[";
+      for (size_t k = 0; k < item.origin_answers.size(); ++k) {
+        absl::StrAppend(&out, k ? "," : "", "{\"key\":");
+        ir::AppendJsonString(item.origin_answers[k].key, &out);
+        absl::StrAppend(&out, ",\"answer\":", ir::ToJson(item.origin_answers[k].answer), "}");
+      }
+      out += "]";
+    }
+    out += "}";
   }
   out += "]";
   if (!cx.origin_answers.empty()) {
@@ -245,6 +255,30 @@ absl::Status ReadOriginAnswers(const Value& v, Counterexample* cx) {
   return absl::OkStatus();
 }
 
+// An input item's "origin_answers" (optional): [{"key": STRING, "answer":
+// MAP}], the answers attached to its request; `*budget` answers may still
+// be read (all items together share kMaxOriginAnswers).
+absl::Status ReadAttachedAnswers(const Value& item, size_t index, size_t* budget, harness::InputItem* in) {
+  const Value* list = item.Find("origin_answers");
+  if (list == nullptr) return absl::OkStatus();
+  if (!list->is_list() || list->as_list().size() > *budget)
+    return absl::InvalidArgumentError(absl::StrCat("counterexample input item ", index,
+                                                   ": \"origin_answers\" must be a list, and all items' at most ",
+                                                   kMaxOriginAnswers, " answers together"));
+  *budget -= list->as_list().size();
+  for (const Value& a : list->as_list()) {
+    const Value* key = a.Find("key");
+    const Value* answer = a.Find("answer");
+    if (key == nullptr || !key->is_string() || key->as_string().size() > kMaxOriginKeyBytes || answer == nullptr ||
+        !answer->is_map())
+      return absl::InvalidArgumentError(absl::StrCat("counterexample input item ", index,
+                                                     ": an origin answer needs \"key\" (a string of at most ",
+                                                     kMaxOriginKeyBytes, " bytes) and \"answer\" (an object)"));
+    in->origin_answers.push_back({key->as_string(), *answer});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
@@ -307,6 +341,7 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   if (cx.nodes < 1 || cx.nodes > 16 || cx.connect_node < -1 || cx.connect_node >= cx.nodes)
     return absl::InvalidArgumentError(
         "counterexample \"nodes\" must be between 1 and 16 and \"connect_node\" -1 or one of them");
+  size_t attached_budget = kMaxOriginAnswers;
   for (const auto& item : input->as_list()) {
     harness::InputItem in;
     if (const Value* f = item.Find("fault"); f != nullptr) {
@@ -332,6 +367,7 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
       for (const auto& x : a->as_list())
         if (x.is_int() && x.as_int() >= 0 && x.as_int() < static_cast<int64_t>(cx.input.size()))
           in.after.push_back(static_cast<int>(x.as_int()));
+    if (absl::Status s = ReadAttachedAnswers(item, cx.input.size(), &attached_budget, &in); !s.ok()) return s;
     cx.input.push_back(std::move(in));
   }
   if (absl::Status s = ReadOriginAnswers(v, &cx); !s.ok()) return s;
@@ -362,6 +398,11 @@ absl::StatusOr<Counterexample> CounterexampleFromJson(absl::string_view text) {
   if (repeat * static_cast<int64_t>(cx.input.size()) > kMaxRepeatedItems)
     return absl::InvalidArgumentError(absl::StrCat("counterexample: ", cx.input.size(), " input items sent ", repeat,
                                                    " times over exceed ", kMaxRepeatedItems, " requests"));
+  // Each round would copy the answers attached to its items: an input sent
+  // many times over never comes from an intermediary's test.
+  if (repeat > 1 && std::any_of(cx.input.begin(), cx.input.end(),
+                                [](const harness::InputItem& i) { return !i.origin_answers.empty(); }))
+    return absl::InvalidArgumentError("counterexample: input items with origin_answers cannot be repeated");
   cx.repeat = static_cast<int>(repeat);
   cx.failed_round = static_cast<int>(std::clamp<int64_t>(num(v, "failed_round", 0), 0, repeat - 1));
   if (const Value* r = v.Find("replays"); r && r->is_map()) {

@@ -657,11 +657,11 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
 }
 
 // A rerun's answer for an origin request with `key`: one attached to a
-// client request in flight (the oldest such), else the one kept for the
-// key and its occurrence; else the origin gen's.
+// client request in flight (TakeAttachedAnswer), else the one kept for
+// the key and its occurrence; else the origin gen's.
 absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg) {
   std::optional<Value> kept = origin_book_.Next(key);  // counts the occurrence either way
-  if (std::optional<Value> attached = TakeAttachedAnswer(key)) kept = std::move(attached);
+  if (std::optional<Value> attached = TakeAttachedAnswer(key, msg)) kept = std::move(attached);
   if (kept) return AnswerFromKept(*kept, msg);
   lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
   Gen gen(&origin_rng_, &opts_.mask, &messages_, &gen_branches_);
@@ -670,22 +670,36 @@ absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Val
   return ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
 }
 
-std::optional<Value> Executor::TakeAttachedAnswer(const std::string& key) {
+std::optional<Value> Executor::TakeAttachedAnswer(const std::string& key, const Value& msg) {
   if (attached_.empty()) return std::nullopt;
-  std::vector<int64_t> labels;
-  for (const auto& q : outstanding_)
-    for (const auto& [label, sent] : q)
-      if (attached_.contains(label)) labels.push_back(label);
-  std::sort(labels.begin(), labels.end());
-  for (int64_t label : labels) {
-    std::vector<AttachedAnswer>& answers = attached_[label];
+  auto take = [&](int64_t label) -> std::optional<Value> {
+    auto found = attached_.find(label);
+    if (found == attached_.end()) return std::nullopt;
+    std::vector<AttachedAnswer>& answers = found->second;
     for (auto it = answers.begin(); it != answers.end(); ++it) {
       if (it->key != key) continue;
       Value answer = std::move(it->answer);
       answers.erase(it);
       return answer;
     }
+    return std::nullopt;
+  };
+  std::vector<int64_t> in_flight;  // every client request in flight, oldest first
+  for (const auto& q : outstanding_)
+    for (const auto& [label, sent] : q) in_flight.push_back(label);
+  std::sort(in_flight.begin(), in_flight.end());
+  const Value unknown;  // never: every request sent is in messages_
+  std::vector<const Value*> requests;
+  for (int64_t label : in_flight) {
+    const Value* request = &unknown;
+    for (auto it = messages_.rbegin(); it != messages_.rend() && request == &unknown; ++it)
+      if (it->label == label) request = &it->msg;
+    requests.push_back(request);
   }
+  if (std::optional<size_t> forwarded = ForwardedFrom(msg, requests))
+    if (std::optional<Value> answer = take(in_flight[*forwarded])) return answer;
+  for (int64_t label : in_flight)
+    if (std::optional<Value> answer = take(label)) return answer;
   return std::nullopt;
 }
 

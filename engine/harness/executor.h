@@ -241,9 +241,11 @@ class Executor {
  private:
   bool NextAvailable(int* conn) const;
   absl::StatusOr<ir::Value> OriginAnswerTo(const std::string& key, const ir::Value& msg);
-  // An answer with `key` attached to a client request in flight (the
-  // oldest), taken; nullopt when there is none.
-  std::optional<ir::Value> TakeAttachedAnswer(const std::string& key);
+  // An answer with `key` attached to a client request in flight, taken:
+  // from the one origin request `msg` was forwarded from when what it
+  // carries shows it (ForwardedFrom) and that one has one, else from the
+  // oldest with one; nullopt when there is none.
+  std::optional<ir::Value> TakeAttachedAnswer(const std::string& key, const ir::Value& msg);
   absl::Status Record(check::Observation o);  // into the trace and the checker
   // The next generated request as a J-expression (guided: the best of
   // ExecutorOptions::guide_candidates drawn).

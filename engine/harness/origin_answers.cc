@@ -88,7 +88,37 @@ int AttributionScore(const Value& client, const Value& origin) {
   return client_method != nullptr && origin_method != nullptr && *client_method == *origin_method ? 3 : 2;
 }
 
+// The strings of `client` that could name it (kMinForwardedIdBytes or
+// more, not a Host field) which `origin` carries at the same place, as
+// "path\0string".
+std::vector<std::string> CarriedIdsOf(const Value& origin, const Value& client) {
+  std::vector<std::string> ids;
+  ir::JPath at;
+  ir::ForEachStringLeaf(client, &at, [&](const std::string& s, const ir::JPath& path) {
+    if (s.size() < kMinForwardedIdBytes) return;
+    if (!path.empty() && !path.back().is_index && absl::EqualsIgnoreCase(path.back().field, "host")) return;
+    const Value* there = ir::FollowJPath(origin, path);
+    if (there != nullptr && there->is_string() && there->as_string() == s)
+      ids.push_back(absl::StrCat(ir::JPathToString(path), std::string(1, '\0'), s));
+  });
+  return ids;
+}
+
 }  // namespace
+
+std::optional<size_t> ForwardedFrom(const Value& origin, const std::vector<const Value*>& clients) {
+  // Each carried string, and the clients that carry it.
+  absl::flat_hash_map<std::string, std::vector<size_t>> carriers;
+  for (size_t i = 0; i < clients.size(); ++i)
+    for (std::string& id : CarriedIdsOf(origin, *clients[i])) carriers[std::move(id)].push_back(i);
+  std::optional<size_t> named;
+  for (const auto& [id, by] : carriers) {
+    if (by.size() != 1) continue;                       // shared: it names none
+    if (named && *named != by[0]) return std::nullopt;  // two strings name two requests
+    named = by[0];
+  }
+  return named;
+}
 
 std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observation>& trace) {
   using Kind = check::Observation::Kind;
@@ -103,6 +133,13 @@ std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observatio
   for (const check::Observation& o : trace) {
     if (o.side == check::Side::kOrigin) {
       if (o.kind != Kind::kReceived) continue;
+      std::vector<const Value*> clients;
+      for (const InFlight& c : in_flight) clients.push_back(c.msg);
+      if (std::optional<size_t> forwarded = ForwardedFrom(o.msg, clients)) {
+        out.push_back(in_flight[*forwarded].label);
+        ++in_flight[*forwarded].named;
+        continue;
+      }
       InFlight* best = nullptr;
       int best_score = 0;
       for (InFlight& c : in_flight) {

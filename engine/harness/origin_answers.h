@@ -69,11 +69,26 @@ struct AttachedAnswer {
   }
 };
 
+// Which of `clients` (client requests in flight) the intermediary
+// forwarded as origin request `origin`, when what it carried shows it:
+// `origin` has a string of at least kMinForwardedIdBytes bytes at the
+// same place (a header field of the same name, the same JSON field; a
+// Host field does not count) as exactly one of `clients` has it, and no
+// such string names another. A proxy forwards end-to-end fields it
+// does not know (RFC 9110 §7.6), so a field with a random value the
+// tester sets on each request (the shipped HTTP intermediary specs'
+// `x-ds-id`, the relay's `id`) names the client request exactly, however
+// the intermediary reordered, merged or answered others from its store.
+// nullopt when no one client is named.
+constexpr size_t kMinForwardedIdBytes = 6;
+std::optional<size_t> ForwardedFrom(const ir::Value& origin, const std::vector<const ir::Value*>& clients);
+
 // For each origin request of `trace` (side kOrigin, received), in trace
 // order, the label of the client request that most likely made the SUT
 // send it, or -1: of the client requests in flight then (sent before it,
-// not answered before it), one with the same method and path, else the
-// same path (a proxy's client may name it in absolute form), else any;
+// not answered before it), the one it was forwarded from when a header
+// shows it (ForwardedFrom), else one with the same method and path, else
+// the same path (a proxy's client may name it in absolute form), else any;
 // among equals the one named for the fewest other origin requests, the
 // oldest first.
 std::vector<int64_t> AttributeOriginRequests(const std::vector<check::Observation>& trace);

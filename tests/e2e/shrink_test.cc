@@ -3,6 +3,7 @@
 // mutants shrink to their textbook size, and signatures group by cause.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -238,6 +239,57 @@ TEST(Shrinking, ARerunWhoseSutFailsToStartIsTriedAgain) {
   EXPECT_GT(cx->shrink_reruns, 0);
   EXPECT_LT(cx->shrunk_size, cx->original_size);
   EXPECT_LE(Messages(*cx), 2u) << harness::RenderSequenceDiagram(*cx);
+  std::filesystem::remove_all(dir);
+}
+
+// Lines in `file` (0 when it does not exist).
+int LinesIn(const std::string& file) {
+  std::ifstream in(file);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Where the spec declares a partition, shrinking reruns reuse running
+// servers, each rerun's paths renamed to ones no rerun touched
+// (engine/harness/fresh_resources.h): a handful of launches instead of one
+// per rerun, the same counterexample, and it shows the user's paths.
+TEST(Shrinking, APartitionedSpecShrinksOnRunningServersUnderFreshPaths) {
+  const std::string dir = testing::MakeTempDir("ds-partition-reuse");
+  ASSERT_FALSE(dir.empty());
+  const std::string launches = absl::StrCat(dir, "/launches");
+  const std::string launch = absl::StrCat("echo x >> ", launches, "; exec ", Launch(DS_REF_WEBDAV, 5));
+  auto spec = Shipped("http_webdav.dspec");
+  JobOptions o = Options(launch, "http", 1);
+  absl::StatusOr<JobResult> found = absl::UnknownError("not run");
+  for (uint64_t seed = 1; seed < 20; ++seed) {
+    o.exec.seed = seed;
+    found = RunJob(spec, o);
+    ASSERT_TRUE(found.ok()) << found.status();
+    if (found->outcome == Outcome::kSafety && found->inputs.size() >= 4) break;
+  }
+  ASSERT_EQ(found->outcome, Outcome::kSafety) << "mutant 5 not found with 4 requests or more in 19 seeds";
+  for (const bool reuse : {true, false}) {
+    SCOPED_TRACE(reuse ? "reusing servers" : "a fresh server per rerun");
+    const int before = LinesIn(launches);
+    ShrinkJobOptions so = ShrinkBudget(200, 2);
+    so.reuse_by_partition = reuse;
+    auto cx = MakeCounterexample(spec, o, *found, so);
+    ASSERT_TRUE(cx.ok()) << cx.status();
+    const int launched = LinesIn(launches) - before;
+    EXPECT_LE(Messages(*cx), 4u) << harness::RenderSequenceDiagram(*cx);
+    EXPECT_EQ(cx->replays_reproduced, 2);
+    ASSERT_GE(cx->shrink_reruns, 8);
+    if (reuse) {
+      // At most one launch per candidate run at once, the 2 verification
+      // replays, and a few for reruns whose server was not given back.
+      EXPECT_LE(launched, so.jobs + so.verify + 4) << cx->shrink_reruns << " reruns";
+      const std::string json = harness::CounterexampleToJson(*cx);
+      EXPECT_EQ(json.find("~w"), std::string::npos) << "a renamed path in the counterexample: " << json;
+    } else {
+      EXPECT_GE(launched, cx->shrink_reruns + so.verify);
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

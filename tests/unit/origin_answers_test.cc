@@ -101,6 +101,28 @@ TEST(OriginAnswers, ACounterexampleCarriesThemAndRefusesMalformedOnes) {
   auto refused = CounterexampleFromJson(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "origin answer 0")) << refused.status();
+
+  // Answers attached to an input item travel with it.
+  InputItem item;
+  item.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String("abcdef")}});
+  item.origin_answers = {{"op get", Answer("A")}, {"op put", Answer("P")}};
+  InputItem bare;
+  bare.jexpr = item.jexpr;
+  cx.input = {item, bare};
+  auto with_items = CounterexampleFromJson(CounterexampleToJson(cx));
+  ASSERT_TRUE(with_items.ok()) << with_items.status();
+  ASSERT_EQ(with_items->input.size(), 2u);
+  EXPECT_EQ(with_items->input[0].origin_answers, item.origin_answers);
+  EXPECT_TRUE(with_items->input[1].origin_answers.empty());
+  cx.repeat = 3;  // rounds would copy the attached answers
+  auto repeated = CounterexampleFromJson(CounterexampleToJson(cx));
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_TRUE(absl::StrContains(repeated.status().message(), "cannot be repeated")) << repeated.status();
+  cx.repeat = 1;
+  cx.input[0].origin_answers = {{"op get", Value::String("not an object")}};
+  auto refused_item = CounterexampleFromJson(CounterexampleToJson(cx));
+  ASSERT_FALSE(refused_item.ok());
+  EXPECT_TRUE(absl::StrContains(refused_item.status().message(), "input item 0")) << refused_item.status();
 }
 
 // Sends planned request `r` through the relay's executor, lets the SUT
@@ -207,6 +229,51 @@ TEST(OriginAnswers, AnOriginRequestIsAttributedToTheClientRequestInFlightForItsP
   EXPECT_EQ(by_request[2], (std::vector<AttachedAnswer>{{"GET /c", Answer("c0")}}));
 }
 
+Value WithId(Value request, const std::string& id) {
+  return request.Set("headers", request.Find("headers")->Set("x-ds-id", Value::String(id)));
+}
+
+// A string of 6 or more bytes that one client request in flight carries
+// and the origin request carries at the same place names the request the
+// intermediary forwarded, whatever the order or the path says.
+TEST(OriginAnswers, AnIdTheIntermediaryForwardedNamesItsClientRequest) {
+  const Value a = WithId(Http("GET", "/a", false), "aaaaaaaa");
+  const Value b = WithId(Http("GET", "/a", false), "bbbbbbbb");
+  const Value origin = WithId(Http("GET", "/a", true), "bbbbbbbb").Set("origin", Value::String("origin-0"));
+  EXPECT_EQ(ForwardedFrom(origin, {&a, &b}), 1u);
+  EXPECT_EQ(ForwardedFrom(origin, {&b, &a}), 0u);
+  EXPECT_EQ(ForwardedFrom(Http("GET", "/a", false), {&a, &b}), std::nullopt);  // carries neither
+  EXPECT_EQ(ForwardedFrom(origin, {&b, &b}), std::nullopt);                    // two carry it: names none
+  const Value short_id = WithId(Http("GET", "/a", false), "bbbbb");
+  EXPECT_EQ(ForwardedFrom(WithId(Http("GET", "/a", false), "bbbbb"), {&a, &short_id}), std::nullopt);
+  // A Host field is the proxy's to set, and names no request.
+  const Value host = Http("GET", "/a", false).Set("headers", Value::Map({{"host", Value::String("127.0.0.1:80")}}));
+  EXPECT_EQ(ForwardedFrom(host, {&a, &host}), std::nullopt);
+  // The same string elsewhere is no forwarded field.
+  const Value body = Http("GET", "/a", false).Set("body", Value::String("bbbbbbbb"));
+  EXPECT_EQ(ForwardedFrom(body, {&a, &b}), std::nullopt);
+  // What both requests carry ("DELETE", the path) names neither; the id does.
+  auto del = [](const std::string& id) { return WithId(Http("DELETE", "/abcdefgh", false), id); };
+  const Value d1 = del("11111111"), d2 = del("22222222");
+  EXPECT_EQ(ForwardedFrom(del("22222222"), {&d1, &d2}), 1u);
+  // Two strings that name two requests: none.
+  const Value both = WithId(Http("GET", "/a", false), "aaaaaaaa").Set("body", Value::String("bbbbbbbbbb"));
+  const Value b_body = Http("GET", "/a", false).Set("body", Value::String("bbbbbbbbbb"));
+  EXPECT_EQ(ForwardedFrom(both, {&a, &b_body}), std::nullopt);
+  // JSON messages: a field of the same name.
+  const Value qa = Value::Map({{"op", Value::String("get")}, {"id", Value::String("abcdef")}});
+  const Value qb = Value::Map({{"op", Value::String("get")}, {"id", Value::String("ghijkl")}});
+  EXPECT_EQ(ForwardedFrom(qb, {&qa, &qb}), 1u);
+
+  // Attributed by it, before the oldest request with the same method and path.
+  using K = check::Observation::Kind;
+  const auto client = check::Side::kClient, origin_side = check::Side::kOrigin;
+  EXPECT_EQ(AttributeOriginRequests({Seen(client, K::kSent, 1, 0, a), Seen(client, K::kSent, 3, 1, b),
+                                     Seen(origin_side, K::kReceived, 1, 0, origin),
+                                     Seen(origin_side, K::kReceived, 3, 0, Http("GET", "/a", false))}),
+            (std::vector<int64_t>{3, 1}));
+}
+
 // Replays `input` through the relay (one connection, one request at a time);
 // returns the origin's answers.
 std::vector<Value> ReplayRelay(const std::vector<InputItem>& input, const std::vector<OriginAnswerItem>& kept) {
@@ -251,6 +318,43 @@ TEST(OriginAnswers, AnAnswerAttachedToARequestFollowsItWhenEarlierOnesAreDropped
   InputItem bare = item("b", "B");
   bare.origin_answers = {{"op put", Answer("P")}};
   EXPECT_EQ(ReplayRelay({bare}, book), (std::vector<Value>{Answer("book0")}));
+}
+
+// Two requests in flight, forwarded in the other order: each origin
+// request gets the answer attached to the request whose id it carries,
+// not the oldest request's.
+TEST(OriginAnswers, ARerunAnswersTheRequestTheIntermediaryForwardedByItsId) {
+  auto item = [](int conn, const char* id, const char* answer) {
+    InputItem i;
+    i.conn = conn;
+    i.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
+    i.origin_answers = {{"op get", Answer(answer)}};
+    return i;
+  };
+  ExecutorOptions o;
+  o.connections = 2;
+  o.max_in_flight = 2;
+  o.origin_hold_probability = 0;
+  o.replay = {item(0, "aaaaaa", "A"), item(1, "bbbbbb", "B")};
+  auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  Executor& e = **ex;
+  std::vector<PlannedRequest> sent;
+  for (int k = 0; k < 2; ++k) {
+    auto next = e.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+    ASSERT_TRUE(e.Sent(**next, 1).ok());
+    sent.push_back(**next);
+  }
+  std::vector<Value> answers;
+  for (int k : {1, 0}) {
+    ASSERT_TRUE(e.OriginRequest(0, sent[static_cast<size_t>(k)].msg.Set("origin", Value::String("origin-0")), 2).ok());
+    std::optional<OriginAnswer> a = e.NextOriginAnswer(2);
+    ASSERT_TRUE(a.has_value());
+    ASSERT_TRUE(e.OriginAnswered(*a, 3).ok());
+    answers.push_back(a->msg);
+  }
+  EXPECT_EQ(answers, (std::vector<Value>{Answer("B"), Answer("A")}));
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 #include "workers/runner/shrink_job.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/harness/fresh_resources.h"
 #include "engine/harness/parallel_for.h"
 #include "engine/harness/repetition.h"
 #include "engine/harness/shrinker.h"
@@ -167,6 +171,29 @@ absl::StatusOr<JobResult> RunRerun(std::shared_ptr<const lang::Spec> spec, const
   return r;
 }
 
+// What `r` sent, each request with the origin answers attributed to it in
+// this run (origin_answers.h), and those it was sent with for keys this run
+// attributed none of: a request a cache answered from its store this time
+// may need its own answer again in a candidate without the request that
+// stored it.
+std::vector<harness::InputItem> WithAttachedAnswers(const JobResult& r) {
+  std::vector<harness::InputItem> sent = r.inputs;
+  if (r.origin_answers.empty()) return sent;
+  std::vector<std::vector<harness::AttachedAnswer>> by_request =
+      harness::AnswersByClientRequest(r.origin_answers, r.trace, sent.size());
+  for (size_t k = 0; k < sent.size(); ++k) {
+    if (by_request[k].empty()) continue;
+    std::vector<harness::AttachedAnswer> merged = std::move(by_request[k]);
+    for (harness::AttachedAnswer& carried : sent[k].origin_answers) {
+      const bool renewed = std::any_of(merged.begin(), merged.end(),
+                                       [&](const harness::AttachedAnswer& a) { return a.key == carried.key; });
+      if (!renewed) merged.push_back(std::move(carried));
+    }
+    sent[k].origin_answers = std::move(merged);
+  }
+  return sent;
+}
+
 // The counterexample of `result` as found: the job's identity and swarm
 // dimensions, its whole input and trace.
 harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, const JobResult& result) {
@@ -192,43 +219,13 @@ harness::Counterexample AsFound(const lang::Spec& spec, const JobOptions& job, c
   cx.nemesis_duration_ms = job.nemesis.duration_ms;
   cx.verdict = VerdictOf(result);
   cx.signature = harness::ComputeSignature(cx.verdict, result.trace);
-  cx.input = result.inputs;
+  cx.input = WithAttachedAnswers(result);
   cx.origin_answers = result.origin_answers;
   cx.trace = result.trace;
   cx.original_size = result.inputs.size();
   cx.shrunk_size = result.inputs.size();
   cx.shrink_complete = false;
   return cx;
-}
-
-// What `r` sent, each request with the origin answers attributed to it in
-// this run (origin_answers.h), and those it was sent with for keys this run
-// attributed none of: a request a cache answered from its store this time
-// may need its own answer again in a candidate without the request that
-// stored it.
-std::vector<harness::InputItem> WithAttachedAnswers(const JobResult& r) {
-  std::vector<harness::InputItem> sent = r.inputs;
-  if (r.origin_answers.empty()) return sent;
-  std::vector<std::vector<harness::AttachedAnswer>> by_request =
-      harness::AnswersByClientRequest(r.origin_answers, r.trace, sent.size());
-  for (size_t k = 0; k < sent.size(); ++k) {
-    if (by_request[k].empty()) continue;
-    std::vector<harness::AttachedAnswer> merged = std::move(by_request[k]);
-    for (harness::AttachedAnswer& carried : sent[k].origin_answers) {
-      const bool renewed = std::any_of(merged.begin(), merged.end(),
-                                       [&](const harness::AttachedAnswer& a) { return a.key == carried.key; });
-      if (!renewed) merged.push_back(std::move(carried));
-    }
-    sent[k].origin_answers = std::move(merged);
-  }
-  return sent;
-}
-
-// `input` as a counterexample keeps it: without attached answers (the
-// counterexample's own answers, kept per key and occurrence, replay it).
-std::vector<harness::InputItem> WithoutAttachedAnswers(std::vector<harness::InputItem> input) {
-  for (harness::InputItem& item : input) item.origin_answers.clear();
-  return input;
 }
 
 // What a run showed, as the shrinker sees it: reproduced, as a failure
@@ -264,8 +261,14 @@ class FindingShrinker {
     so_.elapsed = [start = start_] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    if (!options.reset_command.empty())
+    if (!options.reset_command.empty()) {
       warm_ = std::make_unique<WarmSuts>(options.reset_command, options.reset_timeout_ms, &reaper_);
+    } else if (options.reuse_by_partition && spec_->ast.has_partition && !job.launch.empty() && job.origins == 0 &&
+               job.nemesis.faults.empty() && cx_.verdict.kind != "liveness" && !harness::HasFreshSuffixes(cx_.input)) {
+      // (A liveness rerun's SUT is never reused: it may be wedged.)
+      warm_ = std::make_unique<WarmSuts>("", options.reset_timeout_ms, &reaper_);  // reused as they are
+      renaming_ = true;
+    }
     if (options.on_progress) {
       // A pass counts from 0: add what earlier passes spent.
       so_.on_progress = [this](const harness::ShrinkProgress& pass) {
@@ -289,7 +292,19 @@ class FindingShrinker {
     if (repeating_) {
       if (absl::Status s = StartFromRaceWindow(found, &from, &outcome); !s.ok()) return s;
     }
+    if (renaming_) {
+      absl::StatusOr<bool> survives = SurvivesReuse(from);
+      if (!survives.ok()) return survives.status();
+      if (!*survives) StopRenaming();
+    }
     if (absl::Status s = ShrinkAndVerify(from, outcome, &cx_); !s.ok()) return s;
+    // Shrunk on reused SUTs, but no fresh one reproduced it: the failure
+    // needed state earlier reruns left there (server-wide state the
+    // partition does not cover, e.g. a request counter). Again on fresh SUTs.
+    if (renaming_ && cx_.replays_verified > 0 && cx_.replays_reproduced == 0) {
+      StopRenaming();
+      if (absl::Status s = ShrinkAndVerify(from, outcome, &cx_); !s.ok()) return s;
+    }
     // A flaky result: the failure found depended on timing; start over from
     // the original input sent one request at a time.
     if (cx_.replays_reproduced < cx_.replays_verified) {
@@ -308,7 +323,6 @@ class FindingShrinker {
     }
     cx_.shrink_reruns = reruns_;
     cx_.shrink_seconds = so_.elapsed();
-    cx_.input = WithoutAttachedAnswers(std::move(cx_.input));
     return std::move(cx_);
   }
 
@@ -316,9 +330,13 @@ class FindingShrinker {
   // A rerun of `input`, answering as the origin did when the finding was
   // made (a counterexample keeps only what its own run used).
   JobOptions OptionsFor(const std::vector<harness::InputItem>& input) const {
-    JobOptions o = RerunOptions(cx_, input, job_);
+    // Fresh partitions for a running SUT, or a fresh SUT.
+    std::optional<std::vector<harness::InputItem>> renamed;
+    if (renaming_) renamed = harness::WithFreshResources(input, *spec_, absl::StrCat(++renames_));
+    const std::vector<harness::InputItem>& sent = renamed ? *renamed : input;
+    JobOptions o = RerunOptions(cx_, sent, job_);
     const int rounds = RoundsOf(input);
-    o.exec.replay = harness::Repeated(input, rounds);
+    o.exec.replay = harness::Repeated(sent, rounds);
     // Many rounds stop after kRepeatedSeconds all the same (a slow SUT).
     if (rounds > 1 && (o.time_budget_s <= 0 || o.time_budget_s > kRepeatedSeconds)) o.time_budget_s = kRepeatedSeconds;
     // A rerun's check ends with the shrinking budget (INCONCLUSIVE, not
@@ -327,8 +345,30 @@ class FindingShrinker {
     CapCheckSeconds(std::max(kMinRerunCheckSeconds, so_.max_seconds - so_.elapsed()), &o);
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
-    o.warm_suts = warm_.get();
+    o.warm_suts = renaming_ && !renamed ? nullptr : warm_.get();
     return o;
+  }
+
+  // Whether the failure survives a SUT an earlier rerun used: `input`
+  // (renamed) run twice, the second time on the first run's SUT. A failure
+  // that needs server-wide state earlier runs change (kv mutant 7: the
+  // first key ever written) fails the first time only. A first run that
+  // does not fail says nothing (a flaky failure): true then.
+  absl::StatusOr<bool> SurvivesReuse(const std::vector<harness::InputItem>& input) {
+    for (int run = 0; run < 2; ++run) {
+      absl::StatusOr<harness::RerunOutcome> r = Rerun(input);
+      ++reruns_;
+      if (!r.ok()) return r.status();
+      if (!r->reproduced) return run == 0;
+      ++reproduced_;
+    }
+    return true;
+  }
+
+  // Every later rerun launches a fresh SUT.
+  void StopRenaming() {
+    renaming_ = false;
+    warm_.reset();  // its idle SUTs go to the reaper
   }
 
   // One candidate run: reproduced when it fails in the same class.
@@ -356,7 +396,8 @@ class FindingShrinker {
                                harness::Counterexample* out) {
     absl::StatusOr<harness::ShrinkResult> shrunk = ShrinkRepeatedly(from, outcome);
     if (!shrunk.ok()) return shrunk.status();
-    out->input = shrunk->input;
+    // The names the user's requests had (reruns renamed them: renaming_).
+    out->input = renaming_ ? harness::WithoutFreshSuffixes(shrunk->input) : shrunk->input;
     out->trace = shrunk->last.trace;
     out->verdict = shrunk->last.verdict;
     out->shrunk_size = shrunk->input.size();
@@ -370,7 +411,9 @@ class FindingShrinker {
     // its requests), per key and occurrence as a replay looks them up.
     out->origin_answers = harness::OriginAnswersUsedBy(
         shrunk->last.origin_answers.empty() ? found_origin_answers_ : shrunk->last.origin_answers, out->trace);
-    return VerifyReplays(out);
+    // A renamed rerun's trace shows the renamed requests: a reproducing
+    // replay (fresh SUT, the user's names) shows the finding instead.
+    return VerifyReplays(out, /*shown_from_replay=*/renaming_);
   }
 
   // Shrinks, then shrinks the result again while that keeps helping: a
@@ -404,8 +447,7 @@ class FindingShrinker {
   absl::Status VerifyReplays(harness::Counterexample* out, bool shown_from_replay = false) {
     const int n = std::max(options_.verify, 0);
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
-    JobOptions as_replayed =
-        RerunOptions(*out, WithoutAttachedAnswers(out->input), job_);  // as `dualswarm replay` will
+    JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
     // Each replay's check within the shrinking budget (one that runs out
     // does not count as reproduced).
@@ -433,6 +475,7 @@ class FindingShrinker {
       if (reproduced && shown_from_replay && same == 0) {
         out->trace = r->trace;
         out->verdict = r->verdict;
+        out->failed_round = r->round;
       }
       same += reproduced;
     }
@@ -542,9 +585,15 @@ class FindingShrinker {
   // Stops each rerun's SUT while the next runs, and waits for them all
   // when destroyed (after warm_, declared below, has handed it its SUTs).
   mutable SutReaper reaper_;  // thread-safe; handed to reruns by const OptionsFor
-  // With a reset command: running SUTs the reruns reuse (after reaper_, so
-  // that it still runs when these are handed to it).
+  // With a reset command, or renaming_: running SUTs the reruns reuse
+  // (after reaper_, so that it still runs when these are handed to it).
   std::unique_ptr<WarmSuts> warm_;
+  // Without a reset command, where the spec has a partition: each rerun's
+  // requests are renamed to partitions no run touched, and run on a warm
+  // SUT (fresh_resources.h); renames_ numbers the renames (parallel
+  // candidates build their options at once).
+  bool renaming_ = false;
+  mutable std::atomic<uint64_t> renames_{0};
   int reruns_ = 0;
   int reproduced_ = 0;       // reruns of earlier passes that reproduced
   bool repeating_ = false;   // each candidate is sent many times over (RoundsFor)

@@ -33,6 +33,11 @@ struct ShrinkJobOptions {
   // still launch fresh SUTs.
   std::string reset_command;
   int reset_timeout_ms = 10000;
+  // Without a reset command, where the spec declares a `partition`:
+  // candidates reuse running SUTs with their requests' paths or keys
+  // renamed to partitions no run touched (engine/harness/fresh_resources.h);
+  // a candidate that cannot be renamed so gets a fresh SUT.
+  bool reuse_by_partition = true;
   // After every rerun and verification replay; the counts cover the
   // whole job (every shrink pass), not one pass.
   std::function<void(const harness::ShrinkProgress&)> on_progress;

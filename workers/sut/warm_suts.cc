@@ -28,6 +28,7 @@ std::unique_ptr<SutCluster> WarmSuts::TakeReset() {
     sut = std::move(idle_.back());
     idle_.pop_back();
   }
+  if (reset_command_.empty()) return sut;  // fresh partitions: no reset (header)
   if (absl::Status reset = sut->Reset(reset_command_, reset_timeout_ms_); !reset.ok()) {
     if (failed_++ == 0)  // once: the rest would repeat it
       std::fprintf(stderr, "reset failed, launching fresh SUTs instead: %s\n", std::string(reset.message()).c_str());

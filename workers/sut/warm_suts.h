@@ -14,6 +14,12 @@
 // verification replays that measure a counterexample's reproduction rate
 // always run on freshly launched SUTs.
 //
+// Without a reset command a SUT is reused as it is, for candidates whose
+// requests were renamed to partitions no run touched before
+// (engine/harness/fresh_resources.h): the state earlier runs left lies in
+// other partitions, which the spec says the candidate's requests never
+// touch. The verification replays run on fresh SUTs all the same.
+//
 // Thread-safe: parallel candidates each take their own SUT; at most
 // `max_idle` wait between reruns, the rest are stopped.
 #ifndef DUALSWARM_WORKERS_SUT_WARM_SUTS_H_
@@ -37,8 +43,9 @@ class WarmSuts {
   WarmSuts(std::string reset_command, int reset_timeout_ms, SutReaper* reaper, int max_idle = 4);
   ~WarmSuts();  // hands every idle SUT to the reaper
 
-  // An idle SUT, reset and ready; nullptr when none is idle or its reset
-  // failed (that one is stopped): the caller launches a fresh one.
+  // An idle SUT, reset (when there is a reset command) and ready; nullptr
+  // when none is idle or its reset failed (that one is stopped): the
+  // caller launches a fresh one.
   std::unique_ptr<SutCluster> TakeReset();
   // A SUT a job is done with, for the next TakeReset.
   void Give(std::unique_ptr<SutCluster> sut);
