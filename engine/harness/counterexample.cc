@@ -178,7 +178,9 @@ std::string CounterexampleToJson(const Counterexample& cx) {
       for (size_t k = 0; k < item.origin_answers.size(); ++k) {
         absl::StrAppend(&out, k ? "," : "", "{\"key\":");
         ir::AppendJsonString(item.origin_answers[k].key, &out);
-        absl::StrAppend(&out, ",\"answer\":", ir::ToJson(item.origin_answers[k].answer), "}");
+        absl::StrAppend(&out, ",\"answer\":", ir::ToJson(item.origin_answers[k].answer));
+        if (item.origin_answers[k].order >= 0) absl::StrAppend(&out, ",\"order\":", item.origin_answers[k].order);
+        out += "}";
       }
       out += "]";
     }
@@ -269,12 +271,13 @@ absl::Status ReadAttachedAnswers(const Value& item, size_t index, size_t* budget
   for (const Value& a : list->as_list()) {
     const Value* key = a.Find("key");
     const Value* answer = a.Find("answer");
+    const Value* order = a.Find("order");
     if (key == nullptr || !key->is_string() || key->as_string().size() > kMaxOriginKeyBytes || answer == nullptr ||
-        !answer->is_map())
-      return absl::InvalidArgumentError(absl::StrCat("counterexample input item ", index,
-                                                     ": an origin answer needs \"key\" (a string of at most ",
-                                                     kMaxOriginKeyBytes, " bytes) and \"answer\" (an object)"));
-    in->origin_answers.push_back({key->as_string(), *answer});
+        !answer->is_map() || (order != nullptr && (!order->is_int() || order->as_int() < 0)))
+      return absl::InvalidArgumentError(
+          absl::StrCat("counterexample input item ", index, ": an origin answer needs \"key\" (a string of at most ",
+                       kMaxOriginKeyBytes, " bytes) and \"answer\" (an object), and may have \"order\" (0 or more)"));
+    in->origin_answers.push_back({key->as_string(), *answer, order != nullptr ? order->as_int() : -1});
   }
   return absl::OkStatus();
 }

@@ -640,12 +640,17 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
   next_origin_label_ += 2;
   const std::string key = OriginRequestKey(msg);
   const int64_t nth = origin_book_.Seen(key);
-  absl::StatusOr<Value> answer = OriginAnswerTo(key, msg);
+  int64_t order = -1;
+  absl::StatusOr<Value> answer = OriginAnswerTo(key, msg, &order);
   if (!answer.ok()) return answer.status();
   origin_answers_given_.push_back({key, nth, KeptAnswer(*answer, msg)});
   const bool hold = std::uniform_real_distribution<double>(0, 1)(origin_rng_) < opts_.origin_hold_probability;
-  const int64_t due = t_ns + (hold ? std::uniform_int_distribution<int64_t>(0, kMaxOriginHoldNs)(origin_rng_) : 0);
-  origin_queue_[oconn].push_back({label + 1, std::move(*answer), due});
+  int64_t due = t_ns + (hold ? std::uniform_int_distribution<int64_t>(0, kMaxOriginHoldNs)(origin_rng_) : 0);
+  // A rerun gives its answers in the order its run did while it can: an
+  // answer the run gave before this one may still be asked for.
+  const bool order_held = order >= 0 && EarlierAnswerLeft(order);
+  if (order_held) due = std::max(due, t_ns + kMaxOrderHoldNs);
+  origin_queue_[oconn].push_back({label + 1, std::move(*answer), due, order, order_held});
   check::Observation o;
   o.kind = check::Observation::Kind::kReceived;
   o.side = check::Side::kOrigin;
@@ -659,9 +664,12 @@ absl::Status Executor::OriginRequest(int oconn, Value msg, int64_t t_ns) {
 // A rerun's answer for an origin request with `key`: one attached to a
 // client request in flight (TakeAttachedAnswer), else the one kept for
 // the key and its occurrence; else the origin gen's.
-absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg) {
+absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Value& msg, int64_t* order) {
   std::optional<Value> kept = origin_book_.Next(key);  // counts the occurrence either way
-  if (std::optional<Value> attached = TakeAttachedAnswer(key, msg)) kept = std::move(attached);
+  if (std::optional<AttachedAnswer> attached = TakeAttachedAnswer(key, msg)) {
+    kept = std::move(attached->answer);
+    *order = attached->order;
+  }
   if (kept) return AnswerFromKept(*kept, msg);
   lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
   Gen gen(&origin_rng_, &opts_.mask, &messages_, &gen_branches_);
@@ -670,15 +678,15 @@ absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Val
   return ir::Instantiate(ir::QuoteLookalikes(*jexpr, gen.holes()), messages_);
 }
 
-std::optional<Value> Executor::TakeAttachedAnswer(const std::string& key, const Value& msg) {
+std::optional<AttachedAnswer> Executor::TakeAttachedAnswer(const std::string& key, const Value& msg) {
   if (attached_.empty()) return std::nullopt;
-  auto take = [&](int64_t label) -> std::optional<Value> {
+  auto take = [&](int64_t label) -> std::optional<AttachedAnswer> {
     auto found = attached_.find(label);
     if (found == attached_.end()) return std::nullopt;
     std::vector<AttachedAnswer>& answers = found->second;
     for (auto it = answers.begin(); it != answers.end(); ++it) {
       if (it->key != key) continue;
-      Value answer = std::move(it->answer);
+      AttachedAnswer answer = std::move(*it);
       answers.erase(it);
       return answer;
     }
@@ -697,19 +705,39 @@ std::optional<Value> Executor::TakeAttachedAnswer(const std::string& key, const 
     requests.push_back(request);
   }
   if (std::optional<size_t> forwarded = ForwardedFrom(msg, requests))
-    if (std::optional<Value> answer = take(in_flight[*forwarded])) return answer;
+    if (std::optional<AttachedAnswer> answer = take(in_flight[*forwarded])) return answer;
   for (int64_t label : in_flight)
-    if (std::optional<Value> answer = take(label)) return answer;
+    if (std::optional<AttachedAnswer> answer = take(label)) return answer;
   return std::nullopt;
+}
+
+bool Executor::EarlierAnswerLeft(int64_t order) const {
+  for (const auto& q : outstanding_)
+    for (const auto& [label, sent] : q) {
+      auto it = attached_.find(label);
+      if (it == attached_.end()) continue;
+      for (const AttachedAnswer& a : it->second)
+        if (a.order >= 0 && a.order < order) return true;
+    }
+  for (const auto& [oconn, queue] : origin_queue_)
+    for (const QueuedAnswer& a : queue)
+      if (a.order >= 0 && a.order < order) return true;
+  return false;
 }
 
 std::optional<OriginAnswer> Executor::NextOriginAnswer(int64_t t_ns) {
   std::vector<int> due;
-  for (const auto& [oconn, queue] : origin_queue_)
-    if (!queue.empty() && queue.front().due_ns <= t_ns) due.push_back(oconn);
+  int ordered = -1;  // the due one with the least AttachedAnswer::order
+  for (const auto& [oconn, queue] : origin_queue_) {
+    if (queue.empty()) continue;
+    const QueuedAnswer& a = queue.front();
+    if (a.due_ns > t_ns && !(a.order_held && !EarlierAnswerLeft(a.order))) continue;
+    due.push_back(oconn);
+    if (a.order >= 0 && (ordered < 0 || a.order < origin_queue_[ordered].front().order)) ordered = oconn;
+  }
   if (due.empty()) return std::nullopt;
   std::sort(due.begin(), due.end());  // the map's order is not the seed's
-  const int oconn = due.size() == 1 ? due[0] : due[origin_rng_() % due.size()];
+  const int oconn = ordered >= 0 ? ordered : due.size() == 1 ? due[0] : due[origin_rng_() % due.size()];
   const QueuedAnswer& a = origin_queue_[oconn].front();
   return OriginAnswer{oconn, a.label, a.msg};
 }

@@ -108,6 +108,9 @@ struct ExecutorOptions {
 
 // Longest an origin answer is held back (ExecutorOptions).
 constexpr int64_t kMaxOriginHoldNs = 20'000'000;
+// Longest a rerun holds an origin answer back for one its run gave before
+// it (AttachedAnswer::order) whose request may still come.
+constexpr int64_t kMaxOrderHoldNs = 100'000'000;
 
 // An answer the tester, playing the origin, owes on origin connection
 // `oconn` (Executor::NextOriginAnswer).
@@ -240,12 +243,14 @@ class Executor {
 
  private:
   bool NextAvailable(int* conn) const;
-  absl::StatusOr<ir::Value> OriginAnswerTo(const std::string& key, const ir::Value& msg);
+  // The answer to origin request `msg`; *order is its AttachedAnswer::order
+  // (-1 for any answer not attached).
+  absl::StatusOr<ir::Value> OriginAnswerTo(const std::string& key, const ir::Value& msg, int64_t* order);
   // An answer with `key` attached to a client request in flight, taken:
   // from the one origin request `msg` was forwarded from when what it
   // carries shows it (ForwardedFrom) and that one has one, else from the
   // oldest with one; nullopt when there is none.
-  std::optional<ir::Value> TakeAttachedAnswer(const std::string& key, const ir::Value& msg);
+  std::optional<AttachedAnswer> TakeAttachedAnswer(const std::string& key, const ir::Value& msg);
   absl::Status Record(check::Observation o);  // into the trace and the checker
   // The next generated request as a J-expression (guided: the best of
   // ExecutorOptions::guide_candidates drawn).
@@ -283,7 +288,12 @@ class Executor {
     int64_t label;
     ir::Value msg;
     int64_t due_ns;
+    int64_t order = -1;       // AttachedAnswer::order of an attached answer
+    bool order_held = false;  // held for an earlier answer: due once none is left (EarlierAnswerLeft)
   };
+  // Whether an answer the run being rerun gave before the one with `order`
+  // may still be given: attached to a client request in flight, or queued.
+  bool EarlierAnswerLeft(int64_t order) const;
   std::string origin_gen_;
   std::mt19937_64 origin_rng_;
   int64_t next_origin_label_ = 1;

@@ -178,10 +178,21 @@ std::vector<std::vector<AttachedAnswer>> AnswersByClientRequest(const std::vecto
                                                                 size_t requests) {
   std::vector<std::vector<AttachedAnswer>> out(requests);
   const std::vector<int64_t> by = AttributeOriginRequests(trace);
+  // The origin requests' labels in trace order, and when each one's answer
+  // went out among the answers (an answer held back goes out after later
+  // requests' answers: that order is what a rerun repeats).
+  std::vector<int64_t> request_labels;
+  absl::flat_hash_map<int64_t, int64_t> answer_rank;  // by the answered request's label
+  for (const check::Observation& o : trace) {
+    if (o.side != check::Side::kOrigin) continue;
+    if (o.kind == check::Observation::Kind::kReceived) request_labels.push_back(o.label);
+    if (o.kind == check::Observation::Kind::kSent) answer_rank.emplace(o.label - 1, answer_rank.size());
+  }
   for (size_t i = 0; i < by.size() && i < given.size(); ++i) {
     if (by[i] < 1 || by[i] % 2 != 1) continue;
     const size_t k = static_cast<size_t>(by[i] / 2);
-    if (k < requests) out[k].push_back({given[i].key, given[i].answer});
+    auto rank = i < request_labels.size() ? answer_rank.find(request_labels[i]) : answer_rank.end();
+    if (k < requests) out[k].push_back({given[i].key, given[i].answer, rank != answer_rank.end() ? rank->second : -1});
   }
   return out;
 }

@@ -64,8 +64,13 @@ absl::StatusOr<ir::Value> AnswerFromKept(const ir::Value& kept, const ir::Value&
 struct AttachedAnswer {
   std::string key;   // OriginRequestKey of the request it answered
   ir::Value answer;  // as kept (KeptAnswer)
+  // Its place among the answers its run sent (0 first; -1 unknown or never
+  // sent): a rerun sends answers in that order where it can (Executor),
+  // since which of two answers an intermediary takes last can decide what
+  // it stores.
+  int64_t order = -1;
   friend bool operator==(const AttachedAnswer& a, const AttachedAnswer& b) {
-    return a.key == b.key && a.answer == b.answer;
+    return a.key == b.key && a.answer == b.answer && a.order == b.order;
   }
 };
 

@@ -105,7 +105,7 @@ TEST(OriginAnswers, ACounterexampleCarriesThemAndRefusesMalformedOnes) {
   // Answers attached to an input item travel with it.
   InputItem item;
   item.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String("abcdef")}});
-  item.origin_answers = {{"op get", Answer("A")}, {"op put", Answer("P")}};
+  item.origin_answers = {{"op get", Answer("A"), 3}, {"op put", Answer("P")}};
   InputItem bare;
   bare.jexpr = item.jexpr;
   cx.input = {item, bare};
@@ -222,11 +222,15 @@ TEST(OriginAnswers, AnOriginRequestIsAttributedToTheClientRequestInFlightForItsP
                                                {"GET /a", 0, Answer("x")},  {"GET /a", 1, Answer("y")},
                                                {"GET /c", 0, Answer("c0")}, {"GET /c", 1, Answer("c1")},
                                                {"GET /c", 2, Answer("c2")}};
-  const auto by_request = AnswersByClientRequest(given, trace, 3);
+  // The answers went out in another order than the requests came (some
+  // held back; some never sent): that order goes with them.
+  std::vector<check::Observation> answered = trace;
+  for (const int64_t request : {3, 1, 11, 9}) answered.push_back(Seen(origin, K::kSent, request + 1, 0, Answer("-")));
+  const auto by_request = AnswersByClientRequest(given, answered, 3);
   ASSERT_EQ(by_request.size(), 3u);
-  EXPECT_EQ(by_request[0], (std::vector<AttachedAnswer>{{"GET /a conditional", Answer("a")}}));
-  EXPECT_EQ(by_request[1], (std::vector<AttachedAnswer>{{"GET /b", Answer("b")}, {"GET /a", Answer("x")}}));
-  EXPECT_EQ(by_request[2], (std::vector<AttachedAnswer>{{"GET /c", Answer("c0")}}));
+  EXPECT_EQ(by_request[0], (std::vector<AttachedAnswer>{{"GET /a conditional", Answer("a"), 0}}));
+  EXPECT_EQ(by_request[1], (std::vector<AttachedAnswer>{{"GET /b", Answer("b"), 1}, {"GET /a", Answer("x"), -1}}));
+  EXPECT_EQ(by_request[2], (std::vector<AttachedAnswer>{{"GET /c", Answer("c0"), 3}}));
 }
 
 Value WithId(Value request, const std::string& id) {
@@ -355,6 +359,60 @@ TEST(OriginAnswers, ARerunAnswersTheRequestTheIntermediaryForwardedByItsId) {
     answers.push_back(a->msg);
   }
   EXPECT_EQ(answers, (std::vector<Value>{Answer("B"), Answer("A")}));
+}
+
+// The run being rerun answered b's request before a's: a rerun whose SUT
+// asks about a first holds a's answer until b's is given (an intermediary
+// that stores what it gets last then stores what it did in the run), and
+// no longer than kMaxOrderHoldNs when b's request never comes.
+TEST(OriginAnswers, ARerunGivesItsAnswersInTheOrderItsRunDid) {
+  auto item = [](int conn, const char* id, const char* answer, int64_t order) {
+    InputItem i;
+    i.conn = conn;
+    i.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
+    i.origin_answers = {{"op get", Answer(answer), order}};
+    return i;
+  };
+  for (const bool b_comes : {true, false}) {
+    SCOPED_TRACE(b_comes ? "b's request comes" : "b's request never comes");
+    ExecutorOptions o;
+    o.connections = 2;
+    o.max_in_flight = 2;
+    o.origin_hold_probability = 0;
+    o.replay = {item(0, "aaaaaa", "A", 1), item(1, "bbbbbb", "B", 0)};
+    auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    Executor& e = **ex;
+    std::vector<PlannedRequest> sent;
+    for (int k = 0; k < 2; ++k) {
+      auto next = e.Next();
+      ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+      ASSERT_TRUE(e.Sent(**next, 1).ok());
+      sent.push_back(**next);
+    }
+    auto ask = [&](size_t k, int oconn, int64_t t) {
+      ASSERT_TRUE(e.OriginRequest(oconn, sent[k].msg.Set("origin", Value::String("origin-0")), t).ok());
+    };
+    ask(0, 0, 10);                                     // a's request first
+    EXPECT_FALSE(e.NextOriginAnswer(10).has_value());  // held for b's
+    std::vector<Value> answers;
+    auto give = [&](int64_t t) {
+      std::optional<OriginAnswer> a = e.NextOriginAnswer(t);
+      ASSERT_TRUE(a.has_value());
+      ASSERT_TRUE(e.OriginAnswered(*a, t).ok());
+      answers.push_back(a->msg);
+    };
+    if (b_comes) {
+      ask(1, 1, 20);
+      give(20);
+      give(20);  // a's is due as soon as b's is given
+      EXPECT_EQ(answers, (std::vector<Value>{Answer("B"), Answer("A")}));
+    } else {
+      EXPECT_FALSE(e.NextOriginAnswer(10 + kMaxOrderHoldNs - 1).has_value());
+      give(10 + kMaxOrderHoldNs);
+      EXPECT_EQ(answers, (std::vector<Value>{Answer("A")}));
+    }
+  }
 }
 
 }  // namespace
