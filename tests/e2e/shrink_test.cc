@@ -262,6 +262,8 @@ TEST(Shrinking, APartitionedSpecShrinksOnRunningServersUnderFreshPaths) {
   const std::string launch = absl::StrCat("echo x >> ", launches, "; exec ", Launch(DS_REF_WEBDAV, 5));
   auto spec = Shipped("http_webdav.dspec");
   JobOptions o = Options(launch, "http", 1);
+  o.exec.connections = 1;  // a sequential finding: a possible race's reruns never reuse servers
+  o.exec.max_in_flight = 1;
   absl::StatusOr<JobResult> found = absl::UnknownError("not run");
   for (uint64_t seed = 1; seed < 20; ++seed) {
     o.exec.seed = seed;
@@ -286,13 +288,13 @@ TEST(Shrinking, APartitionedSpecShrinksOnRunningServersUnderFreshPaths) {
     if (reuse) {
       // A candidate's first run reuses a server; a candidate that fails
       // there, the verification replays, and reruns whose server was not
-      // given back launch one (measured: 23 launches for 61 reruns).
+      // given back launch one (measured: 11 launches for 22 reruns).
       launches_with_reuse = launched;
       const std::string json = harness::CounterexampleToJson(*cx);
       EXPECT_EQ(json.find("~w"), std::string::npos) << "a renamed path in the counterexample: " << json;
     } else {
-      EXPECT_GE(launched, cx->shrink_reruns + so.verify);  // measured: 51 for 47
-      EXPECT_LT(launches_with_reuse * 3, launched * 2) << "reuse launched " << launches_with_reuse;
+      EXPECT_GE(launched, cx->shrink_reruns + so.verify);  // measured: 19 for 17
+      EXPECT_LT(launches_with_reuse * 4, launched * 3) << "reuse launched " << launches_with_reuse;
     }
   }
   std::filesystem::remove_all(dir);
