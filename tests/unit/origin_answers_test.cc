@@ -2,6 +2,7 @@
 // requests are named across runs, how a rerun finds the answer for each,
 // what a shrunk counterexample keeps, the counterexample format, and the
 // executor answering a rerun as the run it replays did.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -327,29 +328,40 @@ TEST(OriginAnswers, AnAnswerAttachedToARequestFollowsItWhenEarlierOnesAreDropped
 // Two requests in flight, forwarded in the other order: each origin
 // request gets the answer attached to the request whose id it carries,
 // not the oldest request's.
-TEST(OriginAnswers, ARerunAnswersTheRequestTheIntermediaryForwardedByItsId) {
-  auto item = [](int conn, const char* id, const char* answer) {
+// A rerun through the relay of two get requests on connections 0 and 1,
+// ids "aaaaaa" and "bbbbbb", each with its attached answer ("A", "B") of
+// the given orders; both sent at t=1, their planned requests in *sent.
+std::unique_ptr<Executor> TwoRequestsInFlight(int64_t order_a, int64_t order_b, std::vector<PlannedRequest>* sent) {
+  auto item = [](int conn, const char* id, const char* answer, int64_t order) {
     InputItem i;
     i.conn = conn;
     i.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
-    i.origin_answers = {{"op get", Answer(answer)}};
+    i.origin_answers = {{"op get", Answer(answer), order}};
     return i;
   };
   ExecutorOptions o;
   o.connections = 2;
   o.max_in_flight = 2;
   o.origin_hold_probability = 0;
-  o.replay = {item(0, "aaaaaa", "A"), item(1, "bbbbbb", "B")};
+  o.replay = {item(0, "aaaaaa", "A", order_a), item(1, "bbbbbb", "B", order_b)};
   auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
-  ASSERT_TRUE(ex.ok()) << ex.status();
-  Executor& e = **ex;
-  std::vector<PlannedRequest> sent;
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  if (!ex.ok()) return nullptr;
   for (int k = 0; k < 2; ++k) {
-    auto next = e.Next();
-    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
-    ASSERT_TRUE(e.Sent(**next, 1).ok());
-    sent.push_back(**next);
+    auto next = (*ex)->Next();
+    EXPECT_TRUE(next.ok() && next->has_value()) << next.status();
+    if (!next.ok() || !next->has_value()) return nullptr;
+    EXPECT_TRUE((*ex)->Sent(**next, 1).ok());
+    sent->push_back(**next);
   }
+  return std::move(*ex);
+}
+
+TEST(OriginAnswers, ARerunAnswersTheRequestTheIntermediaryForwardedByItsId) {
+  std::vector<PlannedRequest> sent;
+  std::unique_ptr<Executor> ex = TwoRequestsInFlight(-1, -1, &sent);
+  ASSERT_NE(ex, nullptr);
+  Executor& e = *ex;
   std::vector<Value> answers;
   for (int k : {1, 0}) {
     ASSERT_TRUE(e.OriginRequest(0, sent[static_cast<size_t>(k)].msg.Set("origin", Value::String("origin-0")), 2).ok());
@@ -366,30 +378,12 @@ TEST(OriginAnswers, ARerunAnswersTheRequestTheIntermediaryForwardedByItsId) {
 // that stores what it gets last then stores what it did in the run), and
 // no longer than kMaxOrderHoldNs when b's request never comes.
 TEST(OriginAnswers, ARerunGivesItsAnswersInTheOrderItsRunDid) {
-  auto item = [](int conn, const char* id, const char* answer, int64_t order) {
-    InputItem i;
-    i.conn = conn;
-    i.jexpr = Value::Map({{"op", Value::String("get")}, {"id", Value::String(id)}});
-    i.origin_answers = {{"op get", Answer(answer), order}};
-    return i;
-  };
   for (const bool b_comes : {true, false}) {
     SCOPED_TRACE(b_comes ? "b's request comes" : "b's request never comes");
-    ExecutorOptions o;
-    o.connections = 2;
-    o.max_in_flight = 2;
-    o.origin_hold_probability = 0;
-    o.replay = {item(0, "aaaaaa", "A", 1), item(1, "bbbbbb", "B", 0)};
-    auto ex = Executor::Create(Shipped("examples/relay.dspec"), o);
-    ASSERT_TRUE(ex.ok()) << ex.status();
-    Executor& e = **ex;
     std::vector<PlannedRequest> sent;
-    for (int k = 0; k < 2; ++k) {
-      auto next = e.Next();
-      ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
-      ASSERT_TRUE(e.Sent(**next, 1).ok());
-      sent.push_back(**next);
-    }
+    std::unique_ptr<Executor> ex = TwoRequestsInFlight(1, 0, &sent);
+    ASSERT_NE(ex, nullptr);
+    Executor& e = *ex;
     auto ask = [&](size_t k, int oconn, int64_t t) {
       ASSERT_TRUE(e.OriginRequest(oconn, sent[k].msg.Set("origin", Value::String("origin-0")), t).ok());
     };
