@@ -124,6 +124,11 @@ const char kTestHelp[] =
     "  --shrink-jobs N        shrinking candidates rerun at once, each against its own\n"
     "                         fresh SUT (1-16, default 2): reruns that wait (a liveness\n"
     "                         timeout, a slow start) overlap; the result is the same\n"
+    "  --prelaunch N          the most fresh SUTs launched ahead of the shrinking reruns\n"
+    "                         and verification replays that need one, so that a slow\n"
+    "                         start overlaps earlier candidates' runs; from --shrink-jobs\n"
+    "                         on, more while reruns wait for them (0-16, default: 4 or\n"
+    "                         --shrink-jobs if more; 0: each rerun launches its own)\n"
     "  --reset-command CMD    shrinking reruns keep launched SUTs running and run CMD\n"
     "                         (with the launch placeholders: {port}, {dir}, ...) to bring\n"
     "                         one back to a fresh state instead of relaunching it; CMD\n"
@@ -320,6 +325,7 @@ std::optional<int> ReportFinding(FlagMap& f, const std::shared_ptr<const lang::S
     return BadInput("--shrink-time must be a non-negative number of seconds");
   so.jobs = 2;
   if (!NumFlag(f, "shrink-jobs", 1, 16, &so.jobs, &err)) return BadInput(err);
+  if (!NumFlag(f, "prelaunch", 0, 16, &so.prelaunch, &err)) return BadInput(err);
   if (f.count("reset-command")) {
     if (f["reset-command"].empty() || o.launch.empty())
       return BadInput("--reset-command needs a command and --launch (it resets launched SUTs)");
@@ -436,6 +442,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "shrink-reruns",
                    "shrink-time",
                    "shrink-jobs",
+                   "prelaunch",
                    "reset-command",
                    "descriptor-set",
                    "run-as",

@@ -260,6 +260,7 @@ class Daemon {
     po.shrink_max_reruns = o_.shrink_max_reruns;
     po.shrink_max_seconds = o_.shrink_max_seconds;
     po.shrink_jobs = o_.shrink_jobs;
+    po.prelaunch = o_.prelaunch;
     po.grace_seconds = o_.budget_grace_seconds;
     po.max_job_seconds = o_.max_job_seconds;
     auto proc = JobProcess::Start(job, po);

@@ -36,6 +36,7 @@ struct DaemonOptions {
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
   int shrink_jobs = 1;               // candidates rerun at once (shrink_job.h)
+  int prelaunch = -1;                // SUTs launched ahead of reruns (ShrinkJobOptions::prelaunch)
   double budget_grace_seconds = 10;  // a job running this long past its limits is killed
   double max_job_seconds = 3600;     // limit of a job without a time budget (0: none)
   WorkerMetrics* metrics = nullptr;  // optional

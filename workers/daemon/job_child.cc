@@ -77,6 +77,7 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
   so.max_reruns = options.shrink_max_reruns;
   so.max_seconds = options.shrink_max_seconds;
   so.jobs = options.shrink_jobs;
+  so.prelaunch = options.prelaunch;
   so.reset_command = plan.reset_command;
   so.reset_timeout_ms = o.ready_timeout_ms;
   so.on_progress = [shrink_reruns](const harness::ShrinkProgress& p) {

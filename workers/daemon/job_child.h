@@ -27,6 +27,7 @@ struct JobChildOptions {
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
   int shrink_jobs = 1;
+  int prelaunch = -1;  // ShrinkJobOptions::prelaunch
 };
 
 // Returns the process exit code: 0 result written, 143 cancelled, 2 bad

@@ -78,7 +78,8 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
                                    "--progress-fd",   absl::StrCat(kChildProgressFd),
                                    "--shrink-reruns", absl::StrCat(options.shrink_max_reruns),
                                    "--shrink-time",   absl::StrCat(options.shrink_max_seconds),
-                                   "--shrink-jobs",   absl::StrCat(options.shrink_jobs)};
+                                   "--shrink-jobs",   absl::StrCat(options.shrink_jobs),
+                                   "--prelaunch",     absl::StrCat(options.prelaunch)};
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

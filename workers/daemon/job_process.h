@@ -34,6 +34,7 @@ struct JobProcessOptions {
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
   int shrink_jobs = 1;
+  int prelaunch = -1;  // ShrinkJobOptions::prelaunch
   // How long past its limits (SUT readiness timeout + time budget) a job
   // may run before it is killed: teardown, the checker's last observation.
   double grace_seconds = 10;

@@ -56,6 +56,9 @@ ABSL_FLAG(double, shrink_time, 60, "shrinking budget per finding, in seconds");
 ABSL_FLAG(int, shrink_jobs, 1,
           "shrinking candidates rerun at once, each against its own fresh SUT (1-16): more overlap reruns "
           "that wait, and take more of the machine than the job's slot");
+ABSL_FLAG(int, prelaunch, -1,
+          "the most fresh SUTs a shrinking job launches ahead of its reruns (0-16; -1: 4, or --shrink-jobs if "
+          "more; 0: each rerun launches its own)");
 ABSL_FLAG(double, budget_grace, 10,
           "a job still running this many seconds past its time budget (+ the SUT's readiness timeout, + "
           "--shrink-time while shrinking) is killed with its SUTs and reported as an error");
@@ -74,7 +77,7 @@ constexpr const char* kUsage =
     "dualswarm-worker: runs Dualswarm jobs leased from a coordinator.\n\n"
     "  dualswarm-worker --coordinator HOST:PORT --token T [--slots N] [--labels k=v,...]\n"
     "                   [--work-dir DIR] [--metrics-listen HOST:PORT] [--tls-ca FILE]\n"
-    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--shrink-jobs N]\n"
+    "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--shrink-jobs N] [--prelaunch N]\n"
     "                   [--budget-grace S]\n"
     "                   [--max-job-seconds S]\n\n"
     "Each job runs in its own child process; SUTs start in fresh directories on free\n"
@@ -106,6 +109,7 @@ int RunJobMain() {
   o.shrink_max_reruns = absl::GetFlag(FLAGS_shrink_reruns);
   o.shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
   o.shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
+  o.prelaunch = absl::GetFlag(FLAGS_prelaunch);
   if (o.job_file.empty() || o.result_file.empty()) {
     std::cerr << "dualswarm-worker run-job: needs --job FILE and --out FILE\n";
     return 2;
@@ -141,6 +145,8 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
   o->shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
   o->shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
   if (o->shrink_jobs < 1 || o->shrink_jobs > 16) return "--shrink-jobs must be between 1 and 16";
+  o->prelaunch = absl::GetFlag(FLAGS_prelaunch);
+  if (o->prelaunch < -1 || o->prelaunch > 16) return "--prelaunch must be between 0 and 16 (-1: the default)";
   o->budget_grace_seconds = absl::GetFlag(FLAGS_budget_grace);
   if (o->budget_grace_seconds < 0 || o->budget_grace_seconds > 3600)
     return "--budget-grace must be between 0 and 3600 seconds";

@@ -25,6 +25,7 @@
 #include "workers/adapters/origin_listener.h"
 #include "workers/runner/nemesis.h"
 #include "workers/sut/cluster.h"
+#include "workers/sut/spare_suts.h"
 #include "workers/sut/sut_reaper.h"
 #include "workers/sut/warm_suts.h"
 
@@ -109,6 +110,20 @@ SutEndpoint ConnectToCluster(const JobOptions& o, SutEndpoint e) {
   return e;
 }
 
+// How the job launches its SUT (a launch command's): the template with the
+// origin listener's ports, if any.
+SpareLaunch LaunchOf(const JobOptions& o, const OriginListener* origin) {
+  SpareLaunch launch;
+  launch.node.command = o.launch;
+  launch.node.ready_timeout_ms = o.ready_timeout_ms;
+  launch.node.ready_probe = o.ready_probe;
+  launch.node.work_root = o.work_root;
+  launch.node.placeholders = OriginPlaceholders(origin);
+  launch.nodes = o.nodes;
+  launch.relay_links = NeedsLinkRelays(o.nemesis.faults);
+  return launch;
+}
+
 absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* origin) {
   SutEndpoint e;
   if (o.launch.empty()) {
@@ -126,13 +141,14 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* 
       return ConnectToCluster(o, std::move(e));
     }
   }
-  LaunchOptions lo;
-  lo.command = o.launch;
-  lo.ready_timeout_ms = o.ready_timeout_ms;
-  lo.ready_probe = o.ready_probe;
-  lo.work_root = o.work_root;
-  lo.placeholders = OriginPlaceholders(origin);
-  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(lo, o.nodes, NeedsLinkRelays(o.nemesis.faults)));
+  SpareLaunch launch = LaunchOf(o, origin);
+  if (o.spare_suts != nullptr && SameLaunch(launch, o.spare_suts->launch())) {
+    if (std::unique_ptr<SutCluster> spare = o.spare_suts->Take()) {
+      e.cluster = std::move(spare);
+      return ConnectToCluster(o, std::move(e));
+    }
+  }
+  ASSIGN_OR_RETURN(e.cluster, SutCluster::Launch(launch.node, launch.nodes, launch.relay_links));
   return ConnectToCluster(o, std::move(e));
 }
 
@@ -724,6 +740,11 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
     o.sut_reaper->Adopt(std::move(sut->cluster));
   }
   return result;
+}
+
+std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o) {
+  if (o.launch.empty() || o.origins > 0) return std::nullopt;
+  return LaunchOf(o, nullptr);
 }
 
 }  // namespace dualswarm::workers

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct JobProgress {
 
 class SutReaper;  // workers/sut/sut_reaper.h
 class WarmSuts;   // workers/sut/warm_suts.h
+class SpareSuts;  // workers/sut/spare_suts.h
+struct SpareLaunch;
 
 struct JobOptions {
   harness::ExecutorOptions exec;
@@ -71,6 +74,10 @@ struct JobOptions {
   // SUT back at the end (shrinking reruns: warm_suts.h). Not for jobs
   // with origins or a nemesis, which always launch fresh.
   WarmSuts* warm_suts = nullptr;
+  // Not owned; when set (and no running SUT was taken from warm_suts), the
+  // job takes a fresh SUT launched ahead of need (shrinking reruns:
+  // spare_suts.h) when it was launched as this job would launch its own.
+  SpareSuts* spare_suts = nullptr;
 };
 
 // kProperty: a `property` of the spec is violated (engine/monitor), the
@@ -101,6 +108,11 @@ struct JobResult {
 
 // Errors (not outcomes): bad options, a SUT that cannot be started.
 absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const JobOptions& options);
+
+// How `o` launches its SUT, for spares launched ahead of its reruns
+// (spare_suts.h); nullopt when it cannot take spares: it runs against a
+// target, or its launch names ports of its own origin listener.
+std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o);
 
 }  // namespace dualswarm::workers
 

@@ -16,6 +16,7 @@
 #include "engine/harness/parallel_for.h"
 #include "engine/harness/repetition.h"
 #include "engine/harness/shrinker.h"
+#include "workers/sut/spare_suts.h"
 #include "workers/sut/sut_reaper.h"
 #include "workers/sut/warm_suts.h"
 
@@ -140,6 +141,10 @@ constexpr int kWindowAttempts = 3;
 // shrinking budget is left.
 constexpr double kMinRerunCheckSeconds = 1.0;
 constexpr int kResourceAttempts = 2;
+// The most SUTs launched ahead of reruns by default (ShrinkJobOptions::
+// prelaunch): a server that takes 1 s to start while candidates run in
+// 0.1-0.3 s (ds-ref-webdav behind a 1 s sleep) keeps about four busy.
+constexpr int kDefaultPrelaunch = 4;
 constexpr size_t kMaxRaceResource = 100;
 
 // Bounds a run's check to `cap` seconds (0 or less in `o` is no bound).
@@ -272,6 +277,9 @@ class FindingShrinker {
       warm_ = std::make_unique<WarmSuts>("", options.reset_timeout_ms, &reaper_);  // reused as they are
       renaming_ = true;
     }
+    const int most = options.prelaunch < 0 ? std::max(kDefaultPrelaunch, options.jobs) : options.prelaunch;
+    if (std::optional<SpareLaunch> launch = SpareLaunchFor(job); launch && most > 0)
+      spares_ = std::make_unique<SpareSuts>(*std::move(launch), std::clamp(options.jobs, 1, most), most, &reaper_);
     if (options.on_progress) {
       // A pass counts from 0: add what earlier passes spent.
       so_.on_progress = [this](const harness::ShrinkProgress& pass) {
@@ -354,6 +362,7 @@ class FindingShrinker {
     o.exec.origin_answers = found_origin_answers_;
     o.sut_reaper = &reaper_;
     o.warm_suts = renaming_ && !renamed ? nullptr : warm_.get();
+    o.spare_suts = spares_.get();
     return o;
   }
 
@@ -496,6 +505,7 @@ class FindingShrinker {
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
     JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
+    as_replayed.spare_suts = spares_.get();  // fresh: never given a request
     // Each replay's check within the shrinking budget (one that runs out
     // does not count as reproduced).
     CapCheckSeconds(std::max(kMinRerunCheckSeconds, so_.max_seconds), &as_replayed);
@@ -636,6 +646,9 @@ class FindingShrinker {
   // With a reset command, or renaming_: running SUTs the reruns reuse
   // (after reaper_, so that it still runs when these are handed to it).
   std::unique_ptr<WarmSuts> warm_;
+  // Fresh SUTs launched ahead of the reruns that need one (after reaper_,
+  // which stops those nobody took).
+  std::unique_ptr<SpareSuts> spares_;
   // Without a reset command, where the spec has a partition: each rerun's
   // requests are renamed to partitions no run touched, and run on a warm
   // SUT (fresh_resources.h); renames_ numbers the renames (parallel

@@ -38,6 +38,12 @@ struct ShrinkJobOptions {
   // renamed to partitions no run touched (engine/harness/fresh_resources.h);
   // a candidate that cannot be renamed so gets a fresh SUT.
   bool reuse_by_partition = true;
+  // Fresh SUTs launched ahead of the reruns that need one
+  // (workers/sut/spare_suts.h), so that a slow start overlaps earlier
+  // candidates' runs: at most this many starting or waiting at once (from
+  // `jobs` on, more while reruns wait for them); -1: max(4, jobs); 0: each
+  // rerun launches its own.
+  int prelaunch = -1;
   // After every rerun and verification replay; the counts cover the
   // whole job (every shrink pass), not one pass.
   std::function<void(const harness::ShrinkProgress&)> on_progress;

@@ -46,7 +46,8 @@ std::vector<std::pair<std::string, std::string>> Placeholders(int node, const st
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptions& node, int nodes, bool relay_links) {
+absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptions& node, int nodes, bool relay_links,
+                                                               const std::atomic<bool>* cancel) {
   if (nodes < 1 || nodes > kMaxClusterNodes)
     return absl::InvalidArgumentError(absl::StrCat("a cluster has 1 to ", kMaxClusterNodes, " nodes, not ", nodes));
   if (relay_links && nodes < 2)
@@ -82,7 +83,7 @@ absl::StatusOr<std::unique_ptr<SutCluster>> SutCluster::Launch(const LaunchOptio
     options.push_back(std::move(o));
   }
   for (int i = 0; i < nodes; ++i) {
-    absl::Status ready = cluster->nodes_[static_cast<size_t>(i)]->WaitReady(options[static_cast<size_t>(i)]);
+    absl::Status ready = cluster->nodes_[static_cast<size_t>(i)]->WaitReady(options[static_cast<size_t>(i)], cancel);
     if (!ready.ok())
       return nodes == 1 ? ready : absl::Status(ready.code(), absl::StrCat("node ", i, ": ", ready.message()));
   }

@@ -21,6 +21,7 @@
 #ifndef DUALSWARM_WORKERS_SUT_CLUSTER_H_
 #define DUALSWARM_WORKERS_SUT_CLUSTER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +41,11 @@ class SutCluster {
   // `node`: the template and readiness of every node (its port is picked
   // here). The error of the first node that fails, named by its number.
   // `relay_links`: route every node-to-node address through LinkRelays,
-  // so that IsolateNode can cut a node off.
+  // so that IsolateNode can cut a node off. `cancel`: once true, the wait
+  // for readiness ends with Cancelled (SutProcess::WaitReady).
   static absl::StatusOr<std::unique_ptr<SutCluster>> Launch(const LaunchOptions& node, int nodes,
-                                                            bool relay_links = false);
+                                                            bool relay_links = false,
+                                                            const std::atomic<bool>* cancel = nullptr);
 
   int size() const { return static_cast<int>(nodes_.size()); }
   int port(int node) const { return nodes_[static_cast<size_t>(node)]->port(); }

@@ -212,12 +212,13 @@ void SutProcess::Resume() {
   paused_ = false;
 }
 
-absl::Status SutProcess::WaitReady(const LaunchOptions& o) {
+absl::Status SutProcess::WaitReady(const LaunchOptions& o, const std::atomic<bool>* cancel) {
   ASSIGN_OR_RETURN(util::ReadyProbe probe, util::ParseReadyProbe(o.ready_probe));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ready_timeout_ms);
   std::string last;       // the HTTP probe's last answer
   absl::Status stranger;  // the last probe reached another program's listener
   while (true) {
+    if (cancel != nullptr && cancel->load()) return absl::CancelledError("launch cancelled while the SUT started");
     std::string status;
     if (!Alive(&status)) {
       // A SUT that could not bind its port because another program holds

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,9 +46,10 @@ class SutProcess {
   // early or never becomes ready.
   static absl::StatusOr<std::unique_ptr<SutProcess>> Launch(const LaunchOptions& options);
   // The two halves of Launch, for clusters whose nodes become ready only
-  // together: Start runs the command, WaitReady waits for the probe.
+  // together: Start runs the command, WaitReady waits for the probe (and
+  // returns Cancelled as soon as `*cancel` is true).
   static absl::StatusOr<std::unique_ptr<SutProcess>> Start(const LaunchOptions& options);
-  absl::Status WaitReady(const LaunchOptions& options);
+  absl::Status WaitReady(const LaunchOptions& options, const std::atomic<bool>* cancel = nullptr);
   ~SutProcess();  // Stop() and remove the directory
 
   // Faults (a nemesis): Kill kills the process group with SIGKILL (no
