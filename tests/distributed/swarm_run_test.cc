@@ -309,6 +309,31 @@ TEST_F(SwarmTest, CorrectServerPassesAndAMutantFailsWithOneReplayableFindingGrou
   EXPECT_GE(reproduced, 4);
 }
 
+// A worker's idle slots shrink its one finding: with three slots and one
+// job, the job's shrinking borrows the two no job holds (slot_tokens.h),
+// reruns three candidates at once, and says so in the worker's log.
+TEST_F(SwarmTest, AShrinkingJobBorrowsTheWorkersIdleSlots) {
+  StartWorker("w1", 3, {"--shrink-jobs", "1"});
+  std::string spec = PushSpec("specs/http_webdav.dspec");
+  int64_t bad = AddTarget("webdav-mutant-6", Webdav(6));
+  v1::Run fail = WaitRun(Submit(spec, bad, 1, 2000).id(), seconds(120));
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  const std::string logs = WorkerLogs();
+  // "N candidates at once (K free slots borrowed)": K is 2 unless the
+  // daemon's probe of its free slots held one at the very moment.
+  const size_t at = logs.find(" free slots borrowed)");
+  ASSERT_NE(at, std::string::npos) << logs;
+  const size_t open = logs.rfind('(', at);
+  ASSERT_NE(open, std::string::npos) << logs;
+  int borrowed = 0, jobs = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(logs.substr(open + 1, at - open - 1), &borrowed)) << logs;
+  const size_t jobs_at = logs.rfind(", ", open);
+  ASSERT_TRUE(absl::SimpleAtoi(logs.substr(jobs_at + 2, logs.find(' ', jobs_at + 2) - jobs_at - 2), &jobs)) << logs;
+  EXPECT_GE(borrowed, 1) << logs;
+  EXPECT_LE(borrowed, 2) << logs;
+  EXPECT_EQ(jobs, 1 + borrowed) << logs;
+}
+
 // A target that is a program acting on directory trees (the fs adapter)
 // runs in a swarm like a server: the correct reference synchronizer
 // passes, a mutant's jobs fail into one finding group whose smallest

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -17,7 +18,10 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "engine/lang/spec.h"
 #include "tests/common/processes.h"
+#include "tests/common/shipped_spec.h"
+#include "workers/runner/runner.h"
 #include "workers/sut/cluster.h"
 #include "workers/sut/launcher.h"
 #include "workers/sut/spare_suts.h"
@@ -29,6 +33,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Waits (at most 10 s) until `spares` has one up.
+bool AwaitReady(const SpareSuts& spares) {
+  const auto t0 = Clock::now();
+  while (spares.ready() == 0 && Since(t0) < 10) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return spares.ready() > 0;
+}
 
 int LinesIn(const std::string& path) {
   std::ifstream in(path);
@@ -84,7 +95,7 @@ TEST(SpareSutsTest, TheDepthGrowsOnlyWhileTakersWait) {
     // Takers that come after the spare is up never wait: one is enough.
     SpareSuts spares(KvLaunch(""), 1, 3, &reaper);
     for (int i = 0; i < 3; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      ASSERT_TRUE(AwaitReady(spares));
       std::unique_ptr<SutCluster> sut = spares.Take();
       ASSERT_NE(sut, nullptr);
       reaper.Adopt(std::move(sut));
@@ -108,19 +119,19 @@ TEST(SpareSutsTest, ASpareThatDiedWhileItWaitedIsNotHandedOut) {
   const std::string dir = testing::MakeTempDir("ds-spares-died");
   ASSERT_FALSE(dir.empty());
   const std::string marker = absl::StrCat(dir, "/first");
-  // The first launch's server is ready, then exits after 300 ms; later
+  const std::string die = absl::StrCat(dir, "/die");
+  // The first launch's server runs until the file `die` appears; later
   // launches live.
   SpareLaunch launch;
-  launch.node.command =
-      absl::StrCat("if [ -e ", marker, " ]; then exec ", DS_REF_KV, " --port {port} --dir {dir}; fi; touch ", marker,
-                   "; ", DS_REF_KV, " --port {port} --dir {dir} & sleep 0.3; kill $!; wait");
+  launch.node.command = absl::StrCat(
+      "if [ -e ", marker, " ]; then exec ", DS_REF_KV, " --port {port} --dir {dir}; fi; touch ", marker, "; ",
+      DS_REF_KV, " --port {port} --dir {dir} & while [ ! -e ", die, " ]; do sleep 0.05; done; kill $!; wait");
   {
     SutReaper reaper;
     SpareSuts spares(launch, 1, 1, &reaper);
-    const auto t0 = Clock::now();
-    while (::access(marker.c_str(), F_OK) != 0 && Since(t0) < 10)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the first spare is gone
+    ASSERT_TRUE(AwaitReady(spares));
+    { std::ofstream(die) << "x"; }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // the first spare is gone
     std::unique_ptr<SutCluster> sut = spares.Take();
     ASSERT_NE(sut, nullptr);
     EXPECT_TRUE(sut->Alive());
@@ -144,10 +155,12 @@ TEST(SpareSutsTest, TheDestructorCancelsASlowLaunch) {
   SutReaper reaper;
   const auto t0 = Clock::now();
   {
-    SpareSuts spares(KvLaunch("sleep 30; exec "), 2, 4, &reaper);
+    SpareLaunch launch = KvLaunch("sleep 30; exec ");
+    launch.node.ready_timeout_ms = 60000;
+    SpareSuts spares(launch, 2, 4, &reaper);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  EXPECT_LT(Since(t0), 10.0) << "the destructor waited for a 30 s start";
+  EXPECT_LT(Since(t0), 5.0) << "the destructor waited for a 30 s start";
 }
 
 TEST(SpareSutsTest, LaunchesAreTheSameOnlyWhenEveryArgumentIs) {
@@ -165,6 +178,52 @@ TEST(SpareSutsTest, LaunchesAreTheSameOnlyWhenEveryArgumentIs) {
   b = a;
   b.node.ready_probe = "http:/";
   EXPECT_FALSE(SameLaunch(a, b));
+  b = a;
+  b.node.command += " --mutant 1";
+  EXPECT_FALSE(SameLaunch(a, b));
+  b = a;
+  b.node.work_root = "/var/tmp";
+  EXPECT_FALSE(SameLaunch(a, b));
+  b = a;
+  b.node.ready_timeout_ms = 1;
+  EXPECT_FALSE(SameLaunch(a, b));
+}
+
+// A job takes a spare launched as it would launch its own SUT, and only
+// then; jobs that cannot (an fs program, origins) get no pool at all.
+TEST(SpareSutsTest, AJobTakesASpareOnlyWhenItWouldLaunchTheSame) {
+  std::shared_ptr<const lang::Spec> spec = Shipped("kv.dspec");
+  ASSERT_NE(spec, nullptr);
+  JobOptions o;
+  o.launch = absl::StrCat(DS_REF_KV, " --port {port} --dir {dir}");
+  o.adapter = "jsonl";
+  o.exec.steps = 20;
+  std::optional<SpareLaunch> launch = SpareLaunchFor(o);
+  ASSERT_TRUE(launch.has_value());
+  SutReaper reaper;
+  SpareSuts spares(*launch, 1, 1, &reaper);
+  o.spare_suts = &spares;
+  o.sut_reaper = &reaper;
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kPassed);
+  EXPECT_EQ(spares.taken(), 1);
+  // Another launch (a mutant) launches its own.
+  JobOptions other = o;
+  other.launch += " --mutant 1";
+  r = RunJob(spec, other);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(spares.taken(), 1);
+
+  JobOptions fs = o;
+  fs.adapter = "fs";
+  EXPECT_FALSE(SpareLaunchFor(fs).has_value());
+  JobOptions with_origins = o;
+  with_origins.origins = 1;
+  EXPECT_FALSE(SpareLaunchFor(with_origins).has_value());
+  JobOptions target;
+  target.target = "127.0.0.1:1";
+  EXPECT_FALSE(SpareLaunchFor(target).has_value());
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "proto/names/wire_names.h"
 #include "workers/daemon/job_plan.h"
 #include "workers/daemon/job_process.h"
+#include "workers/daemon/slot_tokens.h"
 #include "workers/daemon/spec_cache.h"
 
 namespace dualswarm::workers {
@@ -73,6 +74,7 @@ struct Slot {
   double backoff_s = 0.2;
   uint64_t counted_sent = 0;  // requests already added to the metrics
   std::string dir;
+  SlotToken token;  // this job's slot file, held while its child runs (slot_tokens.h)
 };
 
 class Daemon {
@@ -100,6 +102,11 @@ class Daemon {
     }
     stub_ = v1::WorkerService::NewStub(grpc::CreateCustomChannel(o_.coordinator, creds, args));
     if (o_.metrics) o_.metrics->SetSlots(o_.slots);
+    slot_dir_ = absl::StrCat(o_.work_dir, "/slots");
+    if (absl::Status s = CreateSlotFiles(slot_dir_, o_.slots); !s.ok()) {
+      Log(std::string(s.message()));
+      return 2;
+    }
 
     if (int rc = Register(); rc != 0) return rc;
     std::thread leaser([this] { LeaseLoop(); });
@@ -183,7 +190,8 @@ class Daemon {
       std::string worker_id;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        free = o_.slots - RunningLocked();
+        // Slots a shrinking child borrowed are busy too (slot_tokens.h).
+        free = std::min(o_.slots - RunningLocked(), CountFreeSlots(slot_dir_, o_.slots));
         worker_id = worker_id_;
         if (free <= 0) {
           cv_.wait_for(lock, milliseconds(500));
@@ -261,6 +269,12 @@ class Daemon {
     po.shrink_max_seconds = o_.shrink_max_seconds;
     po.shrink_jobs = o_.shrink_jobs;
     po.prelaunch = o_.prelaunch;
+    po.borrow_slots = o_.borrow_slots;
+    if (o_.borrow_slots) {
+      po.slot_dir = slot_dir_;
+      po.slots = o_.slots;
+    }
+    slot.token = HoldFreeSlot(slot_dir_, o_.slots);
     po.grace_seconds = o_.budget_grace_seconds;
     po.max_job_seconds = o_.max_job_seconds;
     auto proc = JobProcess::Start(job, po);
@@ -376,7 +390,8 @@ class Daemon {
       }
       if (s.running && !s.proc->Poll()) {
         s.running = false;
-        cv_.notify_all();  // a slot is free
+        s.token = SlotToken();  // the slot is free again
+        cv_.notify_all();       // a slot is free
         Finished(s);
       }
       if (!s.running && !s.report) {
@@ -477,6 +492,9 @@ class Daemon {
       const auto& cx = s.report->counterexample();
       absl::StrAppend(&what, ", ", WordOf(cx.kind()), " finding ", cx.signature(), ", shrunk ", cx.unshrunk_size(),
                       " -> ", cx.size(), " requests");
+      if (cp.shrink_jobs > 0)
+        absl::StrAppend(&what, ", ", cp.shrink_jobs, " candidates at once (", cp.borrowed_slots,
+                        " free slots borrowed)");
     } else if (s.report->outcome() == v1::JOB_OUTCOME_ERROR) {
       std::string first = s.report->reason().substr(0, s.report->reason().find('\n'));
       absl::StrAppend(&what, ": ", first);
@@ -553,6 +571,7 @@ class Daemon {
   int heartbeat_ms_ = 10000;
   int lease_ms_ = 30000;
   std::map<int64_t, Slot> slots_;
+  std::string slot_dir_;          // the slots' lock files (slot_tokens.h); set by Run
   SpecSourceCache spec_sources_;  // the lease thread's alone
 };
 

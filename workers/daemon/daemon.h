@@ -35,8 +35,11 @@ struct DaemonOptions {
   bool keep_job_dirs = false;       // keep job directories of reported jobs
   int shrink_max_reruns = 500;
   double shrink_max_seconds = 60;
-  int shrink_jobs = 1;               // candidates rerun at once (shrink_job.h)
-  int prelaunch = -1;                // SUTs launched ahead of reruns (ShrinkJobOptions::prelaunch)
+  int shrink_jobs = 1;  // candidates rerun at once (shrink_job.h)
+  int prelaunch = -1;   // SUTs launched ahead of reruns (ShrinkJobOptions::prelaunch)
+  // A job child that shrinks reruns one more candidate at once for every
+  // slot of this worker no job holds (slot_tokens.h).
+  bool borrow_slots = true;
   double budget_grace_seconds = 10;  // a job running this long past its limits is killed
   double max_job_seconds = 3600;     // limit of a job without a time budget (0: none)
   WorkerMetrics* metrics = nullptr;  // optional

@@ -11,10 +11,12 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "dualswarm/v1/worker.pb.h"
 #include "workers/daemon/job_plan.h"
+#include "workers/daemon/slot_tokens.h"
 #include "workers/runner/shrink_job.h"
 #include "workers/sut/launcher.h"
 
@@ -78,6 +80,11 @@ v1::CompleteJobRequest CompletionForFinding(const v1::LeasedJob& job, const JobP
   so.max_seconds = options.shrink_max_seconds;
   so.jobs = options.shrink_jobs;
   so.prelaunch = options.prelaunch;
+  // The worker's idle slots, held until shrinking ends (or this process does).
+  std::vector<SlotToken> borrowed;
+  if (!options.slot_dir.empty()) borrowed = BorrowFreeSlots(options.slot_dir, options.slots, kMaxShrinkJobs - so.jobs);
+  so.jobs += static_cast<int>(borrowed.size());
+  WriteLine(absl::StrCat("{\"shrink_jobs\":", so.jobs, ",\"borrowed_slots\":", borrowed.size(), "}"));
   so.reset_command = plan.reset_command;
   so.reset_timeout_ms = o.ready_timeout_ms;
   so.on_progress = [shrink_reruns](const harness::ShrinkProgress& p) {

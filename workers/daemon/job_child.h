@@ -28,6 +28,10 @@ struct JobChildOptions {
   double shrink_max_seconds = 60;
   int shrink_jobs = 1;
   int prelaunch = -1;  // ShrinkJobOptions::prelaunch
+  // Not empty: the worker's slot files (slot_tokens.h); shrinking borrows
+  // the free ones, one more candidate at once each.
+  std::string slot_dir;
+  int slots = 0;
 };
 
 // Returns the process exit code: 0 result written, 143 cancelled, 2 bad

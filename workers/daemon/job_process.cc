@@ -80,6 +80,9 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
                                    "--shrink-time",   absl::StrCat(options.shrink_max_seconds),
                                    "--shrink-jobs",   absl::StrCat(options.shrink_jobs),
                                    "--prelaunch",     absl::StrCat(options.prelaunch)};
+  if (options.borrow_slots && !options.slot_dir.empty()) {
+    argv.insert(argv.end(), {"--slot-dir", options.slot_dir, "--slots", absl::StrCat(options.slots)});
+  }
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
@@ -156,6 +159,14 @@ void JobProcess::HandleLine(const std::string& line) {
     num(*stats, "shrink_reruns", &reruns);
     progress_.shrink_reruns = static_cast<int>(reruns);
     progress_.have_stats = true;
+    return;
+  }
+  if (v->Find("shrink_jobs") != nullptr) {
+    uint64_t jobs = 0, borrowed = 0;
+    num(*v, "shrink_jobs", &jobs);
+    num(*v, "borrowed_slots", &borrowed);
+    progress_.shrink_jobs = static_cast<int>(jobs);
+    progress_.borrowed_slots = static_cast<int>(borrowed);
     return;
   }
   if (v->Find("shrink_reruns") != nullptr) {

@@ -35,6 +35,11 @@ struct JobProcessOptions {
   double shrink_max_seconds = 60;
   int shrink_jobs = 1;
   int prelaunch = -1;  // ShrinkJobOptions::prelaunch
+  // Not empty: the worker's slot files (slot_tokens.h), `slots` of them;
+  // the child borrows the free ones while it shrinks.
+  bool borrow_slots = false;
+  std::string slot_dir;
+  int slots = 0;
   // How long past its limits (SUT readiness timeout + time budget) a job
   // may run before it is killed: teardown, the checker's last observation.
   double grace_seconds = 10;
@@ -55,6 +60,8 @@ struct ChildProgress {
   uint64_t sent = 0, received = 0, frontier = 0;
   int shrink_reruns = 0;
   size_t shrink_size = 0;
+  int shrink_jobs = 0;     // candidates rerun at once (0: not shrinking yet)
+  int borrowed_slots = 0;  // of those, from slots no job held
   bool shrinking = false;
   // From the final stats line.
   uint64_t solver_checks = 0, z3_calls = 0;

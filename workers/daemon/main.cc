@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,11 @@ ABSL_FLAG(int, shrink_jobs, 1,
 ABSL_FLAG(int, prelaunch, -1,
           "the most fresh SUTs a shrinking job launches ahead of its reruns (0-16; -1: 4, or --shrink-jobs if "
           "more; 0: each rerun launches its own)");
+ABSL_FLAG(bool, borrow_slots, true,
+          "a job that shrinks a finding reruns one more candidate at once for every slot of this worker no job "
+          "holds, and gives the slots back when shrinking ends");
+ABSL_FLAG(std::string, slot_dir, "",
+          "run-job: the worker's slot files (--slots of them), to borrow the free ones while shrinking");
 ABSL_FLAG(double, budget_grace, 10,
           "a job still running this many seconds past its time budget (+ the SUT's readiness timeout, + "
           "--shrink-time while shrinking) is killed with its SUTs and reported as an error");
@@ -78,6 +84,7 @@ constexpr const char* kUsage =
     "  dualswarm-worker --coordinator HOST:PORT --token T [--slots N] [--labels k=v,...]\n"
     "                   [--work-dir DIR] [--metrics-listen HOST:PORT] [--tls-ca FILE]\n"
     "                   [--drain-seconds S] [--shrink-reruns N] [--shrink-time S] [--shrink-jobs N] [--prelaunch N]\n"
+    "                   [--borrow-slots=false]\n"
     "                   [--budget-grace S]\n"
     "                   [--max-job-seconds S]\n\n"
     "Each job runs in its own child process; SUTs start in fresh directories on free\n"
@@ -110,6 +117,8 @@ int RunJobMain() {
   o.shrink_max_seconds = absl::GetFlag(FLAGS_shrink_time);
   o.shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
   o.prelaunch = absl::GetFlag(FLAGS_prelaunch);
+  o.slot_dir = absl::GetFlag(FLAGS_slot_dir);
+  o.slots = std::clamp(absl::GetFlag(FLAGS_slots), 0, 256);  // the daemon's, as many slot files
   if (o.job_file.empty() || o.result_file.empty()) {
     std::cerr << "dualswarm-worker run-job: needs --job FILE and --out FILE\n";
     return 2;
@@ -146,6 +155,7 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
   o->shrink_jobs = absl::GetFlag(FLAGS_shrink_jobs);
   if (o->shrink_jobs < 1 || o->shrink_jobs > 16) return "--shrink-jobs must be between 1 and 16";
   o->prelaunch = absl::GetFlag(FLAGS_prelaunch);
+  o->borrow_slots = absl::GetFlag(FLAGS_borrow_slots);
   if (o->prelaunch < -1 || o->prelaunch > 16) return "--prelaunch must be between 0 and 16 (-1: the default)";
   o->budget_grace_seconds = absl::GetFlag(FLAGS_budget_grace);
   if (o->budget_grace_seconds < 0 || o->budget_grace_seconds > 3600)

@@ -743,7 +743,8 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
 }
 
 std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o) {
-  if (o.launch.empty() || o.origins > 0) return std::nullopt;
+  // An fs job's launch is a program run per operation, not a server.
+  if (o.launch.empty() || o.origins > 0 || o.adapter == "fs") return std::nullopt;
   return LaunchOf(o, nullptr);
 }
 

@@ -111,7 +111,8 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
 
 // How `o` launches its SUT, for spares launched ahead of its reruns
 // (spare_suts.h); nullopt when it cannot take spares: it runs against a
-// target, or its launch names ports of its own origin listener.
+// target, its launch names ports of its own origin listener, or it runs a
+// program per operation (adapter fs).
 std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o);
 
 }  // namespace dualswarm::workers

@@ -279,7 +279,10 @@ class FindingShrinker {
     }
     const int most = options.prelaunch < 0 ? std::max(kDefaultPrelaunch, options.jobs) : options.prelaunch;
     if (std::optional<SpareLaunch> launch = SpareLaunchFor(job); launch && most > 0)
-      spares_ = std::make_unique<SpareSuts>(*std::move(launch), std::clamp(options.jobs, 1, most), most, &reaper_);
+      // Reruns that reuse running SUTs start the pool empty: it launches
+      // only once one found none to reuse.
+      spares_ = std::make_unique<SpareSuts>(*std::move(launch), warm_ ? 0 : std::clamp(options.jobs, 1, most), most,
+                                            &reaper_);
     if (options.on_progress) {
       // A pass counts from 0: add what earlier passes spent.
       so_.on_progress = [this](const harness::ShrinkProgress& pass) {
@@ -505,7 +508,10 @@ class FindingShrinker {
     std::vector<absl::StatusOr<harness::RerunOutcome>> replays(static_cast<size_t>(n));
     JobOptions as_replayed = RerunOptions(*out, out->input, job_);  // as `dualswarm replay` will
     as_replayed.sut_reaper = &reaper_;
-    as_replayed.spare_suts = spares_.get();  // fresh: never given a request
+    // No spares: `dualswarm replay` sends at once to a server it just
+    // launched, and a spare may have been up for seconds (a cluster that
+    // elected a leader meanwhile, timers that fired): the rate measured
+    // must be the one a user's replays will see.
     // Each replay's check within the shrinking budget (one that runs out
     // does not count as reproduced).
     CapCheckSeconds(std::max(kMinRerunCheckSeconds, so_.max_seconds), &as_replayed);

@@ -16,6 +16,9 @@
 
 namespace dualswarm::workers {
 
+// The most candidates rerun at once (ShrinkJobOptions::jobs).
+inline constexpr int kMaxShrinkJobs = 16;
+
 struct ShrinkJobOptions {
   bool shrink = true;  // false: report the unshrunk input
   int max_reruns = 500;

@@ -38,6 +38,8 @@ struct LaunchOptions {
   int port = 0;
   // More placeholders to replace in `command` (e.g. "{node}" -> "2").
   std::vector<std::pair<std::string, std::string>> placeholders;
+
+  bool operator==(const LaunchOptions&) const = default;
 };
 
 class SutProcess {

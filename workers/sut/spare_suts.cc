@@ -8,24 +8,25 @@
 namespace dualswarm::workers {
 
 bool SameLaunch(const SpareLaunch& a, const SpareLaunch& b) {
-  const LaunchOptions& x = a.node;
-  const LaunchOptions& y = b.node;
-  return a.nodes == b.nodes && a.relay_links == b.relay_links && x.command == y.command &&
-         x.ready_timeout_ms == y.ready_timeout_ms && x.work_root == y.work_root && x.ready_probe == y.ready_probe &&
-         x.port == y.port && x.placeholders == y.placeholders;
+  return a.nodes == b.nodes && a.relay_links == b.relay_links && a.node == b.node;
 }
 
 SpareSuts::SpareSuts(SpareLaunch launch, int depth, int max_depth, SutReaper* reaper)
     : launch_(std::move(launch)),
       max_depth_(static_cast<size_t>(std::max({depth, max_depth, 1}))),
       reaper_(reaper),
-      depth_(static_cast<size_t>(std::max(depth, 1))) {
+      depth_(static_cast<size_t>(std::max(depth, 0))) {
   for (size_t i = 0; i < max_depth_; ++i) threads_.emplace_back([this] { LaunchLoop(); });
 }
 
 int SpareSuts::depth() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int>(depth_);
+}
+
+int SpareSuts::ready() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(ready_.size());
 }
 
 SpareSuts::~SpareSuts() {

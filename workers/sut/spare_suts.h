@@ -47,8 +47,9 @@ bool SameLaunch(const SpareLaunch& a, const SpareLaunch& b);
 
 class SpareSuts {
  public:
-  // Starts `depth` launches at once (1 <= depth <= max_depth). `reaper`
-  // (not owned) stops the spares nobody took; it must outlive this.
+  // Starts `depth` launches at once (0 <= depth <= max_depth, max_depth >=
+  // 1; 0: none until a taker asks). `reaper` (not owned) stops the spares
+  // nobody took; it must outlive this.
   SpareSuts(SpareLaunch launch, int depth, int max_depth, SutReaper* reaper);
   ~SpareSuts();
   SpareSuts(const SpareSuts&) = delete;
@@ -63,6 +64,7 @@ class SpareSuts {
 
   int taken() const { return taken_; }  // SUTs handed out
   int depth() const;                    // today's
+  int ready() const;                    // spares up and waiting
 
  private:
   void LaunchLoop();  // one launching thread
