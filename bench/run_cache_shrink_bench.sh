@@ -25,10 +25,12 @@ bench_wait_quiet
 ref_cache="$PWD/$BENCH_BUILD_DIR/tests/suts/ds-ref-cache"
 logs=$(mktemp -d /tmp/ds-shrink-bench.XXXXXX)
 
-# run BINARY MUTANT SEED: "SIZE ORIGINAL REPRODUCED COMPLETE" of the shrunk finding
+# run BINARY MUTANT SEED SPECS: "SIZE ORIGINAL REPRODUCED COMPLETE" of the
+# shrunk finding; SPECS is the binary's own specs directory (a baseline
+# cannot parse the language features its commit did not have).
 run() {
   local log="$logs/$RANDOM-$2-$3.log"
-  timeout 180 "$1" test --spec specs/http_cache.dspec --origins 1 \
+  timeout 180 "$1" test --spec "$4/http_cache.dspec" --origins 1 \
     --launch "$ref_cache --port {port} --origin-port {origin_port} --origin-connections 2 --mutant $2" \
     --seed "$3" --steps 1000 --shrink-time "$SHRINK_SECONDS" >"$log" 2>&1 || true
   python3 - "$log" <<'PY'
@@ -54,8 +56,8 @@ runs=0
 start=$(date +%s)
 for m in 1 2 3 4 5 6 7 8 9; do
   for seed in $(seq 1 "$SEEDS"); do
-    read -r bs bo br bc <<<"$(run "$wt/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed")"
-    read -r ns no nr nc <<<"$(run "$PWD/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed")"
+    read -r bs bo br bc <<<"$(run "$wt/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed" "$wt/specs")"
+    read -r ns no nr nc <<<"$(run "$PWD/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed" "$PWD/specs")"
     rows+="| $m | $seed | $bs of $bo | $br of 5 | $bc | $ns of $no | $nr of 5 | $nc |"$'\n'
     runs=$((runs + 1))
     [ "$bs" != "-" ] && sizes_base+=("$bs")
