@@ -166,27 +166,27 @@ TEST(SpareSutsTest, TheDestructorCancelsASlowLaunch) {
 TEST(SpareSutsTest, LaunchesAreTheSameOnlyWhenEveryArgumentIs) {
   SpareLaunch a = KvLaunch("");
   SpareLaunch b = a;
-  EXPECT_TRUE(SameLaunch(a, b));
+  EXPECT_TRUE(a == b);
   b.nodes = 3;
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.relay_links = true;
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.node.placeholders.emplace_back("{origin_port}", "4000");
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.node.ready_probe = "http:/";
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.node.command += " --mutant 1";
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.node.work_root = "/var/tmp";
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
   b = a;
   b.node.ready_timeout_ms = 1;
-  EXPECT_FALSE(SameLaunch(a, b));
+  EXPECT_FALSE(a == b);
 }
 
 // A job takes a spare launched as it would launch its own SUT, and only

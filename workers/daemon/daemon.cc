@@ -269,7 +269,6 @@ class Daemon {
     po.shrink_max_seconds = o_.shrink_max_seconds;
     po.shrink_jobs = o_.shrink_jobs;
     po.prelaunch = o_.prelaunch;
-    po.borrow_slots = o_.borrow_slots;
     if (o_.borrow_slots) {
       po.slot_dir = slot_dir_;
       po.slots = o_.slots;

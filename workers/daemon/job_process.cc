@@ -80,7 +80,7 @@ absl::StatusOr<std::unique_ptr<JobProcess>> JobProcess::Start(const v1::LeasedJo
                                    "--shrink-time",   absl::StrCat(options.shrink_max_seconds),
                                    "--shrink-jobs",   absl::StrCat(options.shrink_jobs),
                                    "--prelaunch",     absl::StrCat(options.prelaunch)};
-  if (options.borrow_slots && !options.slot_dir.empty()) {
+  if (!options.slot_dir.empty()) {
     argv.insert(argv.end(), {"--slot-dir", options.slot_dir, "--slots", absl::StrCat(options.slots)});
   }
   std::vector<char*> args;

@@ -37,7 +37,6 @@ struct JobProcessOptions {
   int prelaunch = -1;  // ShrinkJobOptions::prelaunch
   // Not empty: the worker's slot files (slot_tokens.h), `slots` of them;
   // the child borrows the free ones while it shrinks.
-  bool borrow_slots = false;
   std::string slot_dir;
   int slots = 0;
   // How long past its limits (SUT readiness timeout + time budget) a job

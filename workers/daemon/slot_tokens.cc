@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -55,17 +56,16 @@ absl::Status CreateSlotFiles(const std::string& dir, int slots) {
   return absl::OkStatus();
 }
 
-SlotToken HoldFreeSlot(const std::string& dir, int slots) {
-  for (int slot = 0; slot < slots; ++slot)
-    if (const int fd = TryLock(dir, slot); fd >= 0) return SlotToken(fd);
-  return SlotToken();
-}
-
 std::vector<SlotToken> BorrowFreeSlots(const std::string& dir, int slots, int most) {
   std::vector<SlotToken> borrowed;
   for (int slot = 0; slot < slots && static_cast<int>(borrowed.size()) < most; ++slot)
     if (const int fd = TryLock(dir, slot); fd >= 0) borrowed.emplace_back(fd);
   return borrowed;
+}
+
+SlotToken HoldFreeSlot(const std::string& dir, int slots) {
+  std::vector<SlotToken> one = BorrowFreeSlots(dir, slots, 1);
+  return one.empty() ? SlotToken() : std::move(one.front());
 }
 
 int CountFreeSlots(const std::string& dir, int slots) {

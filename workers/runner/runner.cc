@@ -142,7 +142,7 @@ absl::StatusOr<SutEndpoint> ReachSut(const JobOptions& o, const OriginListener* 
     }
   }
   SpareLaunch launch = LaunchOf(o, origin);
-  if (o.spare_suts != nullptr && SameLaunch(launch, o.spare_suts->launch())) {
+  if (o.spare_suts != nullptr && launch == o.spare_suts->launch()) {
     if (std::unique_ptr<SutCluster> spare = o.spare_suts->Take()) {
       e.cluster = std::move(spare);
       return ConnectToCluster(o, std::move(e));

@@ -7,10 +7,6 @@
 
 namespace dualswarm::workers {
 
-bool SameLaunch(const SpareLaunch& a, const SpareLaunch& b) {
-  return a.nodes == b.nodes && a.relay_links == b.relay_links && a.node == b.node;
-}
-
 SpareSuts::SpareSuts(SpareLaunch launch, int depth, int max_depth, SutReaper* reaper)
     : launch_(std::move(launch)),
       max_depth_(static_cast<size_t>(std::max({depth, max_depth, 1}))),

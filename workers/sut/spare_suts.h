@@ -13,10 +13,10 @@
 // count). The depth starts low and grows by one, up to its most, whenever
 // a taker found no spare ready: a server that starts in milliseconds keeps
 // one or two spares, one that takes a second to start while candidates run
-// in a tenth of that gets as many as its most. A launch that fails stops the pool (Take then returns nullptr and
-// the caller launches its own, whose error is reported the usual way); the
-// destructor cancels launches in progress and hands the spares to the
-// reaper.
+// in a tenth of that gets as many as its most. A launch that fails stops
+// the pool (Take then returns nullptr and the caller launches its own,
+// whose error is reported the usual way); the destructor cancels launches
+// in progress and hands the spares to the reaper.
 //
 // Thread-safe: parallel candidates each take their own spare.
 #ifndef DUALSWARM_WORKERS_SUT_SPARE_SUTS_H_
@@ -40,10 +40,10 @@ struct SpareLaunch {
   LaunchOptions node;
   int nodes = 1;
   bool relay_links = false;
-};
 
-// Whether a job that would launch `b` may take a spare launched as `a`.
-bool SameLaunch(const SpareLaunch& a, const SpareLaunch& b);
+  // A job takes a spare only when it would launch exactly the same.
+  bool operator==(const SpareLaunch&) const = default;
+};
 
 class SpareSuts {
  public:
