@@ -221,6 +221,12 @@ TEST(SpareSutsTest, AJobTakesASpareOnlyWhenItWouldLaunchTheSame) {
   JobOptions with_origins = o;
   with_origins.origins = 1;
   EXPECT_FALSE(SpareLaunchFor(with_origins).has_value());
+  JobOptions cluster = o;
+  cluster.nodes = 3;
+  EXPECT_FALSE(SpareLaunchFor(cluster).has_value());
+  JobOptions faults = o;
+  faults.nemesis.faults = {"kill"};
+  EXPECT_FALSE(SpareLaunchFor(faults).has_value());
   JobOptions target;
   target.target = "127.0.0.1:1";
   EXPECT_FALSE(SpareLaunchFor(target).has_value());

@@ -743,8 +743,12 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
 }
 
 std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o) {
-  // An fs job's launch is a program run per operation, not a server.
-  if (o.launch.empty() || o.origins > 0 || o.adapter == "fs") return std::nullopt;
+  // An fs job's launch is a program run per operation, not a server. A
+  // cluster or a job with faults is timed from its launch: a spare cluster
+  // up for seconds has elected a leader and synced (a split-brain finding
+  // shrank on spares to a result no fresh cluster replayed).
+  if (o.launch.empty() || o.origins > 0 || o.adapter == "fs" || o.nodes > 1 || !o.nemesis.faults.empty())
+    return std::nullopt;
   return LaunchOf(o, nullptr);
 }
 

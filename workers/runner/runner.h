@@ -111,8 +111,9 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
 
 // How `o` launches its SUT, for spares launched ahead of its reruns
 // (spare_suts.h); nullopt when it cannot take spares: it runs against a
-// target, its launch names ports of its own origin listener, or it runs a
-// program per operation (adapter fs).
+// target, its launch names ports of its own origin listener, it runs a
+// program per operation (adapter fs), or it is a cluster or has faults
+// (timed from their launch).
 std::optional<SpareLaunch> SpareLaunchFor(const JobOptions& o);
 
 }  // namespace dualswarm::workers
