@@ -31,6 +31,8 @@ const char kCheckHelp[] =
     "                       default 1): what node_of(c) answers in the spec\n"
     "  --connect WHERE      with --nodes: round-robin (connection c to node c mod N; the\n"
     "                       default) or a node's number (every connection to it)\n"
+    "  --origins N          an intermediary's trace: the tester played N origins (0-16,\n"
+    "                       default 0): what origins() lists in the spec\n"
     "  --json               print {\"verdict\": ...} as JSON instead of text\n"
     "  --max-frontier N     most pending explanations kept at once, per partition\n"
     "                       (default 1000000); exceeding it ends with INCONCLUSIVE\n"
@@ -62,8 +64,9 @@ int CheckCommand(const std::vector<std::string>& args) {
   }
   FlagMap f;
   std::string err;
-  if (!ParseFlags(args, {"spec", "trace", "network", "max-frontier", "max-steps", "max-seconds", "nodes", "connect"},
-                  {"json"}, &f, &err))
+  if (!ParseFlags(
+          args, {"spec", "trace", "network", "max-frontier", "max-steps", "max-seconds", "nodes", "connect", "origins"},
+          {"json"}, &f, &err))
     return BadInput(absl::StrCat(err, "\n\n", kCheckHelp));
   if (!f.count("spec") || !f.count("trace"))
     return BadInput(absl::StrCat("check needs --spec and --trace\n\n", kCheckHelp));
@@ -78,6 +81,7 @@ int CheckCommand(const std::vector<std::string>& args) {
     return BadInput("--max-seconds must be a positive number of seconds");
   lang::ConnectionNodes& nodes = opts.connection_nodes;
   if (!NumFlag(f, "nodes", 1, 16, &nodes.nodes, &err)) return BadInput(err);
+  if (!NumFlag(f, "origins", 0, 16, &nodes.origins, &err)) return BadInput(err);
   if (f.count("connect") && f["connect"] != "round-robin" &&
       (!absl::SimpleAtoi(f["connect"], &nodes.connect_node) || nodes.connect_node < 0 ||
        nodes.connect_node >= nodes.nodes))

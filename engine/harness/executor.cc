@@ -215,8 +215,12 @@ namespace {
 // ("" when the spec has no origin role). Create checks it exists.
 std::string OriginGenOf(const lang::Spec& spec, const std::string& wanted) {
   if (!wanted.empty()) return wanted;
+  std::vector<std::string> names;
   for (const auto& g : spec.ast.gens)
-    if (g.role == lang::Role::kOrigin) return g.name;
+    if (g.role == lang::Role::kOrigin) names.push_back(g.name);
+  if (names.size() == 1) return names[0];
+  for (const std::string& name : names)
+    if (name == kDefaultOriginGen) return name;
   return "";
 }
 
@@ -334,10 +338,11 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   if (!intermediary && !options.origin_gen.empty())
     return absl::InvalidArgumentError(
         absl::StrCat("an origin gen was given but spec '", spec->name, "' has no origin role"));
-  if (intermediary && (options.origin_gen.empty() ? origin_gens != 1 : !has_origin_gen))
+  if (intermediary && (options.origin_gen.empty() ? OriginGenOf(*spec, "").empty() : !has_origin_gen))
     return absl::InvalidArgumentError(absl::StrCat(
         "spec '", spec->name, "' has an origin role: the tester answers as the origin with a `gen NAME(REQ): origin`",
-        options.origin_gen.empty() ? absl::StrCat(" block; it has ", origin_gens, " (name one when there are several)")
+        options.origin_gen.empty() ? absl::StrCat(" block; it has ", origin_gens, " (with several, one is named `",
+                                                  kDefaultOriginGen, "` or --origin-gen names one)")
                                    : absl::StrCat(" block named ", options.origin_gen, ", which it lacks")));
   check::CheckerOptions co = options.checker;
   co.seed = options.seed;

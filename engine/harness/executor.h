@@ -64,6 +64,10 @@ struct InputItem {
   }
 };
 
+// The origin gen an intermediary's run uses when none is named and the
+// spec has several.
+inline constexpr char kDefaultOriginGen[] = "answer";
+
 struct ExecutorOptions {
   int connections = 4;
   int max_in_flight = 4;  // outstanding requests over all connections
@@ -83,7 +87,7 @@ struct ExecutorOptions {
   std::optional<std::vector<InputItem>> replay;
   // An intermediary's spec (one with an origin role): the origin `gen`
   // that answers the requests the SUT sends the tester ("": the spec's
-  // only one), and how often an answer is held back (up to
+  // only one, or with several the one named `answer`), and how often an answer is held back (up to
   // kMaxOriginHoldNs), so that answers overtake each other across origin
   // connections. Answers come from their own random stream (seeded from
   // `seed`), so the requests generated do not depend on them.

@@ -100,6 +100,7 @@ enum class Builtin {
   // the tester's connections (ConnectionNodes in interp.h)
   kNodeOf,
   kNodes,
+  kOrigins,
   // `send origin(T) MSG`: the origin side, as the connection of a send only
   kOrigin,
   // gen-only (meaning given by the tester)

@@ -32,6 +32,7 @@ const BuiltinInfo kBuiltins[] = {
     {"or_else", Builtin::kOrElse, 2, 2, false},
     {"node_of", Builtin::kNodeOf, 1, 1, false},
     {"nodes", Builtin::kNodes, 0, 0, false},
+    {"origins", Builtin::kOrigins, 0, 0, false},
     {"origin", Builtin::kOrigin, 1, 1, false},
     {"is_concrete", Builtin::kIsConcrete, 1, 1, true},
     {"pick", Builtin::kPick, 1, 1, true},

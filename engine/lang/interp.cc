@@ -680,6 +680,11 @@ class Eval {
       }
       case Builtin::kNodes:
         return Value::Int(cluster_.nodes.nodes);
+      case Builtin::kOrigins: {
+        std::vector<Value> names;
+        for (int k = 0; k < cluster_.nodes.origins; ++k) names.push_back(Value::String(OriginEndpointName(k)));
+        return Value::List(std::move(names));
+      }
       case Builtin::kOrigin:  // the checks allow it only in `send origin(T)`, which Send evaluates
         Fault(loc, "`origin(T)` is only the connection of `send`");
       default:
@@ -810,6 +815,8 @@ absl::Status RunServerBody(const Spec* spec, const Interpreter::Cluster& cluster
 }
 
 }  // namespace
+
+std::string OriginEndpointName(int k) { return absl::StrCat("origin-", k); }
 
 absl::Status Interpreter::RunHandler(const std::vector<Value>& globals, const Value& request, const Value& conn,
                                      Oracle* oracle, StepOutput* out) const {

@@ -79,15 +79,22 @@ class GenContext {
 
 // Where the tester's connections go when the server is a cluster of nodes
 // (docs/clusters.md): what `node_of(c)` answers. One server is a cluster of
-// one, where every connection reaches node 0.
+// one, where every connection reaches node 0. And, for an intermediary, how
+// many origin endpoints the tester plays (`origins()`).
 struct ConnectionNodes {
   int nodes = 1;
   int connect_node = -1;  // every connection goes to this node; -1: round-robin
+  int origins = 0;        // `--origins N`: endpoints "origin-0" ... "origin-(N-1)"
 
   // The node connection `conn` (>= 0) reaches: `connect_node`, or with
   // round-robin node conn % nodes.
   int64_t NodeOf(int64_t conn) const { return connect_node >= 0 ? connect_node : conn % std::max(nodes, 1); }
 };
+
+// The name specs, traces and J-expressions give origin endpoint K:
+// "origin-K" (what `origins()` lists; the HTTP codecs map it to the
+// endpoint's address at the wire).
+std::string OriginEndpointName(int k);
 
 // The trace's connection a handler's connection value `c` stands for, or
 // -1 when `c` names none (the checker numbers channels, not connections:

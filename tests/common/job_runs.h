@@ -2,13 +2,14 @@
 // against a launched system under test: the job options most of them use
 // (for a server, or an intermediary), a readable account of a result for
 // assertion messages (outcome, reason, the last 12 observations, and the
-// rejection when there is one), and the counterexample a run saved.
-// Header-only.
+// rejection when there is one), the counterexample a run saved, and counts
+// over an intermediary's trace. Header-only.
 #ifndef DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
 #define DUALSWARM_TESTS_COMMON_JOB_RUNS_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
@@ -52,6 +53,27 @@ inline workers::JobOptions IntermediaryJobOptionsFor(const std::string& launch, 
   workers::JobOptions o = JobOptionsFor(launch, adapter, seed, steps);
   o.origins = 1;
   return o;
+}
+
+// An intermediary's trace: how often the tester, as the origin, answered
+// {"abort": kind}, and how many responses the clients got with a status in
+// [lo, hi].
+inline size_t OriginAborts(const std::vector<check::Observation>& trace, const std::string& kind) {
+  size_t n = 0;
+  for (const check::Observation& ob : trace) {
+    const ir::Value* abort = ob.side == check::Side::kOrigin ? ob.msg.Find("abort") : nullptr;
+    n += abort != nullptr && abort->is_string() && abort->as_string() == kind;
+  }
+  return n;
+}
+inline size_t ClientStatuses(const std::vector<check::Observation>& trace, int64_t lo, int64_t hi) {
+  size_t n = 0;
+  for (const check::Observation& ob : trace) {
+    if (ob.side != check::Side::kClient || ob.kind != check::Observation::Kind::kReceived) continue;
+    const ir::Value* status = ob.msg.Find("status");
+    n += status != nullptr && status->is_int() && status->as_int() >= lo && status->as_int() <= hi;
+  }
+  return n;
 }
 
 // The counterexample `dualswarm test --save` wrote to `path`.

@@ -1,8 +1,12 @@
 // Real forward proxies from Debian against specs/http_proxy.dspec, the
-// tester playing their clients and their origin (docs/real-servers.md).
+// tester playing their clients and their origins (docs/real-servers.md).
+// The second seed of tinyproxy and squid plays two origins: each request
+// must reach the one its target names.
 #include <unistd.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/check/checker.h"
@@ -13,6 +17,16 @@
 
 namespace dualswarm::workers {
 namespace {
+
+// The origin endpoints that received requests in `trace`.
+std::set<std::string> OriginsReached(const std::vector<check::Observation>& trace) {
+  std::set<std::string> reached;
+  for (const check::Observation& ob : trace) {
+    if (ob.side != check::Side::kOrigin || ob.kind != check::Observation::Kind::kReceived) continue;
+    if (const ir::Value* endpoint = ob.msg.Find("origin"); endpoint != nullptr) reached.insert(endpoint->as_string());
+  }
+  return reached;
+}
 
 // tinyproxy serves one request per client connection (it asks the origin
 // to close after each, and relays what follows on the client connection
@@ -27,6 +41,7 @@ TEST(RealServers, TinyproxyForwardsAndRelaysAsRfc9110Says) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, 1000);
     o.exec.max_in_flight_per_connection = 1;
+    o.origins = static_cast<int>(seed);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
@@ -45,6 +60,7 @@ TEST(RealServers, TinyproxyForwardsAndRelaysAsRfc9110Says) {
     EXPECT_GE(forwarded, 950u) << "seed " << seed;
     EXPECT_EQ(vias, forwarded) << "seed " << seed << ": tinyproxy names itself in Via";
     EXPECT_GE(aborts, 10u) << "seed " << seed << ": the origin sometimes closes instead of answering";
+    EXPECT_EQ(OriginsReached(r->trace).size(), seed) << "seed " << seed;
   }
 }
 
@@ -58,6 +74,7 @@ TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
   const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/squid_forward.sh {port} {dir}");
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", seed, 1000);
+    o.origins = static_cast<int>(seed);
     auto r = RunJob(spec, o);
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
@@ -71,7 +88,26 @@ TEST(RealServers, SquidForwardsAndRelaysAsRfc9110Says) {
     }
     EXPECT_GT(forwarded, 1000u) << "seed " << seed << ": every request, and some again after an abort";
     EXPECT_EQ(vias, forwarded) << "seed " << seed << ": squid names itself in Via";
+    EXPECT_EQ(OriginsReached(r->trace).size(), seed) << "seed " << seed;
   }
+}
+
+// squid again, its origins sometimes silent (origin gen
+// `answer_or_silence`) and its read_timeout 1 s: it gives up on a silent
+// origin and answers the client with a 5xx, or sends an idempotent
+// request again (RFC 9110 §9.2.2, §15.6.5), as the spec allows.
+TEST(RealServers, SquidGivesUpOnASilentOrigin) {
+  ASSERT_EQ(::access("/usr/sbin/squid", X_OK), 0) << "squid is installed by scripts/setup.sh";
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  const std::string launch = absl::StrCat("sh ", DUALSWARM_SOURCE_DIR, "/tests/real/squid_forward.sh {port} {dir} 1");
+  JobOptions o = testing::IntermediaryJobOptionsFor(launch, "http", 1, 200);
+  o.exec.origin_gen = "answer_or_silence";
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
+  EXPECT_GE(testing::OriginAborts(r->trace, "silence"), 3u);
+  EXPECT_GE(testing::ClientStatuses(r->trace, 502, 599), 1u) << "some silent origin ends in a 5xx for its client";
 }
 
 // Apache as a forward proxy with `ProxyVia via`, for `steps` requests.

@@ -1,7 +1,9 @@
 // http_message: reading and rewriting HTTP/1.1 messages (http_message.h).
 #include "http_message.h"
 
+#include <errno.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +99,7 @@ bool HttpReader::Read(HttpMessage* m, bool is_response, const std::string& reque
 bool HttpReader::Fill() {
   char chunk[65536];
   ssize_t r = ::recv(fd_, chunk, sizeof chunk, 0);
+  timed_out_ = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   if (r <= 0) return false;
   buf_.append(chunk, static_cast<size_t>(r));
   return true;
@@ -153,12 +156,15 @@ std::string EndToEndFields(const HttpMessage& m, bool keep_named) {
   return out;
 }
 
-bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method,
-                        HttpMessage* response) {
+bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method, HttpMessage* response,
+                        int timeout_ms, bool* timed_out) {
   const int fd = pool->Borrow();
   if (fd < 0) return false;
+  timeval limit{timeout_ms / 1000, (timeout_ms % 1000) * 1000};  // zero: no limit
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   HttpReader reader(fd);
   if (!SendAll(fd, request) || !reader.Read(response, /*is_response=*/true, method)) {
+    if (timed_out != nullptr) *timed_out = reader.timed_out();
     ::close(fd);
     pool->Release(-1);
     return false;

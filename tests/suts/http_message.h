@@ -49,6 +49,9 @@ class HttpReader {
   bool Read(HttpMessage* m, bool is_response, const std::string& request_method = "");
   // Whether the peer closed (a close-delimited response was read).
   bool closed() const { return closed_; }
+  // Whether the last read failed because the socket's receive timeout
+  // (SO_RCVTIMEO) passed.
+  bool timed_out() const { return timed_out_; }
 
  private:
   bool Fill();
@@ -58,6 +61,7 @@ class HttpReader {
   int fd_;
   std::string buf_;
   bool closed_ = false;
+  bool timed_out_ = false;
   int interim_ = 0;  // interim responses read before the current final one
 };
 
@@ -72,8 +76,11 @@ std::string EndToEndFields(const HttpMessage& m, bool keep_named = false);
 // Sends `request` (a whole message) to the origin on a pooled connection
 // and reads its response to a request with `method`; gives the connection
 // back, or closes it when it broke or the response ended it. False when the
-// origin could not be reached or closed without a complete response.
-bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method, HttpMessage* response);
+// origin could not be reached or closed without a complete response, or
+// (timeout_ms > 0) sent none for timeout_ms: then *timed_out is set, and
+// the connection closed (its answer may still come).
+bool ExchangeWithOrigin(OriginPool* pool, const std::string& request, const std::string& method, HttpMessage* response,
+                        int timeout_ms = 0, bool* timed_out = nullptr);
 
 }  // namespace dsut
 

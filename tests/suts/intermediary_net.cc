@@ -134,6 +134,8 @@ IntermediaryFlags ParseIntermediaryFlagsOrExit(int argc, char** argv, const char
       f.origin_port = static_cast<int>(n);
     else if (a == "--origin-connections")
       f.origin_connections = static_cast<int>(n);
+    else if (a == "--origin-timeout-ms")
+      f.origin_timeout_ms = static_cast<int>(n);
     else if (a == "--mutant")
       f.mutant = static_cast<int>(n);
     else

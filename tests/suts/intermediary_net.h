@@ -17,12 +17,15 @@
 namespace dsut {
 
 // An intermediary's flags: --port N, --origin-port N (required),
-// --origin-connections N (1-64, default 2), --mutant N (0-max_mutant),
-// --dir D (ignored: the launcher's working directory), --help.
+// --origin-connections N (1-64, default 2), --origin-timeout-ms N (how
+// long it waits for an origin's answer; 0, the default: for ever),
+// --mutant N (0-max_mutant), --dir D (ignored: the launcher's working
+// directory), --help.
 struct IntermediaryFlags {
   int port = 0;
   int origin_port = 0;
   int origin_connections = 2;
+  int origin_timeout_ms = 0;
   int mutant = 0;
 };
 // Prints `help` for --help (exit 0), and `name`: a message plus `help` for

@@ -3,14 +3,17 @@
 // seeded bugs ("mutants").
 //
 // Clients send requests in absolute-form (RFC 9112 §3.2.2); the proxy
-// forwards each to 127.0.0.1:--origin-port in origin-form with Host set to
-// the target's authority, without the hop-by-hop fields (Connection, the
+// forwards each to the origin its target's authority names (127.0.0.1:PORT:
+// the tester plays one origin per port) in origin-form with Host set to
+// that authority, without the hop-by-hop fields (Connection, the
 // fields it names, Keep-Alive, Proxy-Connection, TE, Transfer-Encoding,
 // Upgrade: RFC 9110 §7.6.1) and with a Via field (§7.6.3); it relays the
 // origin's response the same way, and answers 502 when the origin closes
-// without a complete response. Requests are forwarded at once, each on an
-// origin connection of a shared pool (reused across clients, one request at
-// a time on each); a client gets its answers in the order of its requests.
+// without a complete response or cannot be reached, 504 when it sends none
+// within --origin-timeout-ms. Requests are forwarded
+// at once, each on a connection of its origin's pool (reused across
+// clients, one request at a time on each); a client gets its answers in the
+// order of its requests.
 // Threads: one per client connection and one per forwarded request.
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,15 +35,20 @@
 namespace {
 
 const char kHelp[] =
-    "usage: ds-ref-proxy --port N --origin-port N [--origin-connections N] [--mutant N] [--dir D]\n"
+    "usage: ds-ref-proxy --port N --origin-port N [--origin-connections N] [--origin-timeout-ms N]\n"
+    "                    [--mutant N] [--dir D]\n"
     "\n"
     "An HTTP/1.1 forward proxy used as a system under test: forwards requests in\n"
-    "absolute-form to the origin at 127.0.0.1:ORIGIN-PORT and relays its answers.\n"
-    "Listens on 127.0.0.1 only and prints \"listening on 127.0.0.1:PORT\" when ready.\n"
+    "absolute-form to the origin their target names (http://127.0.0.1:PORT/...;\n"
+    "no other host) and relays its answers. Listens on 127.0.0.1 only and prints\n"
+    "\"listening on 127.0.0.1:PORT\" when ready.\n"
     "\n"
     "  --port N                 TCP port for clients (0 picks a free one)\n"
-    "  --origin-port N          the origin's port on 127.0.0.1\n"
-    "  --origin-connections N   origin connections at most (default 2)\n"
+    "  --origin-port N          the first origin's port on 127.0.0.1 (checked, not\n"
+    "                           needed: the targets name their origins)\n"
+    "  --origin-connections N   connections to each origin at most (default 2)\n"
+    "  --origin-timeout-ms N    answer 504 when an origin sends no answer for N ms\n"
+    "                           (default 0: wait for ever)\n"
     "  --dir D                  ignored (the launcher's working directory)\n"
     "  --mutant N   0 = correct proxy; N > 0 = seeded bug N (all safety):\n"
     "     1  forwards the fields the client's Connection names\n"
@@ -50,14 +59,16 @@ const char kHelp[] =
     "     6  relays the origin's previous answer (proxy-wide) instead of this one\n"
     "     7  relays the fields the origin's Connection names\n"
     "     8  answers 200 when the origin closes without an answer\n"
-    "     9  drops the body of a POST\n";
-constexpr int kMaxMutant = 9;
+    "     9  drops the body of a POST\n"
+    "    10  forwards every request to the first origin it reached (one pool for all)\n"
+    "    11  answers 200 when the origin sends no answer in time\n";
+constexpr int kMaxMutant = 11;
 using Flags = dsut::IntermediaryFlags;
 using dsut::HttpMessage;
 
 class Proxy {
  public:
-  explicit Proxy(const Flags& f) : flags_(f), pool_(f.origin_port, f.origin_connections) {}
+  explicit Proxy(const Flags& f) : flags_(f) {}
 
   void ServeClient(int fd) {
     dsut::HttpReader reader(fd);
@@ -91,6 +102,8 @@ class Proxy {
     const std::string rest = target.substr(7);
     const size_t slash = rest.find('/');
     const std::string authority = rest.substr(0, slash);
+    dsut::OriginPool* pool = PoolFor(authority);
+    if (pool == nullptr) return Status(502, "the target's origin is not 127.0.0.1:PORT", method);
     const std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
     std::string out = method + " " + (M(4) ? target : path) + " HTTP/1.1\r\n";
     const std::string* client_host = q.Field("host");
@@ -107,11 +120,29 @@ class Proxy {
     out += "\r\n" + body;
 
     HttpMessage r;
-    if (!dsut::ExchangeWithOrigin(&pool_, out, method, &r))
+    bool timed_out = false;
+    if (!dsut::ExchangeWithOrigin(pool, out, method, &r, flags_.origin_timeout_ms, &timed_out)) {
+      if (timed_out) return M(11) ? Status(200, "", method) : Status(504, "the origin sent no answer in time", method);
       return M(8) ? Status(200, "", method) : Status(502, "the origin closed without an answer", method);
+    }
     std::string answer = r.start + "\r\n" + dsut::EndToEndFields(r, M(7)) + "via: 1.1 ds-ref-proxy\r\n";
     if (method != "HEAD") answer += "content-length: " + std::to_string(r.body.size()) + "\r\n";
     return answer + "\r\n" + (method == "HEAD" ? "" : r.body);
+  }
+
+  // The connection pool of the origin `authority` names ("127.0.0.1:PORT"),
+  // made on first use; null for any other authority.
+  dsut::OriginPool* PoolFor(const std::string& authority) {
+    const std::string host = "127.0.0.1:";
+    if (authority.rfind(host, 0) != 0) return nullptr;
+    char* end = nullptr;
+    const long port = std::strtol(authority.c_str() + host.size(), &end, 10);
+    if (end == authority.c_str() + host.size() || *end != '\0' || port <= 0 || port > 65535) return nullptr;
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    if (first_port_ == 0) first_port_ = static_cast<int>(port);
+    auto& pool = pools_[M(10) ? first_port_ : static_cast<int>(port)];
+    if (pool == nullptr) pool = std::make_unique<dsut::OriginPool>(static_cast<int>(port), flags_.origin_connections);
+    return pool.get();
   }
 
   static bool IsE2e(const std::string& name) { return name.rfind("x-e2e-", 0) == 0; }
@@ -122,14 +153,17 @@ class Proxy {
     return "HTTP/1.1 " + std::to_string(code) + " " +
            (code == 200   ? "OK"
             : code == 400 ? "Bad Request"
+            : code == 504 ? "Gateway Timeout"
                           : "Bad Gateway") +
            "\r\nvia: 1.1 ds-ref-proxy\r\ncontent-length: " + std::to_string(body.size()) + "\r\n\r\n" +
            (method == "HEAD" ? "" : body);
   }
 
   const Flags flags_;
-  dsut::OriginPool pool_;
-  std::mutex last_mu_;  // guards last_response_ (mutant 6)
+  std::mutex pools_mu_;                                     // guards pools_ (not the pools: each has its own lock)
+  std::map<int, std::unique_ptr<dsut::OriginPool>> pools_;  // by origin port
+  int first_port_ = 0;                                      // the first origin reached (mutant 10)
+  std::mutex last_mu_;                                      // guards last_response_ (mutant 6)
   std::string last_response_;
 };
 

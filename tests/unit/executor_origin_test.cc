@@ -77,6 +77,7 @@ TEST(ExecutorOrigin, AnswersThatCannotGoOutAreRecordedAsAborts) {
   ExecutorOptions o;
   o.connections = 1;
   o.origin_hold_probability = 0;
+  o.checker.connection_nodes.origins = 1;  // the gen picks its target's origin from origins()
   auto ex = Executor::Create(Shipped("http_proxy.dspec"), o);
   ASSERT_TRUE(ex.ok()) << ex.status();
   Executor& e = **ex;
@@ -160,6 +161,32 @@ gen request { { op: "get" } }
   ASSERT_TRUE(kv.ok());
   EXPECT_FALSE((*kv)->plays_origin());
   EXPECT_EQ((*kv)->OriginRequest(0, Request("a"), 1).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// With several origin gens the run uses the one --origin-gen names, else
+// the one named `answer` (specs/http_proxy.dspec has `answer` and
+// `answer_or_silence`); with several and none named so it must be told.
+TEST(ExecutorOrigin, WithSeveralOriginGensTheOneNamedAnswerIsTheDefault) {
+  ExecutorOptions o;
+  o.checker.connection_nodes.origins = 1;
+  EXPECT_TRUE(Executor::Create(Shipped("http_proxy.dspec"), o).ok());
+  o.origin_gen = "answer_or_silence";
+  EXPECT_TRUE(Executor::Create(Shipped("http_proxy.dspec"), o).ok());
+  std::string relay = ShippedSource("examples/relay.dspec");
+  const size_t at = relay.find("gen answer(");
+  ASSERT_NE(at, std::string::npos);
+  relay.replace(at, std::string("gen answer(").size(), "gen reply(");
+  relay += "\ngen other(q): origin { { v: \"x\" } }\n";
+  auto two = lang::LoadSpec("two.dspec", relay);
+  ASSERT_TRUE(two.ok()) << two.status();
+  o.origin_gen = "";
+  auto ex = Executor::Create(*two, o);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_TRUE(absl::StrContains(ex.status().message(),
+                                "it has 2 (with several, one is named `answer` or --origin-gen names one)"))
+      << ex.status();
+  o.origin_gen = "other";
+  EXPECT_TRUE(Executor::Create(*two, o).ok());
 }
 
 }  // namespace

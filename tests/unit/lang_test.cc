@@ -1089,6 +1089,22 @@ TEST(InterpreterGenTest, AGenRunsToItsValue) {
   EXPECT_EQ(ir::ToJson(*v), "{\"v\":7}");
 }
 
+// origins() lists the origin endpoints the tester plays ("origin-K", the
+// names traces use), none without --origins.
+TEST(InterpreterGenTest, OriginsListsTheEndpointsTheTesterPlays) {
+  auto spec = MustLoad(Src({"spec t;", kHandler, "gen r {", "  { all: origins(), one: pick(origins()) }", "}"}));
+  ASSERT_NE(spec, nullptr);
+  FixedGen gen;
+  ConnectionNodes two;
+  two.origins = 2;
+  auto v = Interpreter(spec.get(), two).RunGen("r", spec->initial_globals, &gen);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(ir::ToJson(*v), R"({"all":["origin-0","origin-1"],"one":"origin-0"})");
+  v = Interpreter(spec.get()).RunGen("r", spec->initial_globals, &gen);
+  ASSERT_FALSE(v.ok());
+  EXPECT_TRUE(absl::StrContains(v.status().message(), "pick() from an empty list")) << v.status();
+}
+
 TEST(InterpreterGenTest, AnOriginGenAnswersTheRequestItIsGiven) {
   auto spec = MustLoad(Relay());
   ASSERT_NE(spec, nullptr);

@@ -151,6 +151,34 @@ TEST(OriginListener, AbortsCloseAfterWhatIsQueuedOrResetAtOnce) {
   ::close(b);
 }
 
+// {"abort":"silence"}: nothing is written, then or later (later answers
+// are refused as on a closed connection), the connection stays open and
+// counts as silent until the SUT closes it.
+TEST(OriginListener, ASilentConnectionWritesNothingAndStaysOpenUntilTheSutCloses) {
+  auto l = OriginListener::Create(1, [] { return MakeJsonLinesCodec(); });
+  ASSERT_TRUE(l.ok()) << l.status();
+  const int a = ConnectTo((*l)->ports()[0]);
+  Write(a, "{\"n\":1}\n{\"n\":2}\n");
+  ASSERT_EQ(PollFor(**l, 2).size(), 2u);
+  EXPECT_EQ((*l)->SilentOpen(), 0u);
+  ASSERT_TRUE((*l)->Answer(0, Json("{\"abort\":\"silence\"}")).ok());
+  EXPECT_EQ((*l)->SilentOpen(), 1u);
+  EXPECT_EQ((*l)->Answer(0, Json("{\"v\":\"late\"}")).code(), absl::StatusCode::kFailedPrecondition);
+  timeval short_wait{0, 200'000};
+  ::setsockopt(a, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+  const std::string read = ReadLine(a);
+  EXPECT_TRUE(absl::StartsWith(read, "error: ")) << "the SUT read \"" << read << "\" from a silent origin";
+  std::vector<AdapterEvent> none;
+  ASSERT_TRUE((*l)->Poll(100, &none).ok());
+  EXPECT_TRUE(none.empty()) << "a silent connection stays open";
+  EXPECT_EQ((*l)->SilentOpen(), 1u);
+  ::close(a);  // the SUT gives up
+  std::vector<AdapterEvent> ev = PollFor(**l, 1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, AdapterEvent::Kind::kClosed);
+  EXPECT_EQ((*l)->SilentOpen(), 0u);
+}
+
 TEST(OriginListener, EndpointsAreBounded) {
   EXPECT_EQ(OriginListener::Create(0, [] { return MakeJsonLinesCodec(); }).status().code(),
             absl::StatusCode::kInvalidArgument);

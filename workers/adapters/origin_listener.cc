@@ -144,6 +144,11 @@ void OriginListener::Flush(int conn) {
   }
 }
 
+size_t OriginListener::SilentOpen() {
+  std::erase_if(silent_, [&](int conn) { return conns_[static_cast<size_t>(conn)].fd < 0; });
+  return silent_.size();
+}
+
 void OriginListener::Drop(int conn, std::string why) {
   conns_[static_cast<size_t>(conn)].Close();
   pending_.push_back({AdapterEvent::Kind::kClosed, conn, ir::Value(), std::move(why), 0, /*origin=*/true});
@@ -155,7 +160,13 @@ absl::Status OriginListener::Answer(int conn, const ir::Value& answer) {
   OriginConn& c = conns_[static_cast<size_t>(conn)];
   if (c.fd < 0 || c.close_after_write)
     return absl::FailedPreconditionError(absl::StrCat("origin connection ", conn, " is closed"));
+  if (c.silent) return absl::FailedPreconditionError(absl::StrCat("origin connection ", conn, " is silent"));
   const ir::Value* abort = answer.is_map() ? answer.Find("abort") : nullptr;
+  if (abort != nullptr && abort->is_string() && abort->as_string() == "silence") {
+    c.silent = true;
+    silent_.push_back(conn);
+    return absl::OkStatus();
+  }
   if (abort != nullptr && abort->is_string() && abort->as_string() == "reset") {
     linger hard{1, 0};  // close() then sends RST
     ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);

@@ -56,18 +56,25 @@ class OriginListener {
   // {"abort": "close"} shuts its sending side once what is queued is
   // written (FIN; requests the SUT sent meanwhile are still reported, and
   // the close when the SUT closes too), {"abort": "reset"} resets it at
-  // once (RST). FailedPrecondition when it is closed or aborted;
+  // once (RST), {"abort": "silence"} writes nothing, then or ever, and
+  // leaves the connection open: the origin stopped answering, and the SUT
+  // must give up on it by itself (a gateway's 504: RFC 9110 §15.6.5).
+  // FailedPrecondition when it is closed, aborted or silent;
   // InvalidArgument when it never existed.
   absl::Status Answer(int conn, const ir::Value& answer);
 
   // Origin connections accepted so far.
   size_t connections() const { return conns_.size(); }
+  // Silent origin connections the SUT has not closed yet: while there is
+  // one, the SUT may be waiting on the tester (its liveness is not judged).
+  size_t SilentOpen();
 
  private:
   struct OriginConn : CodecConnection {
     int endpoint = 0;
     bool close_after_write = false;  // an abort "close": FIN once the queued bytes are written
     bool write_shut = false;         // that FIN was sent; reading goes on until the SUT closes too
+    bool silent = false;             // an abort "silence": nothing more is written
   };
   OriginListener(std::vector<int> listen_fds, std::vector<int> ports,
                  std::function<std::unique_ptr<Codec>()> make_codec)
@@ -82,6 +89,7 @@ class OriginListener {
   std::function<std::unique_ptr<Codec>()> make_codec_;
   std::vector<OriginConn> conns_;      // by origin connection number
   std::vector<AdapterEvent> pending_;  // closes the tester caused, reported by the next Poll
+  std::vector<int> silent_;            // silent connections, some maybe closed since (SilentOpen)
 };
 
 }  // namespace dualswarm::workers

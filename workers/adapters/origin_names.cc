@@ -3,10 +3,11 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
+#include "engine/lang/interp.h"
 
 namespace dualswarm::workers {
 
-std::string OriginEndpointName(int k) { return absl::StrCat("origin-", k); }
+std::string OriginEndpointName(int k) { return lang::OriginEndpointName(k); }
 
 OriginNames::OriginNames(const std::vector<int>& ports) {
   for (size_t k = 0; k < ports.size(); ++k) {

@@ -16,7 +16,8 @@
 
 namespace dualswarm::workers {
 
-// The logical name of origin endpoint K: "origin-K".
+// The logical name of origin endpoint K: "origin-K" (lang::OriginEndpointName,
+// what the spec builtin `origins()` lists).
 std::string OriginEndpointName(int k);
 
 class OriginNames {

@@ -160,6 +160,7 @@ harness::ExecutorOptions ExecutorOptionsFor(const JobOptions& o) {
   exec.checker.cancel = o.cancel;
   exec.checker.record_coverage = true;  // JobResult::covered_branches
   if (!o.launch.empty()) exec.checker.connection_nodes = {o.nodes, o.connect_node};
+  exec.checker.connection_nodes.origins = o.origins;  // what `origins()` lists
   if (o.time_budget_s > 0 && (exec.checker.max_seconds <= 0 || exec.checker.max_seconds > o.time_budget_s))
     exec.checker.max_seconds = o.time_budget_s;
   return exec;
@@ -211,9 +212,11 @@ class JobLoop {
       if (*n == Next::kStop || ex_.decided()) return absl::OkStatus();
       if (origin_ != nullptr) {
         // Since the poll before this one, the SUT may have waited on the
-        // tester as its origin: that time is not the SUT's.
-        origin_waits_.Update(ex_.origin_answers_owed() > 0 || origin_requests_read_, prev_wire_now_ - start_,
-                             NowNs() - start_);
+        // tester as its origin (an answer not sent yet, or one that never
+        // will be: a silent origin connection still open): that time is
+        // not the SUT's.
+        const bool waited = ex_.origin_answers_owed() > 0 || origin_requests_read_ || origin_->SilentOpen() > 0;
+        origin_waits_.Update(waited, prev_wire_now_ - start_, NowNs() - start_);
         origin_requests_read_ = false;
       }
       prev_wire_now_ = wire_now;
