@@ -49,7 +49,7 @@ struct Counterexample {
   int nodes = 1;           // a launched cluster's nodes (workers/sut/cluster.h)
   int connect_node = -1;   // the node every connection talks to; -1 round-robin
   int origins = 0;         // an intermediary's origin endpoints (0: none; workers/runner/runner.h)
-  std::string origin_gen;  // the origin gen that answered ("": the spec's only one)
+  std::string origin_gen;  // the origin gen that answered ("": the spec's only one, or `answer`)
   // The nemesis's faults (none: empty) and its timing, as the job ran.
   std::vector<std::string> nemesis_faults;
   int64_t nemesis_interval_ms = 1000;

@@ -36,9 +36,13 @@ namespace dualswarm::harness {
 constexpr int64_t kAnsweredRequestLabel = check::kLabelLimit;
 
 struct OriginAnswerItem {
-  std::string key;   // OriginRequestKey of the request it answered
-  int64_t nth = 0;   // that request's occurrence among its run's requests with the key (from 0)
-  ir::Value answer;  // the answer as sent ({"abort": "close"} included), as a J-expression (above)
+  std::string key;  // OriginRequestKey of the request it answered
+  int64_t nth = 0;  // that request's occurrence among its run's requests with the key (from 0)
+  // The answer the origin gen made ({"abort": ...} included), as a
+  // J-expression (above); one that could not go out (its connection was
+  // closed or silent by then) is kept as made, though the trace records
+  // it as {"abort": "close"}.
+  ir::Value answer;
   friend bool operator==(const OriginAnswerItem& a, const OriginAnswerItem& b) {
     return a.key == b.key && a.nth == b.nth && a.answer == b.answer;
   }

@@ -109,14 +109,17 @@ TEST(HttpProxy, TwoOriginsEachGetTheRequestsTheirTargetsName) {
 }
 
 // The origin gen `answer_or_silence` sometimes never answers on a
-// connection: the correct proxy gives up after --origin-timeout-ms and
-// answers 504 (RFC 9110 §15.6.5), which the spec explains, and the time
-// its clients waited meanwhile is not held against it; mutant 11 answers
-// 200 instead and is found.
-JobOptions SilenceJob(int mutant, uint64_t seed) {
-  JobOptions o = testing::IntermediaryJobOptionsFor(absl::StrCat(RefProxy(mutant, 2), " --origin-timeout-ms 300"),
-                                                    "http", seed, 400);
+// connection: the correct proxy gives up after --origin-timeout-ms (1 s)
+// and answers 504 (RFC 9110 §15.6.5), which the spec explains; its clients
+// waited longer than the tester's response timeout (500 ms) meanwhile, and
+// that is not held against it. Mutant 11 answers 200 instead and is found.
+// (The proxy's timeout is well above the tester's answer latency: a
+// timeout that beats the tester's answer would give a 504 the spec cannot
+// explain.)
+JobOptions SilenceJob(int mutant, uint64_t seed, const std::string& flags) {
+  JobOptions o = testing::IntermediaryJobOptionsFor(absl::StrCat(RefProxy(mutant, 2), flags), "http", seed, 150);
   o.exec.origin_gen = "answer_or_silence";
+  o.response_timeout_ms = 500;
   return o;
 }
 
@@ -124,19 +127,34 @@ TEST(HttpProxy, ASilentOriginGetsAGatewayTimeout) {
   auto spec = Shipped("http_proxy.dspec");
   ASSERT_NE(spec, nullptr);
   for (uint64_t seed = 1; seed <= 2; ++seed) {
-    auto r = RunJob(spec, SilenceJob(0, seed));
+    auto r = RunJob(spec, SilenceJob(0, seed, " --origin-timeout-ms 1000"));
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
     const size_t silences = testing::OriginAborts(r->trace, "silence");
-    const size_t timeouts = testing::ClientStatuses(r->trace, 504, 504);
-    EXPECT_GE(silences, 5u) << "seed " << seed;
-    EXPECT_GE(timeouts, silences) << "seed " << seed << ": each silent origin request ends in a 504";
+    EXPECT_GE(silences, 3u) << "seed " << seed;
+    EXPECT_GE(testing::ClientStatuses(r->trace, 504, 504), silences)
+        << "seed " << seed << ": each silent origin request ends in a 504";
   }
-  for (uint64_t seed = 1; seed <= 2; ++seed) {
-    auto r = RunJob(spec, SilenceJob(11, seed));
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->outcome, Outcome::kSafety) << "mutant 11, seed " << seed << ": " << testing::DescribeJobResult(*r);
-  }
+  auto r = RunJob(spec, SilenceJob(11, 1, " --origin-timeout-ms 1000"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->outcome, Outcome::kSafety) << "mutant 11: " << testing::DescribeJobResult(*r);
+}
+
+// A proxy that waits for a silent origin for ever (no --origin-timeout-ms)
+// is not timed meanwhile, and the silence ends: after origin_silence_ms
+// the tester closes the connection, the proxy answers 502, the run ends.
+TEST(HttpProxy, ASilenceEndsWhenTheTesterClosesTheConnection) {
+  auto spec = Shipped("http_proxy.dspec");
+  ASSERT_NE(spec, nullptr);
+  JobOptions o = SilenceJob(0, 3, "");
+  o.origin_silence_ms = 800;
+  auto r = RunJob(spec, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->outcome, Outcome::kPassed) << testing::DescribeJobResult(*r);
+  const size_t silences = testing::OriginAborts(r->trace, "silence");
+  EXPECT_GE(silences, 3u);
+  EXPECT_GE(testing::ClientStatuses(r->trace, 502, 502), silences) << "each silence ends in the proxy's 502";
+  EXPECT_EQ(testing::ClientStatuses(r->trace, 504, 504), 0u);
 }
 
 TEST(HttpProxy, AKeptHostIsShrunkAndReplayedByTheCli) {

@@ -82,6 +82,7 @@ bool HttpReader::Read(HttpMessage* m, bool is_response, const std::string& reque
   if (cl == nullptr) {                             // a response without framing runs to the close
     while (Fill())
       if (buf_.size() > kMaxHttpBody) return false;
+    if (timed_out_) return false;  // stalled, not ended
     m->body = std::move(buf_);
     buf_.clear();
     closed_ = true;

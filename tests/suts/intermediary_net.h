@@ -18,7 +18,8 @@ namespace dsut {
 
 // An intermediary's flags: --port N, --origin-port N (required),
 // --origin-connections N (1-64, default 2), --origin-timeout-ms N (how
-// long it waits for an origin's answer; 0, the default: for ever),
+// long ds-ref-proxy waits for an origin's answer before its 504; 0, the
+// default: for ever; the relay and the cache wait for ever),
 // --mutant N (0-max_mutant), --dir D (ignored: the launcher's working
 // directory), --help.
 struct IntermediaryFlags {

@@ -163,23 +163,41 @@ gen request { { op: "get" } }
   EXPECT_EQ((*kv)->OriginRequest(0, Request("a"), 1).code(), absl::StatusCode::kFailedPrecondition);
 }
 
-// With several origin gens the run uses the one --origin-gen names, else
-// the one named `answer` (specs/http_proxy.dspec has `answer` and
-// `answer_or_silence`); with several and none named so it must be told.
-TEST(ExecutorOrigin, WithSeveralOriginGensTheOneNamedAnswerIsTheDefault) {
+// The first origin answer an executor for `spec` gives (one client request
+// on connection 0, forwarded on origin connection 0).
+Value FirstOriginAnswer(std::shared_ptr<const lang::Spec> spec, const std::string& origin_gen) {
   ExecutorOptions o;
-  o.checker.connection_nodes.origins = 1;
-  EXPECT_TRUE(Executor::Create(Shipped("http_proxy.dspec"), o).ok());
-  o.origin_gen = "answer_or_silence";
-  EXPECT_TRUE(Executor::Create(Shipped("http_proxy.dspec"), o).ok());
+  o.connections = 1;
+  o.origin_hold_probability = 0;
+  o.origin_gen = origin_gen;
+  auto ex = Executor::Create(std::move(spec), o);
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  if (!ex.ok()) return Value();
+  SendRequestsAAndB(**ex);
+  EXPECT_TRUE((*ex)->OriginRequest(0, Request("a"), 2).ok());
+  std::optional<OriginAnswer> a = (*ex)->NextOriginAnswer(2);
+  EXPECT_TRUE(a.has_value());
+  return a.has_value() ? a->msg : Value();
+}
+
+// With several origin gens the run uses the one --origin-gen names, else
+// the one named `answer`, wherever it is; with several and none named so
+// it must be told.
+TEST(ExecutorOrigin, WithSeveralOriginGensTheOneNamedAnswerIsTheDefault) {
   std::string relay = ShippedSource("examples/relay.dspec");
   const size_t at = relay.find("gen answer(");
   ASSERT_NE(at, std::string::npos);
-  relay.replace(at, std::string("gen answer(").size(), "gen reply(");
-  relay += "\ngen other(q): origin { { v: \"x\" } }\n";
+  relay.insert(at, "gen other(q): origin { { v: \"x\" } }\n");  // before `answer`
+  auto with_answer = lang::LoadSpec("with_answer.dspec", relay);
+  ASSERT_TRUE(with_answer.ok()) << with_answer.status();
+  const Value x = Value::Map({{"v", Value::String("x")}});
+  EXPECT_NE(FirstOriginAnswer(*with_answer, ""), x) << "`answer` (random words) answers, not `other`";
+  EXPECT_EQ(FirstOriginAnswer(*with_answer, "other"), x);
+
+  relay.replace(relay.find("gen answer("), std::string("gen answer(").size(), "gen reply(");
   auto two = lang::LoadSpec("two.dspec", relay);
   ASSERT_TRUE(two.ok()) << two.status();
-  o.origin_gen = "";
+  ExecutorOptions o;
   auto ex = Executor::Create(*two, o);
   ASSERT_FALSE(ex.ok());
   EXPECT_TRUE(absl::StrContains(ex.status().message(),

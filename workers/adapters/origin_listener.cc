@@ -145,8 +145,20 @@ void OriginListener::Flush(int conn) {
 }
 
 size_t OriginListener::SilentOpen() {
-  std::erase_if(silent_, [&](int conn) { return conns_[static_cast<size_t>(conn)].fd < 0; });
+  std::erase_if(silent_, [&](const Silence& s) { return conns_[static_cast<size_t>(s.conn)].fd < 0; });
   return silent_.size();
+}
+
+void OriginListener::EndSilencesOlderThan(std::chrono::milliseconds limit) {
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(silent_, [&](const Silence& s) {
+    OriginConn& c = conns_[static_cast<size_t>(s.conn)];
+    if (c.fd < 0) return true;
+    if (now - s.since < limit) return false;
+    c.close_after_write = true;  // nothing is queued: FIN now
+    Flush(s.conn);
+    return true;
+  });
 }
 
 void OriginListener::Drop(int conn, std::string why) {
@@ -164,7 +176,7 @@ absl::Status OriginListener::Answer(int conn, const ir::Value& answer) {
   const ir::Value* abort = answer.is_map() ? answer.Find("abort") : nullptr;
   if (abort != nullptr && abort->is_string() && abort->as_string() == "silence") {
     c.silent = true;
-    silent_.push_back(conn);
+    silent_.push_back({conn, std::chrono::steady_clock::now()});
     return absl::OkStatus();
   }
   if (abort != nullptr && abort->is_string() && abort->as_string() == "reset") {

@@ -14,6 +14,7 @@
 #ifndef DUALSWARM_WORKERS_ADAPTERS_ORIGIN_LISTENER_H_
 #define DUALSWARM_WORKERS_ADAPTERS_ORIGIN_LISTENER_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -68,6 +69,9 @@ class OriginListener {
   // Silent origin connections the SUT has not closed yet: while there is
   // one, the SUT may be waiting on the tester (its liveness is not judged).
   size_t SilentOpen();
+  // Closes (FIN) the silent connections that have been silent for `limit`
+  // or longer: an origin is not silent for ever, so neither is the wait.
+  void EndSilencesOlderThan(std::chrono::milliseconds limit);
 
  private:
   struct OriginConn : CodecConnection {
@@ -89,7 +93,11 @@ class OriginListener {
   std::function<std::unique_ptr<Codec>()> make_codec_;
   std::vector<OriginConn> conns_;      // by origin connection number
   std::vector<AdapterEvent> pending_;  // closes the tester caused, reported by the next Poll
-  std::vector<int> silent_;            // silent connections, some maybe closed since (SilentOpen)
+  struct Silence {
+    int conn;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<Silence> silent_;  // silent connections, some maybe closed since (SilentOpen)
 };
 
 }  // namespace dualswarm::workers

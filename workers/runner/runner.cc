@@ -215,6 +215,7 @@ class JobLoop {
         // tester as its origin (an answer not sent yet, or one that never
         // will be: a silent origin connection still open): that time is
         // not the SUT's.
+        origin_->EndSilencesOlderThan(std::chrono::milliseconds(o_.origin_silence_ms));
         const bool waited = ex_.origin_answers_owed() > 0 || origin_requests_read_ || origin_->SilentOpen() > 0;
         origin_waits_.Update(waited, prev_wire_now_ - start_, NowNs() - start_);
         origin_requests_read_ = false;
@@ -708,6 +709,7 @@ absl::StatusOr<JobResult> RunJob(std::shared_ptr<const lang::Spec> spec, const J
   if (o.target.empty() == o.launch.empty())
     return absl::InvalidArgumentError("give exactly one of a target (HOST:PORT) or a launch command");
   if (o.response_timeout_ms <= 0) return absl::InvalidArgumentError("response timeout must be positive");
+  if (o.origin_silence_ms <= 0) return absl::InvalidArgumentError("the longest origin silence must be positive");
   std::unique_ptr<OriginListener> origin;  // bound before the SUT starts: its ports go into the template
   ASSIGN_OR_RETURN(origin, ListenAsOrigin(*spec, o));
   if (!o.nemesis.faults.empty()) {

@@ -56,6 +56,9 @@ struct JobOptions {
   // 0 for any other spec. Requests on them are framed like the clients'
   // (the adapter's codec; jsonl only, for now).
   int origins = 0;
+  // Longest an origin answer {"abort": "silence"} lasts: the tester then
+  // closes the connection (the SUT had that long to give up by itself).
+  int64_t origin_silence_ms = 10000;
   int64_t response_timeout_ms = 5000;
   double time_budget_s = 0;  // 0: no wall-time budget
   int ready_timeout_ms = 10000;
