@@ -685,12 +685,14 @@ absl::StatusOr<Value> Executor::OriginAnswerTo(const std::string& key, const Val
 
 std::optional<AttachedAnswer> Executor::TakeAttachedAnswer(const std::string& key, const Value& msg) {
   if (attached_.empty()) return std::nullopt;
-  auto take = [&](int64_t label) -> std::optional<AttachedAnswer> {
+  // The first answer attached to `label` with `key` (`loose`: one that
+  // FitsLoosely instead).
+  auto take = [&](int64_t label, bool loose) -> std::optional<AttachedAnswer> {
     auto found = attached_.find(label);
     if (found == attached_.end()) return std::nullopt;
     std::vector<AttachedAnswer>& answers = found->second;
     for (auto it = answers.begin(); it != answers.end(); ++it) {
-      if (it->key != key) continue;
+      if (loose ? !FitsLoosely(*it, key) : it->key != key) continue;
       AttachedAnswer answer = std::move(*it);
       answers.erase(it);
       return answer;
@@ -709,10 +711,14 @@ std::optional<AttachedAnswer> Executor::TakeAttachedAnswer(const std::string& ke
       if (it->label == label) request = &it->msg;
     requests.push_back(request);
   }
+  // The request it was forwarded from first (its own answer fits even
+  // loosely), then the oldest in flight; an exact fit before a loose one.
   if (std::optional<size_t> forwarded = ForwardedFrom(msg, requests))
-    if (std::optional<AttachedAnswer> answer = take(in_flight[*forwarded])) return answer;
-  for (int64_t label : in_flight)
-    if (std::optional<AttachedAnswer> answer = take(label)) return answer;
+    for (bool loose : {false, true})
+      if (std::optional<AttachedAnswer> answer = take(in_flight[*forwarded], loose)) return answer;
+  for (bool loose : {false, true})
+    for (int64_t label : in_flight)
+      if (std::optional<AttachedAnswer> answer = take(label, loose)) return answer;
   return std::nullopt;
 }
 

@@ -253,7 +253,8 @@ class Executor {
   // An answer with `key` attached to a client request in flight, taken:
   // from the one origin request `msg` was forwarded from when what it
   // carries shows it (ForwardedFrom) and that one has one, else from the
-  // oldest with one; nullopt when there is none.
+  // oldest with one; failing that, one that FitsLoosely, in the same
+  // order; nullopt when there is none.
   std::optional<AttachedAnswer> TakeAttachedAnswer(const std::string& key, const ir::Value& msg);
   absl::Status Record(check::Observation o);  // into the trace and the checker
   // The next generated request as a J-expression (guided: the best of

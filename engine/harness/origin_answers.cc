@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace dualswarm::harness {
 
@@ -61,6 +62,16 @@ std::string OriginRequestKey(const Value& request) {
   }
   if (const std::string* op = StringField(request, "op"); op != nullptr) return absl::StrCat("op ", *op);
   return "";
+}
+
+bool FitsLoosely(const AttachedAnswer& a, const std::string& key) {
+  constexpr absl::string_view kConditional = " conditional";
+  if (a.key == key) return false;  // an exact fit, not a loose one
+  const absl::string_view kept = absl::StripSuffix(a.key, kConditional);
+  if (kept != absl::StripSuffix(key, kConditional) || kept.empty()) return false;
+  const Value* status = a.answer.is_map() ? a.answer.Find("status") : nullptr;
+  const bool not_modified = status != nullptr && status->is_int() && status->as_int() == 304;
+  return !not_modified || absl::EndsWith(key, kConditional);
 }
 
 namespace {

@@ -78,6 +78,15 @@ struct AttachedAnswer {
   }
 };
 
+// Whether kept answer `a` may answer an origin request with `key` though
+// its own key differs: the two differ only in whether the request was
+// conditional, and `a` is no 304 (which answers only a conditional
+// request). A rerun whose intermediary revalidates where its run did not
+// (or the other way round: shrinking changed what it had stored) then
+// still gets the answer its run gave, as an origin may answer a
+// conditional request in full.
+bool FitsLoosely(const AttachedAnswer& a, const std::string& key);
+
 // Which of `clients` (client requests in flight) the intermediary
 // forwarded as origin request `origin`, when what it carried shows it:
 // `origin` has a string of at least kMinForwardedIdBytes bytes at the

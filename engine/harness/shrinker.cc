@@ -283,6 +283,38 @@ std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input) {
   return out;
 }
 
+std::vector<InputItem> InResponseOrder(const std::vector<InputItem>& input,
+                                       const std::vector<check::Observation>& trace) {
+  constexpr size_t kUnanswered = SIZE_MAX;
+  std::vector<size_t> answered_at(input.size(), kUnanswered);  // index in trace of item k's response
+  for (size_t i = 0; i < trace.size(); ++i) {
+    const check::Observation& o = trace[i];
+    if (o.side != check::Side::kClient || o.kind != check::Observation::Kind::kReceived || o.label < 2) continue;
+    const size_t k = static_cast<size_t>((o.label - 2) / 2);
+    if (k < input.size() && answered_at[k] == kUnanswered) answered_at[k] = i;
+  }
+  // Sort keys: a response's place; one with none sorts right behind the
+  // request before it (the second part keeps their send order).
+  std::vector<std::pair<size_t, size_t>> key(input.size());
+  for (size_t k = 0; k < input.size(); ++k)
+    key[k] = answered_at[k] != kUnanswered ? std::make_pair(answered_at[k], size_t{0})
+             : k > 0                       ? std::make_pair(key[k - 1].first, key[k - 1].second + 1)
+                                           : std::make_pair(size_t{0}, size_t{0});
+  std::vector<size_t> order(input.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+  std::vector<int> new_pos(input.size());
+  for (size_t p = 0; p < order.size(); ++p) new_pos[order[p]] = static_cast<int>(p);
+  std::vector<InputItem> out;
+  out.reserve(input.size());
+  for (size_t k : order) {
+    InputItem item = input[k];
+    item.jexpr = RelabelRefs(item.jexpr, new_pos);
+    out.push_back(std::move(item));
+  }
+  return OneAtATime(out);
+}
+
 bool Overlapping(const std::vector<InputItem>& input) {
   for (size_t k = 1; k < input.size(); ++k)
     if (std::find(input[k].after.begin(), input[k].after.end(), static_cast<int>(k) - 1) == input[k].after.end())
@@ -297,13 +329,22 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   std::vector<InputItem> input = original.sent.empty() ? failing : original.sent;
 
   // 0. One request at a time (each waits for the previous response), on
-  // the same connections: if the failure survives that, the server's order
-  // is fixed and every later candidate replays deterministically. (Step 3
-  // then tries moving everything onto one connection.)
+  // the same connections, in the order they were sent, else in the order
+  // their responses arrived: if the failure survives that, the server's
+  // order is fixed and every later candidate replays deterministically.
+  // (Step 3 then tries moving everything onto one connection.)
   auto try_one_at_a_time = [&]() -> absl::Status {
     if (input.size() < 2 || !Overlapping(input)) return absl::OkStatus();
     auto ok = run.Try(OneAtATime(input), &input);
     if (!ok.ok()) return ok.status();
+    if (!*ok && !run.budget_hit()) {
+      // In the order the effects happened (a late answer stored last).
+      std::vector<InputItem> by_response = InResponseOrder(input, run.last().trace);
+      if (by_response != OneAtATime(input)) {
+        ok = run.Try(by_response, &input);
+        if (!ok.ok()) return ok.status();
+      }
+    }
     if (*ok) {
       // What was sent keeps the waits the run observed; restore the chain.
       for (size_t k = 1; k < input.size(); ++k)

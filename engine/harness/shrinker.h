@@ -84,6 +84,15 @@ struct ShrinkResult {
 
 // `input` sent one request at a time: each waits for the previous response.
 std::vector<InputItem> OneAtATime(const std::vector<InputItem>& input);
+// `input` one request at a time in the order their responses arrived in
+// `trace` (a run of `input`): a server that acts on a request when it
+// answers it (a cache stores what it relays) then meets the requests in
+// the order the run's effects happened, which the order they were sent in
+// need not be. A request with no response (never answered, a fault) stays
+// right behind the request before it; references move with the messages
+// they name. Equal to OneAtATime(input) when the orders agree.
+std::vector<InputItem> InResponseOrder(const std::vector<InputItem>& input,
+                                       const std::vector<check::Observation>& trace);
 // Whether some request of `input` may be sent before the previous one's
 // response arrived (its `after` lacks the request before it).
 bool Overlapping(const std::vector<InputItem>& input);

@@ -325,6 +325,24 @@ TEST(OriginAnswers, AnAnswerAttachedToARequestFollowsItWhenEarlierOnesAreDropped
   EXPECT_EQ(ReplayRelay({bare}, book), (std::vector<Value>{Answer("book0")}));
 }
 
+// A revalidation where the run fetched in full (or the other way round)
+// still gets the run's answer, but never a 304 to an unconditional request.
+TEST(OriginAnswers, AnAnswerFitsTheSameRequestConditionalOrNotUnlessItIsA304) {
+  auto kept = [](const std::string& key, int64_t status) {
+    return AttachedAnswer{key, Value::Map({{"status", Value::Int(status)}})};
+  };
+  const std::string plain = OriginRequestKey(Http("GET", "/a", false));
+  const std::string conditional = OriginRequestKey(Http("GET", "/a", true));
+  EXPECT_TRUE(FitsLoosely(kept(plain, 200), conditional));
+  EXPECT_TRUE(FitsLoosely(kept(plain, 500), conditional));
+  EXPECT_TRUE(FitsLoosely(kept(conditional, 200), plain));
+  EXPECT_FALSE(FitsLoosely(kept(conditional, 304), plain));
+  EXPECT_FALSE(FitsLoosely(kept(plain, 200), plain));  // an exact fit is not a loose one
+  EXPECT_FALSE(FitsLoosely(kept(conditional, 304), conditional));
+  EXPECT_FALSE(FitsLoosely(kept(plain, 200), OriginRequestKey(Http("GET", "/b", true))));
+  EXPECT_FALSE(FitsLoosely(kept(plain, 200), OriginRequestKey(Http("HEAD", "/a", true))));
+}
+
 // Two requests in flight, forwarded in the other order: each origin
 // request gets the answer attached to the request whose id it carries,
 // not the oldest request's.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/check/observation.h"
 #include "engine/ir/jexpr.h"
 #include "gtest/gtest.h"
 
@@ -278,6 +279,75 @@ TEST(Shrinker, ReferencesFollowTheMessagesTheyName) {
   EXPECT_EQ(kept->label, 2);
   EXPECT_EQ(ir::JPathToString(kept->path), ir::JPathToString(ref.path));
   EXPECT_EQ(r->input[1].after, std::vector<int>{0});
+}
+
+// A trace in which request `k` of `order` got the k-th response.
+std::vector<check::Observation> AnsweredInOrder(const std::vector<int>& order) {
+  std::vector<check::Observation> trace;
+  for (int pos : order) {
+    check::Observation o;
+    o.kind = check::Observation::Kind::kReceived;
+    o.label = 2 * pos + 2;
+    trace.push_back(o);
+  }
+  return trace;
+}
+
+TEST(Shrinker, InResponseOrderSortsByWhenTheResponsesArrived) {
+  // 0 PUT /a, 1 GET /a (refers to 0's response), 2 GET /b (never
+  // answered), 3 DELETE /a; answered 3, 0, 1.
+  std::vector<InputItem> in = {Request(0, "PUT", "/a"), Request(1, "GET", "/a"), Request(2, "GET", "/b"),
+                               Request(3, "DELETE", "/a")};
+  ir::JRef ref;
+  ref.label = 2;
+  in[1].jexpr = in[1].jexpr.Set("body", ir::MakeHole(ref, nullptr));
+  const std::vector<InputItem> out = InResponseOrder(in, AnsweredInOrder({3, 0, 1}));
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].jexpr.Find("method")->as_string(), "DELETE");
+  EXPECT_EQ(out[1].jexpr.Find("method")->as_string(), "PUT");
+  EXPECT_EQ(out[2].jexpr.Find("path")->as_string(), "/a");  // the GET that refers to the PUT's response
+  EXPECT_EQ(out[3].jexpr.Find("path")->as_string(), "/b");  // unanswered: right behind the request before it
+  auto kept = ir::ParseJRef(out[2].jexpr.Find("body")->Find("$ref")->as_string());
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->label, 4);  // the PUT's response, now request 1's
+  EXPECT_FALSE(Overlapping(out));
+  EXPECT_EQ(out[3].conn, 2);  // connections stay
+  // Orders that agree change nothing but the waits.
+  EXPECT_EQ(InResponseOrder(in, AnsweredInOrder({0, 1, 2, 3})), OneAtATime(in));
+}
+
+TEST(Shrinker, AFailureThatNeedsTheResponseOrderIsSerializedInIt) {
+  // Fails when the DELETE /a is handled before the PUT /a: sent second but
+  // answered first in the found run. One at a time in the order sent
+  // cannot reproduce it; in the order answered it does, so shrinking goes
+  // on with a sequential input.
+  std::vector<InputItem> in = {Request(0, "PUT", "/a"), Request(1, "DELETE", "/a"), Request(2, "GET", "/b"),
+                               Request(0, "GET", "/a")};
+  std::vector<std::vector<InputItem>> candidates;
+  RerunFn rerun = [&](const std::vector<InputItem>& c) -> absl::StatusOr<RerunOutcome> {
+    candidates.push_back(c);
+    RerunOutcome o;
+    o.sent = c;
+    const int del = Find(c, "DELETE", "/a"), put = Find(c, "PUT", "/a"), get = Find(c, "GET", "/a");
+    o.reproduced = del >= 0 && put > del && get > put && !Overlapping(c);
+    o.verdict.kind = "safety";
+    o.verdict.label = 2 * get + 2;
+    return o;
+  };
+  RerunOutcome original;
+  original.reproduced = true;
+  original.sent = in;
+  original.verdict.kind = "safety";
+  original.verdict.label = 8;
+  original.trace = AnsweredInOrder({1, 0, 2, 3});
+  auto r = Shrink(in, original, rerun, OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GE(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0], OneAtATime(in));  // the order sent first: does not reproduce
+  ASSERT_EQ(r->input.size(), 3u);
+  EXPECT_EQ(r->input[0].jexpr.Find("method")->as_string(), "DELETE");
+  EXPECT_EQ(r->input[1].jexpr.Find("method")->as_string(), "PUT");
+  EXPECT_FALSE(Overlapping(r->input));
 }
 
 }  // namespace
