@@ -7,13 +7,16 @@
 # Replaces the "## Shrinking an intermediary's findings" section of
 # bench/RESULTS.md.
 #
-#   BASELINE_REF=<commit> SEEDS=2 SHRINK_SECONDS=20 bash bench/run_cache_shrink_bench.sh
+#   BASELINE_REF=<commit> SEEDS=2 SHRINK_SECONDS=20 [MUTANTS="7"] bash bench/run_cache_shrink_bench.sh
+#
+# MUTANTS (default all, 1 to 9) names the mutants to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 BASELINE_REF=${BASELINE_REF:?set BASELINE_REF to the commit to compare with}
 SEEDS=${SEEDS:-2}
 SHRINK_SECONDS=${SHRINK_SECONDS:-20}
+MUTANTS=${MUTANTS:-1 2 3 4 5 6 7 8 9}
 bench_build dualswarm ds-ref-cache
 wt=$(mktemp -d /tmp/ds-shrink-baseline.XXXXXX)
 rmdir "$wt"
@@ -51,10 +54,12 @@ sizes_now=()
 sure_base=0
 sure_now=0
 done_base=0
+small_base=0
+small_now=0
 done_now=0
 runs=0
 start=$(date +%s)
-for m in 1 2 3 4 5 6 7 8 9; do
+for m in $MUTANTS; do
   for seed in $(seq 1 "$SEEDS"); do
     read -r bs bo br bc <<<"$(run "$wt/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed" "$wt/specs")"
     read -r ns no nr nc <<<"$(run "$PWD/$BENCH_BUILD_DIR/dualswarm" "$m" "$seed" "$PWD/specs")"
@@ -64,6 +69,8 @@ for m in 1 2 3 4 5 6 7 8 9; do
     [ "$ns" != "-" ] && sizes_now+=("$ns")
     [ "$br" = "5" ] && sure_base=$((sure_base + 1))
     [ "$nr" = "5" ] && sure_now=$((sure_now + 1))
+    [ "$bs" != "-" ] && [ "$bs" -le 8 ] && [ "$br" = "5" ] && small_base=$((small_base + 1))
+    [ "$ns" != "-" ] && [ "$ns" -le 8 ] && [ "$nr" = "5" ] && small_now=$((small_now + 1))
     [ "$bc" = "yes" ] && done_base=$((done_base + 1))
     [ "$nc" = "yes" ] && done_now=$((done_now + 1))
   done
@@ -72,9 +79,11 @@ secs=$(($(date +%s) - start))
 median_base=$(printf '%s\n' "${sizes_base[@]}" | bench_median)
 median_now=$(printf '%s\n' "${sizes_now[@]}" | bench_median)
 rm -rf "$logs"
-section="## Shrinking an intermediary's findings
+title="Shrinking an intermediary's findings"
+[ "$MUTANTS" != "1 2 3 4 5 6 7 8 9" ] && title="$title: mutant $MUTANTS"
+section="## $title
 
-Command: \`BASELINE_REF=$BASELINE_REF SEEDS=$SEEDS SHRINK_SECONDS=$SHRINK_SECONDS bash bench/run_cache_shrink_bench.sh\` (Release builds of \`dualswarm\`: the working tree's and $BASELINE_REF's)
+Command: \`BASELINE_REF=$BASELINE_REF SEEDS=$SEEDS SHRINK_SECONDS=$SHRINK_SECONDS MUTANTS=\"$MUTANTS\" bash bench/run_cache_shrink_bench.sh\` (Release builds of \`dualswarm\`: the working tree's and $BASELINE_REF's)
 
 * Date: $date; $machine
 * Each run: \`dualswarm test --spec specs/http_cache.dspec --origins 1\` against \`ds-ref-cache --mutant M --origin-connections 2\`, 1,000 requests, 4 connections, \`--shrink-time $SHRINK_SECONDS\`; then the 5 verification replays of the shrunk input. \"size\": requests left of those sent; \"complete\": shrinking ended by itself, not by its budget.
@@ -85,9 +94,10 @@ Command: \`BASELINE_REF=$BASELINE_REF SEEDS=$SEEDS SHRINK_SECONDS=$SHRINK_SECOND
 | median size | $median_base | $median_now |
 | runs whose 5 replays all reproduced | $sure_base of $runs | $sure_now of $runs |
 | runs whose shrinking completed | $done_base of $runs | $done_now of $runs |
+| runs shrunk to at most 8 requests that all 5 replays reproduced | $small_base of $runs | $small_now of $runs |
 
 | mutant | seed | baseline: size | baseline: replays | baseline: complete | now: size | now: replays | now: complete |
 |--:|--:|--:|--:|---|--:|--:|---|
 $rows"
-bench_replace_section "Shrinking an intermediary's findings" "$section"
+bench_replace_section "$title" "$section"
 echo "$section"

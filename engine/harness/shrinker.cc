@@ -356,12 +356,13 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
   if (auto s = try_one_at_a_time(); !s.ok()) return s;
 
   // 1. Drop the requests on every other resource (path or key) than the
-  // failing request's at once; when the failure needs some of them, drop
-  // each other resource in turn, the one with the most requests first (when
-  // there are few: ddmin does better with many). One rerun where ddmin would
-  // need many. A failure that needed concurrency may survive one request
-  // at a time once the other resources' traffic is gone, so step 0 is
-  // tried again.
+  // failing request's at once (and, when that fails, also with the rest
+  // one at a time in response order); when the failure needs some of
+  // them, drop each other resource in turn, the one with the most
+  // requests first (when there are few: ddmin does better with many). One
+  // rerun where ddmin would need many. A failure that needed concurrency
+  // may survive one request at a time once the other resources' traffic
+  // is gone, so step 0 is tried again.
   if (int failing = FailingPosition(run.last(), input.size()); failing >= 0 && !run.budget_hit()) {
     const std::string own = ResourceOf(input[static_cast<size_t>(failing)]);
     bool dropped = false;
@@ -378,7 +379,19 @@ absl::StatusOr<ShrinkResult> Shrink(const std::vector<InputItem>& failing, const
       return absl::OkStatus();
     };
     if (auto others = OtherResourcesBySize(input, own, false); !others.empty()) {
-      if (auto s = drop_resources(std::set<std::string>(others.begin(), others.end()), false); !s.ok()) return s;
+      const std::set<std::string> all_others(others.begin(), others.end());
+      if (auto s = drop_resources(all_others, false); !s.ok()) return s;
+      // A concurrent failure that did not survive the drop may still be
+      // a sequential one on its own resource: its requests one at a time
+      // in the order their responses arrived.
+      if (!dropped && Overlapping(input) && !run.budget_hit()) {
+        std::vector<InputItem> by_response = InResponseOrder(input, run.last().trace);
+        std::vector<bool> drop(by_response.size());
+        for (size_t k = 0; k < by_response.size(); ++k) drop[k] = all_others.count(ResourceOf(by_response[k])) > 0;
+        auto ok = run.Try(Without(by_response, drop), &input);
+        if (!ok.ok()) return ok.status();
+        dropped |= *ok;
+      }
       // One resource at a time; when there are many, one top at a time
       // (a file tree's top-level names), the largest first.
       constexpr size_t kMaxOneByOne = 8;

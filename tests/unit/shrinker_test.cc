@@ -350,5 +350,38 @@ TEST(Shrinker, AFailureThatNeedsTheResponseOrderIsSerializedInIt) {
   EXPECT_FALSE(Overlapping(r->input));
 }
 
+TEST(Shrinker, AConcurrentFailureIsTriedSequentiallyOnItsOwnResource) {
+  // Reproduces only one at a time, in the order answered (DELETE before
+  // PUT), and without the /b traffic: neither step 0's candidates nor the
+  // drop of /b alone reproduce it, their combination does.
+  std::vector<InputItem> in = {Request(0, "PUT", "/a"), Request(1, "DELETE", "/a"), Request(2, "GET", "/b"),
+                               Request(0, "GET", "/a"), Request(1, "GET", "/b")};
+  int runs = 0, first_reproduced = 0;
+  RerunFn rerun = [&](const std::vector<InputItem>& c) -> absl::StatusOr<RerunOutcome> {
+    ++runs;
+    RerunOutcome o;
+    o.sent = c;
+    const int del = Find(c, "DELETE", "/a"), put = Find(c, "PUT", "/a"), get = Find(c, "GET", "/a");
+    o.reproduced = del >= 0 && put > del && get > put && !Overlapping(c) && Find(c, "GET", "/b") < 0;
+    if (o.reproduced && first_reproduced == 0) first_reproduced = runs;
+    o.verdict.kind = "safety";
+    o.verdict.label = 2 * get + 2;
+    return o;
+  };
+  RerunOutcome original;
+  original.reproduced = true;
+  original.sent = in;
+  original.verdict.kind = "safety";
+  original.verdict.label = 8;
+  original.trace = AnsweredInOrder({1, 0, 2, 3, 4});
+  auto r = Shrink(in, original, rerun, OneConfirmation());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->input.size(), 3u);
+  EXPECT_EQ(r->input[0].jexpr.Find("method")->as_string(), "DELETE");
+  EXPECT_EQ(r->input[1].jexpr.Find("method")->as_string(), "PUT");
+  EXPECT_FALSE(Overlapping(r->input));
+  EXPECT_EQ(first_reproduced, 4) << "step 0 (2 orders), the drop of /b, then the drop in response order";
+}
+
 }  // namespace
 }  // namespace dualswarm::harness
