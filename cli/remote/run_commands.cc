@@ -31,7 +31,8 @@ using remote::ParsedArgs;
 
 const char kRunHelp[] =
     "usage: dualswarm run submit (--spec HASH | --spec-name NAME | --spec-file FILE)\n"
-    "                            --target NAME|ID --jobs N [options] [--watch] [--json]\n"
+    "                            (--target NAME|ID | --explore-depth N) --jobs N [options]\n"
+    "                            [--watch] [--json]\n"
     "       dualswarm run list [--state S] [--spec HASH] [--target NAME|ID] [--limit N] [--json]\n"
     "       dualswarm run show ID [--json]\n"
     "       dualswarm run watch ID [--json]\n"
@@ -59,6 +60,11 @@ const char kRunHelp[] =
     "                          the most spec branches not reached yet (docs/coverage.md);\n"
     "                          --guide-candidates N (2-64) draws N\n"
     "    --stop-at-first-finding  cancel the remaining jobs once one job fails\n"
+    "    --explore-depth N     model-check the spec instead (no --target): each job explores\n"
+    "                          it with its gen to N requests (1..64) in its own order and\n"
+    "                          stops at the first violation (docs/explore.md); a job's\n"
+    "                          time is --time-budget-ms (default 60 s)\n"
+    "    --explore-max-states N  distinct states each explore job keeps (default 200000)\n"
     "    --watch               then follow the run like `run watch` (and exit like it)\n"
     "  list                    runs, newest first\n"
     "    --state S             only runs in state S (queued|running|passed|failed|cancelled|error)\n"
@@ -226,7 +232,10 @@ int Submit(const ParsedArgs& a) {
   if (!a.positional.empty()) return Usage(absl::StrCat("unexpected argument '", a.positional[0], "'"));
   if (f.count("spec") + f.count("spec-name") + f.count("spec-file") != 1)
     return Usage("run submit needs exactly one of --spec HASH, --spec-name NAME or --spec-file FILE");
-  if (!f.count("target")) return Usage("run submit needs --target NAME|ID");
+  const bool explore = f.count("explore-depth") > 0;
+  if (!f.count("target") && !explore) return Usage("run submit needs --target NAME|ID (or --explore-depth N)");
+  if (f.count("target") && explore)
+    return Usage("an explore run (--explore-depth) model-checks the spec and tests no target: drop --target");
   if (!f.count("jobs")) return Usage("run submit needs --jobs N");
   v1::SubmitRunRequest req;
   v1::RunTemplate* t = req.mutable_template_();
@@ -259,8 +268,8 @@ int Submit(const ParsedArgs& a) {
       std::fprintf(stderr, "pushed %s: spec %s %s (%s)\n", f.at("spec-file").c_str(), spec_name.c_str(),
                    pushed.spec().hash().c_str(), pushed.created() ? "new version" : "already stored");
   }
-  int64_t target_id = 0;
-  if (!remote::ResolveTarget(*client, f.at("target"), &target_id, &code)) return code;
+  int64_t target_id = 0;  // an explore run's: the coordinator's built-in one
+  if (!explore && !remote::ResolveTarget(*client, f.at("target"), &target_id, &code)) return code;
   t->set_target_id(target_id);
 
   auto stub = v1::RunService::NewStub(client->channel());
@@ -353,14 +362,21 @@ void PrintRun(const v1::Run& r) {
               r.findings() > 0 ? absl::StrCat(" (dualswarm finding list --run ", r.id(), ")").c_str() : "");
   std::printf("  seed          %llu%s\n", static_cast<unsigned long long>(t.seed()),
               t.stop_at_first_finding() ? ", stops at the first finding" : "");
-  std::printf(
-      "  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s%s%s\n",
-      static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
-      static_cast<long long>(b.response_timeout_ms()),
-      b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
-      b.network().empty() ? "tcp" : b.network().c_str(), t.gen().empty() ? "" : absl::StrCat(", gen ", t.gen()).c_str(),
-      b.guide_candidates() > 1 ? absl::StrCat(", coverage-guided (", b.guide_candidates(), " candidates)").c_str()
-                               : "");
+  if (b.explore_depth() > 0)
+    std::printf("  per job       explores the spec to depth %d, at most %llu states, time budget %lld ms%s\n",
+                b.explore_depth(), static_cast<unsigned long long>(b.explore_max_states()),
+                static_cast<long long>(b.time_budget_ms()),
+                t.gen().empty() ? "" : absl::StrCat(", gen ", t.gen()).c_str());
+  else
+    std::printf(
+        "  per job       %llu steps, %d connections, %d in flight, response timeout %lld ms%s, network %s%s%s\n",
+        static_cast<unsigned long long>(b.steps()), b.connections(), b.max_in_flight(),
+        static_cast<long long>(b.response_timeout_ms()),
+        b.time_budget_ms() > 0 ? absl::StrCat(", time budget ", b.time_budget_ms(), " ms").c_str() : "",
+        b.network().empty() ? "tcp" : b.network().c_str(),
+        t.gen().empty() ? "" : absl::StrCat(", gen ", t.gen()).c_str(),
+        b.guide_candidates() > 1 ? absl::StrCat(", coverage-guided (", b.guide_candidates(), " candidates)").c_str()
+                                 : "");
   std::printf("  submitted by  %s%s\n", r.submitted_by().c_str(),
               r.campaign_id() ? absl::StrCat(" (campaign ", r.campaign_id(), ")").c_str() : "");
   std::printf("  created       %s\n", remote::FormatTime(r.created_at()).c_str());
@@ -455,11 +471,11 @@ int RunCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "submit") {
-    if (!remote::ParseRemoteArgs(
-            rest,
-            {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps", "time-budget-ms", "connections",
-             "max-in-flight", "response-timeout-ms", "network", "gen", "guide-candidates"},
-            {"stop-at-first-finding", "watch", "json", "coverage-guided"}, &a, &err))
+    if (!remote::ParseRemoteArgs(rest,
+                                 {"spec", "spec-name", "spec-file", "target", "jobs", "seed", "steps", "time-budget-ms",
+                                  "connections", "max-in-flight", "response-timeout-ms", "network", "gen",
+                                  "guide-candidates", "explore-depth", "explore-max-states"},
+                                 {"stop-at-first-finding", "watch", "json", "coverage-guided"}, &a, &err))
       return Usage(err);
     return Submit(a);
   }

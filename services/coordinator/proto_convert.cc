@@ -77,7 +77,7 @@ TargetRow TargetFromProto(const v1::Target& p) {
 // clang-format off
 #define DS_BUDGET_FIELDS(F) \
   F(steps) F(time_budget_ms) F(connections) F(max_in_flight) F(response_timeout_ms) F(network) F(max_frontier) \
-  F(guide_candidates)
+  F(guide_candidates) F(explore_depth) F(explore_max_states)
 // clang-format on
 
 void BudgetToProto(const JobBudget& row, v1::JobBudget* p){DS_BUDGET_FIELDS(DS_COPY_TO_PROTO)}

@@ -597,6 +597,76 @@ TEST_F(SwarmTest, ProxyTargetsRunInTheServiceWithTheirOrigins) {
   EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
 }
 
+// An explore run: its jobs model-check the spec (no target, no SUT), each
+// trying requests in its own order (the swarm's branch orders), and stop
+// at the first violation. The planted deep assert of
+// bench/specs/deep_bug.dspec (11 requests in) is found and reported as a
+// finding whose input is the request sequence; kv with two keys is free of
+// violations to depth 3. An explore run names no target, and no user
+// target may take the built-in one's name.
+TEST_F(SwarmTest, AnExploreRunModelChecksTheSpecInItsJobsOrders) {
+  StartWorker("w1", 2);
+  const std::string deep = PushSpec("bench/specs/deep_bug.dspec");
+  const std::string kv = PushSpec("specs/kv.dspec");
+  auto submit = [&](const std::string& spec, int jobs, int depth, int64_t target, grpc::Status* status) {
+    v1::SubmitRunRequest req;
+    auto* t = req.mutable_template_();
+    t->set_spec_hash(spec);
+    t->set_target_id(target);
+    t->set_jobs(jobs);
+    t->set_seed(11);
+    t->mutable_budget()->set_explore_depth(depth);
+    t->mutable_budget()->set_time_budget_ms(30000);
+    v1::Run run;
+    *status = runs_->Submit(AuthContext(submitter_).get(), req, &run);
+    return run;
+  };
+  grpc::Status s;
+  const v1::Run deep_run = submit(deep, 4, 12, 0, &s);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(deep_run.template_().budget().explore_max_states(), 200000u) << "the default filled in";
+  const v1::Run kv_run = submit(kv, 2, 3, 0, &s);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  const v1::Run fail = WaitRun(deep_run.id(), seconds(90));
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  EXPECT_EQ(fail.counts().failed(), 4) << "every order reaches the bug within its budget";
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_EQ(groups.size(), 1u) << "one assert, one signature";
+  v1::Finding f = GetFinding(groups[0].id());
+  EXPECT_EQ(f.kind(), v1::VERDICT_KIND_SPEC_ERROR);
+  EXPECT_TRUE(absl::StrContains(f.reason(), "assertion failed")) << f.reason();
+  ASSERT_EQ(f.counterexamples_size(), 4);
+  for (const auto& cx : f.counterexamples()) {
+    EXPECT_GE(cx.size(), 11) << "a=3, b=2, c=4, d=1, then step";
+    EXPECT_TRUE(absl::StrContains(cx.input_json(), R"({"op":"step"})")) << cx.input_json();
+  }
+  v1::ListJobsRequest jobs_req;
+  jobs_req.set_run_id(fail.id());
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(runs_->ListJobs(AuthContext(submitter_).get(), jobs_req, &jobs).ok());
+  std::set<int> orders;
+  for (const auto& j : jobs.jobs()) orders.insert(j.branch_order());
+  EXPECT_EQ(orders.size(), 4u) << "first, last, random, most-constrained (a second permutation)";
+
+  const v1::Run pass = WaitRun(kv_run.id(), seconds(60));
+  EXPECT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 2);
+
+  const int64_t webdav = AddTarget("webdav", Webdav(0));
+  submit(kv, 1, 3, webdav, &s);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "tests no target")) << s.error_message();
+  v1::CreateTargetRequest taken;
+  taken.mutable_target()->set_name("explore");
+  taken.mutable_target()->set_adapter("http");
+  taken.mutable_target()->set_address("127.0.0.1:1");
+  v1::Target t;
+  s = targets_->Create(AuthContext(admin_).get(), taken, &t);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "reserved")) << s.error_message();
+}
+
 // A 3-node etcd cluster target with a nemesis: 8 jobs on 2 workers, each
 // job killing and pausing members on its own seed's schedule. A correct
 // etcd passes (a job whose history is beyond the checker's bound ends

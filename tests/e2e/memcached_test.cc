@@ -130,7 +130,9 @@ TEST(RealServers, MemcachedUnderKillsComesBackEmptyAsItsSpecSays) {
     auto r = RunJob(spec, under_kills(seed));
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
-    EXPECT_GE(r->faults, 2) << "seed " << seed << ": the run took " << r->seconds << " s";
+    // A kill every 100 ms of a run bounded by requests: on a fast machine
+    // a run takes 0.3 s and sees one (at 100 ms, mid-run).
+    EXPECT_GE(r->faults, 1) << "seed " << seed << ": the run took " << r->seconds << " s";
   }
   const std::string source = ShippedSource("memcached.dspec");
   const size_t begin = source.find("on fault f {");

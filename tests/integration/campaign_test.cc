@@ -274,6 +274,32 @@ TEST_F(CampaignTest, TwoReplicasTickingAtOnceFireEachCampaignOnce) {
   }
 }
 
+// A campaign of explore runs names no target: it gets the built-in one, and
+// each firing submits an explore run with its depth and state bound.
+TEST_F(CampaignTest, AnExploreCampaignFiresExploreRunsAgainstTheBuiltInTarget) {
+  CampaignRow c = Campaign("explore-nightly", "0 3 * * *", 2);
+  c.tmpl.target_id = 0;
+  c.tmpl.budget.explore_depth = 5;
+  c = Create(c, At(2030, 1, 1, 2, 0));
+  ASSERT_GT(c.tmpl.target_id, 0);
+  EXPECT_NE(c.tmpl.target_id, target_id_);
+  EXPECT_EQ(c.tmpl.budget.explore_max_states, 200000u) << "the default filled in";
+  CampaignScheduler s(store_.get(), {});
+  std::vector<FiredCampaign> fired = Tick(s, At(2030, 1, 1, 3, 0, 0));
+  ASSERT_EQ(fired.size(), 1u);
+  ASSERT_GT(fired[0].run_id, 0) << fired[0].error;
+  auto run = store_->GetRun(fired[0].run_id);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->tmpl.target_id, c.tmpl.target_id);
+  EXPECT_EQ(run->tmpl.budget.explore_depth, 5);
+  EXPECT_EQ(run->tmpl.budget.time_budget_ms, 60000) << "an explore job's default time";
+  // Naming a real target for an explore campaign is refused.
+  CampaignRow named = Campaign("explore-named", "0 3 * * *");
+  named.tmpl.budget.explore_depth = 5;
+  auto refused = store_->CreateCampaign(named, At(2030, 1, 1, 2, 0));
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+}
+
 TEST_F(CampaignTest, CatchesUpOnceAfterDowntime) {
   CampaignRow c = Create(Campaign("hourly", "0 * * * *"), At(2030, 3, 1, 0, 30));
   CampaignScheduler s(store_.get(), {});

@@ -574,6 +574,26 @@ TEST_F(CliRemoteTest, RunSubmitListShowCancelAndWatchOfACancelledRun) {
   r = Cli({"run", "show", "999"}, submitter_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "NOT_FOUND: no run 999")) << r.err;
+
+  // An explore run: no target, its depth and state bound.
+  r = Cli({"run", "submit", "--spec", hash, "--explore-depth", "4", "--explore-max-states", "500", "--jobs", "2"},
+          submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const int64_t explore_run = RunIdOf(r.out);
+  v1::Run explored = GetRun(explore_run);
+  EXPECT_EQ(explored.template_().budget().explore_depth(), 4);
+  EXPECT_EQ(explored.template_().budget().explore_max_states(), 500u);
+  EXPECT_NE(explored.template_().target_id(), target);
+  r = Cli({"run", "show", absl::StrCat(explore_run)}, submitter_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "explores the spec to depth 4, at most 500 states, time budget 60000 ms"))
+      << r.out;
+  r = Cli({"run", "submit", "--spec", hash, "--explore-depth", "4", "--target", "1", "--jobs", "1"}, submitter_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "drop --target")) << r.err;
+  r = Cli({"run", "submit", "--spec", hash, "--explore-depth", "65", "--jobs", "1"}, submitter_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--explore-depth must be an integer between 1 and 64")) << r.err;
   r = Cli({"run", "watch", "999"}, submitter_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "NOT_FOUND")) << r.err;

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dualswarm/v1/worker.pb.h"
+#include "workers/daemon/explore_job.h"
 #include "workers/daemon/job_plan.h"
 #include "workers/daemon/slot_tokens.h"
 #include "workers/runner/shrink_job.h"
@@ -134,6 +135,15 @@ int RunJobChild(const JobChildOptions& options) {
     return 0;
   };
 
+  if (IsExploreJob(job)) {
+    std::fprintf(stderr, "run-job: job %lld (run %lld, #%d, attempt %d): explore to depth %d, seed %llu\n",
+                 static_cast<long long>(job.job_id()), static_cast<long long>(job.run_id()), job.index(), job.attempt(),
+                 job.budget().explore_depth(), static_cast<unsigned long long>(job.seed()));
+    v1::CompleteJobRequest req = RunExploreJob(job, &g_cancel);
+    if (g_cancel.load()) return 143;
+    req.set_seconds(seconds());
+    return finish(req);
+  }
   auto plan = PlanJob(job, options.work_root);
   if (!plan.ok()) return finish(CompletionForError(job, std::string(plan.status().message()), seconds()));
   JobOptions& o = plan->options;

@@ -24,7 +24,8 @@ class CampaignService final : public ServiceWithState<v1::CampaignService::Servi
     if (auto st = state_->auth().Admit(ctx); !st.ok()) return st;
     const v1::Campaign& p = req->campaign();
     if (p.cron().size() > 1000) return Invalid("cron exceeds 1000 bytes");
-    if (auto st = CheckId("campaign.template.target_id", p.template_().target_id()); !st.ok()) return st;
+    if (p.template_().budget().explore_depth() <= 0 || p.template_().target_id() != 0)  // explore runs: see Submit
+      if (auto st = CheckId("campaign.template.target_id", p.template_().target_id()); !st.ok()) return st;
     return ReplyWith(state_->store()->CreateCampaign(CampaignFromProto(p), NowMicros()), CampaignToProto, resp);
   }
 

@@ -29,7 +29,10 @@ class RunService final : public ServiceWithState<v1::RunService::Service> {
     if (auto st = state_->auth().Admit(ctx, &caller); !st.ok()) return st;
     const v1::RunTemplate& p = req->template_();
     if (p.spec_hash().empty()) return Invalid("template.spec_hash is required");
-    if (auto st = CheckId("template.target_id", p.target_id()); !st.ok()) return st;
+    // An explore run (budget.explore_depth > 0) may leave its target 0: the
+    // store gives it the built-in one.
+    if (p.budget().explore_depth() <= 0 || p.target_id() != 0)
+      if (auto st = CheckId("template.target_id", p.target_id()); !st.ok()) return st;
     auto run = state_->store()->SubmitRun(TemplateFromProto(p), caller.name);
     if (run.ok()) state_->Wake();
     return ReplyWith(run, RunToProto, resp);

@@ -61,12 +61,13 @@ absl::StatusOr<int64_t> InsertCampaign(Sql& w, const CampaignRow& c) {
       "   'stopAtFirstFinding', $10::boolean, 'gen', $11::text, 'budget', jsonb_build_object("
       "     'steps', $12::text, 'timeBudgetMs', $13::text, 'connections', $14::int,"
       "     'maxInFlight', $15::int, 'responseTimeoutMs', $16::text, 'network', $17::text,"
-      "     'maxFrontier', $18::text, 'guideCandidates', $19::int)))"
+      "     'maxFrontier', $18::text, 'guideCandidates', $19::int, 'exploreDepth', $20::int,"
+      "     'exploreMaxStates', $21::text)))"
       " ON CONFLICT (name) DO NOTHING RETURNING id",
       c.name, c.cron, c.spec_name, c.paused, c.next_fire_at, t.spec_hash, std::to_string(t.target_id), t.jobs,
       std::to_string(t.seed), t.stop_at_first_finding, t.gen, std::to_string(b.steps), std::to_string(b.time_budget_ms),
       b.connections, b.max_in_flight, std::to_string(b.response_timeout_ms), b.network, std::to_string(b.max_frontier),
-      b.guide_candidates);
+      b.guide_candidates, b.explore_depth, std::to_string(b.explore_max_states));
   if (r.empty()) return absl::AlreadyExistsError(absl::StrCat("a campaign named \"", c.name, "\" exists"));
   return I64(r[0]["id"]);
 }
@@ -151,8 +152,12 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
     // (a "latest" campaign is checked against today's newest version; each
     // firing checks its own version again in InsertRun)
     RETURN_IF_ERROR(CheckGen(w, hash, c.tmpl.gen));
-    RETURN_IF_ERROR(CheckTargetExists(w, c.tmpl.target_id));
-    RETURN_IF_ERROR(CheckOriginRole(w, hash, c.tmpl.target_id));
+    if (c.tmpl.budget.explore_depth > 0) {
+      ASSIGN_OR_RETURN(c.tmpl.target_id, ExploreTargetFor(w, c.tmpl.target_id));
+    } else {
+      RETURN_IF_ERROR(CheckTargetExists(w, c.tmpl.target_id));
+      RETURN_IF_ERROR(CheckOriginRole(w, hash, c.tmpl.target_id));
+    }
     ASSIGN_OR_RETURN(int64_t id, InsertCampaign(w, c));
     return CampaignById(w, id);
   });

@@ -57,6 +57,14 @@ absl::Status ValidateBudget(JobBudget* b) {
   if (b->guide_candidates < 0 || b->guide_candidates > kMaxGuideCandidates)
     return absl::InvalidArgumentError(
         absl::StrCat("budget.guide_candidates must be between 0 and ", kMaxGuideCandidates));
+  if (b->explore_depth < 0 || b->explore_depth > kMaxExploreDepth)
+    return absl::InvalidArgumentError(absl::StrCat("budget.explore_depth must be between 0 and ", kMaxExploreDepth));
+  if (b->explore_max_states > kMaxExploreMaxStates)
+    return absl::InvalidArgumentError(absl::StrCat("budget.explore_max_states must be at most ", kMaxExploreMaxStates));
+  if (b->explore_depth > 0) {
+    if (b->explore_max_states == 0) b->explore_max_states = kDefaultExploreMaxStates;
+    if (b->time_budget_ms == 0) b->time_budget_ms = kDefaultExploreTimeMs;
+  }
   return absl::OkStatus();
 }
 

@@ -41,6 +41,16 @@ inline constexpr int kMaxInFlight = 1024;
 inline constexpr int64_t kMaxResponseTimeoutMs = 3600 * 1000;  // one hour
 inline constexpr uint64_t kMaxFrontier = uint64_t{1} << 40;
 inline constexpr int kMaxGuideCandidates = harness::kMaxGuideCandidates;  // the engine's bound
+// Explore runs (JobBudget::explore_depth > 0): the depth bound, the states
+// a job keeps, and its wall time when the budget names none.
+inline constexpr int kMaxExploreDepth = 64;
+inline constexpr uint64_t kDefaultExploreMaxStates = 200'000;
+inline constexpr uint64_t kMaxExploreMaxStates = 10'000'000;
+inline constexpr int64_t kDefaultExploreTimeMs = 60'000;
+// The built-in target explore runs are against: it starts no SUT, and no
+// user can register a target of its name (the adapter word also tells
+// workers that can explore: their --adapters list it).
+inline constexpr char kExploreTarget[] = "explore";
 
 // --- names and text ---
 // Names chosen by clients that travel in URLs and lists (targets,

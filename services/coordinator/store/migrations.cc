@@ -310,6 +310,18 @@ ALTER TABLE counterexamples ADD CONSTRAINT counterexamples_kind_word
   CHECK (kind IN ('safety', 'liveness', 'spec-error', 'sut-crash', 'property')) NOT VALID;
 )sql";
 
+// Explore runs (JobBudget.explore_depth > 0: jobs model-check the spec,
+// docs/explore.md; bounded like store/limits.h bounds them). Campaigns keep
+// both in their template's jsonb (absent in older ones: 0, testing).
+constexpr const char* kV16 = R"sql(
+ALTER TABLE runs ADD COLUMN explore_depth integer NOT NULL DEFAULT 0
+  CHECK (explore_depth BETWEEN 0 AND 64);
+ALTER TABLE runs ADD COLUMN explore_max_states bigint NOT NULL DEFAULT 0
+  CHECK (explore_max_states BETWEEN 0 AND 10000000);
+)sql";
+static_assert(kMaxExploreDepth == 64 && kMaxExploreMaxStates == 10'000'000,
+              "a new bound on explore runs needs a migration of its CHECK");
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -329,6 +341,7 @@ const std::vector<Migration>& Migrations() {
       {13, "spec coverage of jobs", kV13},
       {14, "property findings", kV14},
       {15, "coverage-guided runs", kV15},
+      {16, "explore runs", kV16},
   };
   return kMigrations;
 }

@@ -19,7 +19,8 @@ const Columns<JobBudget>& BudgetColumns() {
       {Col<&Budget::steps>("steps"), Col<&Budget::time_budget_ms>("time_budget_ms"),
        Col<&Budget::connections>("connections"), Col<&Budget::max_in_flight>("max_in_flight"),
        Col<&Budget::response_timeout_ms>("response_timeout_ms"), Col<&Budget::network>("network"),
-       Col<&Budget::max_frontier>("max_frontier"), Col<&Budget::guide_candidates>("guide_candidates")});
+       Col<&Budget::max_frontier>("max_frontier"), Col<&Budget::guide_candidates>("guide_candidates"),
+       Col<&Budget::explore_depth>("explore_depth"), Col<&Budget::explore_max_states>("explore_max_states")});
   return columns;
 }
 

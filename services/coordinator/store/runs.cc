@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/names/wire_names.h"
 #include "services/coordinator/store/checks.h"
+#include "services/coordinator/store/limits.h"
 #include "services/coordinator/store/rows.h"
 #include "services/coordinator/store/runs.h"
 #include "services/coordinator/store/swarm.h"
@@ -85,25 +86,50 @@ absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t targe
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> ExploreTargetFor(Sql& w, int64_t requested) {
+  w.exec_params0(
+      "INSERT INTO targets (name, adapter, reset_policy) VALUES ($1, $1, 'none')"
+      " ON CONFLICT (name) DO NOTHING",
+      std::string(kExploreTarget));
+  pqxx::result r = w.exec_params("SELECT id, adapter FROM targets WHERE name = $1", std::string(kExploreTarget));
+  if (r.empty() || Str(r[0]["adapter"]) != kExploreTarget)
+    return absl::FailedPreconditionError(
+        absl::StrCat("the target named \"", kExploreTarget, "\" is not the built-in one explore runs need"));
+  const int64_t id = I64(r[0]["id"]);
+  if (requested != 0 && requested != id)
+    return absl::InvalidArgumentError(
+        absl::StrCat("an explore run (budget.explore_depth > 0) model-checks the spec and tests no target: leave "
+                     "target_id 0 (or name the built-in target \"",
+                     kExploreTarget, "\", id ", id, ")"));
+  return id;
+}
+
 absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string& submitted_by, int64_t campaign_id) {
   pqxx::result spec = w.exec_params("SELECT choice_sites FROM specs WHERE hash = $1", t.spec_hash);
   if (spec.empty()) return absl::NotFoundError(absl::StrCat("no spec version \"", t.spec_hash, "\""));
   int sites = static_cast<int>(I64(spec[0]["choice_sites"]));
   RETURN_IF_ERROR(CheckGen(w, t.spec_hash, t.gen));
-  RETURN_IF_ERROR(CheckTargetExists(w, t.target_id));
-  RETURN_IF_ERROR(CheckOriginRole(w, t.spec_hash, t.target_id));
+  const bool explore = t.budget.explore_depth > 0;
+  int64_t target_id = t.target_id;
+  if (explore) {
+    ASSIGN_OR_RETURN(target_id, ExploreTargetFor(w, t.target_id));
+  } else {
+    RETURN_IF_ERROR(CheckTargetExists(w, target_id));
+    RETURN_IF_ERROR(CheckOriginRole(w, t.spec_hash, target_id));
+  }
   const JobBudget& b = t.budget;
-  int64_t id =
-      w.exec_params1(
-           "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
-           " gen, steps, time_budget_ms, connections, max_in_flight,"
-           " response_timeout_ms, network, max_frontier, submitted_by, campaign_id, guide_candidates)"
-           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
-           " NULLIF($15::bigint, 0), $16) RETURNING id",
-           t.spec_hash, t.target_id, t.jobs, static_cast<int64_t>(t.seed), t.stop_at_first_finding, t.gen,
-           static_cast<int64_t>(b.steps), b.time_budget_ms, b.connections, b.max_in_flight, b.response_timeout_ms,
-           b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id, b.guide_candidates)[0]
-          .as<int64_t>();
+  int64_t id = w.exec_params1(
+                    "INSERT INTO runs (spec_hash, target_id, jobs, seed, stop_at_first_finding,"
+                    " gen, steps, time_budget_ms, connections, max_in_flight,"
+                    " response_timeout_ms, network, max_frontier, submitted_by, campaign_id, guide_candidates,"
+                    " explore_depth, explore_max_states)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
+                    " NULLIF($15::bigint, 0), $16, $17, $18) RETURNING id",
+                    t.spec_hash, target_id, t.jobs, static_cast<int64_t>(t.seed), t.stop_at_first_finding, t.gen,
+                    static_cast<int64_t>(b.steps), b.time_budget_ms, b.connections, b.max_in_flight,
+                    b.response_timeout_ms, b.network, static_cast<int64_t>(b.max_frontier), submitted_by, campaign_id,
+                    b.guide_candidates, b.explore_depth, static_cast<int64_t>(b.explore_max_states))[0]
+                   .as<int64_t>();
   std::vector<SwarmJob> swarm = ExpandSwarm(t.seed, t.jobs, sites);
   std::vector<int64_t> seeds;
   std::vector<std::string> orders, masks;

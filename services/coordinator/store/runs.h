@@ -31,6 +31,9 @@ absl::Status CheckTargetExists(Sql& w, int64_t id);
 // InvalidArgument when the spec version has an origin role and the target
 // no origins, or the reverse (a version whose role is unknown: OK).
 absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t target_id);
+// The id of the built-in target explore runs are against (kExploreTarget,
+// made on first use); INVALID_ARGUMENT when `requested` is neither 0 nor it.
+absl::StatusOr<int64_t> ExploreTargetFor(Sql& w, int64_t requested);
 
 // Inserts a validated run (ValidateTemplate, seed set) with its swarm of
 // jobs. NOT_FOUND (nothing written) for an unknown spec version or target.

@@ -95,6 +95,8 @@ struct JobBudget {
   std::string network;              // "" = "tcp"
   uint64_t max_frontier = 0;        // 0 = engine default
   int guide_candidates = 0;         // 0 or 1 = random generation (docs/coverage.md)
+  int explore_depth = 0;            // > 0: model-check the spec instead (docs/explore.md)
+  uint64_t explore_max_states = 0;  // 0: kDefaultExploreMaxStates (explore runs)
 };
 
 struct RunTemplate {

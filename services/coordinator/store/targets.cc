@@ -137,6 +137,9 @@ absl::Status CheckResetCommand(const TargetRow& t) {
 // A target as it will be stored: checked, with its defaults filled in.
 absl::StatusOr<TargetRow> CheckTarget(TargetRow t) {
   RETURN_IF_ERROR(CheckName("target", t.name));
+  if (t.name == kExploreTarget)
+    return absl::InvalidArgumentError(absl::StrCat("the target name \"", kExploreTarget,
+                                                   "\" is reserved: explore runs are against it (docs/explore.md)"));
   RETURN_IF_ERROR(workers::CheckAdapterKind(t.adapter));
   RETURN_IF_ERROR(CheckDescriptorSet(t));
   if (t.address.empty() == t.launch.empty())
