@@ -54,6 +54,12 @@ int ReplayCommand(const std::vector<std::string>& args) {
   if (!text.ok()) return BadInput(std::string(text.status().message()));
   auto cx = harness::CounterexampleFromJson(*text);
   if (!cx.ok()) return BadInput(absl::StrCat(file, ": ", cx.status().message()));
+  // An explore run's finding is a violation in the spec, found with no SUT
+  // (docs/explore.md): nothing to replay against a server.
+  if (cx->adapter == "explore")
+    return BadInput(absl::StrCat(
+        file, ": this finding is a violation in the spec itself, found by exploring it (no SUT ",
+        "ran); reproduce it with `dualswarm explore --spec ", cx->spec_file, " --depth ", cx->input.size(), "`"));
   std::string spec_file = f.count("spec") ? f["spec"] : cx->spec_file;
   auto spec = lang::LoadSpecFile(spec_file);
   if (!spec.ok()) return BadInput(absl::StrCat("spec rejected:\n", spec.status().message()));

@@ -228,10 +228,15 @@ async function runPage(seq, id) {
   if (!FINAL.has(run.state)) schedule(() => seq === renderSeq && runPage(seq, id));
 }
 
+// An explore run's finding: a violation in the spec, found with no SUT
+// (docs/explore.md); its input is the request sequence that leads to it.
+const explored = doc => doc.adapter === "explore";
+
 function replayCommand(finding, cx, doc) {
   const spec = (doc.spec && doc.spec.file) || "SPEC.dspec";
   const launch = doc.target || "CMD";
   const q = s => `'${String(s).replace(/'/g, `'\\''`)}'`;
+  if (explored(doc)) return `dualswarm explore --spec ${q(spec)} --depth ${(doc.input || []).length}`;
   return `dualswarm finding show ${finding.id} --save cx.json && dualswarm replay cx.json --spec ${q(spec)} --launch ${q(launch)}`;
 }
 
@@ -277,14 +282,16 @@ async function findingPage(seq, id) {
     if (doc) {
       parts.push(h("p", { id: "shrink-summary", class: doc.shrink && doc.shrink.reruns && !doc.shrink.complete ? "budget-out" : "" },
         shrinkSummary(doc)));
-      parts.push(h("div", { class: "diagram", id: "diagram" }, sequenceDiagram(doc)));
+      parts.push(h("div", { class: "diagram", id: "diagram" }, explored(doc)
+        ? h("pre", {}, (doc.input || []).map((item, k) => ` --> #${2 * k + 1} ${JSON.stringify(item.jexpr)}`).join("\n"))
+        : sequenceDiagram(doc)));
       const v = doc.verdict || {};
       parts.push(h("div", { class: "card" },
         h("div", { class: "reason", id: "verdict-reason" }, `${v.kind}: ${v.reason}`),
         (v.details || []).length ? h("ul", { id: "verdict-details" }, v.details.map(d => h("li", {}, d))) : null));
       const cmd = replayCommand(f, cx, doc);
       const pre = h("pre", { id: "replay-command" }, cmd);
-      parts.push(h("h2", {}, "Replay"), h("div", { class: "replay" }, pre,
+      parts.push(h("h2", {}, explored(doc) ? "Reproduce (in the spec: no SUT ran)" : "Replay"), h("div", { class: "replay" }, pre,
         h("button", { type: "button", id: "copy-replay", onclick: async ev => {
           try { await navigator.clipboard.writeText(cmd); ev.target.textContent = "Copied"; }
           catch (e) {  // no clipboard permission: select the text instead

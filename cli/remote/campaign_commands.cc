@@ -22,7 +22,8 @@ using remote::ParsedArgs;
 
 const char kCampaignHelp[] =
     "usage: dualswarm campaign create NAME --cron \"M H DOM MON DOW\" (--spec HASH | --spec-name NAME)\n"
-    "                                 --target NAME|ID --jobs N [run options] [--paused] [--json]\n"
+    "                                 (--target NAME|ID | --explore-depth N) --jobs N [run options]\n"
+    "                                 [--paused] [--json]\n"
     "       dualswarm campaign list [--json]\n"
     "       dualswarm campaign show ID|NAME [--runs N] [--json]\n"
     "       dualswarm campaign pause|resume|delete ID|NAME [--json]\n"
@@ -44,7 +45,8 @@ const char kCampaignHelp[] =
     "                          per run)\n"
     "    --steps N, --time-budget-ms N, --connections N, --max-in-flight N,\n"
     "    --response-timeout-ms N, --network tcp|sync, --gen NAME, --stop-at-first-finding,\n"
-    "    --coverage-guided, --guide-candidates N\n"
+    "    --coverage-guided, --guide-candidates N,\n"
+    "    --explore-depth N, --explore-max-states N (then no --target: explore runs)\n"
     "                          per-run options, as for `dualswarm run submit`\n"
     "    --paused              create it paused (it fires once resumed)\n"
     "  list                    every campaign: schedule, state, next fire time, last run\n"
@@ -104,7 +106,10 @@ int Create(const ParsedArgs& a) {
   if (!f.count("cron")) return Usage("campaign create needs --cron \"M H DOM MON DOW\"");
   if (f.count("spec") + f.count("spec-name") != 1)
     return Usage("campaign create needs exactly one of --spec HASH or --spec-name NAME");
-  if (!f.count("target")) return Usage("campaign create needs --target NAME|ID");
+  const bool explore = f.count("explore-depth") > 0;
+  if (!f.count("target") && !explore) return Usage("campaign create needs --target NAME|ID (or --explore-depth N)");
+  if (f.count("target") && explore)
+    return Usage("a campaign of explore runs (--explore-depth) tests no target: drop --target");
   if (!f.count("jobs")) return Usage("campaign create needs --jobs N");
   v1::CreateCampaignRequest req;
   v1::Campaign* c = req.mutable_campaign();
@@ -120,8 +125,8 @@ int Create(const ParsedArgs& a) {
   std::unique_ptr<Client> client;
   if (int code = Connect(a, &client); code != kExitOk) return code;
   int code = 0;
-  int64_t target_id = 0;
-  if (!remote::ResolveTarget(*client, f.at("target"), &target_id, &code)) return code;
+  int64_t target_id = 0;  // explore runs': the coordinator's built-in one
+  if (!explore && !remote::ResolveTarget(*client, f.at("target"), &target_id, &code)) return code;
   t->set_target_id(target_id);
   auto stub = v1::CampaignService::NewStub(client->channel());
   v1::Campaign made;
@@ -295,11 +300,11 @@ int CampaignCommand(const std::vector<std::string>& args) {
   ParsedArgs a;
   std::string err;
   if (sub == "create") {
-    if (!remote::ParseRemoteArgs(
-            rest,
-            {"cron", "spec", "spec-name", "target", "jobs", "seed", "steps", "time-budget-ms", "connections",
-             "max-in-flight", "response-timeout-ms", "network", "gen", "guide-candidates"},
-            {"stop-at-first-finding", "paused", "json", "coverage-guided"}, &a, &err))
+    if (!remote::ParseRemoteArgs(rest,
+                                 {"cron", "spec", "spec-name", "target", "jobs", "seed", "steps", "time-budget-ms",
+                                  "connections", "max-in-flight", "response-timeout-ms", "network", "gen",
+                                  "guide-candidates", "explore-depth", "explore-max-states"},
+                                 {"stop-at-first-finding", "paused", "json", "coverage-guided"}, &a, &err))
       return Usage(err);
     return Create(a);
   }

@@ -16,7 +16,7 @@ bool RunTemplateFromFlags(const FlagMap& f, v1::RunTemplate* t, std::string* err
       !NumFlag(f, "response-timeout-ms", 1, 86'400'000, &response_ms, err) ||
       !NumFlag(f, "guide-candidates", 2, harness::kMaxGuideCandidates, &guide_candidates, err) ||
       !NumFlag(f, "explore-depth", 1, 64, &explore_depth, err) ||
-      !NumFlag(f, "explore-max-states", 1, 10'000'000, &explore_max_states, err))
+      !NumFlag(f, "explore-max-states", 1, 2'000'000, &explore_max_states, err))
     return false;
   if (f.count("explore-max-states") && !f.count("explore-depth")) {
     *err = "--explore-max-states is for explore runs: give --explore-depth N too";

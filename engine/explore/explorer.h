@@ -79,7 +79,8 @@ struct ExploreResult {
 };
 
 // FailedPrecondition when the spec cannot be explored (no such gen block,
-// an origin role, an `on fault` handler is ignored).
+// an origin role). `on fault` handlers are ignored: faults never happen
+// during exploration.
 absl::StatusOr<ExploreResult> Explore(std::shared_ptr<const lang::Spec> spec, const ExploreOptions& options);
 
 // {"states":..,"transitions":..,"depth_reached":..,"complete":..,"stopped_by":..,"seconds":..,

@@ -430,7 +430,16 @@ std::string RenderSequenceDiagram(const Counterexample& cx) {
     n = std::max(n, static_cast<int>(o.conn) + 1);
   }
   std::string out = absl::StrCat("spec ", cx.spec_name, " (", cx.spec_hash, "), seed ", cx.seed, ", ", cx.verdict.kind,
-                                 ", signature ", cx.signature, "\n\n ");
+                                 ", signature ", cx.signature, "\n\n");
+  // No trace (an explore run's violation: found in the spec, no SUT ran):
+  // the requests that lead to it, one at a time.
+  if (cx.trace.empty()) {
+    for (size_t k = 0; k < cx.input.size(); ++k)
+      absl::StrAppend(&out, " --> #", 2 * k + 1, " ", ir::ToJson(cx.input[k].jexpr), "\n");
+    absl::StrAppend(&out, "\n", cx.verdict.kind, ": ", cx.verdict.reason, "\n");
+    return out;
+  }
+  out += " ";
   for (int c = 0; c < lanes; ++c) {
     // A cluster's connections each talk to one node (node_of(c) in specs).
     // An fs job's one "connection" is the tester acting on the replicas

@@ -657,6 +657,20 @@ TEST_F(SwarmTest, AnExploreRunModelChecksTheSpecInItsJobsOrders) {
   submit(kv, 1, 3, webdav, &s);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StrContains(s.error_message(), "tests no target")) << s.error_message();
+  // A testing run against the built-in target, an explore run of an
+  // intermediary's spec: refused at once, not left to every job to fail.
+  const int64_t builtin = fail.template_().target_id();
+  v1::SubmitRunRequest testing;
+  testing.mutable_template_()->set_spec_hash(kv);
+  testing.mutable_template_()->set_target_id(builtin);
+  testing.mutable_template_()->set_jobs(1);
+  v1::Run unused;
+  s = runs_->Submit(AuthContext(submitter_).get(), testing, &unused);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "built-in one of explore runs")) << s.error_message();
+  submit(PushSpec("specs/http_proxy.dspec"), 1, 3, 0, &s);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "origin role")) << s.error_message();
   v1::CreateTargetRequest taken;
   taken.mutable_target()->set_name("explore");
   taken.mutable_target()->set_adapter("http");

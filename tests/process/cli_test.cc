@@ -118,6 +118,21 @@ const char kPut3[] = R"({"label":3,"conn":0,"dir":"sent","msg":{"op":"put","key"
 const char kOk4[] = R"({"label":4,"conn":0,"dir":"received","msg":{"ok":true}})";
 const char kGet5[] = R"({"label":5,"conn":0,"dir":"sent","msg":{"op":"get","key":"k"}})";
 
+// An explore run's finding is a violation in the spec, found with no SUT:
+// replay refuses it before launching anything and says how to reproduce it.
+TEST_F(CliTest, ReplayRefusesAnExploreFindingAndPointsToExplore) {
+  const std::string cx = Write(
+      "explore-cx.json",
+      absl::StrCat(R"({"version":1,"spec":{"name":"kv","hash":"h","file":")", KvSpec(),
+                   R"("},"target":"explore","adapter":"explore","seed":3,"connections":1,"max_in_flight":1,)",
+                   R"("input":[{"conn":0,"jexpr":{"op":"get","key":"a"}}],"trace":[],)",
+                   R"("verdict":{"kind":"spec-error","reason":"assertion failed"},"signature":"0123456789abcdef"})"));
+  Result r = Cli({"replay", cx, "--launch", "/bin/false {port}"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "a violation in the spec itself")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, absl::StrCat("dualswarm explore --spec ", KvSpec(), " --depth 1"))) << r.err;
+}
+
 TEST_F(CliTest, CheckAcceptsAnExplainedTrace) {
   std::string trace = WriteLines("ok.jsonl", {
                                                  "# a comment line and a blank line are skipped",

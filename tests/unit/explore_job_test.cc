@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "engine/harness/counterexample.h"
 #include "gtest/gtest.h"
 #include "workers/daemon/explore_job.h"
 
@@ -51,6 +52,14 @@ TEST(ExploreJob, TheJobsBranchOrderAndBudgetBecomeTheExplorersOptions) {
   EXPECT_TRUE(o->stop_at_first);
   job.set_branch_order(v1::BRANCH_ORDER_MOST_CONSTRAINED);
   EXPECT_EQ(ExploreOptionsFor(job, nullptr)->order, explore::ActionOrder::kRandom);
+  // Past the run's first two jobs, first and last would repeat their
+  // searches: those jobs draw a permutation from their own seeds.
+  job.set_index(4);
+  job.set_branch_order(v1::BRANCH_ORDER_FIRST);
+  EXPECT_EQ(ExploreOptionsFor(job, nullptr)->order, explore::ActionOrder::kRandom);
+  job.set_index(1);
+  job.set_branch_order(v1::BRANCH_ORDER_LAST);
+  EXPECT_EQ(ExploreOptionsFor(job, nullptr)->order, explore::ActionOrder::kLast);
   job.mutable_budget()->set_explore_depth(65);
   EXPECT_TRUE(absl::IsInvalidArgument(ExploreOptionsFor(job, nullptr).status()));
   EXPECT_FALSE(IsExploreJob(v1::LeasedJob()));
@@ -68,8 +77,17 @@ TEST(ExploreJob, AViolationIsAFindingWhoseInputIsItsRequestSequence) {
             R"([{"conn":0,"jexpr":{"op":"inc"}},{"conn":0,"jexpr":{"op":"inc"}},{"conn":0,"jexpr":{"op":"inc"}}])");
   EXPECT_EQ(cx.signature().size(), 16u);
   EXPECT_TRUE(absl::StrContains(cx.document_json(), R"("after":[1])")) << "one request at a time";
+  EXPECT_EQ(req.sent(), 0u) << "no SUT";
+  // Without a trace, the diagram lists the requests.
+  auto doc = harness::CounterexampleFromJson(cx.document_json());
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const std::string drawn = harness::RenderSequenceDiagram(*doc);
+  EXPECT_TRUE(
+      absl::StrContains(drawn, " --> #1 {\"op\":\"inc\"}\n --> #3 {\"op\":\"inc\"}\n --> #5 {\"op\":\"inc\"}\n"))
+      << drawn;
   // The same violation found in another order groups with it.
   v1::LeasedJob last = ExploreJob(kCounter, 6);
+  last.set_index(1);
   last.set_branch_order(v1::BRANCH_ORDER_LAST);
   EXPECT_EQ(RunExploreJob(last, nullptr).counterexample().signature(), cx.signature());
 }

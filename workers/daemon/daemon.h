@@ -20,13 +20,26 @@
 
 namespace dualswarm::workers {
 
+// The word a worker lists among its adapters to take the jobs of explore
+// runs (docs/explore.md): the coordinator's built-in target of explore
+// runs has it as its adapter.
+inline constexpr char kExploreAdapter[] = "explore";
+
+// What a worker hosts unless told otherwise: every adapter kind, and
+// explore runs.
+inline std::vector<std::string> DefaultWorkerAdapters() {
+  std::vector<std::string> out(kAdapterKinds.begin(), kAdapterKinds.end());
+  out.push_back(kExploreAdapter);
+  return out;
+}
+
 struct DaemonOptions {
   std::string coordinator = "127.0.0.1:7420";  // HOST:PORT
   std::string token;                           // bearer token of role worker (or admin)
   std::string tls_ca;                          // PEM root certificate: use TLS (empty: plaintext)
   std::string name;                            // shown by the coordinator (default: host name)
   int slots = 1;                               // jobs at once
-  std::vector<std::string> adapters = {kAdapterKinds.begin(), kAdapterKinds.end()};
+  std::vector<std::string> adapters = DefaultWorkerAdapters();
   std::vector<std::string> labels;  // "k=v"
   std::string work_dir;             // job directories go here (created)
   std::string self_exe;             // this binary, for `run-job` children

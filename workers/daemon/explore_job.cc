@@ -17,12 +17,18 @@ namespace {
 // What the explorer may be given by a lease; the coordinator checks the
 // same (store/limits.h), a worker checks again what it runs.
 constexpr int kMaxDepth = 64;
-constexpr uint64_t kMaxStates = 10'000'000;
+constexpr uint64_t kMaxStates = 2'000'000;
 constexpr uint64_t kDefaultStates = 200'000;
 constexpr double kDefaultSeconds = 60;
 
-explore::ActionOrder OrderOf(v1::BranchOrder o) {
-  switch (o) {
+// The order a job tries a state's requests in. A swarm's branch orders
+// cycle through first, last, random and most-constrained: only the first
+// job of the run searches as the gen block enumerates and only the second
+// reversed (a later job with the same order would repeat that search
+// exactly); every other job draws a permutation from its own seed.
+explore::ActionOrder OrderOf(const v1::LeasedJob& job) {
+  if (job.index() >= 2) return explore::ActionOrder::kRandom;
+  switch (job.branch_order()) {
     case v1::BRANCH_ORDER_LAST:
       return explore::ActionOrder::kLast;
     case v1::BRANCH_ORDER_RANDOM:
@@ -48,7 +54,7 @@ harness::Counterexample CounterexampleOf(const v1::LeasedJob& job, const lang::S
   cx.target = job.target().name();
   cx.adapter = job.target().adapter();
   cx.seed = job.seed();
-  cx.branch_order = explore::ActionOrderName(OrderOf(job.branch_order()));
+  cx.branch_order = explore::ActionOrderName(OrderOf(job));
   for (size_t k = 0; k < v.requests.size(); ++k) {
     harness::InputItem item;
     item.jexpr = ir::QuoteLookalikes(v.requests[k], {});
@@ -80,7 +86,7 @@ absl::StatusOr<explore::ExploreOptions> ExploreOptionsFor(const v1::LeasedJob& j
   o.max_depth = b.explore_depth();
   o.max_states = b.explore_max_states() > 0 ? b.explore_max_states() : kDefaultStates;
   o.max_seconds = b.time_budget_ms() > 0 ? static_cast<double>(b.time_budget_ms()) / 1000 : kDefaultSeconds;
-  o.order = OrderOf(job.branch_order());
+  o.order = OrderOf(job);
   o.seed = job.seed();
   o.stop_at_first = true;
   o.cancel = cancel;
@@ -90,8 +96,7 @@ absl::StatusOr<explore::ExploreOptions> ExploreOptionsFor(const v1::LeasedJob& j
 v1::CompleteJobRequest CompletionForExplore(const v1::LeasedJob& job, const lang::Spec& spec,
                                             const explore::ExploreResult& r) {
   JobResult result;
-  result.seconds = r.seconds;
-  result.sent = r.transitions;
+  result.seconds = r.seconds;  // sent and received stay 0: no SUT
   if (!r.violations.empty()) {
     const explore::Violation& v = r.violations.front();
     harness::Counterexample cx = CounterexampleOf(job, spec, v);

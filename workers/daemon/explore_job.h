@@ -1,10 +1,11 @@
 // Explore jobs: a leased job whose budget asks for model checking
 // (JobBudget.explore_depth > 0) runs `dualswarm explore` on the spec
 // instead of testing a target (docs/explore.md, "In the service"). Jobs of
-// one run differ by the order they try a state's requests in, taken from
-// the job's branch order (first, last; random and most-constrained: a
-// permutation drawn from the job's seed), so that a swarm covers what one
-// job cannot within its budget. Each job stops at its first violation and
+// one run differ by the order they try a state's requests in: the run's
+// first job as the gen block enumerates them (its branch order `first`),
+// the second reversed (`last`), every other one a permutation drawn from
+// its own seed, so that a swarm covers what one job cannot within its
+// budget. Each job stops at its first violation and
 // reports it as a finding whose input is the request sequence that led to
 // it (one request at a time on connection 0).
 #ifndef DUALSWARM_WORKERS_DAEMON_EXPLORE_JOB_H_

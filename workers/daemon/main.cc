@@ -42,7 +42,7 @@ ABSL_FLAG(std::string, token, "", "bearer token of role worker (default: $DUALSW
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificate: talk TLS to the coordinator");
 ABSL_FLAG(int, slots, 1, "jobs run at once (1..256)");
 ABSL_FLAG(std::string, labels, "", "labels this worker carries, k=v,k=v (targets may require labels)");
-ABSL_FLAG(std::string, adapters, absl::StrCat(absl::StrJoin(dualswarm::workers::kAdapterKinds, ","), ",explore"),
+ABSL_FLAG(std::string, adapters, absl::StrJoin(dualswarm::workers::DefaultWorkerAdapters(), ","),
           "adapters this worker hosts (comma-separated; default: every one it has); \"explore\": it takes explore "
           "runs' jobs, which model-check a spec and start no SUT (docs/explore.md)");
 ABSL_FLAG(std::string, name, "", "name shown by the coordinator (default: the host name)");
@@ -141,7 +141,7 @@ std::string DaemonOptionsFromFlags(const char* argv0, dualswarm::workers::Daemon
     if (l.find('=') == std::string::npos) return absl::StrCat("label \"", l, "\" is not k=v");
   o->adapters = SplitList(absl::GetFlag(FLAGS_adapters));
   for (const auto& a : o->adapters)
-    if (absl::Status s = dualswarm::workers::CheckAdapterKind(a); !s.ok() && a != "explore")
+    if (absl::Status s = dualswarm::workers::CheckAdapterKind(a); !s.ok() && a != dualswarm::workers::kExploreAdapter)
       return std::string(s.message());
   o->name = absl::GetFlag(FLAGS_name);
   o->work_dir = absl::GetFlag(FLAGS_work_dir);

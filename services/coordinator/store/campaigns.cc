@@ -154,6 +154,7 @@ absl::StatusOr<CampaignRow> Store::CreateCampaign(const CampaignRow& in, Micros 
     RETURN_IF_ERROR(CheckGen(w, hash, c.tmpl.gen));
     if (c.tmpl.budget.explore_depth > 0) {
       ASSIGN_OR_RETURN(c.tmpl.target_id, ExploreTargetFor(w, c.tmpl.target_id));
+      RETURN_IF_ERROR(CheckExplorable(w, hash));
     } else {
       RETURN_IF_ERROR(CheckTargetExists(w, c.tmpl.target_id));
       RETURN_IF_ERROR(CheckOriginRole(w, hash, c.tmpl.target_id));

@@ -45,7 +45,7 @@ inline constexpr int kMaxGuideCandidates = harness::kMaxGuideCandidates;  // the
 // a job keeps, and its wall time when the budget names none.
 inline constexpr int kMaxExploreDepth = 64;
 inline constexpr uint64_t kDefaultExploreMaxStates = 200'000;
-inline constexpr uint64_t kMaxExploreMaxStates = 10'000'000;
+inline constexpr uint64_t kMaxExploreMaxStates = 2'000'000;  // each kept as its text: memory
 inline constexpr int64_t kDefaultExploreTimeMs = 60'000;
 // The built-in target explore runs are against: it starts no SUT, and no
 // user can register a target of its name (the adapter word also tells

@@ -317,9 +317,9 @@ constexpr const char* kV16 = R"sql(
 ALTER TABLE runs ADD COLUMN explore_depth integer NOT NULL DEFAULT 0
   CHECK (explore_depth BETWEEN 0 AND 64);
 ALTER TABLE runs ADD COLUMN explore_max_states bigint NOT NULL DEFAULT 0
-  CHECK (explore_max_states BETWEEN 0 AND 10000000);
+  CHECK (explore_max_states BETWEEN 0 AND 2000000);
 )sql";
-static_assert(kMaxExploreDepth == 64 && kMaxExploreMaxStates == 10'000'000,
+static_assert(kMaxExploreDepth == 64 && kMaxExploreMaxStates == 2'000'000,
               "a new bound on explore runs needs a migration of its CHECK");
 
 }  // namespace

@@ -59,8 +59,12 @@ absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& g
 }
 
 absl::Status CheckTargetExists(Sql& w, int64_t id) {
-  if (w.exec_params("SELECT 1 FROM targets WHERE id = $1", id).empty())
-    return absl::NotFoundError(absl::StrCat("no target ", id));
+  pqxx::result r = w.exec_params("SELECT adapter FROM targets WHERE id = $1", id);
+  if (r.empty()) return absl::NotFoundError(absl::StrCat("no target ", id));
+  if (Str(r[0]["adapter"]) == kExploreTarget)
+    return absl::InvalidArgumentError(absl::StrCat("target \"", kExploreTarget,
+                                                   "\" is the built-in one of explore runs; to model-check the spec "
+                                                   "give budget.explore_depth (run submit --explore-depth N)"));
   return absl::OkStatus();
 }
 
@@ -83,6 +87,15 @@ absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t targe
     return absl::InvalidArgumentError(absl::StrCat("target \"", Str(r[0]["target"]), "\" plays ", origins,
                                                    " origin server(s), but spec \"", Str(r[0]["name"]),
                                                    "\" has no origin role"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckExplorable(Sql& w, const std::string& spec_hash) {
+  pqxx::result r = w.exec_params("SELECT name, origin_role FROM specs WHERE hash = $1", spec_hash);
+  if (!r.empty() && !r[0]["origin_role"].is_null() && r[0]["origin_role"].as<bool>())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec \"", Str(r[0]["name"]),
+        "\" has an origin role (an intermediary): explore does not model an origin's side, so it cannot be explored"));
   return absl::OkStatus();
 }
 
@@ -113,6 +126,7 @@ absl::StatusOr<RunRow> InsertRun(Sql& w, const RunTemplate& t, const std::string
   int64_t target_id = t.target_id;
   if (explore) {
     ASSIGN_OR_RETURN(target_id, ExploreTargetFor(w, t.target_id));
+    RETURN_IF_ERROR(CheckExplorable(w, t.spec_hash));
   } else {
     RETURN_IF_ERROR(CheckTargetExists(w, target_id));
     RETURN_IF_ERROR(CheckOriginRole(w, t.spec_hash, target_id));

@@ -26,7 +26,8 @@ uint64_t RandomSeed();
 // them (unchecked for versions stored before the spec's gens were recorded).
 absl::Status CheckGen(Sql& w, const std::string& spec_hash, const std::string& gen);
 
-// NOT_FOUND unless target `id` exists.
+// NOT_FOUND unless target `id` exists; INVALID_ARGUMENT for the built-in
+// target of explore runs (a testing run cannot use it).
 absl::Status CheckTargetExists(Sql& w, int64_t id);
 // InvalidArgument when the spec version has an origin role and the target
 // no origins, or the reverse (a version whose role is unknown: OK).
@@ -34,6 +35,9 @@ absl::Status CheckOriginRole(Sql& w, const std::string& spec_hash, int64_t targe
 // The id of the built-in target explore runs are against (kExploreTarget,
 // made on first use); INVALID_ARGUMENT when `requested` is neither 0 nor it.
 absl::StatusOr<int64_t> ExploreTargetFor(Sql& w, int64_t requested);
+// INVALID_ARGUMENT when the spec version cannot be explored (an
+// intermediary's: explore does not model the origin side).
+absl::Status CheckExplorable(Sql& w, const std::string& spec_hash);
 
 // Inserts a validated run (ValidateTemplate, seed set) with its swarm of
 // jobs. NOT_FOUND (nothing written) for an unknown spec version or target.
