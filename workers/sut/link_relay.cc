@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "workers/sut/port_owner.h"
 
 namespace dualswarm::workers {
 namespace {
@@ -244,8 +245,9 @@ unsigned long SocketInode(int port, int relay_port) {
 
 // The process group of process `pid` (field 5 of /proc/PID/stat), or 0.
 pid_t ProcessGroup(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Not an istreambuf_iterator: it lets the read error of a process that
+  // exited after the open escape as an exception (a crash seen in CI).
+  const std::string text = ReadProcFile("/proc/" + pid + "/stat", 4096);
   const size_t paren = text.rfind(')');  // the command name may hold spaces
   if (paren == std::string::npos) return 0;
   std::istringstream rest(text.substr(paren + 1));

@@ -15,14 +15,9 @@
 #include "absl/strings/str_split.h"
 
 namespace dualswarm::workers {
-namespace {
 
-constexpr char kListen[] = "0A";  // TCP_LISTEN in /proc/net/tcp's st column
-constexpr size_t kMostProcNetBytes = 16 << 20;
-constexpr int kMostHoldersNamed = 3;
-
-// Up to `max_bytes` of a /proc file (whose size stat reports as 0); empty
-// when it cannot be read (the process is gone, or not ours to see).
+// istream::read catches what the file buffer throws (a read that fails with
+// ESRCH: the process exited after the open) and sets badbit instead.
 std::string ReadProcFile(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   std::string text;
@@ -34,6 +29,12 @@ std::string ReadProcFile(const std::string& path, size_t max_bytes) {
   if (text.size() > max_bytes) text.resize(max_bytes);
   return text;
 }
+
+namespace {
+
+constexpr char kListen[] = "0A";  // TCP_LISTEN in /proc/net/tcp's st column
+constexpr size_t kMostProcNetBytes = 16 << 20;
+constexpr int kMostHoldersNamed = 3;
 
 std::set<unsigned long> InodesListeningOn(int port) {
   std::set<unsigned long> inodes;

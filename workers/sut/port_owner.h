@@ -22,6 +22,11 @@
 
 namespace dualswarm::workers {
 
+// Up to `max_bytes` of a /proc file (whose size stat reports as 0); empty
+// when it cannot be read (the process is gone, or not ours to see). Never
+// throws, also when the process exits while its file is read.
+std::string ReadProcFile(const std::string& path, size_t max_bytes);
+
 // The socket inodes listening on TCP `port` (any address), from the text
 // of /proc/net/tcp or /proc/net/tcp6.
 std::vector<unsigned long> ListeningInodes(const std::string& proc_net_tcp, int port);
