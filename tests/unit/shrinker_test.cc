@@ -293,6 +293,32 @@ std::vector<check::Observation> AnsweredInOrder(const std::vector<int>& order) {
   return trace;
 }
 
+// Whether `c` holds DELETE /a, then PUT /a, then GET /a, sent one at a
+// time: the order the response-order tests' failures need.
+bool DeletePutGetOneAtATime(const std::vector<InputItem>& c) {
+  const int del = Find(c, "DELETE", "/a"), put = Find(c, "PUT", "/a"), get = Find(c, "GET", "/a");
+  return del >= 0 && put > del && get > put && !Overlapping(c);
+}
+
+// A run of `c` failing (or not) at its GET /a.
+RerunOutcome FailedAtTheGet(const std::vector<InputItem>& c, bool reproduced) {
+  RerunOutcome o;
+  o.sent = c;
+  o.reproduced = reproduced;
+  o.verdict.kind = "safety";
+  o.verdict.label = 2 * Find(c, "GET", "/a") + 2;
+  return o;
+}
+
+// The found run of `in`: failed at its response label 8, the responses
+// arrived in `answered` order.
+RerunOutcome FoundWithAnswers(const std::vector<InputItem>& in, const std::vector<int>& answered) {
+  RerunOutcome o = FailedAtTheGet(in, true);
+  o.verdict.label = 8;
+  o.trace = AnsweredInOrder(answered);
+  return o;
+}
+
 TEST(Shrinker, InResponseOrderSortsByWhenTheResponsesArrived) {
   // 0 PUT /a, 1 GET /a (refers to 0's response), 2 GET /b (never
   // answered), 3 DELETE /a; answered 3, 0, 1.
@@ -326,21 +352,9 @@ TEST(Shrinker, AFailureThatNeedsTheResponseOrderIsSerializedInIt) {
   std::vector<std::vector<InputItem>> candidates;
   RerunFn rerun = [&](const std::vector<InputItem>& c) -> absl::StatusOr<RerunOutcome> {
     candidates.push_back(c);
-    RerunOutcome o;
-    o.sent = c;
-    const int del = Find(c, "DELETE", "/a"), put = Find(c, "PUT", "/a"), get = Find(c, "GET", "/a");
-    o.reproduced = del >= 0 && put > del && get > put && !Overlapping(c);
-    o.verdict.kind = "safety";
-    o.verdict.label = 2 * get + 2;
-    return o;
+    return FailedAtTheGet(c, DeletePutGetOneAtATime(c));
   };
-  RerunOutcome original;
-  original.reproduced = true;
-  original.sent = in;
-  original.verdict.kind = "safety";
-  original.verdict.label = 8;
-  original.trace = AnsweredInOrder({1, 0, 2, 3});
-  auto r = Shrink(in, original, rerun, OneConfirmation());
+  auto r = Shrink(in, FoundWithAnswers(in, {1, 0, 2, 3}), rerun, OneConfirmation());
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_GE(candidates.size(), 2u);
   EXPECT_EQ(candidates[0], OneAtATime(in));  // the order sent first: does not reproduce
@@ -359,22 +373,11 @@ TEST(Shrinker, AConcurrentFailureIsTriedSequentiallyOnItsOwnResource) {
   int runs = 0, first_reproduced = 0;
   RerunFn rerun = [&](const std::vector<InputItem>& c) -> absl::StatusOr<RerunOutcome> {
     ++runs;
-    RerunOutcome o;
-    o.sent = c;
-    const int del = Find(c, "DELETE", "/a"), put = Find(c, "PUT", "/a"), get = Find(c, "GET", "/a");
-    o.reproduced = del >= 0 && put > del && get > put && !Overlapping(c) && Find(c, "GET", "/b") < 0;
-    if (o.reproduced && first_reproduced == 0) first_reproduced = runs;
-    o.verdict.kind = "safety";
-    o.verdict.label = 2 * get + 2;
-    return o;
+    const bool reproduced = DeletePutGetOneAtATime(c) && Find(c, "GET", "/b") < 0;
+    if (reproduced && first_reproduced == 0) first_reproduced = runs;
+    return FailedAtTheGet(c, reproduced);
   };
-  RerunOutcome original;
-  original.reproduced = true;
-  original.sent = in;
-  original.verdict.kind = "safety";
-  original.verdict.label = 8;
-  original.trace = AnsweredInOrder({1, 0, 2, 3, 4});
-  auto r = Shrink(in, original, rerun, OneConfirmation());
+  auto r = Shrink(in, FoundWithAnswers(in, {1, 0, 2, 3, 4}), rerun, OneConfirmation());
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->input.size(), 3u);
   EXPECT_EQ(r->input[0].jexpr.Find("method")->as_string(), "DELETE");
