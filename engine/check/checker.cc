@@ -503,7 +503,7 @@ std::string VerdictToJson(const Verdict& v, const CheckerStats* stats) {
       AppendServerOrder(r.server_order, ",", true, &out);
       out += "],\"spec_loc\":";
       ir::AppendJsonString(r.spec_loc, &out);
-      out += "}";
+      absl::StrAppend(&out, ",\"mismatched_fields\":", r.mismatched_fields, "}");
     }
     out += "]";
   }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -135,7 +136,21 @@ struct DeathReason {
   // Input labels in the order the server took them (kOriginLabelBase: above).
   std::vector<int64_t> server_order;
   std::string spec_loc;  // "file:line:col" of the `send` that produced the response
+  // How many fields of the observation differ from what this explanation's
+  // spec sent (0 when it died otherwise: a conflicting constraint, nothing
+  // owed). A rejection keeps the closest explanations (ReasonCloseness).
+  int mismatched_fields = 0;
 };
+
+// How far an explanation that died was from explaining the observation:
+// the fields that differ, at least 1. A rejection keeps (and lists first)
+// the max_reasons closest of those that reached furthest, so a message
+// that differs from the right explanation's in one field is named by that
+// field, not by the many explanations that took another request.
+// Of equally close ones, those whose server took the fewest requests come
+// first (the simplest story). Smaller ranks are kept and listed first.
+inline int ReasonCloseness(const DeathReason& r) { return r.mismatched_fields > 1 ? r.mismatched_fields : 1; }
+inline std::pair<int, size_t> ReasonRank(const DeathReason& r) { return {ReasonCloseness(r), r.server_order.size()}; }
 
 struct Verdict {
   enum class Kind { kAccept, kReject, kInconclusive, kSpecError };

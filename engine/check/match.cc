@@ -100,8 +100,43 @@ bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismat
 
 bool MatchMessage(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismatch* mm) {
   if (Match(spec, obs, cs, mm)) return true;
-  if (mm != nullptr && mm->field.empty()) mm->field = "(message)";
+  if (mm != nullptr) {
+    if (mm->field.empty()) mm->field = "(message)";
+    mm->fields = CountMismatches(spec, obs);
+  }
   return false;
+}
+
+int CountMismatches(const Value& spec, const Value& obs) {
+  switch (spec.kind()) {
+    case Value::Kind::kOption:
+      if (!spec.has_value()) return obs.is_null() ? 0 : 1;
+      return CountMismatches(spec.inner(), obs);
+    case Value::Kind::kSym: {
+      auto os = obs.scalar_sort();
+      return (!os || obs.is_sym() || *os != spec.as_term()->sort) ? 1 : 0;
+    }
+    case Value::Kind::kMap: {
+      if (!obs.is_map()) return 1;
+      int n = 0;
+      for (const auto& [k, v] : spec.as_map()) {
+        const Value* o = obs.Find(k);
+        if (IsAbsentMarker(v))
+          n += o != nullptr;
+        else
+          n += o == nullptr ? 1 : CountMismatches(v, *o);
+      }
+      return n;
+    }
+    case Value::Kind::kList: {
+      if (!obs.is_list() || spec.as_list().size() != obs.as_list().size()) return 1;
+      int n = 0;
+      for (size_t i = 0; i < spec.as_list().size(); ++i) n += CountMismatches(spec.as_list()[i], obs.as_list()[i]);
+      return n;
+    }
+    default:
+      return spec == obs ? 0 : 1;
+  }
 }
 
 }  // namespace dualswarm::check

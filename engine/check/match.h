@@ -15,14 +15,21 @@ namespace dualswarm::check {
 
 // Where and why a match failed.
 struct Mismatch {
-  std::string field;  // dotted path, "(message)" for the whole message
+  std::string field;  // dotted path, "(message)" for the whole message (the first that differs)
   std::string text;
+  int fields = 0;  // how many fields differ in all (CountMismatches)
 };
 
 // True when `obs` may be `spec`; appends the constraints that must hold.
 // On a mismatch, fills `mm` unless it is null (the texts cost more than the
 // match: a search that only needs the answer passes null).
 bool MatchMessage(const ir::Value& spec, const ir::Value& obs, std::vector<sym::TermRef>* cs, Mismatch* mm);
+
+// How many fields of `obs` would have to change for it to match `spec`
+// (leaves compared as MatchMessage compares them; a symbolic leaf of the
+// right sort counts as matching): how close a dead explanation came, so a
+// rejection can report the closest ones. Builds no text.
+int CountMismatches(const ir::Value& spec, const ir::Value& obs);
 
 }  // namespace dualswarm::check
 

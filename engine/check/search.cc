@@ -504,10 +504,13 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
 // only when it is kept (most deaths' are not).
 void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Value& sent, lang::Loc loc) {
   if (!ReachedAt(at_obs)) return;
+  std::vector<int64_t> order = e.ServerOrder();
+  if (!WouldKeep({std::max(1, CountMismatches(sent, obs_[at_obs].msg)), order.size()})) return;
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   MatchMessage(sent, obs_[at_obs].msg, &cs, &mm);
-  RecordDeath(at_obs, e, absl::StrCat(mm.field, ": ", mm.text), mm.field, lang::FormatLoc(spec_->file, loc));
+  AddReason(DeathReason{absl::StrCat(mm.field, ": ", mm.text), mm.field, std::move(order),
+                        lang::FormatLoc(spec_->file, loc), mm.fields});
 }
 
 bool Search::Seen(MemoKey key) {
@@ -1059,27 +1062,46 @@ void Search::OrderChildren(std::vector<Task>* children) {
 void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, std::string field,
                          std::string spec_loc) {
   if (!ReachedAt(at_obs)) return;
-  AddReason(DeathReason{std::move(text), std::move(field), e.ServerOrder(), std::move(spec_loc)});
+  std::vector<int64_t> order = e.ServerOrder();
+  if (!WouldKeep({1, order.size()})) return;
+  AddReason(DeathReason{std::move(text), std::move(field), std::move(order), std::move(spec_loc)});
 }
 
 // Notes that an explanation reached at_obs (a rejection names the furthest
 // observation any reached, with the reasons of those that died there);
-// whether a death there would be kept as a reason.
+// whether a death there as close as one field would be kept as a reason.
 bool Search::ReachedAt(size_t at_obs) {
   if (at_obs > furthest_) {
     furthest_ = at_obs;
     verdict_.reasons.clear();
   }
-  return at_obs == furthest_ && static_cast<int>(verdict_.reasons.size()) < opts_.max_reasons;
+  return at_obs == furthest_ && WouldKeep({1, 0});
+}
+
+// Whether a reason of that rank (ReasonRank) would be kept: there is room,
+// or a kept one ranks after it.
+bool Search::WouldKeep(std::pair<int, size_t> rank) const {
+  if (static_cast<int>(verdict_.reasons.size()) < opts_.max_reasons) return true;
+  return std::any_of(verdict_.reasons.begin(), verdict_.reasons.end(),
+                     [&](const DeathReason& x) { return ReasonRank(x) > rank; });
 }
 
 // Keeps `r` among the rejection's reasons unless one with the same text and
-// server order is there, or max_reasons are.
+// server order is there. When max_reasons are kept, r takes the place of
+// the one ranked last (ReasonRank; the last found of those) if it ranks
+// before it.
 void Search::AddReason(DeathReason r) {
-  if (static_cast<int>(verdict_.reasons.size()) >= opts_.max_reasons) return;
+  if (opts_.max_reasons <= 0) return;
   for (const auto& x : verdict_.reasons)
     if (x.text == r.text && x.server_order == r.server_order) return;
-  verdict_.reasons.push_back(std::move(r));
+  if (static_cast<int>(verdict_.reasons.size()) < opts_.max_reasons) {
+    verdict_.reasons.push_back(std::move(r));
+    return;
+  }
+  auto worst = verdict_.reasons.begin();
+  for (auto it = verdict_.reasons.begin(); it != verdict_.reasons.end(); ++it)
+    if (ReasonRank(*it) >= ReasonRank(*worst)) worst = it;
+  if (ReasonRank(r) < ReasonRank(*worst)) *worst = std::move(r);
 }
 
 absl::Status Search::CheckBounds(const Observation& o) const {
@@ -1501,6 +1523,8 @@ void Search::AdoptReasons(const Verdict& probe_verdict) {
 
 void Search::Reject() {
   verdict_.kind = Verdict::Kind::kReject;
+  std::stable_sort(verdict_.reasons.begin(), verdict_.reasons.end(),
+                   [](const DeathReason& a, const DeathReason& b) { return ReasonRank(a) < ReasonRank(b); });
   verdict_.obs_index = furthest_;
   verdict_.observation = obs_[furthest_];
   const Observation& r = obs_[furthest_];
