@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -144,13 +145,19 @@ struct DeathReason {
 
 // How far an explanation that died was from explaining the observation:
 // the fields that differ, at least 1. A rejection keeps (and lists first)
-// the max_reasons closest of those that reached furthest, so a message
-// that differs from the right explanation's in one field is named by that
-// field, not by the many explanations that took another request.
-// Of equally close ones, those whose server took the fewest requests come
-// first (the simplest story). Smaller ranks are kept and listed first.
+// the max_reasons best ranked of those that reached furthest (ReasonRank),
+// so a message that differs from the right explanation's in one field is
+// named by that field, not by the many explanations that took another
+// request.
 inline int ReasonCloseness(const DeathReason& r) { return r.mismatched_fields > 1 ? r.mismatched_fields : 1; }
-inline std::pair<int, size_t> ReasonRank(const DeathReason& r) { return {ReasonCloseness(r), r.server_order.size()}; }
+// Smaller ranks first: the closest; of equally close ones, those that name
+// the spec's `send` (a finding's signature is made of a reason's location:
+// shrink_job.cc, VerdictOf); then those whose server took the fewest
+// requests (the simplest story; server orders keep the last 64).
+using ReasonRankKey = std::tuple<int, bool, size_t>;
+inline ReasonRankKey ReasonRank(const DeathReason& r) {
+  return {ReasonCloseness(r), r.spec_loc.empty(), r.server_order.size()};
+}
 
 struct Verdict {
   enum class Kind { kAccept, kReject, kInconclusive, kSpecError };

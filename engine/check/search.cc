@@ -504,8 +504,10 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
 // only when it is kept (most deaths' are not).
 void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Value& sent, lang::Loc loc) {
   if (!ReachedAt(at_obs)) return;
+  const int closeness = std::max(1, CountMismatches(sent, obs_[at_obs].msg));
+  if (!WouldKeep({closeness, false, 0})) return;  // even with the shortest order
   std::vector<int64_t> order = e.ServerOrder();
-  if (!WouldKeep({std::max(1, CountMismatches(sent, obs_[at_obs].msg)), order.size()})) return;
+  if (!WouldKeep({closeness, false, order.size()})) return;
   std::vector<sym::TermRef> cs;
   Mismatch mm;
   MatchMessage(sent, obs_[at_obs].msg, &cs, &mm);
@@ -1063,7 +1065,7 @@ void Search::RecordDeath(size_t at_obs, const Explanation& e, std::string text, 
                          std::string spec_loc) {
   if (!ReachedAt(at_obs)) return;
   std::vector<int64_t> order = e.ServerOrder();
-  if (!WouldKeep({1, order.size()})) return;
+  if (!WouldKeep({1, spec_loc.empty(), order.size()})) return;
   AddReason(DeathReason{std::move(text), std::move(field), std::move(order), std::move(spec_loc)});
 }
 
@@ -1075,21 +1077,20 @@ bool Search::ReachedAt(size_t at_obs) {
     furthest_ = at_obs;
     verdict_.reasons.clear();
   }
-  return at_obs == furthest_ && WouldKeep({1, 0});
+  return at_obs == furthest_ && WouldKeep({1, false, 0});
 }
 
 // Whether a reason of that rank (ReasonRank) would be kept: there is room,
 // or a kept one ranks after it.
-bool Search::WouldKeep(std::pair<int, size_t> rank) const {
+bool Search::WouldKeep(const ReasonRankKey& rank) const {
   if (static_cast<int>(verdict_.reasons.size()) < opts_.max_reasons) return true;
   return std::any_of(verdict_.reasons.begin(), verdict_.reasons.end(),
                      [&](const DeathReason& x) { return ReasonRank(x) > rank; });
 }
 
 // Keeps `r` among the rejection's reasons unless one with the same text and
-// server order is there. When max_reasons are kept, r takes the place of
-// the one ranked last (ReasonRank; the last found of those) if it ranks
-// before it.
+// server order is there. When max_reasons are kept, r drops the one ranked
+// last (ReasonRank; the last found of those) if it ranks before it.
 void Search::AddReason(DeathReason r) {
   if (opts_.max_reasons <= 0) return;
   for (const auto& x : verdict_.reasons)
@@ -1101,7 +1102,9 @@ void Search::AddReason(DeathReason r) {
   auto worst = verdict_.reasons.begin();
   for (auto it = verdict_.reasons.begin(); it != verdict_.reasons.end(); ++it)
     if (ReasonRank(*it) >= ReasonRank(*worst)) worst = it;
-  if (ReasonRank(r) < ReasonRank(*worst)) *worst = std::move(r);
+  if (ReasonRank(r) >= ReasonRank(*worst)) return;
+  verdict_.reasons.erase(worst);  // the rest stay in the order they were found
+  verdict_.reasons.push_back(std::move(r));
 }
 
 absl::Status Search::CheckBounds(const Observation& o) const {

@@ -240,7 +240,7 @@ class Search {
   absl::Status RunFaultStep(const std::vector<ir::Value>& globals, const ir::Value& fault, const ir::Value& conn,
                             lang::Oracle* oracle, lang::StepOutput* out) const;
   bool ReachedAt(size_t at_obs);
-  bool WouldKeep(std::pair<int, size_t> rank) const;
+  bool WouldKeep(const ReasonRankKey& rank) const;
   void AddReason(DeathReason r);
   absl::Status CheckBounds(const Observation& o) const;
 

@@ -129,10 +129,10 @@ TEST(HttpCache, AStaleEntityTagIsShrunkToAFewRequestsThatReplay) {
       {DUALSWARM_CLI, "test", "--spec", std::string(DUALSWARM_SOURCE_DIR) + "/specs/http_cache.dspec", "--launch",
        RefCache(7, 2), "--origins", "1", "--seed", "2", "--steps", "1000", "--shrink-time", "30"});
   ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
-  // (Seed 2's one-at-a-time runs: the second, seed 2000008, meets this
-  // failure when the run found it as a GET answered 200, which most runs
-  // do; found as a GET answered 500 — the origin's answer decides — it is
-  // shrunk from the run's own input.)
+  // (Seed 2's second one-at-a-time run, seed 2000008, meets this failure,
+  // as a GET answered 200; the run may have found it as a GET answered
+  // 500, as the origin's answer fell: the same failure for an
+  // intermediary, whose status is the origin's.)
   EXPECT_TRUE(absl::StrContains(r.out, "if-none-match")) << r.out;  // the revalidation is kept
   const int shrunk = testing::ShrunkRequests(r.out);
   EXPECT_GE(shrunk, 2) << r.out;

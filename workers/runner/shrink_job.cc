@@ -667,9 +667,12 @@ class FindingShrinker {
   // reliably, or as reliably and smaller (true then).
   absl::StatusOr<bool> TryFoundOneAtATime() {
     if (!SearchOneAtATimeMayHelp()) return false;
-    for (int search = 1; search <= kOneAtATimeSearches; ++search) {
+    // The searches of one shrink share kOneAtATimeSearches seeds: a later
+    // call does not repeat an earlier one's runs.
+    while (searches_ < kOneAtATimeSearches) {
       const double left = so_.max_seconds - so_.elapsed();
       if (left < kMinOneAtATimeSeconds || reruns_ >= so_.max_reruns) return false;
+      const int search = ++searches_;
       JobOptions o = job_;
       o.exec.connections = 1;
       o.exec.max_in_flight = 1;
@@ -684,7 +687,13 @@ class FindingShrinker {
       o.spare_suts = spares_.get();
       absl::StatusOr<JobResult> r = RunRerun(spec_, o);
       ++reruns_;
-      if (!r.ok()) return r.status();
+      if (!r.ok()) {
+        if (absl::IsCancelled(r.status())) return r.status();
+        // An optional step: shrinking goes on without it.
+        std::fprintf(stderr, "shrinking: one request at a time, seed %llu: could not run (%s)\n",
+                     static_cast<unsigned long long>(o.exec.seed), std::string(r.status().message()).c_str());
+        return false;
+      }
       harness::RerunOutcome seq = FailedRun(*r);
       const std::string seq_class = harness::FailureClass(seq.verdict, seq.trace);
       if (!IsSutFault(r->outcome) || !SameFailureOneAtATime(seq_class)) {
@@ -698,16 +707,19 @@ class FindingShrinker {
                    "shrinking: found the same failure again one request at a time (seed %llu, %zu requests); "
                    "shrinking that\n",
                    static_cast<unsigned long long>(o.exec.seed), seq.sent.size());
-      return ShrinkInstead(o, *r, seq);
+      absl::StatusOr<bool> kept = ShrinkInstead(o, *r, seq);
+      if (!kept.ok() || *kept) return kept;
     }
     return false;
   }
 
   // Whether a failure of class `c`, found one request at a time, is the
-  // one being shrunk. An intermediary's client response relays a status
-  // its origin (the tester) drew at random: ds-ref-cache mutant 7's stale
-  // entity-tag shows as a GET answered 200 or 500 as the origin's answer
-  // falls, so for an intermediary the class's status is left out.
+  // one being shrunk. For an intermediary only the kind and the method
+  // count: a client response relays a status its origin (the tester) drew
+  // at random, and ds-ref-cache mutant 7's stale entity-tag shows either as
+  // the conditional request it forwards or as the response it then serves
+  // (a GET answered 200 or 500, as the origin's answer fell). What the
+  // shrunk result shows is what its signature says.
   bool SameFailureOneAtATime(const std::string& c) const {
     if (job_.origins == 0) return c == failure_class_;
     auto without_status = [](const std::string& x) { return x.substr(0, x.find("|status=")); };
@@ -715,20 +727,25 @@ class FindingShrinker {
   }
 
   // Whether testing one request at a time can find what the job found in
-  // another order: the job sent concurrently, to a SUT it launched.
+  // another order: the job sent concurrently, to a SUT it launched (and
+  // replays verify results: what decides whether one is kept).
   bool SearchOneAtATimeMayHelp() const {
     const bool concurrent = job_.exec.connections > 1 || job_.exec.max_in_flight > 1;
-    return !job_.launch.empty() && !job_.exec.replay && concurrent;
+    return !job_.launch.empty() && !job_.exec.replay && concurrent && options_.verify > 0;
   }
 
   // Shrinks the failure `run` (of `job`, `seq` as the shrinker sees it) as
-  // the finding's counterexample; keeps the result (true) when some replay
-  // reproduces it and it replays more often than the current one, or as
-  // often and is smaller.
+  // the finding's counterexample (whose seed, connections, origin answers
+  // and size before shrinking become the run's); keeps the result (true)
+  // when some replay reproduces it and it replays more often than the
+  // current one, or as often and is smaller. Before the finding itself was
+  // shrunk (no replays yet to compare with), only a result every replay
+  // reproduces is kept: otherwise the finding is shrunk as usual.
   absl::StatusOr<bool> ShrinkInstead(const JobOptions& job, const JobResult& run, const harness::RerunOutcome& seq) {
     harness::Counterexample current = cx_;
     std::vector<harness::OriginAnswerItem> current_answers = found_origin_answers_;
     const bool current_repeating = repeating_;
+    const bool current_flaky = seen_flaky_;
     const std::string current_class = failure_class_;
     cx_ = AsFound(*spec_, job, run);
     found_origin_answers_ = run.origin_answers;
@@ -738,9 +755,11 @@ class FindingShrinker {
     absl::Status s = ShrinkAndVerify(seq.sent, seq, &alt);
     if (!s.ok()) return s;
     const bool better =
-        alt.replays_reproduced > 0 &&
-        (alt.replays_reproduced > current.replays_reproduced ||
-         (alt.replays_reproduced == current.replays_reproduced && alt.shrunk_size < current.shrunk_size));
+        current.replays_verified == 0
+            ? alt.replays_verified > 0 && alt.replays_reproduced == alt.replays_verified
+            : alt.replays_reproduced > 0 &&
+                  (alt.replays_reproduced > current.replays_reproduced ||
+                   (alt.replays_reproduced == current.replays_reproduced && alt.shrunk_size < current.shrunk_size));
     if (better) {
       cx_ = std::move(alt);
       return true;
@@ -749,6 +768,7 @@ class FindingShrinker {
     found_origin_answers_ = std::move(current_answers);
     failure_class_ = current_class;
     repeating_ = current_repeating;
+    seen_flaky_ = current_flaky;
     return false;
   }
 
@@ -797,6 +817,7 @@ class FindingShrinker {
   int reruns_ = 0;
   int reproduced_ = 0;       // reruns of earlier passes that reproduced
   bool repeating_ = false;   // each candidate is sent many times over (RoundsFor)
+  int searches_ = 0;         // one-at-a-time runs so far (TryFoundOneAtATime)
   bool seen_flaky_ = false;  // an earlier pass saw a candidate both reproduce and not
 };
 
