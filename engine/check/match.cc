@@ -100,10 +100,7 @@ bool Match(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismat
 
 bool MatchMessage(const Value& spec, const Value& obs, std::vector<TermRef>* cs, Mismatch* mm) {
   if (Match(spec, obs, cs, mm)) return true;
-  if (mm != nullptr) {
-    if (mm->field.empty()) mm->field = "(message)";
-    mm->fields = CountMismatches(spec, obs);
-  }
+  if (mm != nullptr && mm->field.empty()) mm->field = "(message)";
   return false;
 }
 

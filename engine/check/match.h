@@ -17,7 +17,6 @@ namespace dualswarm::check {
 struct Mismatch {
   std::string field;  // dotted path, "(message)" for the whole message (the first that differs)
   std::string text;
-  int fields = 0;  // how many fields differ in all (CountMismatches)
 };
 
 // True when `obs` may be `spec`; appends the constraints that must hold.

@@ -504,7 +504,8 @@ bool Search::OwedContradictsTrace(const Explanation& e, size_t ch, size_t at_obs
 // only when it is kept (most deaths' are not).
 void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Value& sent, lang::Loc loc) {
   if (!ReachedAt(at_obs)) return;
-  const int closeness = std::max(1, CountMismatches(sent, obs_[at_obs].msg));
+  const int mismatched = CountMismatches(sent, obs_[at_obs].msg);
+  const int closeness = std::max(1, mismatched);
   if (!WouldKeep({closeness, false, 0})) return;  // even with the shortest order
   std::vector<int64_t> order = e.ServerOrder();
   if (!WouldKeep({closeness, false, order.size()})) return;
@@ -512,7 +513,7 @@ void Search::RecordMismatch(size_t at_obs, const Explanation& e, const Value& se
   Mismatch mm;
   MatchMessage(sent, obs_[at_obs].msg, &cs, &mm);
   AddReason(DeathReason{absl::StrCat(mm.field, ": ", mm.text), mm.field, std::move(order),
-                        lang::FormatLoc(spec_->file, loc), mm.fields});
+                        lang::FormatLoc(spec_->file, loc), mismatched});
 }
 
 bool Search::Seen(MemoKey key) {

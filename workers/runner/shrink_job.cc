@@ -323,16 +323,10 @@ class FindingShrinker {
     // can decide whether what it sent fails again: look for the failure
     // one request at a time first, before shrinking spends the budget on
     // an input that may seldom fail.
-    bool refound = false;
     if (job_.origins > 0) {
       absl::StatusOr<bool> kept = TryFoundOneAtATime();
       if (!kept.ok()) return kept.status();
-      refound = *kept;
-    }
-    if (refound) {
-      cx_.shrink_reruns = reruns_ + extra_reruns_;
-      cx_.shrink_seconds = so_.elapsed();
-      return std::move(cx_);
+      if (*kept) return Finished();
     }
     if (renaming_) {
       absl::StatusOr<bool> survives = SurvivesReuse(from);
@@ -366,12 +360,17 @@ class FindingShrinker {
     if (cx_.repeat > 1) {
       if (absl::Status s = TryOnce(); !s.ok()) return s;
     }
+    return Finished();
+  }
+
+ private:
+  // The counterexample, with what shrinking it spent.
+  harness::Counterexample Finished() {
     cx_.shrink_reruns = reruns_ + extra_reruns_;
     cx_.shrink_seconds = so_.elapsed();
     return std::move(cx_);
   }
 
- private:
   // A rerun of `input`, answering as the origin did when the finding was
   // made (a counterexample keeps only what its own run used).
   // With `reuse` (and renaming_), a run on a SUT an earlier rerun used.
