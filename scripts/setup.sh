@@ -35,6 +35,7 @@ PACKAGES=(
   # scripts/fuzz.sh (tests/fuzz): clang builds the libFuzzer targets; libFuzzer
   # and the ASan/UBSan runtimes are in compiler-rt's package.
   clang libclang-rt-14-dev
+  python3               # shims/python: the library shim the interface tests serve tests/suts/pylib through
   clang-format          # scripts/format.sh; the Format test checks every C++ file against .clang-format
 )
 

@@ -13,6 +13,7 @@
 #include "engine/ir/json.h"
 #include "engine/lang/interp.h"
 #include "engine/lang/loc.h"
+#include "engine/monitor/law_monitor.h"
 #include "engine/monitor/property_monitor.h"
 
 namespace dualswarm::check {
@@ -48,6 +49,9 @@ struct Checker::Impl {
   // label; what a monitor decided, adopted once the search is up to date
   // (AdoptMonitorVerdict); and the observations seen.
   monitor::PropertyMonitors monitors;
+  // An interface's laws (docs/interfaces.md), judged on the library calls
+  // that carry the tester's law tag.
+  monitor::LawMonitor laws;
   struct Unanswered {
     int64_t conn;
     ir::Value request;
@@ -63,13 +67,16 @@ struct Checker::Impl {
         solver(o.solver_timeout_ms),
         initial(spec->initial_globals),
         clock(o.max_seconds),
-        monitors(spec.get()) {}
+        monitors(spec.get()),
+        laws(spec.get()) {}
 
   // Steps the monitors on client-side observation o (validated): a request
   // sent, or a response with the request it answers.
   void StepMonitors(const Observation& o) {
     const size_t at = observed++;
-    if (monitors.empty() || monitor_verdict || o.side != Side::kClient) return;
+    if (monitor_verdict || o.side != Side::kClient) return;
+    if (!laws.empty()) StepLaws(o, at);
+    if (monitors.empty() || monitor_verdict) return;
     monitor::MonitorEvent e;
     e.conn = o.conn;
     if (o.kind == Observation::Kind::kSent) {
@@ -113,6 +120,35 @@ struct Checker::Impl {
                                       absl::StrCat("property:", p.name),
                                       {},
                                       where});
+    } else {
+      return;
+    }
+    monitor_verdict = std::move(v);
+  }
+
+  // Steps the law monitor on client-side observation o (index `at`).
+  void StepLaws(const Observation& o, size_t at) {
+    absl::Status s = absl::OkStatus();
+    if (o.kind == Observation::Kind::kSent) s = laws.Sent(o.label, o.msg);
+    if (o.kind == Observation::Kind::kReceived) s = laws.Received(o.label - 1, o.msg);
+    Verdict v;
+    v.obs_index = at;
+    v.observation = o;
+    if (absl::IsResourceExhausted(s)) {
+      v.kind = Verdict::Kind::kInconclusive;
+      v.message = std::string(s.message());
+    } else if (!s.ok()) {
+      v.kind = Verdict::Kind::kSpecError;
+      v.message = std::string(s.message());
+    } else if (const monitor::LawViolation* law = laws.violation()) {
+      const std::string where = lang::FormatLoc(spec->file, law->law->loc);
+      v.kind = Verdict::Kind::kReject;
+      v.property = law->law->name;
+      v.message = absl::StrCat("property '", law->law->name, "' (", where, ") is violated for ", law->args, ": ",
+                               law->why, " (law run ", law->run, ", response label ", o.label,
+                               o.line ? absl::StrCat(", trace line ", o.line) : "", ")");
+      v.reasons.push_back(
+          DeathReason{absl::StrCat("the calls: ", law->calls), absl::StrCat("property:", law->law->name), {}, where});
     } else {
       return;
     }
@@ -200,6 +236,8 @@ struct Checker::Impl {
     // what decides is the trace up to it (AdoptMonitorVerdict).
     if (monitor_verdict) return absl::OkStatus();
     StepMonitors(o);
+    // An interface's spec without a model: the laws are the whole judge.
+    if (!interp.HasClientHandler()) return absl::OkStatus();
     std::vector<Part*> targets;
     if (o.side == Side::kOrigin) {  // a spec with an origin role has no partitions (spec-language.md)
       auto p = PartFor(o);

@@ -298,6 +298,10 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
       origin_rng_(options.seed ^ 0x0419'14e5'0000'0001ull),
       origin_book_(options.origin_answers) {
   gen_branches_.assign(spec_->branches.size(), false);
+  bool has_gen = false;
+  for (const auto& g : spec_->ast.gens) has_gen |= g.name == opts_.gen && g.role == lang::Role::kClient;
+  if (!has_gen && !spec_->ast.ops.empty())
+    signature_gen_ = std::make_unique<SignatureGenerator>(spec_, opts_.checker.connection_nodes);
   if (options.guide_candidates > 1) {
     guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes, options.checker.cancel);
     guide_->Reach(options.guide_reached);
@@ -319,7 +323,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const
   if (!options.replay) {
     bool has_gen = false;
     for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen && g.role == lang::Role::kClient;
-    if (!has_gen)
+    // A library interface's calls come from its signature.
+    if (!has_gen && spec->ast.ops.empty())
       return absl::InvalidArgumentError(absl::StrCat("spec '", spec->name, "' has no client `gen ", options.gen,
                                                      " { ... }` block to generate requests from"));
   } else {
@@ -475,7 +480,7 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
     int any = 0;
     if (!NextAvailable(&any)) return std::optional<PlannedRequest>();  // before the generator draws anything
     lang::Interpreter interp(spec_.get(), opts_.checker.connection_nodes);
-    auto jexpr = Generate(interp);
+    auto jexpr = signature_gen_ != nullptr ? GenerateCall() : Generate(interp);
     if (!jexpr.ok()) return jexpr.status();
     item.jexpr = *std::move(jexpr);
     item.conn = static_cast<int>(rng_() % static_cast<uint64_t>(opts_.connections));
@@ -503,8 +508,15 @@ absl::StatusOr<std::optional<PlannedRequest>> Executor::Next() {
   return std::optional<PlannedRequest>(std::move(r));
 }
 
+absl::StatusOr<Value> Executor::GenerateCall() {
+  std::vector<bool> unused(gen_branches_.size(), false);
+  Gen gen(&rng_, &opts_.mask, &messages_, &unused);
+  return signature_gen_->Next(messages_, &gen);
+}
+
 absl::Status Executor::Sent(const PlannedRequest& r, int64_t t_ns) {
   if (r.label != next_label_) return absl::FailedPreconditionError("requests must be sent in the order planned");
+  if (signature_gen_ != nullptr && !opts_.replay) signature_gen_->Sent(r.label, r.msg);
   next_label_ += 2;
   if (opts_.replay) {
     ++replay_pos_;

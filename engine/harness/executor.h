@@ -21,6 +21,7 @@
 #include "engine/check/checker.h"
 #include "engine/harness/coverage_guide.h"
 #include "engine/harness/origin_answers.h"
+#include "engine/harness/signature_gen.h"
 #include "engine/ir/jexpr.h"
 #include "engine/lang/spec.h"
 
@@ -194,6 +195,12 @@ class Executor {
   // that the spec explains what the SUT then does for them (a 502, a retry).
   absl::Status AbortOriginAnswers(int oconn, int64_t t_ns);
 
+  // A library interface's run: its pools and law runs (nullopt for others).
+  std::optional<SignatureStats> signature_stats() const {
+    if (signature_gen_ == nullptr) return std::nullopt;
+    return signature_gen_->stats();
+  }
+
   // Responses fed between HoldChecker() and ReleaseChecker() are explained
   // together (check::Checker::Hold).
   void HoldChecker() { checker_->Hold(); }
@@ -260,6 +267,7 @@ class Executor {
   // The next generated request as a J-expression (guided: the best of
   // ExecutorOptions::guide_candidates drawn).
   absl::StatusOr<ir::Value> Generate(const lang::Interpreter& interp);
+  absl::StatusOr<ir::Value> GenerateCall();  // from the signature
   // The concolic candidate (ExecutorOptions::guide_concolic) and the gen
   // branches it took; nullopt when no new branch was solved for (or the
   // gen block needed a draw concrete).
@@ -281,6 +289,9 @@ class Executor {
   std::vector<InputItem> inputs_;
   std::vector<bool> gen_branches_;        // by branch id: taken by a generated request
   std::unique_ptr<CoverageGuide> guide_;  // set when generation is coverage-guided
+  // Set for a library interface's spec without the `gen` block named:
+  // calls are built from the signature (signature_gen.h).
+  std::unique_ptr<SignatureGenerator> signature_gen_;
   int64_t next_label_ = 1;
   uint64_t sent_ = 0, received_ = 0;
   size_t replay_pos_ = 0;

@@ -128,6 +128,7 @@ struct Expr {
   RefKind ref = RefKind::kUnresolved;
   int slot = -1;      // kName: local slot or global index
   int fn_index = -1;  // kCall to a user function
+  int op_index = -1;  // kCall to an op of the signature (in a law)
   Builtin builtin = Builtin::kNone;
   int site = -1;  // kOneof / kFreq: site number within the spec
   // kIf / kMatch / kEither / kOneof / kFreq: the id of its first branch
@@ -238,6 +239,38 @@ struct PropertyDecl {
   int num_slots = 0;  // of the atoms (each evaluated with the params in slots 0..)
 };
 
+// A library interface's signature (docs/interfaces.md). `type NAME;`: an
+// abstract type, whose values the tester only holds as handles the library
+// gave it. `op NAME(T1, ...) -> T;`: an operation; each type names an
+// abstract type, a `gen` block (the values of a base type the tester
+// draws), or one of int, string, bool (drawn by default generators);
+// without `-> T` it returns nothing the tester keeps.
+struct AbstractTypeDecl {
+  std::string name;
+  Loc loc;
+};
+struct OpDecl {
+  std::string name;
+  Loc loc;
+  std::vector<std::string> params;  // type names
+  std::string result;               // "" when it returns nothing kept
+};
+
+// `property NAME(x: T, ...) when P { BODY }`: a law of a library interface,
+// checked for values the tester built (docs/interfaces.md). P and BODY are
+// deterministic expressions over the parameters (slots 0..) that may call
+// the signature's ops (each call a call of the library); P false: the test
+// is aborted; BODY false: the law is violated.
+struct LawDecl {
+  std::string name;
+  Loc loc;
+  std::vector<std::string> params;
+  std::vector<std::string> param_types;
+  ExprPtr when;  // may be null
+  ExprPtr body;  // a kBlock
+  int num_slots = 0;
+};
+
 struct SpecAst {
   std::string file;
   std::string name;
@@ -250,6 +283,9 @@ struct SpecAst {
   bool has_partition = false;
   PartitionDecl partition;
   std::vector<PropertyDecl> properties;
+  std::vector<AbstractTypeDecl> types;
+  std::vector<OpDecl> ops;
+  std::vector<LawDecl> laws;
   int num_choice_sites = 0;  // oneof/freq sites numbered by the checker
 };
 

@@ -44,7 +44,7 @@ const BuiltinInfo kBuiltins[] = {
 
 const char* kSchemas[] = {"http", "json", "resp", "memcached", "grpc", "fs"};
 
-enum class Context { kVarInit, kFn, kHandler, kGen, kPartition, kProperty };
+enum class Context { kVarInit, kFn, kHandler, kGen, kPartition, kProperty, kLaw };
 
 class Checker {
  public:
@@ -64,6 +64,7 @@ class Checker {
       if (!fns_.emplace(f.name, static_cast<int>(i)).second)
         Error(f.loc, absl::StrCat("function '", f.name, "' is defined twice"));
     }
+    CheckSignature();
     for (size_t i = 0; i < ast_->vars.size(); ++i) {
       auto& v = ast_->vars[i];
       if (v.has_type) CheckType(v.type);
@@ -109,6 +110,7 @@ class Checker {
       ast_->partition.num_slots = max_slots_;
     }
     CheckProperties();
+    CheckLaws();
     std::set<std::string> gen_names;
     for (auto& g : ast_->gens) {
       if (!gen_names.insert(g.name).second) Error(g.loc, absl::StrCat("generator '", g.name, "' is defined twice"));
@@ -145,7 +147,9 @@ class Checker {
       else
         first = &h;
     }
-    if (client == nullptr) Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
+    // A library interface's spec needs no model: its laws judge the library.
+    if (client == nullptr && ast_->ops.empty())
+      Error({1, 1}, "the spec has no `on recv REQ from CONN { ... }` handler");
     if (origin != nullptr && ast_->has_partition)
       Error(ast_->partition.loc, "`partition` is not supported yet in a spec with an origin role");
   }
@@ -238,6 +242,12 @@ class Checker {
           Error(e->loc, absl::StrCat("a partition key depends on the request only; '", e->name, "' is server state"));
           return;
         }
+        if (ctx_ == Context::kLaw && Lookup(e->name, &e->ref, &e->slot) && e->ref == RefKind::kGlobal) {
+          Error(e->loc, absl::StrCat("a property of an interface reads its parameters and what the library "
+                                     "returns; '",
+                                     e->name, "' is server state"));
+          return;
+        }
         if (ctx_ == Context::kProperty && Lookup(e->name, &e->ref, &e->slot) && e->ref == RefKind::kGlobal) {
           Error(e->loc, absl::StrCat("a property's conditions read the event only (its request, response and "
                                      "connection); '",
@@ -285,7 +295,7 @@ class Checker {
         break;
       case ExprKind::kSend:
         if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition ||
-            ctx_ == Context::kProperty)
+            ctx_ == Context::kProperty || ctx_ == Context::kLaw)
           Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
         if (lang::Expr* to = e->args[0].get(); to->kind == ExprKind::kCall && to->name == "origin") {
           // `send origin(T) MSG`: the one place origin(...) may stand.
@@ -301,7 +311,8 @@ class Checker {
       case ExprKind::kEither:
         if (ctx_ == Context::kGen)
           Error(e->loc, "`gen` blocks choose with `oneof`/`freq`, not `fresh`/`either` (those are the server's)");
-        if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty)
+        if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty ||
+            ctx_ == Context::kLaw)
           Error(e->loc, "initial values, partition keys and properties must be deterministic (no `fresh`/`either`)");
         break;
       default:
@@ -331,6 +342,19 @@ class Checker {
 
   void Call(lang::Expr* e) {
     int argc = static_cast<int>(e->args.size());
+    // In a law an op's name means the op (even one named like a builtin).
+    if (auto op = ops_.find(e->name); op != ops_.end() && (ctx_ == Context::kLaw || !FindBuiltin(e->name))) {
+      if (ctx_ != Context::kLaw) {
+        Error(e->loc, absl::StrCat("'", e->name,
+                                   "' is an operation of the library: only an interface's properties call it "
+                                   "(`property NAME(x: T) { ... }`)"));
+        return;
+      }
+      e->op_index = op->second;
+      int want = static_cast<int>(ast_->ops[op->second].params.size());
+      if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
+      return;
+    }
     auto f = fns_.find(e->name);
     if (f != fns_.end()) {
       e->fn_index = f->second;
@@ -338,7 +362,8 @@ class Checker {
       if (ctx_ == Context::kHandler) server_calls_.push_back({f->second, e->loc, e->name});
       int want = static_cast<int>(ast_->fns[f->second].params.size());
       if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
-      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty)
+      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty ||
+          ctx_ == Context::kLaw)
         Error(e->loc, "initial values, partition keys and properties cannot call user functions");
       return;
     }
@@ -383,6 +408,61 @@ class Checker {
       p.num_slots = max_slots_;
     }
   }
+  // A library interface's signature: distinct abstract types and ops, ops
+  // that are neither functions nor builtins, and types that name an
+  // abstract type, a client `gen` block or a base type drawn by default.
+  void CheckSignature() {
+    for (const auto& t : ast_->types) {
+      if (IsBaseTypeName(t.name) || t.name == "ref" || t.name == "quote" || t.name == "else")
+        Error(t.loc, absl::StrCat("'", t.name,
+                                  "' cannot name an abstract type (a base type, or a word J-expressions "
+                                  "use: ref, quote, else)"));
+      if (!abstract_types_.insert(t.name).second) Error(t.loc, absl::StrCat("type '", t.name, "' is declared twice"));
+    }
+    for (size_t i = 0; i < ast_->ops.size(); ++i) {
+      const OpDecl& o = ast_->ops[i];
+      if (fns_.count(o.name)) Error(o.loc, absl::StrCat("operation '", o.name, "' has the name of a function"));
+      if (!ops_.emplace(o.name, static_cast<int>(i)).second)
+        Error(o.loc, absl::StrCat("operation '", o.name, "' is declared twice"));
+      for (const auto& p : o.params) CheckSignatureType(p, o.loc);
+      // A result is only kept or read, never drawn: any type will do.
+      if (!o.result.empty() && !IsBaseTypeName(o.result)) CheckSignatureType(o.result, o.loc);
+    }
+  }
+  static bool IsBaseTypeName(const std::string& n) {
+    return n == "int" || n == "string" || n == "bool" || n == "any" || n == "list" || n == "map" || n == "option" ||
+           n == "null" || n == "record";
+  }
+  void CheckSignatureType(const std::string& name, Loc loc) {
+    if (abstract_types_.count(name) || name == "int" || name == "string" || name == "bool") return;
+    for (const auto& g : ast_->gens)
+      if (g.name == name && g.role == Role::kClient && g.param.empty()) return;
+    Error(loc, absl::StrCat("unknown type '", name, "' in the signature: declare `type ", name,
+                            ";` (an abstract type) or `gen ", name,
+                            " { ... }` (how the tester draws its values); int, string and bool have default "
+                            "generators"));
+  }
+
+  // Each law: a distinct name, parameter types of the signature, and
+  // deterministic conditions over its parameters and the ops' results.
+  void CheckLaws() {
+    std::set<std::string> names;
+    for (const auto& p : ast_->properties) names.insert(p.name);
+    for (auto& l : ast_->laws) {
+      if (!names.insert(l.name).second) Error(l.loc, absl::StrCat("property '", l.name, "' is defined twice"));
+      Begin(Context::kLaw);
+      std::set<std::string> seen;
+      for (size_t i = 0; i < l.params.size(); ++i) {
+        if (!seen.insert(l.params[i]).second) Error(l.loc, absl::StrCat("parameter '", l.params[i], "' appears twice"));
+        Declare(l.params[i]);
+        CheckSignatureType(l.param_types[i], l.loc);
+      }
+      Expr(l.when.get());
+      Expr(l.body.get());
+      l.num_slots = max_slots_;
+    }
+  }
+
   void FormulaAtoms(lang::Formula* f) {
     if (f == nullptr) return;
     if (f->kind == lang::Formula::Kind::kAtom) {
@@ -424,6 +504,8 @@ class Checker {
   int next_slot_ = 0, max_slots_ = 0;
   std::map<std::string, int> globals_;
   std::map<std::string, int> fns_;
+  std::map<std::string, int> ops_;        // the signature's operations
+  std::set<std::string> abstract_types_;  // the signature's `type`s
   int sites_ = 0;
   int current_fn_ = -1;
   std::set<int> gen_only_fn_;                                    // functions using tester builtins

@@ -30,6 +30,11 @@ struct GenNoChoice {
   Loc loc;
   std::string why;
 };
+// An op call of a law ended its run (OpCalls::Call did not return a value).
+struct OpCallEnded {
+  OpAnswer answer;
+  std::string op;
+};
 
 // Counts one level of `*depth` for the life of a scope (also when an
 // exception unwinds it: gen alternatives are retried after GenNoChoice).
@@ -64,6 +69,7 @@ class Eval {
         stack_budget_(StackBudgetFrom(stack_base_, kMaxEvalStackBytes)) {}
 
   void set_gen(GenContext* g) { gen_ = g; }
+  void set_op_calls(OpCalls* c) { op_calls_ = c; }
   void set_branches(std::vector<int32_t>* b) { branches_ = b; }
 
   Value Run(const Expr* e, std::vector<Value>* frame) {
@@ -560,6 +566,7 @@ class Eval {
     std::vector<Value> args;
     args.reserve(e->args.size());
     for (const auto& a : e->args) args.push_back(E(a.get()));
+    if (e->op_index >= 0) return CallOp(e, args);
     if (e->fn_index >= 0) {
       const FnDecl& f = spec_->ast.fns[static_cast<size_t>(e->fn_index)];
       DepthGuard call(&depth_);
@@ -575,6 +582,17 @@ class Eval {
       return r;
     }
     return CallBuiltin(e, args);
+  }
+
+  // A law's call of the library (the checks allow op calls in laws only).
+  Value CallOp(const Expr* e, std::vector<Value>& args) {
+    const OpDecl& op = spec_->ast.ops[static_cast<size_t>(e->op_index)];
+    if (op_calls_ == nullptr) Fault(e->loc, absl::StrCat("'", op.name, "' calls the library, which is not here"));
+    for (const Value& a : args)
+      if (!a.IsConcrete()) Fault(e->loc, absl::StrCat("an argument of '", op.name, "' is symbolic"));
+    OpAnswer answer = op_calls_->Call(op, args);
+    if (answer.kind == OpAnswer::Kind::kReturned) return std::move(answer.value);
+    throw OpCallEnded{std::move(answer), op.name};
   }
 
   Value CallBuiltin(const Expr* e, std::vector<Value>& a) {
@@ -735,6 +753,7 @@ class Eval {
   std::vector<int32_t>* branches_;  // where taken branches go; null: not recorded
   std::vector<Value>* frame_ = nullptr;
   GenContext* gen_ = nullptr;
+  OpCalls* op_calls_ = nullptr;
   uintptr_t stack_base_;                  // the stack pointer when the evaluation began
   size_t stack_budget_;                   // bytes below stack_base_ the evaluation may use
   int depth_ = 0;                         // function calls in progress
@@ -934,6 +953,63 @@ absl::StatusOr<Interpreter::PropertyTruth> Interpreter::EvalPropertyCondition(co
         spec_->file, atom.loc,
         absl::StrCat("property '", p.name, "': a condition must be a bool, got ", v.ToString().substr(0, 80))));
   return v.as_bool() ? PropertyTruth::kTrue : PropertyTruth::kFalse;
+}
+
+absl::StatusOr<LawOutcome> Interpreter::EvalLaw(const LawDecl& law, const std::vector<Value>& args,
+                                                OpCalls* calls) const {
+  std::vector<Value> globals;  // unused: laws cannot read state
+  std::vector<Value> frame(std::max(static_cast<size_t>(law.num_slots), args.size()));
+  std::copy(args.begin(), args.end(), frame.begin());
+  NoChoiceOracle oracle;
+  Eval ev(spec_, &globals, &oracle, nullptr, cluster_);
+  ev.set_op_calls(calls);
+  LawOutcome out;
+  bool in_body = false;
+  auto run = [&](const Expr* e, absl::string_view part) -> absl::StatusOr<bool> {
+    Value v;
+    absl::StatusOr<EvalEnd> end =
+        Guarded(spec_->file, absl::StatusCode::kFailedPrecondition, [&] { v = ev.Run(e, &frame); });
+    if (!end.ok()) return end.status();
+    if (*end == EvalEnd::kPathKilled)
+      return absl::FailedPreconditionError(FormatDiag(spec_->file, e->loc, "a property may not `assume`"));
+    if (!v.is_bool())
+      return absl::FailedPreconditionError(FormatDiag(
+          spec_->file, e->loc,
+          absl::StrCat("property '", law.name, "': its ", part, " must be a bool, got ", v.ToString().substr(0, 80))));
+    return v.as_bool();
+  };
+  try {
+    if (law.when != nullptr) {
+      absl::StatusOr<bool> holds = run(law.when.get(), "`when` condition");
+      if (!holds.ok()) return holds.status();
+      if (!*holds) {
+        out.kind = LawOutcome::Kind::kAborted;
+        return out;
+      }
+    }
+    in_body = true;
+    absl::StatusOr<bool> holds = run(law.body.get(), "body");
+    if (!holds.ok()) return holds.status();
+    out.kind = *holds ? LawOutcome::Kind::kPassed : LawOutcome::Kind::kViolated;
+    if (!*holds) out.message = "its body is false";
+    return out;
+  } catch (const OpCallEnded& ended) {
+    switch (ended.answer.kind) {
+      case OpAnswer::Kind::kPending:
+        out.kind = LawOutcome::Kind::kPending;
+        break;
+      case OpAnswer::Kind::kDiverged:
+        out.kind = LawOutcome::Kind::kDiverged;
+        break;
+      case OpAnswer::Kind::kRaised:
+      case OpAnswer::Kind::kReturned:  // cannot happen (CallOp returns it)
+        // Raising in the condition: the values are outside the law's domain.
+        out.kind = in_body ? LawOutcome::Kind::kViolated : LawOutcome::Kind::kAborted;
+        out.message = absl::StrCat("'", ended.op, "' raised ", ended.answer.value.ToString().substr(0, 200));
+        break;
+    }
+    return out;
+  }
 }
 
 absl::StatusOr<std::vector<Value>> Interpreter::EvalInitialGlobals(const Spec& spec) {

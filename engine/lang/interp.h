@@ -120,6 +120,36 @@ struct StepOutput {
   std::vector<int32_t>* branches = nullptr;
 };
 
+// What a law's op call got from the library (docs/interfaces.md): a
+// result, an exception (`value` says which), not yet an answer (the law's
+// run stops here, and is run again from the start once it has one), or an
+// answer to some other call (the trace does not hold this law's run).
+struct OpAnswer {
+  enum class Kind { kReturned, kRaised, kPending, kDiverged };
+  Kind kind = Kind::kPending;
+  ir::Value value;
+};
+
+// The library side of a law's run: answers its op calls in the order made.
+class OpCalls {
+ public:
+  virtual ~OpCalls() = default;
+  virtual OpAnswer Call(const OpDecl& op, const std::vector<ir::Value>& args) = 0;
+};
+
+// How one run of a law ended (Interpreter::EvalLaw).
+struct LawOutcome {
+  enum class Kind {
+    kPassed,    // the condition held and so did the body
+    kAborted,   // the `when` condition was false (or an op it called raised)
+    kViolated,  // the body was false, or an op it called raised (`message`)
+    kPending,   // an op call has no answer yet
+    kDiverged,  // an op call's answer was for another call
+  };
+  Kind kind = Kind::kPending;
+  std::string message;
+};
+
 class Interpreter {
  public:
   // `nodes` and `connection_of` answer the builtins nodes() and node_of(c).
@@ -138,6 +168,14 @@ class Interpreter {
   // Oracle::Poll() is returned as it is.
   absl::Status RunHandler(const std::vector<ir::Value>& globals, const ir::Value& request, const ir::Value& conn,
                           Oracle* oracle, StepOutput* out) const;
+
+  // Whether the spec models the server (a client `on recv` handler): an
+  // interface's spec may have laws only.
+  bool HasClientHandler() const {
+    for (const Handler& h : spec_->ast.handlers)
+      if (h.role == Role::kClient) return true;
+    return false;
+  }
 
   // Runs the `on fault` handler on a fault event's fields (`fault`: {"fault":
   // NAME, ...}), as RunHandler runs `on recv`. The spec must have one
@@ -176,6 +214,11 @@ class Interpreter {
   enum class PropertyTruth { kFalse, kTrue, kUnknown };
   absl::StatusOr<PropertyTruth> EvalPropertyCondition(const PropertyDecl& p, const Expr& atom, const ir::Value& request,
                                                       const ir::Value& response, const ir::Value& conn) const;
+
+  // Runs law `law` on `args` (one per parameter) with `calls` answering
+  // its op calls: the `when` condition, then the body. FailedPrecondition
+  // with file:line:col for spec bugs (a condition that is not a bool).
+  absl::StatusOr<LawOutcome> EvalLaw(const LawDecl& law, const std::vector<ir::Value>& args, OpCalls* calls) const;
 
   // Evaluates the `var` initialisers in order.
   static absl::StatusOr<std::vector<ir::Value>> EvalInitialGlobals(const Spec& spec);

@@ -117,7 +117,8 @@ class Parser {
     int depth = 0;
     while (Peek().kind != Tok::kEof) {
       if (depth == 0 && pos_ > 0 &&
-          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use") || IsW("partition") || IsW("property")) &&
+          (IsW("var") || IsW("fn") || IsW("on") || IsW("gen") || IsW("use") || IsW("partition") || IsW("property") ||
+           IsW("type") || IsW("op")) &&
           (Peek().loc.col == 1 || IsP(";", -1) || IsP("}", -1)))
         return;
       if (IsP("{")) ++depth;
@@ -209,6 +210,33 @@ class Parser {
       }
       g.body = ParseBlock();
       ast->gens.push_back(std::move(g));
+    } else if (IsW("type")) {
+      Next();
+      AbstractTypeDecl d;
+      d.loc = Peek().loc;
+      d.name = ExpectIdent("an abstract type's name (`type NAME;`)");
+      ExpectP(";");
+      ast->types.push_back(std::move(d));
+    } else if (IsW("op")) {
+      Next();
+      OpDecl o;
+      o.loc = Peek().loc;
+      o.name = ExpectIdent("an operation's name (`op NAME(T1, T2) -> T;`)");
+      ExpectP("(");
+      while (!IsP(")")) {
+        o.params.push_back(ExpectIdent("the type of an argument (`op NAME(T1, T2) -> T;`)"));
+        if (!IsP(")")) ExpectP(",");
+      }
+      Next();
+      if (IsP("-") && IsP(">", 1)) {
+        Next();
+        Next();
+        o.result = ExpectIdent("the type of the result (`op NAME(T1, T2) -> T;`)");
+      }
+      ExpectP(";");
+      ast->ops.push_back(std::move(o));
+    } else if (IsW("property") && IsP("(", 2) && Peek(3).kind == Tok::kIdent && IsP(":", 4)) {
+      ParseLaw(ast);
     } else if (IsW("property")) {
       Next();
       PropertyDecl p;
@@ -227,10 +255,34 @@ class Parser {
       ExpectP(";");
       ast->properties.push_back(std::move(p));
     } else {
-      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition`, `gen` or `property`, "
+      Fail(t, absl::StrCat("expected `use`, `var`, `fn`, `on recv`, `on fault`, `partition`, `gen`, `property`, "
+                           "`type` or `op`, "
                            "found ",
                            Describe(t)));
     }
+  }
+
+  // `property NAME(x: T, ...) when P { BODY }`: a law of an interface.
+  void ParseLaw(SpecAst* ast) {
+    LawDecl l;
+    l.loc = Peek().loc;
+    Next();
+    l.name = ExpectIdent("a property name (`property NAME(x: T, ...) when P { BODY }`)");
+    ExpectP("(");
+    while (!IsP(")")) {
+      l.params.push_back(ExpectIdent("a parameter name (`x: T`)"));
+      ExpectP(":");
+      l.param_types.push_back(ExpectIdent("the parameter's type (`x: T`)"));
+      if (!IsP(")")) ExpectP(",");
+    }
+    Next();
+    if (IsW("when")) {
+      Next();
+      l.when = ParseExpr();
+    }
+    if (!IsP("{")) Fail(Peek(), absl::StrCat("expected the property's body `{ ... }`, found ", Describe(Peek())));
+    l.body = ParseBlock();
+    ast->laws.push_back(std::move(l));
   }
 
   // A property's formula. The temporal prefixes (always, next, eventually
