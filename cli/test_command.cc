@@ -160,6 +160,54 @@ const char kTestHelp[] =
 // a finding, inconclusive, spec error): the same keys every time, described
 // in docs/counterexample.md ("dualswarm test --json"). `cx_json` is the
 // counterexample document of a finding (what --save writes), or empty.
+// A library interface's run (docs/interfaces.md): how each law's runs
+// ended, and the pools the tester built, as fields of the result's JSON.
+std::string InterfaceJson(const workers::JobResult& r) {
+  std::string out = ",\"laws\":[";
+  for (size_t i = 0; i < r.stats.laws.size(); ++i) {
+    const check::LawTally& t = r.stats.laws[i];
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":");
+    ir::AppendJsonString(t.name, &out);
+    absl::StrAppend(&out, ",\"passed\":", t.passed, ",\"aborted\":", t.aborted, ",\"violated\":", t.violated,
+                    ",\"set_aside\":", t.set_aside, "}");
+  }
+  out += "],\"pools\":{";
+  if (r.signature) {
+    bool first = true;
+    for (const auto& [type, size] : r.signature->pool_sizes) {
+      if (!first) out += ",";
+      first = false;
+      ir::AppendJsonString(type, &out);
+      absl::StrAppend(&out, ":", size);
+    }
+    absl::StrAppend(&out, "},\"pool_depth\":", r.signature->max_depth, ",\"building_calls\":", r.signature->calls,
+                    ",\"law_runs\":", r.signature->law_runs);
+  } else {
+    out += "}";
+  }
+  return out;
+}
+
+// The same for people: one line per law, then the pools.
+std::string InterfaceReport(const workers::JobResult& r) {
+  std::string out;
+  for (const check::LawTally& t : r.stats.laws)
+    absl::StrAppend(&out, "  law ", t.name, ": ", t.passed, " passed",
+                    t.aborted ? absl::StrCat(", ", t.aborted, " aborted (`when` false)") : "",
+                    t.set_aside ? absl::StrCat(", ", t.set_aside, " set aside") : "", "\n");
+  if (r.signature) {
+    out += "  pools:";
+    bool first = true;
+    for (const auto& [type, size] : r.signature->pool_sizes) {
+      absl::StrAppend(&out, first ? " " : ", ", type, " ", size, size == 1 ? " value" : " values");
+      first = false;
+    }
+    absl::StrAppend(&out, first ? " none" : "", "; deepest value ", r.signature->max_depth, " calls; ",
+                    r.signature->calls, " calls built values, ", r.signature->law_runs, " law runs\n");
+  }
+  return out;
+}
+
 std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r,
                        const std::string& cx_json) {
   std::string out = absl::StrCat("{\"kind\":\"", workers::OutcomeName(r.outcome), "\",\"reason\":");
@@ -180,6 +228,7 @@ std::string ResultJson(const lang::Spec& spec, const workers::JobOptions& o, con
       ",\"repairs\":", r.stats.repairs, ",\"check_seconds\":", r.stats.check_seconds,
       ",\"max_observe_seconds\":", r.stats.max_observe_seconds,
       "},\"coverage\":", harness::CoverageToJson(spec, r.covered_branches));
+  if (!spec.ast.ops.empty()) out += InterfaceJson(r);
   // A passing run's whole traffic is not printed: input and trace are empty.
   bool passed = r.outcome == workers::Outcome::kPassed;
   out += ",\"input\":[";
@@ -385,6 +434,14 @@ std::string FaultsInjected(const workers::JobOptions& o, const workers::JobResul
 void ReportOther(const lang::Spec& spec, const workers::JobOptions& o, const workers::JobResult& r, bool json) {
   if (json) {
     std::printf("%s\n", ResultJson(spec, o, r, "").c_str());
+  } else if (r.outcome == workers::Outcome::kPassed && !spec.ast.ops.empty()) {
+    std::printf(
+        "PASSED: %llu calls on %d connection%s, every law of spec '%s' held%s (seed %llu, %.2f s, %.0f calls/s)\n",
+        static_cast<unsigned long long>(r.sent), o.exec.connections, o.exec.connections == 1 ? "" : "s",
+        spec.name.c_str(), spec.ast.handlers.empty() ? "" : " and every answer was explained",
+        static_cast<unsigned long long>(o.exec.seed), r.seconds,
+        r.seconds > 0 ? static_cast<double>(r.sent) / r.seconds : 0.0);
+    std::printf("%s", InterfaceReport(r).c_str());
   } else if (r.outcome == workers::Outcome::kPassed) {
     const size_t properties = spec.ast.properties.size();
     std::printf(

@@ -408,6 +408,17 @@ CheckerStats Checker::stats() const {
   s.check_seconds = impl_->clock.spent_seconds();
   s.max_observe_seconds = impl_->clock.max_call_seconds();
   s.partitions = impl_->parts.size();
+  for (const lang::LawDecl& law : impl_->spec->ast.laws) {
+    LawTally t;
+    t.name = law.name;
+    if (auto it = impl_->laws.counts().find(law.name); it != impl_->laws.counts().end()) {
+      t.passed = it->second.passed;
+      t.aborted = it->second.aborted;
+      t.violated = it->second.violated;
+      t.set_aside = it->second.set_aside;
+    }
+    s.laws.push_back(std::move(t));
+  }
   return s;
 }
 

@@ -177,6 +177,15 @@ struct Verdict {
 
 const char* VerdictKindName(Verdict::Kind k);
 
+// How the runs of one law of a library interface ended (docs/interfaces.md).
+struct LawTally {
+  std::string name;
+  uint64_t passed = 0;
+  uint64_t aborted = 0;  // the `when` condition was false
+  uint64_t violated = 0;
+  uint64_t set_aside = 0;  // calls that were not the law's (reruns)
+};
+
 struct CheckerStats {
   uint64_t observations = 0;
   uint64_t handler_runs = 0;         // spec steps executed (one per path)
@@ -198,6 +207,7 @@ struct CheckerStats {
   sym::SolverStats solver;
   double check_seconds = 0;        // wall time spent in Observe, in total
   double max_observe_seconds = 0;  // the most one Observe call took
+  std::vector<LawTally> laws;      // per law of the spec, in spec order
 };
 
 class Checker {

@@ -572,6 +572,7 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
 absl::Status Executor::Closed(int conn, int64_t t_ns) {
   if (conn < 0 || conn >= opts_.connections) return absl::InvalidArgumentError("no such connection");
   for (const auto& [label, sent] : outstanding_[static_cast<size_t>(conn)]) attached_.erase(label);
+  if (signature_gen_ != nullptr && !outstanding_[static_cast<size_t>(conn)].empty()) signature_gen_->ConnectionClosed();
   outstanding_[static_cast<size_t>(conn)].clear();
   check::Observation o;
   o.kind = check::Observation::Kind::kClosed;

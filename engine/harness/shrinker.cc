@@ -206,7 +206,7 @@ std::vector<InputItem> Simplifications(const InputItem& item) {
   }
   for (const auto& [k, v] : j.as_map()) {
     if (!v.is_string() || v.as_string().empty()) continue;
-    if (k == "method" || k == "path" || k == "op" || k == "key") continue;  // identity, not payload
+    if (k == "method" || k == "path" || k == "op" || k == "key" || k == "call") continue;  // identity, not payload
     out.push_back(variant(item.conn, j.Set(k, Value::String(""))));
     if (v.as_string().size() > 1)
       out.push_back(variant(item.conn, j.Set(k, Value::String(v.as_string().substr(0, v.as_string().size() / 2)))));

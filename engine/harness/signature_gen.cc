@@ -33,7 +33,8 @@ Value HandleReference(const std::string& type, int64_t label, const Value& id) {
 
 SignatureGenerator::SignatureGenerator(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes)
     : spec_(std::move(spec)), interp_(spec_.get(), nodes) {
-  op_site_ = spec_->ast.num_choice_sites;
+  // The spec's checks number these two sites after its own (checks.cc).
+  op_site_ = spec_->ast.num_choice_sites - 2;
   law_site_ = op_site_ + 1;
 }
 
@@ -108,7 +109,8 @@ absl::StatusOr<std::optional<Value>> SignatureGenerator::Draw(const std::string&
     if (g.name == type && g.role == lang::Role::kClient) {
       absl::StatusOr<Value> v = interp_.RunGen(type, spec_->initial_globals, gen);
       if (!v.ok()) return v.status();
-      return std::optional<Value>(*std::move(v));
+      // A value, taken literally (a base type's gen makes no references).
+      return std::optional<Value>(ir::QuoteLookalikes(*v, {}));
     }
   if (type == "int") return std::optional<Value>(Value::Int(gen->RandomInt(-4, 20)));
   if (type == "bool") return std::optional<Value>(Value::Bool(gen->RandomInt(0, 1) == 1));
@@ -183,7 +185,7 @@ absl::StatusOr<std::optional<Value>> SignatureGenerator::StartLaw(const std::vec
     run.arg_jexprs.push_back(**v);
     concrete.push_back(*std::move(c));
   }
-  run.run = std::make_unique<monitor::LawRun>(&law, std::move(concrete));
+  run.run = std::make_unique<monitor::LawRun>(spec_.get(), &law, std::move(concrete));
   active_ = std::move(run);
   ++stats_.law_runs;
   return ContinueLaw();
@@ -252,6 +254,10 @@ void SignatureGenerator::Sent(int64_t label, const Value& msg) {
     active_->waiting = true;
   }
   awaited_[label] = w;
+}
+
+void SignatureGenerator::ConnectionClosed() {
+  if (active_ && active_->waiting) active_.reset();
 }
 
 SignatureStats SignatureGenerator::stats() const {

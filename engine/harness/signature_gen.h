@@ -51,6 +51,9 @@ class SignatureGenerator {
   absl::StatusOr<ir::Value> Next(const std::vector<ir::LabeledMessage>& trace, lang::GenContext* gen);
   // The call Next returned went out with `label`, as `msg` (holes filled).
   void Sent(int64_t label, const ir::Value& msg);
+  // A connection closed: calls still out on it are never answered, so a
+  // law run waiting for one is given up (the checker sets it aside too).
+  void ConnectionClosed();
 
   SignatureStats stats() const;
 

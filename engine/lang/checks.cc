@@ -125,8 +125,11 @@ class Checker {
       g.num_slots = max_slots_;
     }
     ReportGenOnlyReachableFromServer();
+    ReportImpureCallsFromLaws();
     ReportOriginSendsWithoutOriginHandler();
-    ast_->num_choice_sites = sites_;
+    // An interface's generator chooses ops and laws at two sites more
+    // (signature_gen.h), which feature masks may switch off too.
+    ast_->num_choice_sites = sites_ + (ast_->ops.empty() ? 0 : 2);
     return std::move(errors_);
   }
 
@@ -254,6 +257,8 @@ class Checker {
                                      e->name, "' is server state"));
           return;
         }
+        if (ctx_ == Context::kFn && Lookup(e->name, &e->ref, &e->slot) && e->ref == RefKind::kGlobal)
+          impure_fn_.insert(current_fn_);  // reads server state
         if (!Lookup(e->name, &e->ref, &e->slot)) {
           if (fns_.count(e->name) || FindBuiltin(e->name)) {
             Error(e->loc, absl::StrCat("'", e->name, "' is a function; call it with (...)"));
@@ -294,6 +299,7 @@ class Checker {
           if (e->weights[i] <= 0) Error(e->loc, "`freq` weights must be positive");
         break;
       case ExprKind::kSend:
+        if (ctx_ == Context::kFn) impure_fn_.insert(current_fn_);
         if (ctx_ == Context::kGen || ctx_ == Context::kVarInit || ctx_ == Context::kPartition ||
             ctx_ == Context::kProperty || ctx_ == Context::kLaw)
           Error(e->loc, "`send` is only allowed in the server (handlers and functions)");
@@ -307,8 +313,12 @@ class Checker {
           return;
         }
         break;
+      case ExprKind::kAssume:
+        if (ctx_ == Context::kFn) impure_fn_.insert(current_fn_);
+        break;
       case ExprKind::kFresh:
       case ExprKind::kEither:
+        if (ctx_ == Context::kFn) impure_fn_.insert(current_fn_);
         if (ctx_ == Context::kGen)
           Error(e->loc, "`gen` blocks choose with `oneof`/`freq`, not `fresh`/`either` (those are the server's)");
         if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty ||
@@ -340,6 +350,29 @@ class Checker {
                                 "so the server cannot call it"));
   }
 
+  // A law may call a function only if it, and every function it calls,
+  // reads and writes no server state and makes no choice (a law is judged
+  // by running it again: it must compute the same each time).
+  void ReportImpureCallsFromLaws() {
+    for (int f : gen_only_fn_) impure_fn_.insert(f);
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const auto& [caller, callee] : fn_calls_)
+        if (impure_fn_.count(callee) && !impure_fn_.count(caller)) {
+          impure_fn_.insert(caller);
+          changed = true;
+        }
+    }
+    for (const auto& [callee, loc, name] : law_fn_calls_)
+      if (impure_fn_.count(callee))
+        Error(loc, absl::StrCat("a property of an interface may call only functions that read no server state and "
+                                "make no choices; '",
+                                name,
+                                "' (or a function it calls) uses a `var`, `send`, `fresh`, `either`, "
+                                "`assume` or a tester function"));
+  }
+
   void Call(lang::Expr* e) {
     int argc = static_cast<int>(e->args.size());
     // In a law an op's name means the op (even one named like a builtin).
@@ -351,6 +384,7 @@ class Checker {
         return;
       }
       e->op_index = op->second;
+      law_calls_op_ = true;
       int want = static_cast<int>(ast_->ops[op->second].params.size());
       if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
       return;
@@ -362,8 +396,11 @@ class Checker {
       if (ctx_ == Context::kHandler) server_calls_.push_back({f->second, e->loc, e->name});
       int want = static_cast<int>(ast_->fns[f->second].params.size());
       if (want != argc) Error(e->loc, absl::StrCat("'", e->name, "' takes ", want, " argument(s), got ", argc));
-      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty ||
-          ctx_ == Context::kLaw)
+      if (ctx_ == Context::kLaw) {
+        law_fn_calls_.push_back({f->second, e->loc, e->name});  // must be pure: ReportImpureCallsFromLaws
+        return;
+      }
+      if (ctx_ == Context::kVarInit || ctx_ == Context::kPartition || ctx_ == Context::kProperty)
         Error(e->loc, "initial values, partition keys and properties cannot call user functions");
       return;
     }
@@ -457,9 +494,14 @@ class Checker {
         Declare(l.params[i]);
         CheckSignatureType(l.param_types[i], l.loc);
       }
+      law_calls_op_ = false;
       Expr(l.when.get());
       Expr(l.body.get());
       l.num_slots = max_slots_;
+      // The checker judges a law by the library calls its runs make.
+      if (!law_calls_op_)
+        Error(l.loc, absl::StrCat("property '", l.name,
+                                  "' calls no operation of the library, so it tests nothing the library does"));
     }
   }
 
@@ -486,9 +528,12 @@ class Checker {
           Error(s->loc, absl::StrCat("assignment to unknown name '", s->name, "' (declare it with `let` or `var`)"));
         } else if (s->ref == RefKind::kGlobal && ctx_ == Context::kGen) {
           Error(s->loc, absl::StrCat("`gen` blocks read the model state but cannot assign '", s->name, "'"));
-        } else if (s->ref == RefKind::kGlobal && (ctx_ == Context::kProperty || ctx_ == Context::kPartition)) {
+        } else if (s->ref == RefKind::kGlobal &&
+                   (ctx_ == Context::kProperty || ctx_ == Context::kPartition || ctx_ == Context::kLaw)) {
           Error(s->loc,
                 absl::StrCat("'", s->name, "' is server state: partition keys and properties cannot assign it"));
+        } else if (s->ref == RefKind::kGlobal && ctx_ == Context::kFn) {
+          impure_fn_.insert(current_fn_);
         }
         return;
       case Stmt::Kind::kExpr:
@@ -506,11 +551,14 @@ class Checker {
   std::map<std::string, int> fns_;
   std::map<std::string, int> ops_;        // the signature's operations
   std::set<std::string> abstract_types_;  // the signature's `type`s
+  bool law_calls_op_ = false;             // the law being checked calls an op
   int sites_ = 0;
   int current_fn_ = -1;
   std::set<int> gen_only_fn_;                                    // functions using tester builtins
   std::vector<std::pair<int, int>> fn_calls_;                    // (caller, callee)
   std::vector<std::tuple<int, Loc, std::string>> server_calls_;  // handler -> function
+  std::vector<std::tuple<int, Loc, std::string>> law_fn_calls_;  // law -> function
+  std::set<int> impure_fn_;                                      // functions touching server state or choosing
   std::vector<Loc> origin_sends_;                                // `send origin(T) ...`
   std::vector<std::string> errors_;
 };

@@ -30,6 +30,34 @@ struct GenNoChoice {
   Loc loc;
   std::string why;
 };
+bool IsAbstractType(const Spec& spec, const std::string& type) {
+  for (const auto& t : spec.ast.types)
+    if (t.name == type) return true;
+  return false;
+}
+
+}  // namespace
+
+bool OfSignatureType(const Spec& spec, const std::string& type, const Value& v) {
+  if (IsAbstractType(spec, type)) {
+    return v.is_map() && v.as_map().size() == 1 && v.as_map()[0].first == absl::StrCat("$", type) &&
+           v.as_map()[0].second.is_int();
+  }
+  if (type == "int") return v.is_int();
+  if (type == "bool") return v.is_bool();
+  if (type == "string") return v.is_string();
+  if (type == "list") return v.is_list();
+  if (type == "map") return v.is_map();
+  return true;  // any, a gen block's type: whatever it draws
+}
+
+std::string SignatureTypeText(const Spec& spec, const std::string& type) {
+  if (IsAbstractType(spec, type)) return absl::StrCat("a handle {\"$", type, "\": N}");
+  return absl::StrCat("of type ", type);
+}
+
+namespace {
+
 // An op call of a law ended its run (OpCalls::Call did not return a value).
 struct OpCallEnded {
   OpAnswer answer;
@@ -588,8 +616,12 @@ class Eval {
   Value CallOp(const Expr* e, std::vector<Value>& args) {
     const OpDecl& op = spec_->ast.ops[static_cast<size_t>(e->op_index)];
     if (op_calls_ == nullptr) Fault(e->loc, absl::StrCat("'", op.name, "' calls the library, which is not here"));
-    for (const Value& a : args)
-      if (!a.IsConcrete()) Fault(e->loc, absl::StrCat("an argument of '", op.name, "' is symbolic"));
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].IsConcrete()) Fault(e->loc, absl::StrCat("an argument of '", op.name, "' is symbolic"));
+      if (!OfSignatureType(*spec_, op.params[i], args[i]))
+        Fault(e->loc, absl::StrCat("argument ", i + 1, " of '", op.name, "' must be ",
+                                   SignatureTypeText(*spec_, op.params[i]), ", got ", Show(args[i])));
+    }
     OpAnswer answer = op_calls_->Call(op, args);
     if (answer.kind == OpAnswer::Kind::kReturned) return std::move(answer.value);
     throw OpCallEnded{std::move(answer), op.name};
@@ -1000,6 +1032,12 @@ absl::StatusOr<LawOutcome> Interpreter::EvalLaw(const LawDecl& law, const std::v
         break;
       case OpAnswer::Kind::kDiverged:
         out.kind = LawOutcome::Kind::kDiverged;
+        break;
+      case OpAnswer::Kind::kIllTyped:
+        // The library broke its signature: a bug wherever the law was.
+        out.kind = LawOutcome::Kind::kViolated;
+        out.message = absl::StrCat("'", ended.op, "' returned ", ended.answer.value.ToString().substr(0, 200),
+                                   ", which is not what its signature says");
         break;
       case OpAnswer::Kind::kRaised:
       case OpAnswer::Kind::kReturned:  // cannot happen (CallOp returns it)

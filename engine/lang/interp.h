@@ -120,12 +120,19 @@ struct StepOutput {
   std::vector<int32_t>* branches = nullptr;
 };
 
+// Whether `v` fits type `type` of the signature (an abstract type's handle
+// {"$T": N}, int, bool, string, list, map; a gen block's type and `any`
+// fit anything), and how to say what the type wants.
+bool OfSignatureType(const Spec& spec, const std::string& type, const ir::Value& v);
+std::string SignatureTypeText(const Spec& spec, const std::string& type);
+
 // What a law's op call got from the library (docs/interfaces.md): a
 // result, an exception (`value` says which), not yet an answer (the law's
 // run stops here, and is run again from the start once it has one), or an
 // answer to some other call (the trace does not hold this law's run).
 struct OpAnswer {
-  enum class Kind { kReturned, kRaised, kPending, kDiverged };
+  // kIllTyped: a result that is not of the op's declared type (`value`).
+  enum class Kind { kReturned, kRaised, kPending, kDiverged, kIllTyped };
   Kind kind = Kind::kPending;
   ir::Value value;
 };

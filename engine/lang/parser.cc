@@ -235,7 +235,8 @@ class Parser {
       }
       ExpectP(";");
       ast->ops.push_back(std::move(o));
-    } else if (IsW("property") && IsP("(", 2) && Peek(3).kind == Tok::kIdent && IsP(":", 4)) {
+    } else if (IsW("property") && IsP("(", 2) &&
+               ((Peek(3).kind == Tok::kIdent && IsP(":", 4)) || (IsP(")", 3) && (IsP("{", 4) || IsW("when", 4))))) {
       ParseLaw(ast);
     } else if (IsW("property")) {
       Next();

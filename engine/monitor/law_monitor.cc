@@ -24,7 +24,7 @@ ir::Value MakeLawTag(const std::string& name, int64_t run, std::vector<ir::Value
 absl::Status LawMonitor::Sent(int64_t label, const ir::Value& request) {
   if (violation_) return absl::OkStatus();
   std::optional<LawTag> tag = ReadLawTag(request);
-  if (!tag) return absl::OkStatus();
+  if (!tag || set_aside_.contains(tag->run)) return absl::OkStatus();
   const lang::LawDecl* law = nullptr;
   for (const auto& l : spec_->ast.laws)
     if (l.name == tag->name) law = &l;
@@ -35,17 +35,16 @@ absl::Status LawMonitor::Sent(int64_t label, const ir::Value& request) {
       return absl::ResourceExhaustedError(
           absl::StrCat("more than ", kMaxOpenLawRuns, " law runs open at once (limit: law runs)"));
     Open open;
-    open.run = std::make_unique<LawRun>(law, tag->args);
-    open.set_aside = tag->args.size() != law->params.size();
+    open.run = std::make_unique<LawRun>(spec_, law, tag->args);
     it = runs_.emplace(tag->run, std::move(open)).first;
+    if (tag->args.size() != law->params.size()) return SetAside(tag->run);
   } else if (&it->second.run->law() != law || it->second.run->args() != tag->args) {
-    it->second.set_aside = true;  // two runs under one id: neither is evidence
+    return SetAside(tag->run);  // two runs under one id: neither is evidence
   }
-  if (it->second.run->calls() >= kMaxLawCalls) it->second.set_aside = true;
-  if (it->second.set_aside) return absl::OkStatus();
+  if (it->second.run->calls() >= kMaxLawCalls) return SetAside(tag->run);
   call_of_label_[label] = CallOf{tag->run, it->second.run->calls()};
-  ir::Value call = request;
-  it->second.run->Sent(std::move(call));
+  it->second.labels.push_back(label);
+  it->second.run->Sent(request);
   return absl::OkStatus();
 }
 
@@ -56,9 +55,24 @@ absl::Status LawMonitor::Received(int64_t request_label, const ir::Value& respon
   const CallOf call = c->second;
   call_of_label_.erase(c);
   auto it = runs_.find(call.run);
-  if (it == runs_.end() || it->second.set_aside) return absl::OkStatus();
+  if (it == runs_.end()) return absl::OkStatus();
   it->second.run->Answered(call.index, response);
   return Judge(call.run, it->second);
+}
+
+absl::Status LawMonitor::SetAside(int64_t run_id) {
+  auto it = runs_.find(run_id);
+  if (it != runs_.end()) {
+    ++counts_[it->second.run->law().name].set_aside;
+    Close(it);
+  }
+  set_aside_.insert(run_id);
+  return absl::OkStatus();
+}
+
+void LawMonitor::Close(absl::flat_hash_map<int64_t, Open>::iterator it) {
+  for (int64_t label : it->second.labels) call_of_label_.erase(label);
+  runs_.erase(it);
 }
 
 absl::Status LawMonitor::Judge(int64_t run_id, Open& open) {
@@ -75,9 +89,7 @@ absl::Status LawMonitor::Judge(int64_t run_id, Open& open) {
       ++counts.aborted;
       break;
     case lang::LawOutcome::Kind::kDiverged:
-      ++counts.set_aside;
-      open.set_aside = true;
-      return absl::OkStatus();
+      return SetAside(run_id);
     case lang::LawOutcome::Kind::kViolated: {
       ++counts.violated;
       LawViolation v;
@@ -91,7 +103,9 @@ absl::Status LawMonitor::Judge(int64_t run_id, Open& open) {
       break;
     }
   }
-  runs_.erase(run_id);
+  // A run that ended; a later call under its id is not evidence.
+  set_aside_.insert(run_id);
+  Close(runs_.find(run_id));
   return absl::OkStatus();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "engine/ir/value.h"
 #include "engine/lang/interp.h"
@@ -60,9 +61,12 @@ class LawMonitor {
  private:
   struct Open {
     std::unique_ptr<LawRun> run;
-    bool set_aside = false;
+    std::vector<int64_t> labels;  // its calls' request labels
   };
   absl::Status Judge(int64_t run_id, Open& open);
+  // Drops a run that is no evidence (counted), and ignores its id from now.
+  absl::Status SetAside(int64_t run_id);
+  void Close(absl::flat_hash_map<int64_t, Open>::iterator it);
 
   const lang::Spec* spec_;
   lang::Interpreter interp_;
@@ -72,6 +76,9 @@ class LawMonitor {
     size_t index;
   };
   absl::flat_hash_map<int64_t, CallOf> call_of_label_;  // requests awaiting answers
+  // Runs that ended or were set aside: their ids are not reused (one per
+  // law run of the trace, so bounded by its requests).
+  absl::flat_hash_set<int64_t> set_aside_;
   std::map<std::string, LawCounts> counts_;
   std::optional<LawViolation> violation_;
 };

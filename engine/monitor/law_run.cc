@@ -9,8 +9,9 @@ namespace {
 // Answers a run's op calls from what the trace holds, in order.
 class RecordedCalls : public lang::OpCalls {
  public:
-  RecordedCalls(const std::vector<ir::Value>& requests, const std::vector<std::optional<ir::Value>>& responses)
-      : requests_(requests), responses_(responses) {}
+  RecordedCalls(const lang::Spec* spec, const std::vector<ir::Value>& requests,
+                const std::vector<std::optional<ir::Value>>& responses)
+      : spec_(spec), requests_(requests), responses_(responses) {}
 
   lang::OpAnswer Call(const lang::OpDecl& op, const std::vector<ir::Value>& args) override {
     lang::OpAnswer a;
@@ -29,7 +30,8 @@ class RecordedCalls : public lang::OpCalls {
     }
     if (!responses_[k]) return a;  // kPending: sent, not answered
     if (const ir::Value* ret = responses_[k]->Find("ret")) {
-      a.kind = lang::OpAnswer::Kind::kReturned;
+      const bool fits = op.result.empty() || lang::OfSignatureType(*spec_, op.result, *ret);
+      a.kind = fits ? lang::OpAnswer::Kind::kReturned : lang::OpAnswer::Kind::kIllTyped;
       a.value = *ret;
     } else if (const ir::Value* exn = responses_[k]->Find("exn")) {
       a.kind = lang::OpAnswer::Kind::kRaised;
@@ -44,6 +46,7 @@ class RecordedCalls : public lang::OpCalls {
   std::optional<LawCall> needed_;
 
  private:
+  const lang::Spec* spec_;
   const std::vector<ir::Value>& requests_;
   const std::vector<std::optional<ir::Value>>& responses_;
   size_t next_ = 0;
@@ -52,7 +55,7 @@ class RecordedCalls : public lang::OpCalls {
 }  // namespace
 
 absl::StatusOr<lang::LawOutcome> LawRun::Evaluate(const lang::Interpreter& interp) {
-  RecordedCalls calls(requests_, responses_);
+  RecordedCalls calls(spec_, requests_, responses_);
   absl::StatusOr<lang::LawOutcome> out = interp.EvalLaw(*law_, args_, &calls);
   needed_ = std::move(calls.needed_);
   return out;

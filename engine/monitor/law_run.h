@@ -31,7 +31,8 @@ struct LawCall {
 
 class LawRun {
  public:
-  LawRun(const lang::LawDecl* law, std::vector<ir::Value> args) : law_(law), args_(std::move(args)) {}
+  LawRun(const lang::Spec* spec, const lang::LawDecl* law, std::vector<ir::Value> args)
+      : spec_(spec), law_(law), args_(std::move(args)) {}
 
   const lang::LawDecl& law() const { return *law_; }
   const std::vector<ir::Value>& args() const { return args_; }
@@ -56,6 +57,7 @@ class LawRun {
   std::string Describe() const;
 
  private:
+  const lang::Spec* spec_;
   const lang::LawDecl* law_;
   std::vector<ir::Value> args_;
   std::vector<ir::Value> requests_;

@@ -20,6 +20,7 @@ usage: dualswarm_shim.py --port PORT [--host 127.0.0.1] [--arg K=V]... INTERFACE
 """
 import argparse
 import importlib.util
+import inspect
 import json
 import socketserver
 import sys
@@ -70,7 +71,7 @@ class Library:
     def answer(self, line):
         try:
             req = json.loads(line)
-        except ValueError as e:
+        except Exception as e:  # ValueError, RecursionError (too deep)
             return {"error": "not JSON: %s" % e}
         if not isinstance(req, dict) or not isinstance(req.get("call"), str) or \
                 not isinstance(req.get("args", []), list):
@@ -81,16 +82,19 @@ class Library:
         with self.lock:
             try:
                 args = self.decode(req.get("args", []))
-            except LookupError as e:
-                return {"error": str(e)}
+                inspect.signature(fn).bind(*args)
+            except (LookupError, TypeError, RecursionError) as e:
+                return {"error": "%s: %s" % (req["call"], e)}
+            except ValueError:
+                pass  # a builtin without a signature: its own TypeError will tell
             try:
                 result = fn(*args)
             except Exception as e:  # the library raised: an answer, not a shim error
                 return {"exn": "%s: %s" % (type(e).__name__, e)}
             try:
                 return {"ret": self.encode(result)}
-            except (TypeError, OverflowError) as e:
-                return {"error": str(e)}
+            except Exception as e:  # not JSON, too deep, too many handles
+                return {"error": "%s: %s" % (req["call"], e)}
 
 
 def main():
@@ -117,7 +121,10 @@ def main():
                     return
                 if not line.strip():
                     continue
-                out = json.dumps(lib.answer(line), separators=(",", ":"))
+                try:
+                    out = json.dumps(lib.answer(line), separators=(",", ":"))
+                except Exception as e:  # a result json cannot write (too deep)
+                    out = json.dumps({"error": "answer not JSON: %s" % e})
                 self.wfile.write(out.encode() + b"\n")
 
     socketserver.ThreadingTCPServer.allow_reuse_address = True

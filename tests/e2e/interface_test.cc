@@ -1,8 +1,10 @@
-// Library interfaces (docs/interfaces.md): the tester builds sets through
-// specs/avl_set.dspec's signature, served by the Python shim from the
-// reference AVL set (tests/suts/pylib/avl_set.py). The correct library
-// passes every law over several seeds; each mutant breaks the law it
-// should, and the finding shrinks to a few calls that replay.
+// Library interfaces (docs/interfaces.md): the tester builds values through
+// a spec's signature and checks its laws, against the reference libraries:
+// an AVL set in Python (tests/suts/pylib/avl_set.py, the Python shim), a
+// binary heap and a union-find in C++ (tests/suts/lib_*.cc, the C++ shim).
+// Each correct library keeps every law over several seeds; each mutant
+// breaks the law it should, and the finding shrinks to a few calls.
+#include <map>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -23,29 +25,47 @@ std::string AvlSetLaunch(int mutant) {
                       "/tests/suts/pylib/avl_set.py");
 }
 
-JobOptions AvlSetJob(int mutant, uint64_t seed, uint64_t steps) {
-  JobOptions o = testing::JobOptionsFor(AvlSetLaunch(mutant), "jsonl", seed, steps);
+JobOptions LibraryJob(const std::string& launch, uint64_t seed, uint64_t steps) {
+  JobOptions o = testing::JobOptionsFor(launch, "jsonl", seed, steps);
   o.exec.connections = 1;
   o.exec.max_in_flight = 1;
   return o;
 }
 
-TEST(Interfaces, TheCorrectLibraryKeepsEveryLaw) {
-  auto spec = Shipped("avl_set.dspec");
+std::string CppLibraryLaunch(const char* binary, int mutant) {
+  return absl::StrCat(binary, " --port {port} --arg mutant=", mutant);
+}
+
+// The correct library behind `launch` keeps every law of `spec_name`.
+void ExpectEveryLawKept(const std::string& spec_name, const std::string& launch) {
+  auto spec = Shipped(spec_name);
   ASSERT_NE(spec, nullptr);
   for (uint64_t seed = 1; seed <= 3; ++seed) {
-    auto r = RunJob(spec, AvlSetJob(0, seed, 2000));
+    auto r = RunJob(spec, LibraryJob(launch, seed, 2000));
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    // Every law was tried, and none set aside: a live run is all evidence.
+    for (const check::LawTally& t : r->stats.laws) {
+      EXPECT_GT(t.passed, 0u) << spec_name << " seed " << seed << ": law " << t.name << " never ran to its end";
+      EXPECT_EQ(t.set_aside, 0u) << spec_name << " seed " << seed << ": law " << t.name;
+    }
   }
 }
 
-// A mutant breaks `law` (tests/suts/MUTANTS.md), and the finding shrinks
-// within `shrink_seconds` to at most `max_calls` calls that still break it.
-void ExpectFoundAndShrunk(int mutant, const std::string& law, double shrink_seconds, size_t max_calls) {
-  auto spec = Shipped("avl_set.dspec");
+TEST(Interfaces, TheCorrectAvlSetKeepsEveryLaw) { ExpectEveryLawKept("avl_set.dspec", AvlSetLaunch(0)); }
+TEST(Interfaces, TheCorrectHeapKeepsEveryLaw) { ExpectEveryLawKept("heap.dspec", CppLibraryLaunch(DS_LIB_HEAP, 0)); }
+TEST(Interfaces, TheCorrectUnionFindKeepsEveryLaw) {
+  ExpectEveryLawKept("union_find.dspec", CppLibraryLaunch(DS_LIB_UNION_FIND, 0));
+}
+
+// The mutant behind `launch` breaks `law` (tests/suts/MUTANTS.md), and the
+// finding shrinks within `shrink_seconds` to at most `max_calls` calls that
+// still break it.
+void ExpectFoundAndShrunk(const std::string& spec_name, const std::string& launch, int mutant, const std::string& law,
+                          double shrink_seconds, size_t max_calls) {
+  auto spec = Shipped(spec_name);
   ASSERT_NE(spec, nullptr);
-  JobOptions o = AvlSetJob(mutant, 1, 3000);
+  JobOptions o = LibraryJob(launch, 1, 3000);
   auto r = RunJob(spec, o);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->outcome, Outcome::kProperty) << "mutant " << mutant << ": " << testing::DescribeJobResult(*r);
@@ -62,10 +82,53 @@ void ExpectFoundAndShrunk(int mutant, const std::string& law, double shrink_seco
 
 TEST(Interfaces, ABrokenRotationBreaksTheTreeInvariant) {
   // Found after ~2,000 calls; each rerun starts Python afresh.
-  ExpectFoundAndShrunk(1, "tree_invariant", 25, 16);
+  ExpectFoundAndShrunk("avl_set.dspec", AvlSetLaunch(1), 1, "tree_invariant", 25, 16);
 }
-TEST(Interfaces, ALostSubtreeBreaksRemoveShrinksByOne) { ExpectFoundAndShrunk(2, "remove_shrinks_by_one", 25, 12); }
-TEST(Interfaces, ACountedDuplicateBreaksAddIsIdempotent) { ExpectFoundAndShrunk(3, "add_is_idempotent", 15, 12); }
+TEST(Interfaces, ALostSubtreeBreaksRemoveShrinksByOne) {
+  ExpectFoundAndShrunk("avl_set.dspec", AvlSetLaunch(2), 2, "remove_shrinks_by_one", 25, 12);
+}
+TEST(Interfaces, ACountedDuplicateBreaksAddIsIdempotent) {
+  ExpectFoundAndShrunk("avl_set.dspec", AvlSetLaunch(3), 3, "add_is_idempotent", 15, 12);
+}
+
+// The C++ libraries' mutants: which law each breaks first is what the test
+// pins (seed 1); each is found within the first few hundred calls.
+void ExpectCppMutant(const char* spec_name, const char* binary, int mutant, const std::string& law) {
+  ExpectFoundAndShrunk(spec_name, CppLibraryLaunch(binary, mutant), mutant, law, 10, 12);
+}
+TEST(Interfaces, HeapEarlyStopMutant) { ExpectCppMutant("heap.dspec", DS_LIB_HEAP, 1, "insert_keeps_the_min"); }
+TEST(Interfaces, HeapLargerChildMutant) { ExpectCppMutant("heap.dspec", DS_LIB_HEAP, 2, "drains_in_order"); }
+TEST(Interfaces, HeapGhostSizeMutant) { ExpectCppMutant("heap.dspec", DS_LIB_HEAP, 3, "drains_in_order"); }
+TEST(Interfaces, UnionFindSameJoinsMutant) {
+  ExpectCppMutant("union_find.dspec", DS_LIB_UNION_FIND, 1, "make_separates");
+}
+TEST(Interfaces, UnionFindRecountMutant) {
+  ExpectCppMutant("union_find.dspec", DS_LIB_UNION_FIND, 2, "union_within_a_class");
+}
+
+// A library nobody here wrote: Debian's python3-sortedcontainers, SortedList,
+// against laws taken from its documentation (specs/sortedlist.dspec; Debian's
+// own python3, where the package is installed). Every law holds, and every
+// one is tested on values, not only aborted.
+TEST(RealLibraries, SortedContainersSortedListKeepsItsDocumentedLaws) {
+  auto spec = Shipped("sortedlist.dspec");
+  ASSERT_NE(spec, nullptr);
+  const std::string launch =
+      absl::StrCat("/usr/bin/python3 ", DUALSWARM_SOURCE_DIR, "/shims/python/dualswarm_shim.py --port {port} ",
+                   DUALSWARM_SOURCE_DIR, "/tests/real/sortedlist_iface.py");
+  std::map<std::string, uint64_t> passed;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    auto r = RunJob(spec, LibraryJob(launch, seed, 2000));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->outcome, Outcome::kPassed) << "seed " << seed << ": " << testing::DescribeJobResult(*r);
+    for (const check::LawTally& t : r->stats.laws) {
+      passed[t.name] += t.passed;
+      EXPECT_EQ(t.set_aside, 0u) << "seed " << seed << ": law " << t.name;
+    }
+  }
+  ASSERT_EQ(passed.size(), spec->ast.laws.size());
+  for (const auto& [law, n] : passed) EXPECT_GT(n, 0u) << "law " << law << " was never tested on a value";
+}
 
 }  // namespace
 }  // namespace dualswarm::workers

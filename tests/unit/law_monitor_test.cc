@@ -54,6 +54,17 @@ TEST(InterfaceSyntax, MistakesAreReportedWithTheirPlace) {
   bad("var n = 0;\nproperty p(s: set) { size(s) == n }\n", "'n' is server state");
   bad("property p(s: set) { size(s) == fresh int }\n", "must be deterministic");
   bad("fn f(s) { size(s) }\n", "only an interface's properties call it");
+  bad("var n = 0;\nproperty p(s: set) { n = 1; size(s) == 0 }\n", "'n' is server state");
+  bad("property p(x: int) { x < 10 }\n", "calls no operation of the library");
+}
+
+TEST(InterfaceSyntax, ALawMayTakeNoParameters) {
+  auto spec = Load(absl::StrCat(kSignature, "property empty_is_empty() { size(empty()) == 0 }\n"));
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->ast.laws.size(), 2u);
+  EXPECT_TRUE(spec->ast.laws[1].params.empty());
+  // The generator's two choice sites (op, law) follow the spec's own.
+  EXPECT_EQ(spec->ast.num_choice_sites, 2);
 }
 
 std::vector<check::Observation> Trace(const std::vector<std::string>& lines) {
@@ -124,6 +135,30 @@ TEST(LawMonitor, AnExceptionInTheBodyIsAViolation) {
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_EQ(v->kind, check::Verdict::Kind::kReject) << v->message;
   EXPECT_TRUE(absl::StrContains(v->message, "'add' raised")) << v->message;
+}
+
+TEST(LawMonitor, AnAnswerOfTheWrongTypeIsAViolation) {
+  auto spec = Load(kSignature);
+  ASSERT_NE(spec, nullptr);
+  // add answers an int where the signature says set.
+  auto v = check::CheckTrace(spec, Trace(AddGrowsRun(2, 3, R"({"ret":7})")), {});
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->kind, check::Verdict::Kind::kReject) << v->message;
+  EXPECT_TRUE(absl::StrContains(v->message, "'add' returned 7, which is not what its signature says")) << v->message;
+}
+
+TEST(LawMonitor, ALawPassingAWrongTypeIsASpecError) {
+  auto spec = Load(absl::StrCat(kSignature, "property swapped(s: set, x: int) { size(add(x, x)) > 0 }\n"));
+  ASSERT_NE(spec, nullptr);
+  const std::string tag = R"("law":{"name":"swapped","run":1,"args":[{"$set":0},5]})";
+  auto v = check::CheckTrace(
+      spec,
+      Trace({absl::StrCat(R"({"label":1,"conn":0,"dir":"sent","msg":{"call":"add","args":[5,5],)", tag, "}}"),
+             R"({"label":2,"conn":0,"dir":"received","msg":{"exn":"AttributeError"}})"}),
+      {});
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->kind, check::Verdict::Kind::kSpecError) << v->message;
+  EXPECT_TRUE(absl::StrContains(v->message, "argument 1 of 'add' must be a handle")) << v->message;
 }
 
 TEST(LawMonitor, CallsThatAreNotTheLawsAreSetAsideNotJudged) {

@@ -29,6 +29,13 @@ std::vector<ChoiceSite> ChoiceSites(const lang::Spec& spec) {
                                     e.kind == lang::ExprKind::kOneof ? "oneof" : "freq", " in gen ", g.name, ")"),
                        static_cast<int>(e.args.size())});
     });
+  // A library interface's generator: which op, which law (signature_gen.h).
+  if (!spec.ast.ops.empty()) {
+    const int n = spec.ast.num_choice_sites;
+    sites.push_back(
+        {n - 2, "the signature's operations, in the order declared", static_cast<int>(spec.ast.ops.size())});
+    sites.push_back({n - 1, "the laws, in the order declared", static_cast<int>(spec.ast.laws.size())});
+  }
   std::sort(sites.begin(), sites.end(), [](const ChoiceSite& a, const ChoiceSite& b) { return a.number < b.number; });
   return sites;
 }

@@ -240,6 +240,7 @@ class JobLoop {
     res_.inputs = ex_.inputs();
     res_.origin_answers = ex_.origin_answers();
     res_.stats = ex_.checker_stats();
+    res_.signature = ex_.signature_stats();
     res_.covered_branches = ex_.CoveredBranches();
     res_.sent = ex_.sent_count();
     res_.received = ex_.received_count();

@@ -99,6 +99,8 @@ struct JobResult {
   std::vector<harness::InputItem> inputs;                 // the test input (J-expressions)
   std::vector<harness::OriginAnswerItem> origin_answers;  // what the tester answered as the origin
   check::CheckerStats stats;
+  // A library interface's run (docs/interfaces.md): its pools at the end.
+  std::optional<harness::SignatureStats> signature;
   // The spec's branches (lang/branches.h) the run covered, sorted: taken
   // by a generated request or by the checker's explanation of the trace.
   std::vector<int32_t> covered_branches;

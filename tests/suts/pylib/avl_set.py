@@ -2,7 +2,7 @@
 specs/avl_set.dspec (docs/interfaces.md), served by shims/python.
 
 Mutants (ARGS["mutant"], tests/suts/MUTANTS.md):
-  1  a left-right imbalance is rotated as left-left (order and balance break)
+  1  a left-right imbalance is rotated as left-left (the balance breaks)
   2  removing a node with two children drops its right subtree
   3  adding an element already there counts it again in the size
 """
