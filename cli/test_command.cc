@@ -110,6 +110,9 @@ const char kTestHelp[] =
     "                         random_word values so that it takes a path to a new branch\n"
     "  --no-concolic          with --coverage-guided: only the drawn candidates (to compare)\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
+    "  --pool-depth N         a library interface's pools keep values built by at most N\n"
+    "                         calls (default: 8, 16 or 32, drawn from the seed;\n"
+    "                         docs/interfaces.md)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
     "  --max-check-seconds S  most wall time the checker may spend in the run (default 600,\n"
@@ -289,6 +292,7 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
       !NumFlag(f, "max-in-flight", 1, 100000, &o.exec.max_in_flight, &err) ||
       !NumFlag(f, "max-per-connection", 1, 100000, &o.exec.max_in_flight_per_connection, &err) ||
       !NumFlag(f, "response-timeout", 1, 86'400'000, &o.response_timeout_ms, &err) ||
+      !NumFlag(f, "pool-depth", 1, harness::kMaxPoolDepth, &o.exec.pool_max_depth, &err) ||
       !NumFlag(f, "max-frontier", 1, INT64_MAX, &o.exec.checker.max_frontier, &err) ||
       !NumFlag(f, "ready-timeout", 1, 600'000, &o.ready_timeout_ms, &err) ||
       !NumFlag(f, "nodes", 1, workers::kMaxClusterNodes, &o.nodes, &err) ||
@@ -313,6 +317,9 @@ std::optional<int> JobOptionsFromFlags(FlagMap& f, const std::shared_ptr<const l
   if (f.count("origin-gen")) o.exec.origin_gen = f["origin-gen"];
   if ((f.count("nodes") || f.count("connect")) && o.launch.empty())
     return BadInput("--nodes and --connect need --launch (a cluster the test starts)");
+  // A library is called as client code calls it: one call at a time
+  // unless asked otherwise (docs/interfaces.md).
+  if (!spec->ast.ops.empty() && !f.count("connections")) o.exec.connections = 1;
   if (o.exec.max_in_flight < 0) o.exec.max_in_flight = o.exec.connections;
   if (o.adapter == "fs") o.exec.connections = o.exec.max_in_flight = 1;  // one operation at a time (the runner's rule)
   if (f.count("max-check-seconds") &&
@@ -491,6 +498,7 @@ int TestCommand(const std::vector<std::string>& args) {
                    "branch-order",
                    "feature-mask",
                    "response-timeout",
+                   "pool-depth",
                    "network",
                    "max-frontier",
                    "max-check-seconds",

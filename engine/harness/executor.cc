@@ -301,7 +301,9 @@ Executor::Executor(std::shared_ptr<const lang::Spec> spec, const ExecutorOptions
   bool has_gen = false;
   for (const auto& g : spec_->ast.gens) has_gen |= g.name == opts_.gen && g.role == lang::Role::kClient;
   if (!has_gen && !spec_->ast.ops.empty())
-    signature_gen_ = std::make_unique<SignatureGenerator>(spec_, opts_.checker.connection_nodes);
+    signature_gen_ = std::make_unique<SignatureGenerator>(
+        spec_, opts_.checker.connection_nodes,
+        opts_.pool_max_depth > 0 ? opts_.pool_max_depth : 8 << static_cast<int>(opts_.seed % 3));
   if (options.guide_candidates > 1) {
     guide_ = std::make_unique<CoverageGuide>(spec_, options.checker.connection_nodes, options.checker.cancel);
     guide_->Reach(options.guide_reached);

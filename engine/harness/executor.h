@@ -94,6 +94,9 @@ struct ExecutorOptions {
   // `seed`), so the requests generated do not depend on them.
   std::string origin_gen;
   double origin_hold_probability = 0.25;
+  // A library interface's pools (signature_gen.h): the deepest value kept;
+  // 0: drawn from the seed (8, 16 or 32), so a swarm's jobs differ in it.
+  int pool_max_depth = 0;
   // Coverage-guided generation (coverage_guide.h): draw this many candidate
   // requests and send the one predicted to reach the most spec branches no
   // earlier request reached; 0 or 1: send the first one drawn.

@@ -31,8 +31,9 @@ Value HandleReference(const std::string& type, int64_t label, const Value& id) {
 
 }  // namespace
 
-SignatureGenerator::SignatureGenerator(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes)
-    : spec_(std::move(spec)), interp_(spec_.get(), nodes) {
+SignatureGenerator::SignatureGenerator(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes,
+                                       int max_depth)
+    : spec_(std::move(spec)), interp_(spec_.get(), nodes), max_depth_(std::clamp(max_depth, 1, kMaxPoolDepth)) {
   // The spec's checks number these two sites after its own (checks.cc).
   op_site_ = spec_->ast.num_choice_sites - 2;
   law_site_ = op_site_ + 1;
@@ -63,7 +64,7 @@ void SignatureGenerator::Absorb(const std::vector<ir::LabeledMessage>& trace) {
     }
     std::string type;
     if (a.result_type.empty() || ret == nullptr || !ReadHandle(*ret, &type) || type != a.result_type) continue;
-    if (a.depth > kMaxPoolDepth) continue;
+    if (a.depth > max_depth_) continue;
     std::vector<PoolValue>& pool = pools_[type];
     PoolValue v{HandleReference(type, m.label, ret->as_map()[0].second), a.depth};
     // A full pool replaces a value of its most common depth (keeps depths).

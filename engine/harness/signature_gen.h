@@ -31,7 +31,7 @@ namespace dualswarm::harness {
 // Pool bounds: values kept per abstract type, and the deepest value kept
 // (its depth: the calls that built it, one above its deepest argument).
 inline constexpr size_t kMaxPoolValues = 1024;
-inline constexpr int kMaxPoolDepth = 32;
+inline constexpr int kMaxPoolDepth = 1024;
 
 struct SignatureStats {
   std::map<std::string, size_t> pool_sizes;  // per abstract type
@@ -42,7 +42,8 @@ struct SignatureStats {
 
 class SignatureGenerator {
  public:
-  SignatureGenerator(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes);
+  // `max_depth` (1 to kMaxPoolDepth): the deepest value the pools keep.
+  SignatureGenerator(std::shared_ptr<const lang::Spec> spec, lang::ConnectionNodes nodes, int max_depth);
 
   // The next call to send (a J-expression), given the live trace so far
   // (its responses fill the pools and answer the laws' calls) and the
@@ -99,6 +100,7 @@ class SignatureGenerator {
   int64_t next_run_ = 1;
   SignatureStats stats_;
   int op_site_, law_site_;  // choice sites past the spec's own (feature masks)
+  int max_depth_;
 };
 
 }  // namespace dualswarm::harness

@@ -1,5 +1,7 @@
 #include "services/coordinator/spec_check.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -52,6 +54,10 @@ SpecCheck CheckSpec(const std::string& file_name, const std::string& source) {
     out.name = (*spec)->name;
     out.choice_sites = (*spec)->ast.num_choice_sites;
     for (const auto& g : (*spec)->ast.gens) out.gens.push_back(g.name);
+    // A library interface's calls come from its signature, under the
+    // default generator's name (engine/harness/signature_gen.h).
+    if (!(*spec)->ast.ops.empty() && std::find(out.gens.begin(), out.gens.end(), "request") == out.gens.end())
+      out.gens.push_back("request");
     out.origin_role = lang::Interpreter(spec->get()).HasOriginRole();
     return out;
   }

@@ -21,7 +21,7 @@ struct SpecCheck {
   std::vector<SpecDiagnostic> errors;  // every error, in the loader's order
   std::string name;                    // when valid
   int choice_sites = 0;                // when valid
-  std::vector<std::string> gens;       // when valid: the gen block names, in order
+  std::vector<std::string> gens;       // when valid: the gen block names, in order (and "request" for an interface)
   bool origin_role = false;            // when valid: it has an origin role (an intermediary)
   // All errors as "file:line:column: message" lines (the loader's format).
   std::string ErrorText() const;

@@ -597,6 +597,35 @@ TEST_F(SwarmTest, ProxyTargetsRunInTheServiceWithTheirOrigins) {
   EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
 }
 
+// A library interface (docs/interfaces.md) as a swarm: the jobs differ by
+// seed, pool depth (drawn from the seed) and masks over the ops and laws.
+// The correct heap keeps every law in every job; the mutant whose
+// sift-down follows the larger child breaks a law, which is shrunk.
+TEST_F(SwarmTest, InterfaceTargetsRunInTheServiceAsSwarms) {
+  StartWorker("w1", 2);
+  std::string spec = PushSpec("specs/heap.dspec");
+  auto heap = [&](const std::string& name, int mutant) {
+    v1::Target t;
+    t.set_name(name);
+    t.set_adapter("jsonl");
+    t.set_launch(absl::StrCat(DS_LIB_HEAP, " --port {port} --arg mutant=", mutant));
+    return CreateTarget(t);
+  };
+  int64_t correct = heap("heap", 0);
+  int64_t mutant = heap("heap-larger-child", 2);
+  v1::Run pass = WaitRun(Submit(spec, correct, 4, 2000, 0, 7, 1).id(), seconds(90));
+  v1::Run fail = WaitRun(Submit(spec, mutant, 2, 3000, 0, 7, 1).id(), seconds(120));
+  ASSERT_EQ(pass.state(), v1::RUN_STATE_PASSED) << pass.DebugString() << WorkerLogs();
+  EXPECT_EQ(pass.counts().passed(), 4);
+  ASSERT_EQ(fail.state(), v1::RUN_STATE_FAILED) << fail.DebugString() << WorkerLogs();
+  std::vector<v1::Finding> groups = FindingsOfRun(fail.id());
+  ASSERT_GE(groups.size(), 1u) << WorkerLogs();
+  v1::Finding f = GetFinding(groups[0].id());
+  EXPECT_EQ(f.kind(), v1::VERDICT_KIND_PROPERTY);
+  ASSERT_GE(f.counterexamples_size(), 1);
+  EXPECT_LT(f.counterexamples(0).size(), f.counterexamples(0).unshrunk_size());
+}
+
 // An explore run: its jobs model-check the spec (no target, no SUT), each
 // trying requests in its own order (the swarm's branch orders), and stop
 // at the first violation. The planted deep assert of
