@@ -184,7 +184,7 @@ std::string InterfaceJson(const workers::JobResult& r) {
       absl::StrAppend(&out, ":", size);
     }
     absl::StrAppend(&out, "},\"pool_depth\":", r.signature->max_depth, ",\"building_calls\":", r.signature->calls,
-                    ",\"law_runs\":", r.signature->law_runs);
+                    ",\"law_runs\":", r.signature->law_runs, ",\"values_built\":", r.signature->values_built);
   } else {
     out += "}";
   }

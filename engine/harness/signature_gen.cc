@@ -64,6 +64,7 @@ void SignatureGenerator::Absorb(const std::vector<ir::LabeledMessage>& trace) {
     }
     std::string type;
     if (a.result_type.empty() || ret == nullptr || !ReadHandle(*ret, &type) || type != a.result_type) continue;
+    ++stats_.values_built;
     if (a.depth > max_depth_) continue;
     std::vector<PoolValue>& pool = pools_[type];
     PoolValue v{HandleReference(type, m.label, ret->as_map()[0].second), a.depth};

@@ -37,6 +37,7 @@ struct SignatureStats {
   std::map<std::string, size_t> pool_sizes;  // per abstract type
   int max_depth = 0;                         // of a value kept
   uint64_t calls = 0;                        // calls made to build values
+  uint64_t values_built = 0;                 // handles those calls returned (each a new value)
   uint64_t law_runs = 0;                     // law runs started
 };
 
