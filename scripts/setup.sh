@@ -36,7 +36,7 @@ PACKAGES=(
   # and the ASan/UBSan runtimes are in compiler-rt's package.
   clang libclang-rt-14-dev
   python3               # shims/python: the library shim the interface tests serve tests/suts/pylib through
-  python3-sortedcontainers  # a real Python library the interface tests check (specs/sortedlist.dspec)
+  python3-sortedcontainers python3-pyrsistent  # real Python libraries the interface tests check (specs/sortedlist.dspec, specs/pyrsistent.dspec)
   clang-format          # scripts/format.sh; the Format test checks every C++ file against .clang-format
 )
 
