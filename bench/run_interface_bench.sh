@@ -23,11 +23,12 @@ date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 bench_wait_quiet
 logs=$(mktemp -d /tmp/ds-iface-bench.XXXXXX)
 
-# run BINARY SPEC LAUNCH SEED: "CALLS SECONDS VALUES KIND" of one run
-# (VALUES "-" when the binary does not report it).
+# run BINARY SPEC LAUNCH SEED [FLAGS]: "CALLS SECONDS VALUES KIND" of one
+# run (VALUES "-" when the binary does not report it).
 run() {
   local log="$logs/$RANDOM-$4.json"
-  timeout 300 "$1" test --spec "$2" --launch "$3" --connections 1 --steps "$STEPS" --seed "$4" --no-shrink --json \
+  # shellcheck disable=SC2086
+  timeout 300 "$1" test --spec "$2" --launch "$3" --connections 1 --steps "$STEPS" --seed "$4" ${5:-} --no-shrink --json \
     >"$log" 2>/dev/null || true
   python3 - "$log" <<'PY'
 import json, sys
@@ -39,11 +40,11 @@ except Exception:
 PY
 }
 
-# summary NAME BINARY SPEC LAUNCH: a table row over SEEDS runs.
+# summary NAME BINARY SPEC LAUNCH [FLAGS]: a table row over SEEDS runs.
 summary() {
   local calls=0 secs=0 values=0 kinds="" have_values=1
   for seed in $(seq 1 "$SEEDS"); do
-    read -r c s v k <<<"$(run "$2" "$3" "$4" "$seed")"
+    read -r c s v k <<<"$(run "$2" "$3" "$4" "$seed" "${5:-}")"
     kinds+="$k "
     [ "$c" = "-" ] && continue
     calls=$((calls + c))
@@ -63,9 +64,12 @@ PY
 start=$(date +%s)
 avl_launch="python3 $PWD/shims/python/dualswarm_shim.py --port {port} $PWD/tests/suts/pylib/avl_set.py"
 base_avl=$(summary "AVL set (Python shim), baseline $BASELINE_REF" "$wt/$BENCH_BUILD_DIR/dualswarm" "$wt/specs/avl_set.dspec" "$avl_launch")
-now_avl=$(summary "AVL set (Python shim), now" "$PWD/$BENCH_BUILD_DIR/dualswarm" "$PWD/specs/avl_set.dspec" "$avl_launch")
+# The baseline's pools keep values up to 32 calls deep; now the depth is
+# drawn from the seed unless --pool-depth says it: the same 32 for both.
+now_avl=$(summary "AVL set (Python shim), now" "$PWD/$BENCH_BUILD_DIR/dualswarm" "$PWD/specs/avl_set.dspec" \
+  "$avl_launch" "--pool-depth 32")
 now_heap=$(summary "heap (C++ shim), now" "$PWD/$BENCH_BUILD_DIR/dualswarm" "$PWD/specs/heap.dspec" \
-  "$PWD/$BENCH_BUILD_DIR/tests/suts/ds-lib-heap --port {port}")
+  "$PWD/$BENCH_BUILD_DIR/tests/suts/ds-lib-heap --port {port}" "--pool-depth 32")
 secs=$(($(date +%s) - start))
 rm -rf "$logs"
 title="Library interfaces: calls and values per second"
@@ -74,7 +78,7 @@ section="## $title
 Command: \`BASELINE_REF=$BASELINE_REF SEEDS=$SEEDS STEPS=$STEPS bash bench/run_interface_bench.sh\` (Release builds of \`dualswarm\`: the working tree's and $BASELINE_REF's)
 
 * Date: $date; $machine
-* Each run: \`dualswarm test --connections 1 --steps $STEPS --no-shrink --json\` against a correct reference library, seeds 1 to $SEEDS; time is the run's own (\`seconds\`: launch to verdict, the checker's law monitor included). Values built: handles the building calls returned (\`values_built\`; each call makes a new value, equal contents counted each time; the baseline does not report it).
+* Each run: \`dualswarm test --connections 1 --steps $STEPS --no-shrink --json\` (now: with \`--pool-depth 32\`, the baseline's fixed depth) against a correct reference library, seeds 1 to $SEEDS; time is the run's own (\`seconds\`: launch to verdict, the checker's law monitor included). Values built: handles the building calls returned (\`values_built\`; each call makes a new value, equal contents counted each time, those deeper than the pool depth included; the baseline does not report it).
 * Wall time: ${secs} s
 
 | library, dualswarm | calls | seconds | calls/s | values built | values built/s | outcomes |

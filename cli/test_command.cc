@@ -111,7 +111,7 @@ const char kTestHelp[] =
     "  --no-concolic          with --coverage-guided: only the drawn candidates (to compare)\n"
     "  --response-timeout MS  a response missing this long is a liveness finding (default 5000)\n"
     "  --pool-depth N         a library interface's pools keep values built by at most N\n"
-    "                         calls (default: 8, 16 or 32, drawn from the seed;\n"
+    "                         calls (1-128; default: 8, 16 or 32, drawn from the seed;\n"
     "                         docs/interfaces.md)\n"
     "  --network tcp|sync     network model (default tcp)\n"
     "  --max-frontier N       checker frontier bound (default 1000000)\n"
@@ -183,8 +183,9 @@ std::string InterfaceJson(const workers::JobResult& r) {
       ir::AppendJsonString(type, &out);
       absl::StrAppend(&out, ":", size);
     }
-    absl::StrAppend(&out, "},\"pool_depth\":", r.signature->max_depth, ",\"building_calls\":", r.signature->calls,
-                    ",\"law_runs\":", r.signature->law_runs, ",\"values_built\":", r.signature->values_built);
+    absl::StrAppend(&out, "},\"pool_depth\":", r.signature->depth_limit, ",\"deepest_value\":", r.signature->max_depth,
+                    ",\"building_calls\":", r.signature->calls, ",\"law_runs\":", r.signature->law_runs,
+                    ",\"values_built\":", r.signature->values_built);
   } else {
     out += "}";
   }
@@ -205,8 +206,9 @@ std::string InterfaceReport(const workers::JobResult& r) {
       absl::StrAppend(&out, first ? " " : ", ", type, " ", size, size == 1 ? " value" : " values");
       first = false;
     }
-    absl::StrAppend(&out, first ? " none" : "", "; deepest value ", r.signature->max_depth, " calls; ",
-                    r.signature->calls, " calls built values, ", r.signature->law_runs, " law runs\n");
+    absl::StrAppend(&out, first ? " none" : "", "; deepest value ", r.signature->max_depth, " calls (pool depth ",
+                    r.signature->depth_limit, "); ", r.signature->calls, " calls built values, ", r.signature->law_runs,
+                    " law runs\n");
   }
   return out;
 }

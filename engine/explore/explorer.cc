@@ -285,6 +285,11 @@ absl::StatusOr<ExploreResult> Explore(std::shared_ptr<const lang::Spec> spec, co
   if (lang::Interpreter(spec.get()).HasOriginRole())
     return absl::FailedPreconditionError(
         "explore does not model an intermediary's origin side yet: the spec has an origin role");
+  if (!lang::Interpreter(spec.get()).HasClientHandler())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "spec '", spec->name,
+        "' is a library interface without a model (no `on recv` handler): explore model-checks a spec's handler, "
+        "so there is nothing to explore; test the library with its laws (docs/interfaces.md)"));
   bool has_gen = false;
   for (const auto& g : spec->ast.gens) has_gen |= g.name == options.gen && g.role == lang::Role::kClient;
   if (!has_gen)

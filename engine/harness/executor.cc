@@ -574,7 +574,11 @@ absl::Status Executor::Received(int conn, Value msg, int64_t t_ns) {
 absl::Status Executor::Closed(int conn, int64_t t_ns) {
   if (conn < 0 || conn >= opts_.connections) return absl::InvalidArgumentError("no such connection");
   for (const auto& [label, sent] : outstanding_[static_cast<size_t>(conn)]) attached_.erase(label);
-  if (signature_gen_ != nullptr && !outstanding_[static_cast<size_t>(conn)].empty()) signature_gen_->ConnectionClosed();
+  if (signature_gen_ != nullptr) {
+    std::vector<int64_t> lost;
+    for (const auto& [label, sent] : outstanding_[static_cast<size_t>(conn)]) lost.push_back(label);
+    signature_gen_->Unanswered(lost);
+  }
   outstanding_[static_cast<size_t>(conn)].clear();
   check::Observation o;
   o.kind = check::Observation::Kind::kClosed;

@@ -258,12 +258,16 @@ void SignatureGenerator::Sent(int64_t label, const Value& msg) {
   awaited_[label] = w;
 }
 
-void SignatureGenerator::ConnectionClosed() {
-  if (active_ && active_->waiting) active_.reset();
+void SignatureGenerator::Unanswered(const std::vector<int64_t>& labels) {
+  for (int64_t label : labels) awaited_.erase(label);
+  if (active_ && active_->waiting && !active_->call_labels.empty() &&
+      std::find(labels.begin(), labels.end(), active_->call_labels.back()) != labels.end())
+    active_.reset();
 }
 
 SignatureStats SignatureGenerator::stats() const {
   SignatureStats s = stats_;
+  s.depth_limit = max_depth_;
   for (const auto& [type, pool] : pools_) s.pool_sizes[type] = pool.size();
   return s;
 }

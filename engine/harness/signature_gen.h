@@ -31,11 +31,12 @@ namespace dualswarm::harness {
 // Pool bounds: values kept per abstract type, and the deepest value kept
 // (its depth: the calls that built it, one above its deepest argument).
 inline constexpr size_t kMaxPoolValues = 1024;
-inline constexpr int kMaxPoolDepth = 1024;
+inline constexpr int kMaxPoolDepth = 128;
 
 struct SignatureStats {
   std::map<std::string, size_t> pool_sizes;  // per abstract type
   int max_depth = 0;                         // of a value kept
+  int depth_limit = 0;                       // the deepest a pool keeps (--pool-depth)
   uint64_t calls = 0;                        // calls made to build values
   uint64_t values_built = 0;                 // handles those calls returned (each a new value)
   uint64_t law_runs = 0;                     // law runs started
@@ -53,9 +54,9 @@ class SignatureGenerator {
   absl::StatusOr<ir::Value> Next(const std::vector<ir::LabeledMessage>& trace, lang::GenContext* gen);
   // The call Next returned went out with `label`, as `msg` (holes filled).
   void Sent(int64_t label, const ir::Value& msg);
-  // A connection closed: calls still out on it are never answered, so a
-  // law run waiting for one is given up (the checker sets it aside too).
-  void ConnectionClosed();
+  // The requests `labels` will never be answered (their connection closed):
+  // a law run waiting for one of them is given up.
+  void Unanswered(const std::vector<int64_t>& labels);
 
   SignatureStats stats() const;
 

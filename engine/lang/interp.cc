@@ -262,6 +262,8 @@ class Eval {
       case ExprKind::kLiteral:
         return e->literal;
       case ExprKind::kName:
+        if (e->ref != RefKind::kLocal && static_cast<size_t>(e->slot) >= globals_->size())
+          Fault(e->loc, absl::StrCat("'", e->name, "' is server state, which this code cannot read"));
         return e->ref == RefKind::kLocal ? (*frame_)[e->slot] : (*globals_)[e->slot];
       case ExprKind::kSome:
         return Value::Some(E(e->args[0].get()));
@@ -419,6 +421,8 @@ class Eval {
       if (s.ref == RefKind::kLocal) {
         (*frame_)[s.slot] = std::move(v);
       } else {
+        if (static_cast<size_t>(s.slot) >= globals_->size())
+          Fault(s.loc, absl::StrCat("'", s.name, "' is server state, which this code cannot assign"));
         (*globals_)[s.slot] = std::move(v);
       }
     }

@@ -20,8 +20,9 @@
 // Arguments and results may be int64_t, int, bool, std::string,
 // std::vector<E> and std::optional<E> (null when empty) of those, and
 // registered types (a result by value becomes a new handle; an argument is
-// taken as `const T&`). An op returning void answers null. A C++ exception
-// the library throws is the answer {"exn": what()}.
+// taken as `const T&`). An op returning void answers null. A std::exception
+// the library throws is the answer {"exn": what()} (anything else thrown:
+// {"exn": "an exception that is not a std::exception"}).
 //
 // Deliberately standalone: plain C++20 and POSIX, one header.
 #ifndef DUALSWARM_SHIMS_CPP_DUALSWARM_SHIM_H_
@@ -32,6 +33,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +48,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -197,7 +202,16 @@ class JsonReader {
           break;
         case 'u': {  // only the one-byte code points this shim writes
           if (p_ + 4 > t_.size()) return std::nullopt;
-          const unsigned long cp = std::strtoul(t_.substr(p_, 4).c_str(), nullptr, 16);
+          unsigned cp = 0;
+          for (size_t k = 0; k < 4; ++k) {
+            const char h = t_[p_ + k];
+            const int d = h >= '0' && h <= '9'   ? h - '0'
+                          : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                          : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                 : -1;
+            if (d < 0) return std::nullopt;
+            cp = cp * 16 + static_cast<unsigned>(d);
+          }
           if (cp > 0x7f) return std::nullopt;
           s.push_back(static_cast<char>(cp));
           p_ += 4;
@@ -225,12 +239,20 @@ class JsonReader {
       return Json::String(*std::move(s));
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-      const size_t start = p_;
-      if (c == '-') ++p_;
-      while (p_ < t_.size() && t_[p_] >= '0' && t_[p_] <= '9') ++p_;
-      if (p_ - start > 19 || (p_ < t_.size() && (t_[p_] == '.' || t_[p_] == 'e' || t_[p_] == 'E')))
-        return std::nullopt;  // beyond int64, or not an integer
-      return Json::Int(std::strtoll(t_.substr(start, p_ - start).c_str(), nullptr, 10));
+      const bool negative = c == '-';
+      if (negative) ++p_;
+      // Accumulated negatively, so INT64_MIN fits; beyond int64 is refused.
+      int64_t v = 0;
+      size_t digits = 0;
+      for (; p_ < t_.size() && t_[p_] >= '0' && t_[p_] <= '9'; ++p_, ++digits) {
+        const int d = t_[p_] - '0';
+        if (v < (INT64_MIN + d) / 10) return std::nullopt;
+        v = v * 10 - d;
+      }
+      if (digits == 0 || (p_ < t_.size() && (t_[p_] == '.' || t_[p_] == 'e' || t_[p_] == 'E')))
+        return std::nullopt;  // no digits, or not an integer
+      if (!negative && v == INT64_MIN) return std::nullopt;
+      return Json::Int(negative ? v : -v);
     }
     if (c == '[' || c == '{') {
       const bool array = c == '[';
@@ -342,6 +364,8 @@ class Library {
       return Error(r.why);
     } catch (const std::exception& e) {
       answer = Json::Object({{"exn", Json::String(e.what())}});
+    } catch (...) {
+      answer = Json::Object({{"exn", Json::String("an exception that is not a std::exception")}});
     }
     std::string out;
     AppendJson(answer, &out);
@@ -383,7 +407,10 @@ class Library {
       if (j.kind != Json::Kind::kBool) throw Refused{"expected a bool"};
       return j.b;
     } else if constexpr (std::is_integral_v<T>) {
+      static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int>, "integers are int64_t or int");
       if (j.kind != Json::Kind::kInt) throw Refused{"expected an integer"};
+      if constexpr (std::is_same_v<T, int>)
+        if (j.i < INT32_MIN || j.i > INT32_MAX) throw Refused{"an integer beyond int"};
       return static_cast<T>(j.i);
     } else if constexpr (std::is_same_v<T, std::string>) {
       if (j.kind != Json::Kind::kString) throw Refused{"expected a string"};
@@ -416,13 +443,14 @@ class Library {
     if constexpr (std::is_same_v<T, bool>) {
       return Json::Bool(v);
     } else if constexpr (std::is_integral_v<T>) {
+      static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int>, "integers are int64_t or int");
       return Json::Int(static_cast<int64_t>(v));
     } else if constexpr (std::is_same_v<T, std::string>) {
       return Json::String(std::move(v));
     } else if constexpr (IsVector<T>::value) {
       Json j;
       j.kind = Json::Kind::kArray;
-      for (auto& e : v) j.items.push_back(Encode(std::move(e)));
+      for (auto&& e : v) j.items.push_back(Encode(typename T::value_type(e)));
       return j;
     } else if constexpr (IsOptional<T>::value) {
       return v ? Encode(*std::move(v)) : Json();
@@ -474,6 +502,9 @@ inline int ParseArgsOrExit(int argc, char** argv) {
   return port;
 }
 
+// Most connections served at once; more are closed at once.
+inline constexpr int kMaxConnections = 256;
+
 // Serves `lib` on 127.0.0.1:port, a thread per connection, until killed.
 inline int Serve(int port, Library& lib) {
   std::signal(SIGPIPE, SIG_IGN);
@@ -490,10 +521,19 @@ inline int Serve(int port, Library& lib) {
   }
   std::printf("listening on 127.0.0.1:%d\n", port);
   std::fflush(stdout);
+  static std::atomic<int> connections_open{0};
   while (true) {
     const int c = accept(fd, nullptr, nullptr);
-    if (c < 0) continue;
-    std::thread([c, &lib] {
+    if (c < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of descriptors: let some close
+      continue;
+    }
+    if (connections_open.load() >= kMaxConnections) {
+      close(c);
+      continue;
+    }
+    ++connections_open;
+    auto serve = [c, &lib] {
       std::string in;
       char buf[65536];
       while (true) {
@@ -506,7 +546,12 @@ inline int Serve(int port, Library& lib) {
           std::string line = in.substr(0, nl);
           in.erase(0, nl + 1);
           if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-          const std::string out = lib.Answer(line) + "\n";
+          std::string out;
+          try {
+            out = lib.Answer(line) + "\n";
+          } catch (...) {  // out of memory writing the answer: the shim's failure, said so
+            out = "{\"error\":\"the shim could not write the answer\"}\n";
+          }
           ok = send(c, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
         }
         if (!ok) break;
@@ -517,7 +562,14 @@ inline int Serve(int port, Library& lib) {
         }
       }
       close(c);
-    }).detach();
+      --connections_open;
+    };
+    try {
+      std::thread(serve).detach();
+    } catch (const std::system_error&) {  // no thread to be had: refuse this one
+      close(c);
+      --connections_open;
+    }
   }
 }
 

@@ -5,8 +5,8 @@
 //   ds-lib-heap --port N [--arg mutant=M]
 //
 // Mutants (MUTANTS.md):
-//   1  sifting up stops below the root's children (`while (i > 1)`), so a
-//      new minimum that reaches position 1 never becomes the root
+//   1  sifting up stops at position 1 (`while (i > 1)`), so a new minimum
+//      that reaches position 1 (the root's left child) never becomes the root
 //   2  sifting down follows the larger child
 //   3  deleting the last element leaves the size at 1
 #include <cstdint>
