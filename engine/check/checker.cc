@@ -70,6 +70,19 @@ struct Checker::Impl {
         monitors(spec.get()),
         laws(spec.get()) {}
 
+  // A verdict a monitor reaches at observation o (index `at`).
+  static Verdict MonitorVerdictAt(const Observation& o, size_t at) {
+    Verdict v;
+    v.obs_index = at;
+    v.observation = o;
+    return v;
+  }
+  // A monitor that failed: a bound it names (INCONCLUSIVE) or a spec bug.
+  static void FailedMonitor(const absl::Status& s, Verdict* v) {
+    v->kind = absl::IsResourceExhausted(s) ? Verdict::Kind::kInconclusive : Verdict::Kind::kSpecError;
+    v->message = std::string(s.message());
+  }
+
   // Steps the monitors on client-side observation o (validated): a request
   // sent, or a response with the request it answers.
   void StepMonitors(const Observation& o) {
@@ -96,15 +109,9 @@ struct Checker::Impl {
       return;
     }
     absl::Status s = monitors.Step(e);
-    Verdict v;
-    v.obs_index = at;
-    v.observation = o;
-    if (absl::IsResourceExhausted(s)) {
-      v.kind = Verdict::Kind::kInconclusive;
-      v.message = std::string(s.message());
-    } else if (!s.ok()) {
-      v.kind = Verdict::Kind::kSpecError;
-      v.message = std::string(s.message());
+    Verdict v = MonitorVerdictAt(o, at);
+    if (!s.ok()) {
+      FailedMonitor(s, &v);
     } else if (const monitor::PropertyMonitor* m = monitors.violated()) {
       const lang::PropertyDecl& p = m->decl();
       const std::string where = lang::FormatLoc(spec->file, p.loc);
@@ -131,15 +138,9 @@ struct Checker::Impl {
     absl::Status s = absl::OkStatus();
     if (o.kind == Observation::Kind::kSent) s = laws.Sent(o.label, o.msg);
     if (o.kind == Observation::Kind::kReceived) s = laws.Received(o.label - 1, o.msg);
-    Verdict v;
-    v.obs_index = at;
-    v.observation = o;
-    if (absl::IsResourceExhausted(s)) {
-      v.kind = Verdict::Kind::kInconclusive;
-      v.message = std::string(s.message());
-    } else if (!s.ok()) {
-      v.kind = Verdict::Kind::kSpecError;
-      v.message = std::string(s.message());
+    Verdict v = MonitorVerdictAt(o, at);
+    if (!s.ok()) {
+      FailedMonitor(s, &v);
     } else if (const monitor::LawViolation* law = laws.violation()) {
       const std::string where = lang::FormatLoc(spec->file, law->law->loc);
       v.kind = Verdict::Kind::kReject;

@@ -39,11 +39,7 @@ SignatureGenerator::SignatureGenerator(std::shared_ptr<const lang::Spec> spec, l
   law_site_ = op_site_ + 1;
 }
 
-bool SignatureGenerator::IsAbstract(const std::string& type) const {
-  for (const auto& t : spec_->ast.types)
-    if (t.name == type) return true;
-  return false;
-}
+bool SignatureGenerator::IsAbstract(const std::string& type) const { return lang::IsAbstractType(*spec_, type); }
 
 void SignatureGenerator::Absorb(const std::vector<ir::LabeledMessage>& trace) {
   for (; absorbed_ < trace.size(); ++absorbed_) {

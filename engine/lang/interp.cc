@@ -30,13 +30,13 @@ struct GenNoChoice {
   Loc loc;
   std::string why;
 };
+}  // namespace
+
 bool IsAbstractType(const Spec& spec, const std::string& type) {
   for (const auto& t : spec.ast.types)
     if (t.name == type) return true;
   return false;
 }
-
-}  // namespace
 
 bool OfSignatureType(const Spec& spec, const std::string& type, const Value& v) {
   if (IsAbstractType(spec, type)) {

@@ -120,6 +120,9 @@ struct StepOutput {
   std::vector<int32_t>* branches = nullptr;
 };
 
+// Whether `type` is one of the spec's `type` declarations.
+bool IsAbstractType(const Spec& spec, const std::string& type);
+
 // Whether `v` fits type `type` of the signature (an abstract type's handle
 // {"$T": N}, int, bool, string, list, map; a gen block's type and `any`
 // fit anything), and how to say what the type wants.
